@@ -1,0 +1,218 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors.ts';
+
+/**
+ * Every setting of every command, in one table. Each is a flag (`--kafka-brokers`) and an
+ * environment variable (`FLASHLOG_KAFKA_BROKERS`); a flag wins over the variable, the variable over
+ * the default. Values arrive as strings and are validated by one zod schema built from this table.
+ */
+export interface SettingSpec<T extends z.ZodType = z.ZodType> {
+  /** The schema that parses the raw string (or string[] when repeatable) into the value. */
+  readonly schema: T;
+  /** What a valid value looks like, for error messages and --help. */
+  readonly expects: string;
+  readonly describe: string;
+  /** The default, as a user would write it (shown in --help). */
+  readonly default?: string | undefined;
+  /** The flag may be given many times; the variable is comma-separated. */
+  readonly repeatable?: boolean;
+  /** A flag without a value (`--plain`); the variable takes true/false/1/0. */
+  readonly boolean?: boolean;
+  /** One-letter alias. */
+  readonly short?: string;
+}
+
+const url = (protocols: readonly string[]) =>
+  z.string().refine((value) => {
+    try {
+      return protocols.includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  });
+const integer = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
+const decimal = (min: number) => z.string().regex(/^\d+(\.\d+)?$/).transform(Number).pipe(z.number().min(min));
+const port = integer(0, 65535);
+const bool = z.union([z.literal('true'), z.literal('false'), z.literal('1'), z.literal('0'), z.literal('')])
+  .transform((value) => value === 'true' || value === '1' || value === '');
+const bytes = z.string().regex(/^\d+(k|m|g|kib|mib|gib)?$/i).transform((value) => {
+  const match = /^(\d+)([a-z]*)$/i.exec(value)!;
+  const unit = (match[2] ?? '').toLowerCase()[0];
+  const scale = unit === 'k' ? 1024 : unit === 'm' ? 1024 ** 2 : unit === 'g' ? 1024 ** 3 : 1;
+  return Number(match[1]) * scale;
+});
+const hostPortList = z.string().transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
+  .pipe(z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/)).min(1));
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
+const enumOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values);
+
+function setting<T extends z.ZodType>(spec: SettingSpec<T>): SettingSpec<T> {
+  return spec;
+}
+
+/** It is an invariant that keys are camelCase and their flag is the kebab-case of the key. */
+export const settings = {
+  // Shared by every long-running command.
+  logLevel: setting({ schema: enumOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']), default: 'info', expects: 'trace|debug|info|warn|error|fatal|silent', describe: 'pino log level (JSON logs on stdout)' }),
+  metricsHost: setting({ schema: z.string().min(1), default: '127.0.0.1', expects: 'a host or IP to bind', describe: 'Prometheus metrics bind address' }),
+  metricsPort: setting({ schema: port, default: '9464', expects: 'a TCP port 0-65535 (0 = any free port, 0 also disables when --no-metrics)', describe: 'Prometheus metrics port (GET /metrics)' }),
+  metrics: setting({ schema: bool, boolean: true, default: 'true', expects: 'true|false', describe: 'serve Prometheus metrics' }),
+
+  // The log.
+  log: setting({ schema: enumOf(['embedded', 'kafka']), default: 'embedded', expects: 'embedded|kafka', describe: 'which log to use; kafka when --kafka-brokers is set and this is left at its default' }),
+  dataDir: setting({ schema: z.string().min(1), default: './data', expects: 'a directory path', describe: 'directory of the embedded log (flashlog.db)' }),
+  kafkaBrokers: setting({ schema: hostPortList.optional(), expects: 'host:port[,host:port...]', describe: 'Kafka bootstrap brokers; selects the kafka log' }),
+  kafkaClientId: setting({ schema: z.string().min(1), default: 'flashlog', expects: 'a client id', describe: 'Kafka client id' }),
+  topicPartitions: setting({ schema: integer(1, 1024), default: '1', expects: 'an integer 1-1024', describe: 'partitions of topics flashlog creates' }),
+  topicRetentionMs: setting({ schema: z.string().regex(/^-?\d+$/).transform(Number), default: '604800000', expects: 'milliseconds, -1 for forever', describe: 'retention of topics flashlog creates' }),
+  topicReplication: setting({ schema: integer(1, 16), default: '1', expects: 'an integer 1-16', describe: 'replication factor of topics flashlog creates' }),
+  group: setting({ schema: z.string().min(1).optional(), expects: 'a consumer group id', describe: 'consumer group (defaults per command)' }),
+
+  // Ingest.
+  ws: setting({ schema: z.array(url(['ws:', 'wss:'])).min(1).optional(), repeatable: true, expects: 'ws:// or wss:// URL (repeatable)', describe: 'flashblocks WebSocket feed; many are merged and de-duplicated' }),
+  maxFrameBytes: setting({ schema: bytes, default: '16MiB', expects: 'bytes, e.g. 16777216 or 16MiB', describe: 'cap on a frame, compressed or decompressed' }),
+  pingIntervalMs: setting({ schema: integer(10), default: '500', expects: 'milliseconds', describe: 'WebSocket ping interval; no pong before the next ping reconnects' }),
+  reconnectMinMs: setting({ schema: integer(1), default: '1000', expects: 'milliseconds', describe: 'first reconnect delay (doubles each failure)' }),
+  reconnectMaxMs: setting({ schema: integer(1), default: '10000', expects: 'milliseconds', describe: 'longest reconnect delay' }),
+  aheadBlocks: setting({ schema: integer(0, 64), default: '5', expects: 'an integer 0-64', describe: 'blocks buffered ahead of their canonical parent' }),
+  produceBufferRecords: setting({ schema: integer(1), default: '100000', expects: 'records', describe: 'records held while the log is unavailable before the oldest are dropped' }),
+
+  // Tail.
+  fromBeginning: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'read the topic from its first record' }),
+  limit: setting({ schema: integer(1).optional(), expects: 'a positive integer', describe: 'stop after this many records' }),
+  follow: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'keep waiting for new records' }),
+
+  // Upstream RPC.
+  rpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'upstream JSON-RPC (canonical state)' }),
+  rpcTimeoutMs: setting({ schema: integer(1), default: '10000', expects: 'milliseconds', describe: 'timeout of one upstream RPC request' }),
+} satisfies Record<string, SettingSpec>;
+
+export type SettingKey = keyof typeof settings;
+export type Config = { [K in SettingKey]: z.output<(typeof settings)[K]['schema']> };
+
+export const flagOf = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+export const envOf = (key: string): string => `FLASHLOG_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+
+/** The one schema: every setting, raw strings in, typed config out. */
+export const configSchema = z.object(
+  Object.fromEntries(
+    Object.entries(settings).map(([key, spec]) => [key, spec.default === undefined ? spec.schema : spec.schema]),
+  ) as { [K in SettingKey]: (typeof settings)[K]['schema'] },
+);
+
+/**
+ * Resolves the settings a command accepts from its argv and the environment.
+ * Throws ConfigError naming the setting, what it got and what it expects.
+ *
+ * @example parseConfig(['--ws', 'ws://127.0.0.1:7111'], {}, ['ws', 'logLevel'])
+ */
+export function parseConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  accepted: readonly SettingKey[],
+): { config: Config; positionals: string[]; help: boolean } {
+  const byFlag = new Map<string, SettingKey>();
+  const byShort = new Map<string, SettingKey>();
+  for (const key of accepted) {
+    byFlag.set(flagOf(key), key);
+    const short = (settings[key] as SettingSpec).short;
+    if (short) byShort.set(short, key);
+  }
+  const raw: Partial<Record<SettingKey, string | string[]>> = {};
+  const source: Partial<Record<SettingKey, string>> = {};
+  for (const key of Object.keys(settings) as SettingKey[]) {
+    const spec = settings[key] as SettingSpec;
+    const fromEnv = env[envOf(key)];
+    if (fromEnv !== undefined && fromEnv !== '') {
+      raw[key] = spec.repeatable ? fromEnv.split(',').map((part) => part.trim()).filter(Boolean) : fromEnv;
+      source[key] = envOf(key);
+    } else if (spec.default !== undefined) {
+      raw[key] = spec.default;
+      source[key] = 'default';
+    }
+  }
+  const positionals: string[] = [];
+  const fromFlags = new Set<SettingKey>();
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') { help = true; continue; }
+    if (arg === '--') { positionals.push(...argv.slice(i + 1)); break; }
+    if (!arg.startsWith('-') || arg === '-') { positionals.push(arg); continue; }
+    let name: string;
+    let inline: string | undefined;
+    let key: SettingKey | undefined;
+    if (arg.startsWith('--')) {
+      const eq = arg.indexOf('=');
+      name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+      inline = eq === -1 ? undefined : arg.slice(eq + 1);
+      key = byFlag.get(name);
+      if (!key && name.startsWith('no-') && byFlag.has(name.slice(3))) {
+        const negated = byFlag.get(name.slice(3))!;
+        if ((settings[negated] as SettingSpec).boolean) {
+          raw[negated] = 'false';
+          source[negated] = `--${name}`;
+          continue;
+        }
+      }
+    } else {
+      name = arg.slice(1);
+      key = byShort.get(name);
+    }
+    if (!key) throw new ConfigError(`unknown option ${arg}; see --help for the options of this command`);
+    const spec = settings[key] as SettingSpec;
+    let value: string;
+    if (spec.boolean && inline === undefined) {
+      value = 'true';
+    } else if (inline !== undefined) {
+      value = inline;
+    } else {
+      const next = argv[i + 1];
+      if (next === undefined) throw new ConfigError(`--${flagOf(key)} needs a value: expected ${spec.expects}`);
+      value = next;
+      i++;
+    }
+    if (spec.repeatable) {
+      const previous = fromFlags.has(key) ? (raw[key] as string[]) : [];
+      raw[key] = [...previous, ...value.split(',').map((part) => part.trim()).filter(Boolean)];
+    } else {
+      raw[key] = value;
+    }
+    fromFlags.add(key);
+    source[key] = `--${flagOf(key)}`;
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = issue.path[0] as SettingKey;
+    const spec = settings[key] as SettingSpec;
+    const got = raw[key];
+    const where = source[key] === 'default' || source[key] === undefined
+      ? `--${flagOf(key)} (${envOf(key)})`
+      : `${source[key]}${source[key]!.startsWith('--') ? ` (or ${envOf(key)})` : ` (--${flagOf(key)})`}`;
+    throw new ConfigError(`${where}: got ${JSON.stringify(got)}, expected ${spec.expects}`);
+  }
+  const config = parsed.data as Config;
+  // The log engine follows the brokers unless chosen explicitly.
+  if (config.kafkaBrokers && source.log === 'default') config.log = 'kafka';
+  if (config.log === 'kafka' && !config.kafkaBrokers) {
+    throw new ConfigError(`--log (${envOf('log')}): got "kafka", expected --kafka-brokers (${envOf('kafkaBrokers')}) to be set with it`);
+  }
+  if (config.reconnectMaxMs < config.reconnectMinMs) {
+    throw new ConfigError(`--reconnect-max-ms (${envOf('reconnectMaxMs')}): got ${config.reconnectMaxMs}, expected at least --reconnect-min-ms (${config.reconnectMinMs})`);
+  }
+  return { config, positionals, help };
+}
+
+/** The options part of `--help` for a command. */
+export function describeSettings(accepted: readonly SettingKey[]): string {
+  const rows = accepted.map((key) => {
+    const spec = settings[key] as SettingSpec;
+    const flag = `--${flagOf(key)}${spec.boolean ? '' : ` <${spec.expects.length > 24 ? 'value' : spec.expects}>`}`;
+    const extra = [spec.repeatable ? 'repeatable' : '', spec.default !== undefined ? `default ${spec.default}` : '']
+      .filter(Boolean).join(', ');
+    return `  ${flag}\n      ${spec.describe}${extra ? ` (${extra})` : ''}\n      env ${envOf(key)}; expects ${spec.expects}`;
+  });
+  return rows.join('\n');
+}

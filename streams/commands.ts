@@ -1,0 +1,7 @@
+import type { Command } from './command.ts';
+import { tailCommand } from './tail.ts';
+
+/** Every CLI command, in the order --help lists them. Add a command here. */
+export const commands: readonly Command[] = [
+  tailCommand,
+];

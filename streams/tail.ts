@@ -1,0 +1,61 @@
+import { take, takeUntil, timer, fromEvent, lastValueFrom, defaultIfEmpty, tap, switchMap, EMPTY } from 'rxjs';
+import { ConfigError } from '../src/errors.ts';
+import { openLog } from '../src/log/open.ts';
+import { allTopics } from '../src/log/topics.ts';
+import { logSettings, type Command } from './command.ts';
+
+/**
+ * `flashlog tail TOPIC`: prints records as JSON lines, one per record:
+ * {"topic","partition","offset","key","timestamp","value"} with value parsed when it is JSON.
+ * With --from-beginning and without --follow it stops at the end offsets seen at start;
+ * otherwise it follows new records until Ctrl-C.
+ */
+export const tailCommand: Command = {
+  name: 'tail',
+  summary: 'print the records of a topic as JSON lines',
+  usage: `flashlog tail TOPIC [--from-beginning] [--limit N] [--follow]   (topics: ${allTopics.join(', ')})`,
+  settings: ['logLevel', ...logSettings, 'fromBeginning', 'limit', 'follow'],
+  longRunning: false,
+  async run(ctx, positionals) {
+    const topic = positionals[0];
+    if (!topic || positionals.length > 1) throw new ConfigError(`TOPIC: expected exactly one topic name, got ${JSON.stringify(positionals)}`);
+    const log = await openLog(ctx.config, ctx.logger);
+    ctx.shutdown.register('log', () => log.close());
+    const known = await log.listTopics();
+    if (!known.includes(topic)) throw new ConfigError(`TOPIC: got "${topic}", expected one of ${known.join(', ')}`);
+    const ends = await log.endOffsets(topic);
+    const remaining = new Map(ends.map((end) => [end.partition, end.offset]));
+    const consumer = log.consumer({ topics: [topic], from: ctx.config.fromBeginning ? 'earliest' : 'latest' });
+    ctx.shutdown.register('consumer', () => consumer.close());
+    const caughtUp = () => [...remaining.values()].every((offset) => offset <= 0n);
+    // Reading from the beginning stops at the end unless --follow; reading from the end follows.
+    const stopAtEnd = ctx.config.fromBeginning && !ctx.config.follow;
+    let printed = 0;
+    const out: string[] = [];
+    const flush = () => {
+      if (out.length) process.stdout.write(out.join(''));
+      out.length = 0;
+    };
+    const records$ = consumer.records$.pipe(
+      ctx.config.limit ? take(ctx.config.limit) : tap(),
+      takeUntil(fromEvent(ctx.shutdown.signal, 'abort')),
+    );
+    if (stopAtEnd && ends.every((end) => end.offset === 0n)) return 0;
+    await lastValueFrom(records$.pipe(
+      tap((record) => {
+        let value: unknown = record.value;
+        try { value = JSON.parse(record.value); } catch { /* not JSON: print as a string */ }
+        out.push(`${JSON.stringify({ topic: record.topic, partition: record.partition, offset: Number(record.offset), key: record.key, timestamp: record.timestamp, value })}\n`);
+        printed++;
+        if (out.length >= 256) flush();
+        const end = remaining.get(record.partition);
+        if (end !== undefined && record.offset + 1n >= end) remaining.set(record.partition, 0n);
+      }),
+      takeUntil(stopAtEnd ? timer(0, 50).pipe(switchMap(() => (caughtUp() ? timer(0) : EMPTY))) : EMPTY),
+      defaultIfEmpty(undefined),
+    ));
+    flush();
+    ctx.logger.debug({ printed }, 'tail done');
+    return 0;
+  },
+};
