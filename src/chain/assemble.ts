@@ -1,0 +1,83 @@
+import { keccak256 } from 'viem';
+import type { Flashblock } from '../schemas/flashblock.ts';
+import type { MetadataReceipt } from '../schemas/flashblock.ts';
+import type { PendingHeader } from '../schemas/records.ts';
+
+/**
+ * A pre-confirmed block after a flashblock: `base` from index 0, every transaction so far, and the
+ * running fields (gas used, roots, bloom, partial hash) of the latest diff.
+ */
+export interface AssembledBlock {
+  readonly blockNumber: bigint;
+  readonly index: number;
+  readonly payloadId: string;
+  readonly header: PendingHeader;
+  /** Every transaction so far, in order; hash = keccak256 of the EIP-2718 bytes. */
+  readonly transactions: readonly { readonly hash: `0x${string}`; readonly raw: `0x${string}` }[];
+  /** Position in `transactions` of this flashblock's first new transaction. */
+  readonly firstNew: number;
+  /** Era A/B receipts of this flashblock's new transactions, by hash; null in era C. */
+  readonly metadataReceipts: Readonly<Record<string, MetadataReceipt>> | null;
+}
+
+/**
+ * Starts a block from its index-0 flashblock.
+ * @example const block = startBlock(flashblocks[0]); const next = extendBlock(block, flashblocks[1]);
+ */
+export function startBlock(flashblock: Flashblock): AssembledBlock {
+  const base = flashblock.base;
+  if (!base || flashblock.index !== 0) throw new Error('startBlock needs an index-0 flashblock with base');
+  return extendBlock({
+    blockNumber: BigInt(base.block_number),
+    index: 0,
+    payloadId: flashblock.payload_id,
+    header: {
+      number: base.block_number,
+      parentHash: base.parent_hash,
+      parentBeaconBlockRoot: base.parent_beacon_block_root,
+      miner: base.fee_recipient,
+      prevRandao: base.prev_randao,
+      gasLimit: base.gas_limit,
+      timestamp: base.timestamp,
+      extraData: base.extra_data,
+      baseFeePerGas: base.base_fee_per_gas,
+      gasUsed: '0x0',
+      receiptsRoot: flashblock.diff.receipts_root,
+      logsBloom: flashblock.diff.logs_bloom,
+      stateRoot: flashblock.diff.state_root,
+      flashblockHash: flashblock.diff.block_hash,
+      withdrawalsRoot: flashblock.diff.withdrawals_root,
+      blobGasUsed: null,
+      withdrawals: [],
+    },
+    transactions: [],
+    firstNew: 0,
+    metadataReceipts: null,
+  }, flashblock);
+}
+
+/** Adds a flashblock's new transactions and takes its running fields. Pure. */
+export function extendBlock(block: AssembledBlock, flashblock: Flashblock): AssembledBlock {
+  const diff = flashblock.diff;
+  const added = diff.transactions.map((raw) => ({ hash: keccak256(raw as `0x${string}`), raw: raw as `0x${string}` }));
+  return {
+    blockNumber: block.blockNumber,
+    index: flashblock.index,
+    payloadId: block.payloadId,
+    header: {
+      ...block.header,
+      gasUsed: diff.gas_used,
+      receiptsRoot: diff.receipts_root,
+      logsBloom: diff.logs_bloom,
+      stateRoot: diff.state_root,
+      flashblockHash: diff.block_hash,
+      withdrawalsRoot: diff.withdrawals_root,
+      blobGasUsed: diff.blob_gas_used ?? block.header.blobGasUsed,
+      // Base's assembler flat-maps withdrawals across flashblocks (always empty on Base).
+      withdrawals: diff.withdrawals.length ? [...block.header.withdrawals, ...diff.withdrawals] : block.header.withdrawals,
+    },
+    transactions: added.length ? [...block.transactions, ...added] : block.transactions,
+    firstNew: block.transactions.length,
+    metadataReceipts: flashblock.metadata.receipts ?? null,
+  };
+}
