@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import { brotliCompressSync, constants } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { decodeFrame } from './frame.ts';
+
+const sepolia = JSON.parse(readFileSync(new URL('../../../shared/fixtures/flashblocks/base-sepolia-33439826.json', import.meta.url), 'utf8')) as object[];
+const brotli = (text: string) => brotliCompressSync(Buffer.from(text), {
+  params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_LGWIN]: 22 },
+});
+const options = { maxBytes: 16 * 1024 * 1024 };
+
+describe('decodeFrame', () => {
+  it('decodes text, binary JSON (with leading whitespace) and brotli frames alike', () => {
+    const text = JSON.stringify(sepolia[1]);
+    for (const frame of [text, Buffer.from(`  \n${text}`), brotli(text)]) {
+      const decoded = decodeFrame(frame, options);
+      expect(decoded.ok).toBe(true);
+      if (decoded.ok) expect(decoded.flashblock.index).toBe(1);
+    }
+    const compressed = decodeFrame(brotli(text), options);
+    expect(compressed.ok && compressed.compressed).toBe(true);
+  });
+
+  it('keeps unknown fields and accepts base: null after index 0', () => {
+    const message = { ...(sepolia[2] as Record<string, unknown>), base: null, extra_field: { kept: true } };
+    const decoded = decodeFrame(JSON.stringify(message), options);
+    expect(decoded.ok).toBe(true);
+    if (decoded.ok) expect((decoded.flashblock as Record<string, unknown>).extra_field).toEqual({ kept: true });
+  });
+
+  it('names the reason of each failure', () => {
+    expect(decodeFrame(Buffer.from([0xff, 0x00, 0x13, 0x37]), options)).toMatchObject({ ok: false, reason: 'brotli' });
+    expect(decodeFrame('{"payload_id": ', options)).toMatchObject({ ok: false, reason: 'json' });
+    expect(decodeFrame(JSON.stringify({ index: 0 }), options)).toMatchObject({ ok: false, reason: 'schema' });
+    const noBase = { ...(sepolia[0] as Record<string, unknown>), base: undefined };
+    expect(decodeFrame(JSON.stringify(noBase), options)).toMatchObject({ ok: false, reason: 'schema', detail: expect.stringContaining('base') });
+    expect(decodeFrame('x'.repeat(100), { maxBytes: 10 })).toMatchObject({ ok: false, reason: 'oversized' });
+  });
+
+  it('stops a brotli bomb at the cap instead of inflating it', () => {
+    const bomb = brotli(' '.repeat(64 * 1024 * 1024)); // 64 MiB of spaces in a few hundred bytes
+    expect(bomb.byteLength).toBeLessThan(10_000);
+    const before = process.memoryUsage().rss;
+    expect(decodeFrame(bomb, { maxBytes: 1024 * 1024 })).toMatchObject({ ok: false, reason: 'oversized' });
+    expect(process.memoryUsage().rss - before).toBeLessThan(48 * 1024 * 1024);
+  });
+});
