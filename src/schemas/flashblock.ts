@@ -69,7 +69,7 @@ export const receiptTypeByKind: Record<(typeof receiptKinds)[number], `0x${strin
  */
 export const metadataReceiptSchema = z.union([
   metadataReceiptBodySchema.extend({ type: quantity }),
-  z.record(z.enum(receiptKinds), metadataReceiptBodySchema).refine((value) => Object.keys(value).length === 1, 'expected exactly one receipt kind')
+  z.partialRecord(z.enum(receiptKinds), metadataReceiptBodySchema).refine((value) => Object.keys(value).length === 1, 'expected exactly one receipt kind')
     .transform((value) => {
       const [kind, body] = Object.entries(value)[0] as [(typeof receiptKinds)[number], z.output<typeof metadataReceiptBodySchema>];
       return { ...body, type: receiptTypeByKind[kind] };

@@ -45,3 +45,27 @@ describe('decodeFrame', () => {
     expect(process.memoryUsage().rss - before).toBeLessThan(48 * 1024 * 1024);
   });
 });
+
+describe('metadata eras', () => {
+  const load = (name: string) => JSON.parse(readFileSync(new URL(`../../../shared/fixtures/flashblocks/${name}`, import.meta.url), 'utf8')) as unknown;
+  it('normalises era A externally tagged receipts to a type', () => {
+    const messages = load('unichain-sepolia-35535698-with-receipts.json') as object[];
+    const decoded = decodeFrame(JSON.stringify(messages[0]), options);
+    expect(decoded.ok).toBe(true);
+    if (!decoded.ok) return;
+    const receipts = Object.values(decoded.flashblock.metadata.receipts ?? {});
+    expect(receipts.map((receipt) => receipt.type).sort()).toEqual(['0x2', '0x7e']);
+    const mainnet = decodeFrame(JSON.stringify(load('base-mainnet-37646058-index10.json')), options);
+    expect(mainnet.ok && Object.values(mainnet.flashblock.metadata.receipts ?? {}).map((receipt) => receipt.type).sort()).toEqual(['0x0', '0x2']);
+  });
+  it('accepts era B type-tagged receipts and era C metadata without receipts', () => {
+    const base = (load('base-sepolia-33439826.json') as Record<string, unknown>[])[1]!;
+    const eraB = { ...base, metadata: { block_number: 33439826, new_account_balances: {}, receipts: { [`0x${'1'.repeat(64)}`]: { cumulativeGasUsed: '0x177d7bd', logs: [], status: '0x1', type: '0x2' } }, access_list: null } };
+    const eraC = { ...base, metadata: { block_number: 33439826, access_list: null } };
+    const decodedB = decodeFrame(JSON.stringify(eraB), options);
+    expect(decodedB.ok && Object.values(decodedB.flashblock.metadata.receipts ?? {})[0]!.type).toBe('0x2');
+    expect(decodeFrame(JSON.stringify(eraC), options).ok).toBe(true);
+    const badReceipt = { ...base, metadata: { block_number: 33439826, receipts: { [`0x${'1'.repeat(64)}`]: { Bogus: {} } } } };
+    expect(decodeFrame(JSON.stringify(badReceipt), options)).toMatchObject({ ok: false, reason: 'schema' });
+  });
+});
