@@ -35,10 +35,12 @@ export interface SequencerState {
   /** Flashblocks waiting for their parent to become canonical, in arrival order. */
   readonly held: readonly Flashblock[];
   readonly aheadBlocks: number;
+  /** The last block started, to report blocks missing from the log. */
+  readonly lastStarted: bigint | null;
 }
 
 export const initialSequencerState = (aheadBlocks = 5): SequencerState => ({
-  current: null, dropping: null, canonical: null, held: [], aheadBlocks,
+  current: null, dropping: null, canonical: null, held: [], aheadBlocks, lastStarted: null,
 });
 
 export const blockNumberOf = (flashblock: Flashblock): bigint => BigInt(flashblock.metadata.block_number);
@@ -101,6 +103,6 @@ export function step(state: SequencerState, input: SequencerInput): { state: Seq
   }
   if (!flashblock.base) return reject('bad_first_index', `block ${number} index 0 has no base`, { dropping: number });
   const block = startBlock(flashblock);
-  const skippedBlocks = current ? number - current.blockNumber - 1n : 0n;
-  return { state: { ...state, current: block, dropping: null }, events: [{ type: 'accepted', kind: 'new_block', flashblock, block, skippedBlocks }] };
+  const skippedBlocks = state.lastStarted !== null && number > state.lastStarted ? number - state.lastStarted - 1n : 0n;
+  return { state: { ...state, current: block, dropping: null, lastStarted: number }, events: [{ type: 'accepted', kind: 'new_block', flashblock, block, skippedBlocks }] };
 }
