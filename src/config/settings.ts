@@ -86,6 +86,21 @@ export const settings = {
   // Upstream RPC.
   rpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'upstream JSON-RPC (canonical state)' }),
   rpcTimeoutMs: setting({ schema: integer(1), default: '10000', expects: 'milliseconds', describe: 'timeout of one upstream RPC request' }),
+
+  // Gateway: the view and the JSON-RPC server (issue 4).
+  port: setting({ schema: port, default: '8547', expects: 'a TCP port 0-65535 (0 = any free port)', describe: 'gateway JSON-RPC port (HTTP and WebSocket)' }),
+  host: setting({ schema: z.string().min(1), default: '127.0.0.1', expects: 'a host or IP to bind', describe: 'gateway bind address' }),
+  public: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'public mode: per-IP rate limit, eth_getBlockReceipts refused (HTTP 403)' }),
+  rateLimit: setting({ schema: integer(1), default: '50', expects: 'requests per second', describe: 'per-client-IP request rate in --public mode (a batch counts each call)' }),
+  maxBodyBytes: setting({ schema: bytes, default: '1MiB', expects: 'bytes, e.g. 1048576 or 1MiB', describe: 'largest JSON-RPC request body' }),
+  maxBatch: setting({ schema: integer(1, 100000), default: '100', expects: 'an integer', describe: 'most calls in one JSON-RPC batch' }),
+  maxConnections: setting({ schema: integer(1), default: '10000', expects: 'an integer', describe: 'most WebSocket connections at once' }),
+  maxSubscriptions: setting({ schema: integer(1), default: '100', expects: 'an integer', describe: 'most subscriptions per WebSocket connection' }),
+  maxBufferedBytes: setting({ schema: bytes, default: '4MiB', expects: 'bytes', describe: 'a subscriber whose unsent data exceeds this is disconnected' }),
+  maxLogsRange: setting({ schema: integer(1), default: '2000', expects: 'blocks', describe: 'widest eth_getLogs block range' }),
+  headPollMs: setting({ schema: integer(0), default: '1000', expects: 'milliseconds, 0 to disable', describe: 'how often the gateway asks the upstream for its head (clears pending blocks that became canonical)' }),
+  devnet: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'run: start a local devnet in-process and use its feed and RPC' }),
+  network: setting({ schema: enumOf(['base-mainnet', 'base-sepolia']).optional(), expects: 'base-mainnet|base-sepolia', describe: "run: use Base's public flashblocks feed and RPC" }),
 } satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof settings;
