@@ -1,7 +1,7 @@
-import { keccak256 } from 'viem';
 import type { Flashblock } from '../schemas/flashblock.ts';
 import type { MetadataReceipt } from '../schemas/flashblock.ts';
 import type { PendingHeader } from '../schemas/records.ts';
+import { transactionHash } from '../wire/tx-hash.ts';
 
 /**
  * A pre-confirmed block after a flashblock: `base` from index 0, every transaction so far, and the
@@ -59,7 +59,7 @@ export function startBlock(flashblock: Flashblock): AssembledBlock {
 /** Adds a flashblock's new transactions and takes its running fields. Pure. */
 export function extendBlock(block: AssembledBlock, flashblock: Flashblock): AssembledBlock {
   const diff = flashblock.diff;
-  const added = diff.transactions.map((raw) => ({ hash: keccak256(raw as `0x${string}`), raw: raw as `0x${string}` }));
+  const added = diff.transactions.map((raw) => ({ hash: transactionHash(raw as `0x${string}`), raw: raw as `0x${string}` }));
   return {
     blockNumber: block.blockNumber,
     index: flashblock.index,

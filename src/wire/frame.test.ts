@@ -69,3 +69,13 @@ describe('metadata eras', () => {
     expect(decodeFrame(JSON.stringify(badReceipt), options)).toMatchObject({ ok: false, reason: 'schema' });
   });
 });
+
+describe('transactionHash', () => {
+  it('equals viem keccak256 of the raw transaction', async () => {
+    const { keccak256 } = await import('viem');
+    const { transactionHash } = await import('./tx-hash.ts');
+    for (const message of sepolia as { diff: { transactions: `0x${string}`[] } }[]) {
+      for (const raw of message.diff.transactions) expect(transactionHash(raw)).toBe(keccak256(raw));
+    }
+  });
+});
