@@ -1,0 +1,49 @@
+import { encodePacked, keccak256, type Address, type Hex } from 'viem';
+
+/**
+ * `PerChainConfig::marshal_binary` (212 bytes, big-endian), from Base's nitro enclave (originally
+ * op-enclave). The config hash is keccak256 of it, computed after `force_defaults()`, which only
+ * touches fields that are not in the binary.
+ *
+ *   version u64 = 0 ‖ chain_id u256 ‖ genesis.l1.hash ‖ genesis.l2.hash ‖ genesis.l2_time u64
+ *   ‖ batcher_addr(20) ‖ scalar bytes32 ‖ gas_limit u64 ‖ deposit_contract(20) ‖ l1_system_config(20)
+ */
+export interface PerChainConfig {
+  readonly chainId: bigint | number;
+  readonly l1GenesisHash: Hex;
+  readonly l2GenesisHash: Hex;
+  readonly l2GenesisTime: bigint | number;
+  readonly batcher: Address;
+  readonly scalar: Hex;
+  readonly gasLimit: bigint | number;
+  readonly depositContract: Address;
+  readonly l1SystemConfig: Address;
+}
+
+export function marshalPerChainConfig(config: PerChainConfig): Hex {
+  return encodePacked(
+    ['uint64', 'uint256', 'bytes32', 'bytes32', 'uint64', 'address', 'uint256', 'uint64', 'address', 'address'],
+    [0n, BigInt(config.chainId), config.l1GenesisHash, config.l2GenesisHash, BigInt(config.l2GenesisTime), config.batcher,
+      BigInt(config.scalar), BigInt(config.gasLimit), config.depositContract, config.l1SystemConfig],
+  );
+}
+
+export const perChainConfigHash = (config: PerChainConfig): Hex => keccak256(marshalPerChainConfig(config));
+
+/**
+ * The chains the enclave proves for, by L2 chain id: Base's `CONFIG_HASHES` (spec era), as the
+ * golden vectors pin them. 1337 is the local devnet (all-zero genesis). An id not here is
+ * UnsupportedChain: no proof.
+ */
+export const configHashes: ReadonlyMap<number, Hex> = new Map<number, Hex>([
+  [8453, '0x1607709d90d40904f790574404e2ad614eac858f6162faa0ec34c6bf5e5f3c57'], // Base mainnet
+  [84532, '0x12e9c45f19f9817c6d4385fad29e7a70c355502cf0883e76a9a7e478a85d1360'], // Base Sepolia
+  [11763072, '0x4600cdaa81262bf5f124bd9276f605264e2ded951e34923bc838e81c442f0fa4'], // Alpha devnet
+  [763360, '0xab64b3118d2d030a3fd3fe3005239a2f332e48848bbedddca9e10df77ac7303e'], // Zeronet (spec era)
+  [1337, '0x1bb15c380e7cf5cfd303807cc1dff6cd5275a6facc7628091d8b3a7ab6d631b1'], // local devnet
+]);
+
+/** Chain names the host uses to resolve `--l2-chain-id` at startup. */
+export const chainNames: ReadonlyMap<number, string> = new Map([
+  [8453, 'base-mainnet'], [84532, 'base-sepolia'], [11763072, 'base-alpha'], [763360, 'base-zeronet'], [1337, 'devnet'],
+]);
