@@ -53,6 +53,13 @@ describe.each(logs)('flashlog ingest -> $name log -> flashlog tail (child proces
       const mine = records.filter((record) => record.value.payloadId === '0x03c33cc62b81edb6');
       return mine.length >= 11 * (before / 11 + 1) ? mine : undefined;
     }, 60_000, 'the 11 block records of this run');
+    // Prometheus metrics of the running ingest.
+    const metricsUrl = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(ingest.stdout)?.[1];
+    expect(metricsUrl, ingest.stdout).toBeDefined();
+    const metrics = await (await fetch(metricsUrl!)).text();
+    expect(metrics).toMatch(/flashlog_ingest_accepted_total\{kind="next"\} 10/);
+    expect(metrics).toMatch(/flashlog_ingest_accepted_total\{kind="new_block"\} 1/);
+    expect(metrics).toContain('flashlog_publish_records_total');
     ingest.child.kill('SIGTERM');
     expect(await ingest.exited).toBe(0);
     expect(ingest.stdout).toContain('"msg":"ingest started"');
