@@ -1,0 +1,135 @@
+import { numberToHex, recoverTransactionAddress, type TransactionSerialized } from 'viem';
+import { parseTransaction } from 'viem/op-stack';
+import type { PendingBlock } from '../view/state.ts';
+import { ZERO_HASH } from '../schemas/hex.ts';
+
+/**
+ * Wire formatting of the view's pending data into JSON-RPC objects: the one place where the
+ * domain (raw EIP-2718 transactions, bigint numbers) becomes 0x-hex JSON.
+ */
+export type RpcObject = Record<string, unknown>;
+
+const typeCodes: Record<string, `0x${string}`> = {
+  legacy: '0x0', eip2930: '0x1', eip1559: '0x2', eip4844: '0x3', eip7702: '0x4', deposit: '0x7e',
+};
+
+const hex = (value: bigint | number | undefined): `0x${string}` | undefined =>
+  value === undefined ? undefined : numberToHex(value);
+
+/** Keccak of the empty uncle list: pending blocks have no uncles. */
+const emptyUnclesHash = '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347';
+
+export interface TransactionFormatter {
+  /** A pending transaction object: `blockHash: null`, `blockNumber` and `transactionIndex` set. */
+  transaction(block: PendingBlock, position: number): Promise<RpcObject>;
+}
+
+/**
+ * Keeps the senders it recovered (signature recovery is the expensive part) for the transactions
+ * of the pending blocks; the receipt's `from` is used when the executor produced one.
+ */
+export function createTransactionFormatter(cacheSize = 20_000): TransactionFormatter {
+  const formatted = new Map<string, RpcObject>();
+  return {
+    async transaction(block, position) {
+      const tx = block.transactions[position];
+      if (!tx) throw new Error(`no transaction at position ${position} of pending block ${block.number}`);
+      const key = `${tx.hash}/${block.number}/${position}`;
+      const cached = formatted.get(key);
+      if (cached) return cached;
+      const parsed = parseTransaction(tx.raw as TransactionSerialized) as Record<string, unknown> & { type: string };
+      const receipt = block.receipts[position];
+      let from = (parsed.from as string | undefined) ?? receipt?.from;
+      if (!from) from = (await recoverTransactionAddress({ serializedTransaction: tx.raw as never })).toLowerCase();
+      const object: RpcObject = {
+        type: typeCodes[parsed.type] ?? '0x0',
+        hash: tx.hash,
+        blockHash: null,
+        blockNumber: numberToHex(block.number),
+        transactionIndex: numberToHex(position),
+        from,
+        to: (parsed.to as string | undefined) ?? null,
+        value: hex((parsed.value as bigint | undefined) ?? 0n),
+        input: (parsed.data as string | undefined) ?? '0x',
+        gas: hex(parsed.gas as bigint | undefined),
+        nonce: hex((parsed.nonce as number | undefined) ?? (receipt?.depositNonce ? Number(BigInt(receipt.depositNonce)) : 0)),
+      };
+      if (parsed.chainId !== undefined) object.chainId = hex(parsed.chainId as number);
+      if (parsed.type === 'deposit') {
+        object.sourceHash = parsed.sourceHash;
+        object.mint = hex((parsed.mint as bigint | undefined) ?? 0n);
+        object.isSystemTx = parsed.isSystemTx ?? false;
+        object.gasPrice = '0x0';
+        object.v = '0x0'; object.r = '0x0'; object.s = '0x0';
+        if (receipt?.depositReceiptVersion) object.depositReceiptVersion = receipt.depositReceiptVersion;
+      } else {
+        const baseFee = BigInt(block.header.baseFeePerGas);
+        if (parsed.maxFeePerGas !== undefined) {
+          const maxFee = parsed.maxFeePerGas as bigint;
+          const tip = (parsed.maxPriorityFeePerGas as bigint | undefined) ?? 0n;
+          object.maxFeePerGas = hex(maxFee);
+          object.maxPriorityFeePerGas = hex(tip);
+          object.gasPrice = hex(baseFee + tip < maxFee ? baseFee + tip : maxFee);
+        } else {
+          object.gasPrice = hex((parsed.gasPrice as bigint | undefined) ?? 0n);
+        }
+        if (parsed.accessList !== undefined) object.accessList = parsed.accessList;
+        if (parsed.maxFeePerBlobGas !== undefined) object.maxFeePerBlobGas = hex(parsed.maxFeePerBlobGas as bigint);
+        if (parsed.blobVersionedHashes !== undefined) object.blobVersionedHashes = parsed.blobVersionedHashes;
+        if (parsed.authorizationList !== undefined) {
+          object.authorizationList = (parsed.authorizationList as Record<string, unknown>[]).map((auth) => ({
+            chainId: hex(auth.chainId as number), address: auth.address, nonce: hex(auth.nonce as number),
+            yParity: hex(auth.yParity as number), r: auth.r, s: auth.s,
+          }));
+        }
+        object.r = parsed.r;
+        object.s = parsed.s;
+        if (parsed.yParity !== undefined) object.yParity = hex(parsed.yParity as number);
+        object.v = hex((parsed.v as bigint | undefined) ?? BigInt((parsed.yParity as number | undefined) ?? 0));
+      }
+      if (formatted.size >= cacheSize) formatted.clear();
+      formatted.set(key, object);
+      return object;
+    },
+  };
+}
+
+/**
+ * The pending block as eth_getBlockByNumber("pending") answers it: hash 0x00..00 as on Base (the
+ * final hash is not known before sealing), header from the assembled block, transactions as hashes
+ * or full objects. transactionsRoot is not computed by the assembler and is returned as zero.
+ */
+export async function formatPendingBlock(block: PendingBlock, full: boolean, formatter: TransactionFormatter): Promise<RpcObject> {
+  const header = block.header;
+  const transactions = full
+    ? await Promise.all(block.transactions.map((_, position) => formatter.transaction(block, position)))
+    : block.transactions.map((tx) => tx.hash);
+  return {
+    number: header.number,
+    hash: ZERO_HASH,
+    parentHash: header.parentHash,
+    nonce: '0x0000000000000000',
+    sha3Uncles: emptyUnclesHash,
+    logsBloom: header.logsBloom,
+    transactionsRoot: ZERO_HASH,
+    stateRoot: header.stateRoot,
+    receiptsRoot: header.receiptsRoot,
+    miner: header.miner,
+    difficulty: '0x0',
+    totalDifficulty: '0x0',
+    extraData: header.extraData,
+    size: '0x0',
+    gasLimit: header.gasLimit,
+    gasUsed: header.gasUsed,
+    timestamp: header.timestamp,
+    mixHash: header.prevRandao,
+    baseFeePerGas: header.baseFeePerGas,
+    withdrawalsRoot: header.withdrawalsRoot,
+    withdrawals: header.withdrawals,
+    blobGasUsed: header.blobGasUsed ?? '0x0',
+    excessBlobGas: '0x0',
+    parentBeaconBlockRoot: header.parentBeaconBlockRoot,
+    uncles: [],
+    transactions,
+  };
+}

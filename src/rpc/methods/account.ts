@@ -1,0 +1,30 @@
+import { pendingAccount } from '../../view/state.ts';
+import type { AccountDiff } from '../../schemas/records.ts';
+import { addressParam, blockParam, isPending, requireParam } from '../params.ts';
+import type { Method, MethodContext } from '../method.ts';
+import { asLatest, canonicalBase } from './pending.ts';
+
+/**
+ * Point reads with `pending`: the account's state in the pending diff, else the upstream at the
+ * canonical block under the pending blocks. Without pending blocks, `pending` answers as `latest`.
+ */
+export function accountRead(
+  blockPosition: number,
+  pick: (account: AccountDiff, params: readonly unknown[]) => unknown,
+  validate: (params: readonly unknown[]) => void = () => {},
+): Method {
+  return async (params, ctx: MethodContext) => {
+    const address = addressParam(requireParam(params, 0, 'an address'), 'params[0]');
+    validate(params);
+    const block = blockParam(params[blockPosition], `params[${blockPosition}]`, 'latest');
+    if (!isPending(block)) return ctx.forward();
+    const state = ctx.view();
+    if (state.blocks.length === 0) return ctx.forward(asLatest(params, blockPosition));
+    const account = pendingAccount(state, address);
+    const value = account ? pick(account, params) : undefined;
+    if (value !== undefined) return value;
+    const copy = [...params];
+    copy[blockPosition] = canonicalBase(state);
+    return ctx.forward(copy);
+  };
+}

@@ -1,0 +1,14 @@
+import { numberToHex } from 'viem';
+import { blockParam, isPending, requireParam } from '../params.ts';
+import type { Method } from '../method.ts';
+import { asLatest } from './pending.ts';
+
+/** eth_getBlockTransactionCountByNumber(`pending`): transactions pre-confirmed so far in the latest pending block. */
+export const eth_getBlockTransactionCountByNumber: Method = (params, ctx) => {
+  const block = blockParam(requireParam(params, 0, 'a block number or tag'), 'params[0]');
+  if (!isPending(block)) return ctx.forward();
+  const state = ctx.view();
+  const pending = state.blocks[state.blocks.length - 1];
+  if (!pending) return ctx.forward(asLatest(params, 0));
+  return numberToHex(pending.transactions.length);
+};

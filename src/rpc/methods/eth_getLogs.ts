@@ -1,0 +1,105 @@
+import { numberToHex } from 'viem';
+import { InvalidParamsError } from '../../errors.ts';
+import type { RpcLog } from '../../schemas/records.ts';
+import { blockParam, hashParam, logFilterParam, matchesFilter, objectParam, type BlockParam } from '../params.ts';
+import type { Method, MethodContext } from '../method.ts';
+
+type Log = Record<string, unknown> & { blockNumber?: string; logIndex?: string; blockTimestamp?: string };
+
+/**
+ * eth_getLogs(filter). `fromBlock`/`toBlock` default to `latest`.
+ * - A range touching `pending` is served from the view: the historical part (from the upstream,
+ *   `[fromBlock, canonical]`) plus the pre-confirmed logs above it, de-duplicated by
+ *   (blockNumber, logIndex). `pending` without pre-confirmed data is `latest`.
+ * - Other ranges and `blockHash` filters go upstream.
+ * - Ranges wider than the limit (2,000 blocks) are rejected with -32602.
+ * - Every log carries `blockTimestamp` (added from the block header when the upstream omits it).
+ */
+export const eth_getLogs: Method = async (params, ctx) => {
+  const filterIn = objectParam(params[0], 'params[0]', 'a filter object {fromBlock, toBlock, address, topics} or {blockHash, address, topics}');
+  const filter = logFilterParam(filterIn, 'params[0]');
+  if (filterIn.blockHash !== undefined && filterIn.blockHash !== null) {
+    hashParam(filterIn.blockHash, 'params[0].blockHash');
+    if (filterIn.fromBlock !== undefined || filterIn.toBlock !== undefined) {
+      throw new InvalidParamsError('params[0]: expected either blockHash or fromBlock/toBlock, got both');
+    }
+    return withTimestamps(await ctx.forward() as Log[], ctx);
+  }
+  const from = blockParam(filterIn.fromBlock, 'params[0].fromBlock', 'latest');
+  const to = blockParam(filterIn.toBlock, 'params[0].toBlock', 'latest');
+  const state = ctx.view();
+  const pendingBlocks = state.blocks;
+  const touchesPending = isTag(from, 'pending') || isTag(to, 'pending');
+  if (!touchesPending || pendingBlocks.length === 0) {
+    const replaced = touchesPending
+      ? [{ ...filterIn, fromBlock: isTag(from, 'pending') ? 'latest' : filterIn.fromBlock, toBlock: isTag(to, 'pending') ? 'latest' : filterIn.toBlock }]
+      : params;
+    await checkRange(replaced[0] as Record<string, unknown>, ctx);
+    return withTimestamps(await ctx.forward(replaced) as Log[], ctx);
+  }
+  const top = pendingBlocks[pendingBlocks.length - 1]!.number;
+  const base = pendingBlocks[0]!.number - 1n; // the canonical block under the pending ones
+  const fromNumber = from.kind === 'number' ? from.number : isTag(from, 'pending') ? pendingBlocks[0]!.number : await resolveTag(from, ctx);
+  const toNumber = to.kind === 'number' ? to.number : isTag(to, 'pending') ? top : await resolveTag(to, ctx);
+  if (fromNumber > toNumber) return [];
+  if (toNumber - fromNumber + 1n > BigInt(ctx.limits.maxLogsRange)) {
+    throw new InvalidParamsError(`params[0]: block range of ${toNumber - fromNumber + 1n} blocks (${fromNumber} to ${toNumber}) exceeds the limit of ${ctx.limits.maxLogsRange}`);
+  }
+  let historical: Log[] = [];
+  if (fromNumber <= base) {
+    const historicalTo = toNumber < base ? toNumber : base;
+    historical = await ctx.upstream.call('eth_getLogs', [{
+      ...filterIn, fromBlock: numberToHex(fromNumber), toBlock: numberToHex(historicalTo),
+    }]) as Log[];
+    historical = await withTimestamps(historical, ctx);
+  }
+  const seen = new Set(historical.map((log) => `${log.blockNumber}/${log.logIndex}`));
+  const pending: RpcLog[] = [];
+  for (const block of pendingBlocks) {
+    if (block.number < fromNumber || block.number > toNumber) continue;
+    for (const log of block.logs) {
+      if (!matchesFilter(log, filter)) continue;
+      const key = `${log.blockNumber}/${log.logIndex}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      pending.push(log);
+    }
+  }
+  return historical.length ? [...historical, ...pending] : pending;
+};
+
+const isTag = (param: BlockParam, tag: string): boolean => param.kind === 'tag' && param.tag === tag;
+
+async function resolveTag(param: BlockParam, ctx: MethodContext): Promise<bigint> {
+  if (param.kind === 'number') return param.number;
+  if (param.tag === 'earliest') return 0n;
+  const block = await ctx.upstream.call('eth_getBlockByNumber', [param.tag, false]) as { number?: string } | null;
+  if (!block?.number) return 0n;
+  return BigInt(block.number);
+}
+
+async function checkRange(filter: Record<string, unknown>, ctx: MethodContext): Promise<void> {
+  const from = blockParam(filter.fromBlock, 'params[0].fromBlock', 'latest');
+  const to = blockParam(filter.toBlock, 'params[0].toBlock', 'latest');
+  if (from.kind === 'tag' && to.kind === 'tag') return;
+  const fromNumber = await resolveTag(from, ctx);
+  const toNumber = await resolveTag(to, ctx);
+  if (toNumber - fromNumber + 1n > BigInt(ctx.limits.maxLogsRange)) {
+    throw new InvalidParamsError(`params[0]: block range of ${toNumber - fromNumber + 1n} blocks (${fromNumber} to ${toNumber}) exceeds the limit of ${ctx.limits.maxLogsRange}`);
+  }
+}
+
+/** Adds `blockTimestamp` to upstream logs that lack it, one header fetch per block. */
+async function withTimestamps(logs: Log[], ctx: MethodContext): Promise<Log[]> {
+  if (!Array.isArray(logs)) return logs;
+  const missing = [...new Set(logs.filter((log) => log.blockTimestamp === undefined && log.blockNumber).map((log) => log.blockNumber!))];
+  if (missing.length === 0) return logs;
+  const timestamps = new Map<string, string>();
+  await Promise.all(missing.map(async (number) => {
+    const block = await ctx.upstream.call('eth_getBlockByNumber', [number, false]) as { timestamp?: string } | null;
+    if (block?.timestamp) timestamps.set(number, block.timestamp);
+  }));
+  return logs.map((log) => (log.blockTimestamp === undefined && log.blockNumber && timestamps.has(log.blockNumber)
+    ? { ...log, blockTimestamp: timestamps.get(log.blockNumber) }
+    : log));
+}

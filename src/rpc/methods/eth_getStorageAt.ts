@@ -1,0 +1,9 @@
+import { requireParam, slotParam } from '../params.ts';
+import { accountRead } from './account.ts';
+
+/** eth_getStorageAt(address, slot, block): the 32-byte word from the pending diff, else the upstream. */
+export const eth_getStorageAt = accountRead(
+  2,
+  (account, params) => account.storage?.[slotParam(params[1], 'params[1]')],
+  (params) => { slotParam(requireParam(params, 1, 'a storage slot'), 'params[1]'); },
+);

@@ -1,0 +1,85 @@
+import { InvalidRequestError, JsonRpcError, ParseError, errorMessage, InternalError } from '../errors.ts';
+
+/**
+ * JSON-RPC 2.0 framing (https://www.jsonrpc.org/specification): single calls and batches, `id`
+ * echoed, notifications (no `id`) answered with nothing, errors as {code, message, data?}.
+ */
+export type RpcId = string | number | null;
+
+export interface RpcCall {
+  readonly id: RpcId | undefined;
+  readonly method: string;
+  readonly params: unknown;
+}
+
+export type Dispatch = (call: RpcCall) => Promise<unknown>;
+
+export interface ProtocolLimits {
+  readonly maxBatch: number;
+}
+
+/** The body of a response: a JSON text, or null when every call was a notification. */
+export async function handleText(text: string, dispatch: Dispatch, limits: ProtocolLimits): Promise<string | null> {
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch (error) {
+    return JSON.stringify(errorResponse(null, new ParseError(`parse error: ${errorMessage(error)}`)));
+  }
+  const calls = parseMessage(message, limits);
+  if (calls instanceof JsonRpcError) return JSON.stringify(errorResponse(null, calls));
+  const responses = await Promise.all(calls.map(async (call) => {
+    if (call instanceof JsonRpcError) return errorResponse(null, call);
+    const response = await run(call, dispatch);
+    return call.id === undefined ? null : response;
+  }));
+  const answered = responses.filter((response) => response !== null);
+  if (!Array.isArray(message)) return answered[0] === undefined ? null : JSON.stringify(answered[0]);
+  return answered.length ? JSON.stringify(answered) : null;
+}
+
+/** Splits a parsed message into calls (or per-call errors); one error for the whole message when it is not a call or batch. */
+export function parseMessage(message: unknown, limits: ProtocolLimits): (RpcCall | JsonRpcError)[] | JsonRpcError {
+  if (Array.isArray(message)) {
+    if (message.length === 0) return new InvalidRequestError('invalid request: empty batch');
+    if (message.length > limits.maxBatch) {
+      return new InvalidRequestError(`invalid request: batch of ${message.length} calls exceeds the limit of ${limits.maxBatch}`);
+    }
+    return message.map((item, i) => parseCall(item, `[${i}]`));
+  }
+  const call = parseCall(message, '');
+  return call instanceof JsonRpcError ? call : [call];
+}
+
+function parseCall(value: unknown, where: string): RpcCall | JsonRpcError {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return new InvalidRequestError(`invalid request${where ? ` ${where}` : ''}: expected a JSON-RPC request object, got ${JSON.stringify(value)?.slice(0, 40)}`);
+  }
+  const call = value as Record<string, unknown>;
+  if (call.jsonrpc !== '2.0') return new InvalidRequestError(`invalid request${where}: jsonrpc: expected "2.0", got ${JSON.stringify(call.jsonrpc) ?? 'nothing'}`);
+  if (typeof call.method !== 'string' || call.method.length === 0) {
+    return new InvalidRequestError(`invalid request${where}: method: expected a method name, got ${JSON.stringify(call.method) ?? 'nothing'}`);
+  }
+  const id = call.id;
+  if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') {
+    return new InvalidRequestError(`invalid request${where}: id: expected a string, number or null, got ${JSON.stringify(id)}`);
+  }
+  if (call.params !== undefined && (typeof call.params !== 'object' || call.params === null)) {
+    return new InvalidRequestError(`invalid request${where}: params: expected an array or object, got ${JSON.stringify(call.params)}`);
+  }
+  return { id: id as RpcId | undefined, method: call.method, params: call.params };
+}
+
+async function run(call: RpcCall, dispatch: Dispatch): Promise<Record<string, unknown>> {
+  try {
+    const result = await dispatch(call);
+    return { jsonrpc: '2.0', id: call.id ?? null, result: result === undefined ? null : result };
+  } catch (error) {
+    return errorResponse(call.id ?? null, error);
+  }
+}
+
+export function errorResponse(id: RpcId, error: unknown): Record<string, unknown> {
+  const rpcError = error instanceof JsonRpcError ? error : new InternalError(`internal error: ${errorMessage(error)}`);
+  return { jsonrpc: '2.0', id, error: rpcError.toJSON() };
+}

@@ -1,0 +1,221 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Observable } from 'rxjs';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { InvalidRequestError, JsonRpcError, MethodNotFoundError, errorMessage } from '../errors.ts';
+import type { Logger } from '../obs/logger.ts';
+import { counter, gauge, type Registry } from '../obs/metrics.ts';
+import type { ViewState } from '../view/state.ts';
+import { createTransactionFormatter } from './format.ts';
+import type { Method, MethodContext } from './method.ts';
+import { methods as builtin, websocketOnly } from './methods.ts';
+import { paramsArray } from './params.ts';
+import { errorResponse, handleText, parseMessage, type RpcCall } from './protocol.ts';
+import { createRateLimiter } from './rate-limit.ts';
+import { createSubscriptionHub } from './subscriptions.ts';
+import type { Upstream } from './upstream.ts';
+
+/**
+ * The gateway: JSON-RPC 2.0 over HTTP POST and WebSocket on one port. Methods in the table are
+ * answered from the view; all others are forwarded to the upstream unchanged.
+ */
+export interface GatewayOptions {
+  readonly host: string;
+  readonly port: number;
+  /** The current view (read per call). */
+  readonly view: () => ViewState;
+  /** Every new view state, for subscriptions (the first one seen is not notified). */
+  readonly states$: Observable<ViewState>;
+  readonly upstream: Upstream;
+  readonly logger: Logger;
+  readonly metrics: Registry;
+  readonly public: boolean;
+  readonly rateLimit: number;
+  readonly maxBodyBytes: number;
+  readonly maxBatch: number;
+  readonly maxConnections: number;
+  readonly maxSubscriptions: number;
+  readonly maxBufferedBytes: number;
+  readonly maxLogsRange: number;
+  /** Extra or replacing methods (e.g. eth_call on pending state). */
+  readonly methods?: Readonly<Record<string, Method>>;
+}
+
+export interface Gateway {
+  readonly url: string;
+  readonly wsUrl: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Refused in public mode, as Base's public endpoints do. */
+const publicForbidden = new Set(['eth_getBlockReceipts']);
+
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  const { logger, upstream } = options;
+  const table: Record<string, Method> = { ...builtin, ...options.methods };
+  const formatter = createTransactionFormatter();
+  const requests = counter(options.metrics, 'flashlog_rpc_requests_total', 'JSON-RPC calls, by method and whether the view or the upstream answered', ['method', 'source', 'outcome']);
+  const connections = gauge(options.metrics, 'flashlog_ws_connections', 'open WebSocket connections');
+  const limiter = createRateLimiter(options.rateLimit);
+  const limits = { maxLogsRange: options.maxLogsRange };
+  const protocolLimits = { maxBatch: options.maxBatch };
+
+  const dispatch = async (call: RpcCall, socket?: WebSocket): Promise<unknown> => {
+    const method = call.method;
+    const label = table[method] || websocketOnly.has(method) ? method : 'other';
+    try {
+      let result: unknown;
+      if (websocketOnly.has(method)) {
+        if (!socket) throw new MethodNotFoundError(`${method} (only over WebSocket)`);
+        result = hub.call(socket, method, call.params);
+      } else {
+        const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
+        const handler = table[method];
+        if (handler) {
+          const context: MethodContext = { view: options.view, upstream, formatter, limits, forward };
+          result = await handler(paramsArray(call.params, method), context);
+        } else {
+          result = await forward();
+        }
+      }
+      requests.inc({ method: label, source: table[method] ? 'view' : 'upstream', outcome: 'ok' });
+      return result;
+    } catch (error) {
+      requests.inc({ method: label, source: table[method] ? 'view' : 'upstream', outcome: error instanceof JsonRpcError ? String(error.rpcCode) : 'internal' });
+      if (!(error instanceof JsonRpcError)) logger.warn({ method, err: errorMessage(error) }, 'call failed');
+      throw error;
+    }
+  };
+
+  const reply = (response: ServerResponse, status: number, body: string | null): void => {
+    if (body === null) {
+      response.writeHead(204).end();
+      return;
+    }
+    response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+  };
+
+  const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
+    if (request.method === 'GET' && (request.url === '/healthz' || request.url === '/health')) {
+      reply(response, 200, JSON.stringify({ ok: true, blocks: options.view().blocks.length }));
+      return;
+    }
+    if (request.method !== 'POST') {
+      response.writeHead(405, { allow: 'POST', 'content-type': 'application/json' })
+        .end(JSON.stringify(errorResponse(null, new InvalidRequestError('invalid request: JSON-RPC calls are HTTP POST'))));
+      return;
+    }
+    const declared = Number(request.headers['content-length'] ?? 0);
+    const tooLarge = () => JSON.stringify(errorResponse(null, new InvalidRequestError(`invalid request: body exceeds the limit of ${options.maxBodyBytes} bytes`)));
+    if (declared > options.maxBodyBytes) {
+      response.setHeader('connection', 'close');
+      reply(response, 413, tooLarge());
+      request.resume();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let aborted = false;
+    request.on('data', (chunk: Buffer) => {
+      if (aborted) return;
+      size += chunk.length;
+      if (size > options.maxBodyBytes) {
+        aborted = true;
+        response.setHeader('connection', 'close');
+        reply(response, 413, tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('error', () => { aborted = true; });
+    request.on('end', () => {
+      if (aborted) return;
+      const text = Buffer.concat(chunks).toString('utf8');
+      void serveHttp(request, response, text).catch((error: unknown) => {
+        logger.error({ err: errorMessage(error) }, 'request failed');
+        if (!response.headersSent) reply(response, 500, JSON.stringify(errorResponse(null, error)));
+      });
+    });
+  };
+
+  const serveHttp = async (request: IncomingMessage, response: ServerResponse, text: string): Promise<void> => {
+    if (options.public) {
+      let calls: ReturnType<typeof parseMessage> | undefined;
+      try {
+        calls = parseMessage(JSON.parse(text), protocolLimits);
+      } catch {
+        calls = undefined; // handleText answers the parse error
+      }
+      const list = Array.isArray(calls) ? calls : [];
+      const client = request.socket.remoteAddress ?? 'unknown';
+      if (!limiter.take(client, Math.max(1, list.length))) {
+        reply(response, 429, JSON.stringify(errorResponse(null, new JsonRpcError(-32005, `rate limit exceeded: at most ${options.rateLimit} calls per second per client`))));
+        return;
+      }
+      const forbidden = list.find((call) => !(call instanceof JsonRpcError) && publicForbidden.has(call.method));
+      if (forbidden && !(forbidden instanceof JsonRpcError)) {
+        reply(response, 403, JSON.stringify(errorResponse(forbidden.id ?? null, new JsonRpcError(-32001, `${forbidden.method} is not available on this public endpoint`))));
+        return;
+      }
+    }
+    reply(response, 200, await handleText(text, (call) => dispatch(call), protocolLimits));
+  };
+
+  const server: Server = createServer(onRequest);
+  server.keepAliveTimeout = 30_000;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxBodyBytes });
+  const hub = createSubscriptionHub({
+    states$: options.states$,
+    formatter,
+    limits: { maxSubscriptions: options.maxSubscriptions, maxBufferedBytes: options.maxBufferedBytes },
+    logger,
+    metrics: options.metrics,
+  });
+  const sockets = new Set<WebSocket>();
+  server.on('upgrade', (request, socket, head) => {
+    if (sockets.size >= options.maxConnections) {
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nconnection limit of ${options.maxConnections} reached\n`);
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      sockets.add(ws);
+      connections.set(sockets.size);
+      ws.on('message', (data, isBinary) => {
+        const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
+        void handleText(text, (call) => dispatch(call, ws), protocolLimits).then((body) => {
+          if (body !== null && ws.readyState === ws.OPEN) ws.send(body);
+        });
+      });
+      ws.on('close', () => {
+        sockets.delete(ws);
+        connections.set(sockets.size);
+        hub.detach(ws);
+      });
+      ws.on('error', (error) => logger.debug({ err: errorMessage(error) }, 'websocket error'));
+    });
+  });
+  server.on('clientError', (_error, socket) => socket.destroy());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}`,
+    wsUrl: `ws://${host}:${port}`,
+    port,
+    async close() {
+      hub.close();
+      for (const ws of sockets) ws.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

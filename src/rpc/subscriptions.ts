@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import { concatMap, type Observable, type Subscription } from 'rxjs';
+import type { WebSocket } from 'ws';
+import { InvalidParamsError, JsonRpcError, errorMessage } from '../errors.ts';
+import type { Logger } from '../obs/logger.ts';
+import type { Registry } from '../obs/metrics.ts';
+import { counter, gauge } from '../obs/metrics.ts';
+import type { RpcLog } from '../schemas/records.ts';
+import type { PendingBlock, ViewState } from '../view/state.ts';
+import { formatPendingBlock, type TransactionFormatter } from './format.ts';
+import { boolParam, logFilterParam, matchesFilter, objectParam, paramsArray, type LogFilter } from './params.ts';
+
+/**
+ * eth_subscribe / eth_unsubscribe over WebSocket:
+ * - `pendingLogs` [filter {address, topics}]: one notification per log of the latest flashblock;
+ *   on a reorg, the withdrawn logs with `removed: true`.
+ * - `newFlashblocks`: the accumulated pending block (full transactions, hash 0x00..00) per flashblock.
+ * - `newFlashblockTransactions` [full]: one notification per new transaction: its hash, or (full)
+ *   the transaction object with its `logs`.
+ * Each notification covers only what the latest flashblock added. Every payload is serialized once
+ * and shared by all subscribers. A connection whose unsent bytes exceed `maxBufferedBytes` is closed
+ * (1008, with the reason) and never slows the others.
+ */
+export interface SubscriptionLimits {
+  readonly maxSubscriptions: number;
+  readonly maxBufferedBytes: number;
+}
+
+export interface SubscriptionHub {
+  /** Handles eth_subscribe / eth_unsubscribe for one connection. */
+  call(socket: WebSocket, method: string, params: unknown): unknown;
+  /** Forgets a closed connection. */
+  detach(socket: WebSocket): void;
+  readonly subscriberCount: () => number;
+  close(): void;
+}
+
+type Kind = 'pendingLogs' | 'newFlashblocks' | 'newFlashblockTransactions';
+interface Sub {
+  readonly id: string;
+  readonly kind: Kind;
+  readonly filter: LogFilter | null;
+  readonly full: boolean;
+  readonly socket: WebSocket;
+}
+
+export function createSubscriptionHub(options: {
+  states$: Observable<ViewState>;
+  formatter: TransactionFormatter;
+  limits: SubscriptionLimits;
+  logger: Logger;
+  metrics: Registry;
+}): SubscriptionHub {
+  const { formatter, limits, logger } = options;
+  const byId = new Map<string, Sub>();
+  const bySocket = new Map<WebSocket, Map<string, Sub>>();
+  const kinds: Record<Kind, Set<Sub>> = { pendingLogs: new Set(), newFlashblocks: new Set(), newFlashblockTransactions: new Set() };
+  const notifications = counter(options.metrics, 'flashlog_ws_notifications_total', 'subscription notifications sent', ['kind']);
+  const slowDrops = counter(options.metrics, 'flashlog_ws_slow_disconnects_total', 'subscribers disconnected for falling behind');
+  const subscribers = gauge(options.metrics, 'flashlog_ws_subscriptions', 'active subscriptions', ['kind']);
+  const slow = new WeakSet<WebSocket>();
+
+  const send = (sub: Sub, result: string): void => {
+    const socket = sub.socket;
+    if (slow.has(socket) || socket.readyState !== socket.OPEN) return;
+    if (socket.bufferedAmount > limits.maxBufferedBytes) {
+      slow.add(socket);
+      slowDrops.inc();
+      logger.warn({ buffered: socket.bufferedAmount, limit: limits.maxBufferedBytes }, 'subscriber too slow; disconnecting');
+      socket.close(1008, `subscriber too slow: ${socket.bufferedAmount} bytes unsent exceeds ${limits.maxBufferedBytes}`);
+      setTimeout(() => socket.terminate(), 2000).unref();
+      return;
+    }
+    socket.send(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${sub.id}","result":${result}}}`);
+    notifications.inc({ kind: sub.kind });
+  };
+
+  const notifyLogs = (logs: readonly RpcLog[]): void => {
+    if (kinds.pendingLogs.size === 0) return;
+    for (const log of logs) {
+      let json: string | undefined;
+      for (const sub of kinds.pendingLogs) {
+        if (sub.filter && !matchesFilter(log, sub.filter)) continue;
+        json ??= JSON.stringify(log);
+        send(sub, json);
+      }
+    }
+  };
+
+  const notifyFlashblock = async (block: PendingBlock, firstNew: number, newLogs: readonly RpcLog[]): Promise<void> => {
+    if (kinds.newFlashblocks.size > 0) {
+      const json = JSON.stringify(await formatPendingBlock(block, true, formatter));
+      for (const sub of kinds.newFlashblocks) send(sub, json);
+    }
+    if (kinds.newFlashblockTransactions.size > 0) {
+      const anyFull = [...kinds.newFlashblockTransactions].some((sub) => sub.full);
+      for (let position = firstNew; position < block.transactions.length; position++) {
+        const tx = block.transactions[position]!;
+        const hashJson = JSON.stringify(tx.hash);
+        let fullJson: string | undefined;
+        if (anyFull) {
+          const logs = newLogs.filter((log) => log.transactionHash.toLowerCase() === tx.hash.toLowerCase());
+          fullJson = JSON.stringify({ ...(await formatter.transaction(block, position)), logs });
+        }
+        for (const sub of kinds.newFlashblockTransactions) send(sub, sub.full ? fullJson! : hashJson);
+      }
+    }
+    notifyLogs(newLogs);
+  };
+
+  let lastSeq: number | undefined;
+  const subscription: Subscription = options.states$.pipe(
+    concatMap(async (state) => {
+      // The first state seen is the replayed one: only what changes after it is notified.
+      if (lastSeq === undefined || state.seq <= lastSeq) {
+        lastSeq = Math.max(lastSeq ?? 0, state.seq);
+        return;
+      }
+      lastSeq = state.seq;
+      const change = state.change;
+      if (byId.size === 0) return;
+      try {
+        if (change.type === 'flashblock') await notifyFlashblock(change.block, change.firstNew, change.newLogs);
+        else if (change.type === 'removed') notifyLogs(change.logs);
+      } catch (error) {
+        logger.warn({ err: errorMessage(error) }, 'notification failed');
+      }
+    }),
+  ).subscribe({ error: (error: unknown) => logger.error({ err: errorMessage(error) }, 'view stream failed; subscriptions stop') });
+
+  const remove = (sub: Sub): void => {
+    byId.delete(sub.id);
+    bySocket.get(sub.socket)?.delete(sub.id);
+    kinds[sub.kind].delete(sub);
+    subscribers.set({ kind: sub.kind }, kinds[sub.kind].size);
+  };
+
+  return {
+    call(socket, method, rawParams) {
+      const params = paramsArray(rawParams, method);
+      if (method === 'eth_unsubscribe') {
+        const id = params[0];
+        if (typeof id !== 'string') throw new InvalidParamsError(`params[0]: expected a subscription id, got ${JSON.stringify(id) ?? 'nothing'}`);
+        const sub = byId.get(id);
+        if (!sub || sub.socket !== socket) return false;
+        remove(sub);
+        return true;
+      }
+      const kind = params[0];
+      if (kind !== 'pendingLogs' && kind !== 'newFlashblocks' && kind !== 'newFlashblockTransactions') {
+        throw new InvalidParamsError(`params[0]: expected pendingLogs, newFlashblocks or newFlashblockTransactions, got ${JSON.stringify(kind) ?? 'nothing'}`);
+      }
+      const mine = bySocket.get(socket) ?? new Map<string, Sub>();
+      if (mine.size >= limits.maxSubscriptions) {
+        throw new JsonRpcError(-32005, `subscription limit reached: at most ${limits.maxSubscriptions} per connection`);
+      }
+      const filter = kind === 'pendingLogs' && params[1] !== undefined && params[1] !== null
+        ? logFilterParam(objectParam(params[1], 'params[1]', 'a filter object {address, topics}'), 'params[1]')
+        : null;
+      const full = kind === 'newFlashblockTransactions' ? boolParam(params[1], 'params[1]', false) : false;
+      const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind, filter, full, socket };
+      byId.set(sub.id, sub);
+      mine.set(sub.id, sub);
+      bySocket.set(socket, mine);
+      kinds[kind].add(sub);
+      subscribers.set({ kind }, kinds[kind].size);
+      return sub.id;
+    },
+    detach(socket) {
+      for (const sub of bySocket.get(socket)?.values() ?? []) remove(sub);
+      bySocket.delete(socket);
+    },
+    subscriberCount: () => byId.size,
+    close() {
+      subscription.unsubscribe();
+    },
+  };
+}

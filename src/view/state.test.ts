@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import type { LogRecord, ProduceRecord } from '../log/port.ts';
+import { topics } from '../log/topics.ts';
+import { blockBuilder, chainRecord, signedTransfers } from '../../test/helpers/view-records.ts';
+import { apply, findPendingTransaction, initialViewState, latestPending, pendingAccount, type ViewState } from './state.ts';
+
+const offsets = new Map<string, bigint>();
+function asLog(records: ProduceRecord[]): LogRecord[] {
+  return records.map((record) => {
+    const offset = offsets.get(record.topic) ?? 0n;
+    offsets.set(record.topic, offset + 1n);
+    return { ...record, partition: 0, offset, timestamp: 0 };
+  });
+}
+const applyAll = (state: ViewState, records: LogRecord[]): ViewState =>
+  records.reduce((s, record) => apply(s, { type: 'record', record }), state);
+
+describe('view reducer', () => {
+  it('accumulates flashblocks of a block; the change holds only the latest flashblock', async () => {
+    const txs = await signedTransfers(3);
+    const block = blockBuilder(10n);
+    let state = applyAll(initialViewState(), asLog(block.flashblock([txs[0]!], { stateDiff: { '0xAbCdEf0000000000000000000000000000000001': { balance: '0x5' } } })));
+    state = applyAll(state, asLog(block.flashblock([txs[1]!, txs[2]!])));
+    const pending = latestPending(state)!;
+    expect(pending.number).toBe(10n);
+    expect(pending.index).toBe(1);
+    expect(pending.transactions.map((tx) => tx.hash)).toEqual(txs.map((tx) => tx.hash));
+    expect(pending.receipts.map((receipt) => receipt.transactionHash)).toEqual(txs.map((tx) => tx.hash));
+    expect(pending.logs.map((log) => log.logIndex)).toEqual(['0x0', '0x1', '0x2']);
+    expect(pendingAccount(state, '0xabcdef0000000000000000000000000000000001')?.balance).toBe('0x5');
+    expect(findPendingTransaction(state, txs[2]!.hash.toUpperCase().replace('0X', '0x'))?.position).toBe(2);
+  });
+
+  it('emits as change the new logs of the latest flashblock only', async () => {
+    const txs = await signedTransfers(3);
+    const block = blockBuilder(11n);
+    let state = applyAll(initialViewState(), asLog(block.flashblock([txs[0]!])));
+    const [blockRecord] = asLog(block.flashblock([txs[1]!, txs[2]!]));
+    state = apply(state, { type: 'record', record: blockRecord! });
+    expect(state.change.type).toBe('flashblock');
+    if (state.change.type !== 'flashblock') return;
+    expect(state.change.firstNew).toBe(1);
+    expect(state.change.newLogs.map((log) => log.transactionHash)).toEqual([txs[1]!.hash, txs[2]!.hash]);
+  });
+
+  it('drops a block once sealed, and converges whatever the interleaving of topics', async () => {
+    const txs = await signedTransfers(4);
+    const a = blockBuilder(100n);
+    const b = blockBuilder(101n);
+    const blocks = [...a.flashblock([txs[0]!]), ...a.flashblock([txs[1]!]), ...b.flashblock([txs[2]!]), ...b.flashblock([txs[3]!])];
+    const chain = [chainRecord({ type: 'sealed', blockNumber: '0x64', blockHash: `0x${'ab'.repeat(32)}`, transactions: [txs[0]!.hash, txs[1]!.hash] })];
+    const interleaved = asLog([...blocks.slice(0, 4), ...chain, ...blocks.slice(4)]);
+    const topicByTopic = [...interleaved.filter((r) => r.topic === topics.chain), ...interleaved.filter((r) => r.topic !== topics.chain)];
+    const blocksFirst = [...interleaved.filter((r) => r.topic !== topics.chain), ...interleaved.filter((r) => r.topic === topics.chain)];
+    const results = [interleaved, topicByTopic, blocksFirst].map((records) => applyAll(initialViewState(), records));
+    for (const state of results) {
+      expect(state.canonical).toBe(100n);
+      expect(state.blocks.map((block) => block.number)).toEqual([101n]);
+      expect(state.blocks[0]!.transactions.map((tx) => tx.hash)).toEqual([txs[2]!.hash, txs[3]!.hash]);
+      expect(state.offsets[`${topics.chain}/0`]).toBeDefined();
+    }
+    // A head seen at the upstream has the same effect.
+    const headed = apply(applyAll(initialViewState(), asLog(blocks)), { type: 'head', blockNumber: 100n });
+    expect(headed.blocks.map((block) => block.number)).toEqual([101n]);
+  });
+
+  it('on a reorg withdraws the logs of the dropped transactions with removed: true', async () => {
+    const txs = await signedTransfers(3);
+    const block = blockBuilder(200n);
+    let state = applyAll(initialViewState(), asLog([...block.flashblock([txs[0]!, txs[1]!]), ...block.flashblock([txs[2]!])]));
+    state = applyAll(state, asLog([chainRecord({
+      type: 'reorg', blockNumber: '0xc8', blockHash: `0x${'cd'.repeat(32)}`, transactions: [txs[0]!.hash], removedTransactions: [txs[1]!.hash, txs[2]!.hash],
+    })]));
+    expect(state.change.type).toBe('removed');
+    if (state.change.type !== 'removed') return;
+    expect(state.change.logs.map((log) => [log.transactionHash, log.removed])).toEqual([[txs[1]!.hash, true], [txs[2]!.hash, true]]);
+    expect(state.blocks).toEqual([]);
+  });
+
+  it('keeps at most 3 pending blocks, the newest', async () => {
+    const txs = await signedTransfers(5);
+    let state = initialViewState();
+    for (let i = 0; i < 5; i++) state = applyAll(state, asLog(blockBuilder(300n + BigInt(i)).flashblock([txs[i]!])));
+    expect(state.blocks.map((block) => block.number)).toEqual([302n, 303n, 304n]);
+  });
+
+  it('a new payload for the same block (index 0 again) replaces it; a duplicate flashblock is ignored', async () => {
+    const txs = await signedTransfers(3);
+    const first = blockBuilder(400n);
+    const fb0 = asLog(first.flashblock([txs[0]!]));
+    const fb1 = asLog(first.flashblock([txs[1]!]));
+    let state = applyAll(initialViewState(), [...fb0, ...fb1, ...fb1]);
+    expect(state.blocks[0]!.transactions).toHaveLength(2);
+    const rebuilt = blockBuilder(400n, { payloadId: '0x00000000000000ff' });
+    state = applyAll(state, asLog(rebuilt.flashblock([txs[2]!])));
+    expect(state.blocks[0]!.transactions.map((tx) => tx.hash)).toEqual([txs[2]!.hash]);
+    expect(state.blocks[0]!.logs.map((log) => log.transactionHash)).toEqual([txs[2]!.hash]);
+  });
+
+  it('rejects invalid records by schema, naming the field, and keeps going', () => {
+    const bad: LogRecord = { topic: topics.blocks, partition: 0, offset: 7n, key: '1', value: JSON.stringify({ v: 1, blockNumber: 'seven' }), timestamp: 0 };
+    const notJson: LogRecord = { ...bad, offset: 8n, value: '{' };
+    const state = applyAll(initialViewState(), [bad, notJson]);
+    expect(state.invalid).toBe(2);
+    expect(applyAll(initialViewState(), [bad]).lastInvalid).toMatch(/flashlog\.blocks@7: blockNumber: /);
+    expect(state.offsets[`${topics.blocks}/0`]).toBe(9n);
+  });
+
+  it('merges the pending state of an account across pending blocks, newest first', async () => {
+    const txs = await signedTransfers(2);
+    const account = '0x00000000000000000000000000000000000000aa';
+    const slot1 = `0x${'0'.repeat(63)}1`;
+    const slot2 = `0x${'0'.repeat(63)}2`;
+    let state = applyAll(initialViewState(), asLog(blockBuilder(500n).flashblock([txs[0]!], { stateDiff: { [account]: { balance: '0x1', nonce: '0x1', storage: { [slot1]: `0x${'1'.repeat(64)}` } } } })));
+    state = applyAll(state, asLog(blockBuilder(501n).flashblock([txs[1]!], { stateDiff: { [account]: { balance: '0x2', storage: { [slot2]: `0x${'2'.repeat(64)}` } } } })));
+    expect(pendingAccount(state, account)).toEqual({ balance: '0x2', nonce: '0x1', code: undefined, storage: { [slot1]: `0x${'1'.repeat(64)}`, [slot2]: `0x${'2'.repeat(64)}` } });
+  });
+});

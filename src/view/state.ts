@@ -1,0 +1,224 @@
+import type { LogRecord } from '../log/port.ts';
+import { topics } from '../log/topics.ts';
+import {
+  blockRecordSchema, chainRecordSchema, logRecordSchema,
+  type AccountDiff, type BlockRecord, type ChainRecord, type PendingHeader, type RpcLog, type RpcReceipt,
+} from '../schemas/records.ts';
+
+/**
+ * The materialized view: the pre-confirmed blocks above the canonical head, as a pure reducer over
+ * the records of flashlog.blocks, flashlog.logs and flashlog.chain (plus canonical head numbers
+ * observed at the upstream). The RPC reads nothing else.
+ *
+ * It is an invariant that the final state does not depend on how records of different topics
+ * interleave: a block record at or below the canonical head is ignored, and a canonical head drops
+ * every block at or below it. So a replay (topic by topic) and the live feed converge.
+ */
+
+/** One pre-confirmed block, as of its latest flashblock. */
+export interface PendingBlock {
+  readonly number: bigint;
+  /** Index of the latest flashblock applied. */
+  readonly index: number;
+  readonly payloadId: string;
+  readonly header: PendingHeader;
+  readonly transactions: readonly { readonly hash: `0x${string}`; readonly raw: `0x${string}` }[];
+  /** Position of each transaction by lower-case hash. */
+  readonly positionByHash: ReadonlyMap<string, number>;
+  /** Receipts of transactions [0, receipts.length); shorter than transactions when no executor ran. */
+  readonly receipts: readonly RpcReceipt[];
+  /** Every log of `receipts`, in block order. */
+  readonly logs: readonly RpcLog[];
+  /** Touched accounts (lower-case address) after the block so far; null when unknown. */
+  readonly stateDiff: Readonly<Record<string, AccountDiff>> | null;
+}
+
+/** What the latest input changed, for subscriptions. Only the delta of the latest flashblock. */
+export type ViewChange =
+  | { readonly type: 'flashblock'; readonly block: PendingBlock; readonly firstNew: number; readonly newLogs: readonly RpcLog[] }
+  | { readonly type: 'removed'; readonly blockNumber: bigint; readonly logs: readonly RpcLog[] }
+  | { readonly type: 'canonical'; readonly blockNumber: bigint }
+  | { readonly type: 'none' };
+
+export interface ViewState {
+  /** Highest canonical block number known (from flashlog.chain or the upstream head); -1n if none. */
+  readonly canonical: bigint;
+  /** Pending blocks above `canonical`, ascending by number, at most `maxPendingBlocks`. */
+  readonly blocks: readonly PendingBlock[];
+  /** Next offset to read per `topic/partition`: what the view has applied. */
+  readonly offsets: Readonly<Record<string, bigint>>;
+  /** Records applied, and records rejected by their schema. */
+  readonly applied: number;
+  readonly invalid: number;
+  /** Last reason a record was rejected, naming the field. */
+  readonly lastInvalid: string | null;
+  readonly change: ViewChange;
+  /** Increments on every input, so observers can tell a new state from a replayed one. */
+  readonly seq: number;
+}
+
+/** Inputs of the reducer: a record of the log, or a canonical head seen at the upstream. */
+export type ViewInput =
+  | { readonly type: 'record'; readonly record: LogRecord }
+  | { readonly type: 'head'; readonly blockNumber: bigint };
+
+export const maxPendingBlocks = 3;
+
+export function initialViewState(): ViewState {
+  return { canonical: -1n, blocks: [], offsets: {}, applied: 0, invalid: 0, lastInvalid: null, change: { type: 'none' }, seq: 0 };
+}
+
+/**
+ * Applies one input. Pure: the same inputs give the same state.
+ * @example const state = records.reduce((s, record) => apply(s, { type: 'record', record }), initialViewState());
+ */
+export function apply(state: ViewState, input: ViewInput): ViewState {
+  const seq = state.seq + 1;
+  if (input.type === 'head') return { ...advanceCanonical(state, input.blockNumber), seq };
+  const { record } = input;
+  const offsets = { ...state.offsets, [`${record.topic}/${record.partition}`]: record.offset + 1n };
+  const base: ViewState = { ...state, offsets, seq, change: { type: 'none' } };
+  let value: unknown;
+  try {
+    value = JSON.parse(record.value);
+  } catch {
+    return invalid(base, `${record.topic}@${record.offset}: value is not JSON`);
+  }
+  if (record.topic === topics.blocks) {
+    const parsed = blockRecordSchema.safeParse(value);
+    if (!parsed.success) return invalid(base, describeIssue(record, parsed.error.issues[0]));
+    return { ...applyBlock(base, parsed.data), applied: state.applied + 1 };
+  }
+  if (record.topic === topics.chain) {
+    const parsed = chainRecordSchema.safeParse(value);
+    if (!parsed.success) return invalid(base, describeIssue(record, parsed.error.issues[0]));
+    return { ...applyChain(base, parsed.data), applied: state.applied + 1 };
+  }
+  if (record.topic === topics.logs) {
+    // Live logs arrive inside their block's receipts; removed logs are derived from the reorg record,
+    // which names the dropped transactions. The log records are still validated and counted.
+    const parsed = logRecordSchema.safeParse(value);
+    if (!parsed.success) return invalid(base, describeIssue(record, parsed.error.issues[0]));
+    return { ...base, applied: state.applied + 1 };
+  }
+  return base;
+}
+
+function invalid(state: ViewState, reason: string): ViewState {
+  return { ...state, invalid: state.invalid + 1, lastInvalid: reason };
+}
+
+function describeIssue(record: LogRecord, issue: { path: readonly PropertyKey[]; message: string } | undefined): string {
+  const where = issue?.path.length ? issue.path.map(String).join('.') : '(root)';
+  return `${record.topic}@${record.offset}: ${where}: ${issue?.message ?? 'invalid'}`;
+}
+
+function applyBlock(state: ViewState, record: BlockRecord): ViewState {
+  const number = BigInt(record.blockNumber);
+  if (number <= state.canonical) return state;
+  const previous = state.blocks.find((block) => block.number === number);
+  // A record for the same block that continues the one we hold extends it; index 0, a rebuild
+  // (firstNew back at 0) or a different payload replaces it.
+  const continues = previous !== undefined && previous.payloadId === record.payloadId && record.firstNew > 0
+    && record.firstNew <= previous.transactions.length && record.index > previous.index;
+  if (previous !== undefined && previous.payloadId === record.payloadId && record.index <= previous.index && record.firstNew > 0) {
+    return state; // a duplicate or an older flashblock of the block we hold
+  }
+  const keptReceipts = continues ? previous.receipts.slice(0, record.firstNew) : [];
+  const newReceipts = record.receipts ?? [];
+  // Receipts are only kept while they cover a prefix of the transactions.
+  const receipts = keptReceipts.length === record.firstNew ? [...keptReceipts, ...newReceipts] : keptReceipts;
+  const newLogs = keptReceipts.length === record.firstNew ? newReceipts.flatMap((receipt) => receipt.logs) : [];
+  const keptLogs = continues ? previous.logs.filter((log) => Number(log.transactionIndex) < record.firstNew) : [];
+  const positionByHash = new Map<string, number>();
+  record.transactions.forEach((tx, position) => positionByHash.set(tx.hash.toLowerCase(), position));
+  const block: PendingBlock = {
+    number,
+    index: record.index,
+    payloadId: record.payloadId,
+    header: record.header,
+    transactions: record.transactions as PendingBlock['transactions'],
+    positionByHash,
+    receipts,
+    logs: [...keptLogs, ...newLogs],
+    stateDiff: record.stateDiff ? lowerKeys(record.stateDiff) : (continues ? previous.stateDiff : null),
+  };
+  const others = state.blocks.filter((candidate) => candidate.number !== number);
+  const blocks = [...others, block].sort((a, b) => (a.number < b.number ? -1 : 1)).slice(-maxPendingBlocks);
+  return { ...state, blocks, change: { type: 'flashblock', block, firstNew: continues ? record.firstNew : 0, newLogs } };
+}
+
+function lowerKeys(diff: Record<string, AccountDiff>): Record<string, AccountDiff> {
+  const out: Record<string, AccountDiff> = {};
+  for (const [address, account] of Object.entries(diff)) out[address.toLowerCase()] = account;
+  return out;
+}
+
+function applyChain(state: ViewState, record: ChainRecord): ViewState {
+  const number = BigInt(record.blockNumber);
+  if (record.type === 'sealed') return advanceCanonical(state, number);
+  // A reorg: the pre-confirmed logs of the dropped transactions are withdrawn.
+  const block = state.blocks.find((candidate) => candidate.number === number);
+  const dropped = new Set(record.removedTransactions.map((hash) => hash.toLowerCase()));
+  const removed = (block?.logs ?? [])
+    .filter((log) => dropped.has(log.transactionHash.toLowerCase()))
+    .map((log) => ({ ...log, removed: true }));
+  const advanced = advanceCanonical(state, number);
+  return { ...advanced, change: { type: 'removed', blockNumber: number, logs: removed } };
+}
+
+function advanceCanonical(state: ViewState, number: bigint): ViewState {
+  if (number <= state.canonical) return { ...state, change: { type: 'none' } };
+  return {
+    ...state,
+    canonical: number,
+    blocks: state.blocks.filter((block) => block.number > number),
+    change: { type: 'canonical', blockNumber: number },
+  };
+}
+
+/** The latest pre-confirmed block, or undefined when there is none above canonical. */
+export function latestPending(state: ViewState): PendingBlock | undefined {
+  return state.blocks[state.blocks.length - 1];
+}
+
+/** A pending transaction by hash: its block and position. */
+export function findPendingTransaction(state: ViewState, hash: string): { block: PendingBlock; position: number } | undefined {
+  const key = hash.toLowerCase();
+  for (let i = state.blocks.length - 1; i >= 0; i--) {
+    const block = state.blocks[i]!;
+    const position = block.positionByHash.get(key);
+    if (position !== undefined) return { block, position };
+  }
+  return undefined;
+}
+
+/**
+ * The pending state of an account: the latest block's diff that touched it wins (each diff holds
+ * the account's state after that block so far). Storage slots merge newest first.
+ */
+export function pendingAccount(state: ViewState, address: string): AccountDiff | undefined {
+  const key = address.toLowerCase();
+  let found: AccountDiff | undefined;
+  for (let i = state.blocks.length - 1; i >= 0; i--) {
+    const account = state.blocks[i]!.stateDiff?.[key];
+    if (!account) continue;
+    if (!found) {
+      found = { ...account, storage: lowerStorage(account.storage) };
+    } else {
+      found = {
+        balance: found.balance ?? account.balance,
+        nonce: found.nonce ?? account.nonce,
+        code: found.code ?? account.code,
+        storage: { ...lowerStorage(account.storage), ...found.storage },
+      };
+    }
+  }
+  return found;
+}
+
+function lowerStorage(storage: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [slot, word] of Object.entries(storage ?? {})) out[slot.toLowerCase()] = word;
+  return out;
+}

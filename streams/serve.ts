@@ -1,0 +1,103 @@
+import { EMPTY, catchError, distinctUntilChanged, exhaustMap, from, map, timer, type Observable } from 'rxjs';
+import type { Context } from '../src/context.ts';
+import { ConfigError } from '../src/errors.ts';
+import type { Log } from '../src/log/port.ts';
+import { openLog } from '../src/log/open.ts';
+import type { Method } from '../src/rpc/method.ts';
+import { createGateway, type Gateway } from '../src/rpc/server.ts';
+import { createUpstream, type Upstream } from '../src/rpc/upstream.ts';
+import { logSettings, serviceSettings, type Command } from './command.ts';
+import { materialize, type Materialized } from './materialize.ts';
+
+/**
+ * log -> view -> JSON-RPC gateway. The view is replayed before the port opens, so the first answer
+ * is already as of the log's end.
+ */
+export interface Serve {
+  readonly gateway: Gateway;
+  readonly view: Materialized;
+  readonly upstream: Upstream;
+  close(): Promise<void>;
+}
+
+export interface ServeDeps {
+  readonly log: Log;
+  readonly rpcUrl: string;
+  /** Extra or replacing methods (pending execution). */
+  readonly methods?: Readonly<Record<string, Method>>;
+}
+
+export const gatewaySettings = [
+  'rpc', 'rpcTimeoutMs', 'host', 'port', 'public', 'rateLimit', 'maxBodyBytes', 'maxBatch', 'maxConnections',
+  'maxSubscriptions', 'maxBufferedBytes', 'maxLogsRange', 'headPollMs',
+] as const;
+
+/** Canonical head numbers, polled from the upstream (errors skip a tick). */
+export function upstreamHeads$(upstream: Upstream, intervalMs: number): Observable<bigint> {
+  if (intervalMs <= 0) return EMPTY;
+  return timer(0, intervalMs).pipe(
+    exhaustMap(() => from(upstream.call('eth_blockNumber', [])).pipe(catchError(() => EMPTY))),
+    map((value) => BigInt(value as string)),
+    distinctUntilChanged(),
+  );
+}
+
+export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve> {
+  const { config, logger } = ctx;
+  const upstream = createUpstream(deps.rpcUrl, { timeoutMs: config.rpcTimeoutMs });
+  const view = await materialize(ctx, { log: deps.log, heads$: upstreamHeads$(upstream, config.headPollMs) });
+  try {
+    await view.replayed;
+  } catch (error) {
+    await view.close();
+    throw error;
+  }
+  const gateway = await createGateway({
+    host: config.host,
+    port: config.port,
+    view: view.current,
+    states$: view.states$,
+    upstream,
+    logger,
+    metrics: ctx.metrics,
+    public: config.public,
+    rateLimit: config.rateLimit,
+    maxBodyBytes: config.maxBodyBytes,
+    maxBatch: config.maxBatch,
+    maxConnections: config.maxConnections,
+    maxSubscriptions: config.maxSubscriptions,
+    maxBufferedBytes: config.maxBufferedBytes,
+    maxLogsRange: config.maxLogsRange,
+    ...(deps.methods ? { methods: deps.methods } : {}),
+  });
+  logger.info({ url: gateway.url, ws: gateway.wsUrl, upstream: deps.rpcUrl, public: config.public }, 'gateway listening');
+  return {
+    gateway,
+    view,
+    upstream,
+    async close() {
+      await gateway.close();
+      await view.close();
+    },
+  };
+}
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'serve pending JSON-RPC (HTTP + WebSocket) from the view of the log; everything else goes to --rpc',
+  usage: 'flashlog serve --rpc URL [--port 8547] [--public] [--kafka-brokers host:port] [options]',
+  settings: [...serviceSettings, ...logSettings, ...gatewaySettings],
+  longRunning: true,
+  async run(ctx) {
+    if (!ctx.config.rpc) throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL');
+    const log = await openLog(ctx.config, ctx.logger);
+    ctx.shutdown.register('log', () => log.close());
+    const serve = await createServe(ctx, { log, rpcUrl: ctx.config.rpc });
+    ctx.shutdown.register('gateway', () => serve.close());
+    await new Promise<void>((resolve) => {
+      if (ctx.shutdown.signal.aborted) resolve();
+      ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    return 0;
+  },
+};
