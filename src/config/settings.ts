@@ -101,6 +101,21 @@ export const settings = {
   headPollMs: setting({ schema: integer(0), default: '1000', expects: 'milliseconds, 0 to disable', describe: 'how often the gateway asks the upstream for its head (clears pending blocks that became canonical)' }),
   devnet: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'run: start a local devnet in-process and use its feed and RPC' }),
   network: setting({ schema: enumOf(['base-mainnet', 'base-sepolia']).optional(), expects: 'base-mainnet|base-sepolia', describe: "run: use Base's public flashblocks feed and RPC" }),
+
+  // Proofs: prover host, enclave, bridge, prove (issue 6).
+  listen: setting({ schema: z.string().regex(/^(tcp:\/\/[^/]+:\d{1,5}|unix:.+)$/), default: 'tcp://127.0.0.1:8000', expects: 'tcp://host:port or unix:/path', describe: 'enclave: where to listen for host connections' }),
+  enclave: setting({ schema: z.union([z.string(), z.array(z.string())]).transform((value) => (Array.isArray(value) ? value : value.split(',').map((part) => part.trim()).filter(Boolean))).pipe(z.array(z.string().regex(/^(tcp:\/\/[^/]+:\d{1,5}|unix:.+)$/)).min(1)), repeatable: true, default: 'tcp://127.0.0.1:8000', expects: 'tcp://host:port or unix:/path (repeatable)', describe: 'prover-host: an enclave, tried in the order given' }),
+  l1Rpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'prover-host: L1 execution JSON-RPC (L1 head header, signer registry)' }),
+  l1BeaconRpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'prover-host: L1 beacon API (unused in local mode)' }),
+  l2Rpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'prover-host: L2 execution JSON-RPC (headers, message-passer proofs)' }),
+  l2ChainId: setting({ schema: integer(1).optional(), expects: 'a chain id', describe: 'prover-host: L2 chain id (default: asked from the L2 RPC)' }),
+  proverPort: setting({ schema: port, default: '7300', expects: 'a TCP port 0-65535 (0 = any free port)', describe: 'prover-host: JSON-RPC port' }),
+  proverHost: setting({ schema: z.string().min(1), default: '127.0.0.1', expects: 'a host or IP to bind', describe: 'prover-host: bind address' }),
+  timeout: setting({ schema: decimal(0.001), default: '1740', expects: 'seconds', describe: 'proof request timeout (prover-host), or how long prove waits for its reply' }),
+  registry: setting({ schema: address.optional(), expects: '0x-address', describe: 'prover-host: signer registry (isValidSigner) on L1; needs --l1-rpc; required with more than one --enclave' }),
+  proverUrl: setting({ schema: url(['http:', 'https:']), default: 'http://127.0.0.1:7300', expects: 'http:// or https:// URL', describe: 'prover-bridge: the prover host' }),
+  proverConcurrency: setting({ schema: integer(1, 1024), default: '4', expects: 'an integer 1-1024', describe: 'prover-bridge: proof requests in flight at once' }),
+  proveDelayMs: setting({ schema: integer(0), default: '0', expects: 'milliseconds', describe: 'enclave: testing only, hold each Prove this long before answering' }),
 } satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof settings;
