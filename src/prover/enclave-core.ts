@@ -1,0 +1,244 @@
+import { bytesToHex, hexToBytes, keccak256, sha256, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { errorMessage } from '../errors.ts';
+import { configHashes } from './config-hash.ts';
+import { decodeHeader, type DecodedHeader } from './header.ts';
+import { journalDigest } from './journal.ts';
+import { accountStorageRoot } from './mpt.ts';
+import { messagePasserAddress, outputRootV0 } from './output-root.ts';
+import type { EnclaveRequest, EnclaveResponse, Preimage, ProofResult, Proposal } from './protocol.ts';
+import { signDigest } from './signature.ts';
+
+/** Local preimage keys of the boot info (kona `BootInfo`, Base's nitro enclave). */
+export const bootKeys = {
+  l1Head: 1,
+  agreedOutputRoot: 2,
+  claimedOutputRoot: 3,
+  claimedBlockNumber: 4,
+  chainId: 5,
+  proposer: 8,
+  intermediateBlockInterval: 9,
+  l1HeadNumber: 10,
+} as const;
+
+/**
+ * When the L2 header's withdrawalsRoot became the message-passer storage root (Isthmus), by
+ * chain id, as a unix timestamp. Before it (or on a chain not listed) the storage root must come
+ * from an account proof in the preimages.
+ */
+export const isthmusTime: ReadonlyMap<number, number> = new Map([[8453, 1746806401], [84532, 1744905600], [1337, 0]]);
+
+export const zeroHash: Hex = `0x${'00'.repeat(32)}`;
+
+export interface BootInfo {
+  readonly l1Head: Hex;
+  readonly agreedOutputRoot: Hex;
+  readonly claimedOutputRoot: Hex;
+  readonly claimedBlockNumber: number;
+  readonly chainId: number;
+  readonly proposer: Address;
+  readonly intermediateBlockInterval: number;
+  readonly l1HeadNumber: number;
+}
+
+/** A refusal: the enclave answers EnclaveResponse::Error with this text and signs nothing. */
+export class EnclaveRefusal extends Error {
+  override name = 'EnclaveRefusal';
+}
+
+export interface EnclaveCore {
+  readonly signerAddress: Address;
+  /** 65-byte SEC1 uncompressed key, 0x04‖x‖y. */
+  readonly publicKey: Uint8Array;
+  readonly teeImageHash: Hex;
+  handle(request: EnclaveRequest): Promise<EnclaveResponse>;
+}
+
+/** Checks every Keccak256/Sha256 preimage against its key and indexes all of them. */
+export function preimageStore(preimages: readonly Preimage[]) {
+  const byKey = new Map<string, Uint8Array>();
+  preimages.forEach(({ key, value }, index) => {
+    if (key.type === 'keccak256' || key.type === 'sha256') {
+      const digest = hexToBytes(key.type === 'keccak256' ? keccak256(value) : sha256(value));
+      if (bytesToHex(digest.slice(1)) !== bytesToHex(key.data)) {
+        throw new EnclaveRefusal(`preimage ${index} (${key.type}): value does not hash to its key`);
+      }
+    }
+    byKey.set(`${key.type}:${bytesToHex(key.data)}`, value);
+  });
+  return {
+    local: (id: number) => {
+      const data = new Uint8Array(31);
+      new DataView(data.buffer).setBigUint64(23, BigInt(id), false);
+      return byKey.get(`local:${bytesToHex(data)}`);
+    },
+    keccak: (hash: Hex) => byKey.get(`keccak256:${bytesToHex(hexToBytes(hash).slice(1))}`),
+    /** Every keccak preimage, for scanning (headers). */
+    keccakValues: () => [...byKey.entries()].filter(([k]) => k.startsWith('keccak256:')).map(([, v]) => v),
+  };
+}
+export type PreimageStore = ReturnType<typeof preimageStore>;
+
+export function loadBootInfo(store: PreimageStore): BootInfo {
+  const fixed = (id: number, name: string, length: number, optional = false): Uint8Array | undefined => {
+    const value = store.local(id);
+    if (value === undefined) {
+      if (optional) return undefined;
+      throw new EnclaveRefusal(`boot info: local key ${id} (${name}) is missing`);
+    }
+    if (value.length !== length) throw new EnclaveRefusal(`boot info: local key ${id} (${name}) has ${value.length} bytes, expected ${length}`);
+    return value;
+  };
+  const u64 = (id: number, name: string, optional = false) => {
+    const value = fixed(id, name, 8, optional);
+    if (!value) return 0;
+    const n = new DataView(value.buffer, value.byteOffset, 8).getBigUint64(0, false);
+    if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw new EnclaveRefusal(`boot info: ${name} ${n} is too large`);
+    return Number(n);
+  };
+  const proposer = fixed(bootKeys.proposer, 'proposer', 20, true);
+  return {
+    l1Head: bytesToHex(fixed(bootKeys.l1Head, 'l1 head', 32)!),
+    agreedOutputRoot: bytesToHex(fixed(bootKeys.agreedOutputRoot, 'agreed output root', 32)!),
+    claimedOutputRoot: bytesToHex(fixed(bootKeys.claimedOutputRoot, 'claimed output root', 32)!),
+    claimedBlockNumber: u64(bootKeys.claimedBlockNumber, 'claimed block number'),
+    chainId: u64(bootKeys.chainId, 'chain id'),
+    proposer: (proposer ? bytesToHex(proposer) : `0x${'00'.repeat(20)}`) as Address,
+    intermediateBlockInterval: u64(bootKeys.intermediateBlockInterval, 'intermediate block interval', true),
+    l1HeadNumber: u64(bootKeys.l1HeadNumber, 'l1 head number', true),
+  };
+}
+
+interface BlockRoot {
+  readonly number: number;
+  readonly outputRoot: Hex;
+}
+
+/**
+ * Local mode's check in place of derivation and execution: the L2 headers from the agreed head to
+ * the claimed block, linked by hash, each with its output root recomputed from hash-verified data.
+ * Returns the output root of every block after the agreed one.
+ */
+export function verifyOutputRoots(boot: BootInfo, store: PreimageStore): BlockRoot[] {
+  const agreed = store.keccak(boot.agreedOutputRoot);
+  if (!agreed || agreed.length !== 128) throw new EnclaveRefusal(`agreed output root ${boot.agreedOutputRoot}: its 128-byte preimage is missing`);
+  if (agreed.slice(0, 32).some((byte) => byte !== 0)) throw new EnclaveRefusal('agreed output root: unsupported output root version');
+  const agreedHash = bytesToHex(agreed.slice(96, 128));
+  const headerOf = (hash: Hex, what: string): DecodedHeader => {
+    const rlp = store.keccak(hash);
+    if (!rlp) throw new EnclaveRefusal(`${what}: header ${hash} is missing from the preimages`);
+    return decodeHeader(rlp, what);
+  };
+  const agreedHeader = headerOf(agreedHash, 'agreed L2 head');
+  if (bytesToHex(agreed.slice(32, 64)) !== agreedHeader.stateRoot) throw new EnclaveRefusal('agreed output root: state root differs from the agreed header');
+  if (boot.claimedBlockNumber <= agreedHeader.number) {
+    throw new EnclaveRefusal(`claimed block ${boot.claimedBlockNumber} is not after the agreed block ${agreedHeader.number}`);
+  }
+  // Children by parent hash, among the hash-verified header preimages.
+  const children = new Map<Hex, DecodedHeader[]>();
+  for (const value of store.keccakValues()) {
+    let header: DecodedHeader;
+    try { header = decodeHeader(value); } catch { continue; }
+    const list = children.get(header.parentHash) ?? [];
+    list.push(header);
+    children.set(header.parentHash, list);
+  }
+  const isthmus = isthmusTime.get(boot.chainId);
+  const roots: BlockRoot[] = [];
+  let parent = agreedHeader;
+  for (let number = agreedHeader.number + 1; number <= boot.claimedBlockNumber; number++) {
+    const candidates = (children.get(parent.hash) ?? []).filter((header) => header.number === number);
+    if (candidates.length !== 1) {
+      throw new EnclaveRefusal(`L2 block ${number}: ${candidates.length === 0 ? 'no header' : `${candidates.length} headers`} with parent ${parent.hash} in the preimages`);
+    }
+    const header = candidates[0]!;
+    let storageRoot: Hex | undefined;
+    if (isthmus !== undefined && header.timestamp >= isthmus) {
+      storageRoot = header.withdrawalsRoot;
+      if (!storageRoot || storageRoot.length !== 66) throw new EnclaveRefusal(`L2 block ${number}: Isthmus header without withdrawalsRoot`);
+    } else {
+      storageRoot = accountStorageRoot(header.stateRoot, messagePasserAddress, (hash) => store.keccak(hash));
+      if (!storageRoot) throw new EnclaveRefusal(`L2 block ${number}: message-passer account proof is missing from the preimages`);
+    }
+    roots.push({ number, outputRoot: outputRootV0(header.stateRoot, storageRoot, header.hash) });
+    parent = header;
+  }
+  const last = roots[roots.length - 1]!;
+  if (last.outputRoot !== boot.claimedOutputRoot) {
+    throw new EnclaveRefusal(`output root mismatch at L2 block ${last.number}: computed ${last.outputRoot}, claimed ${boot.claimedOutputRoot}`);
+  }
+  return roots;
+}
+
+/**
+ * The local-mode enclave: a signer key held in memory (from a CSPRNG unless one is given),
+ * teeImageHash = 0 because there is no security module to measure the image.
+ */
+export function createEnclaveCore(options: { privateKey: Hex }): EnclaveCore {
+  const account = privateKeyToAccount(options.privateKey);
+  const teeImageHash = zeroHash;
+
+  async function prove(preimages: readonly Preimage[]): Promise<ProofResult> {
+    const store = preimageStore(preimages);
+    const boot = loadBootInfo(store);
+    const configHash = configHashes.get(boot.chainId);
+    if (!configHash) throw new EnclaveRefusal(`UnsupportedChain: no config hash for L2 chain id ${boot.chainId}`);
+    const roots = verifyOutputRoots(boot, store);
+    const proposals: Proposal[] = [];
+    let prev = boot.agreedOutputRoot;
+    for (const root of roots) {
+      const journal = {
+        proposer: boot.proposer, l1OriginHash: boot.l1Head, prevOutputRoot: prev, startingL2Block: root.number - 1,
+        outputRoot: root.outputRoot, endingL2Block: root.number, intermediateRoots: [], configHash, teeImageHash,
+      };
+      proposals.push({
+        outputRoot: root.outputRoot, signature: await signDigest(journalDigest(journal), options.privateKey),
+        l1OriginHash: boot.l1Head, l1OriginNumber: boot.l1HeadNumber, l2BlockNumber: root.number, prevOutputRoot: prev, configHash,
+      });
+      prev = root.outputRoot;
+    }
+    if (proposals.length === 0) throw new EnclaveRefusal('EmptyProposals');
+    if (proposals.length === 1) return { type: 'tee', aggregateProposal: proposals[0]!, proposals };
+    const interval = boot.intermediateBlockInterval;
+    if (interval === 0) throw new EnclaveRefusal('InvalidInterval: intermediate block interval is 0');
+    const intermediateRoots = intermediateRootsOf(proposals, interval);
+    const first = proposals[0]!;
+    const last = proposals[proposals.length - 1]!;
+    const aggregateJournal = {
+      proposer: boot.proposer, l1OriginHash: boot.l1Head, prevOutputRoot: boot.agreedOutputRoot, startingL2Block: first.l2BlockNumber - 1,
+      outputRoot: last.outputRoot, endingL2Block: last.l2BlockNumber, intermediateRoots, configHash, teeImageHash,
+    };
+    const aggregateProposal: Proposal = {
+      outputRoot: last.outputRoot, signature: await signDigest(journalDigest(aggregateJournal), options.privateKey),
+      l1OriginHash: boot.l1Head, l1OriginNumber: boot.l1HeadNumber, l2BlockNumber: last.l2BlockNumber,
+      prevOutputRoot: boot.agreedOutputRoot, configHash,
+    };
+    return { type: 'tee', aggregateProposal, proposals };
+  }
+
+  return {
+    signerAddress: account.address,
+    publicKey: hexToBytes(account.publicKey),
+    teeImageHash,
+    async handle(request) {
+      try {
+        switch (request.type) {
+          case 'signerPublicKey':
+            return { type: 'signerPublicKey', publicKey: hexToBytes(account.publicKey) };
+          case 'signerAttestation':
+            return { type: 'error', message: 'attestation unavailable: no Nitro security module (local mode)' };
+          case 'prove':
+            return { type: 'prove', result: await prove(request.preimages) };
+        }
+      } catch (error) {
+        return { type: 'error', message: errorMessage(error) };
+      }
+    },
+  };
+}
+
+/** The aggregate's intermediate roots, as the verifier and the proposer sample them. */
+export function intermediateRootsOf(proposals: readonly Proposal[], interval: number): Hex[] {
+  if (interval <= 0) return [];
+  return Array.from({ length: Math.floor(proposals.length / interval) }, (_, i) => proposals[(i + 1) * interval - 1]!.outputRoot);
+}

@@ -1,0 +1,103 @@
+import { concat, hexToBytes, keccak256, numberToHex, type Hex } from 'viem';
+import { z } from 'zod';
+import { FlashlogError } from '../errors.ts';
+import { bootKeys, isthmusTime } from './enclave-core.ts';
+import { headerRlpFromRpc, rpcHeaderSchema, type RpcHeader } from './header.ts';
+import { messagePasserAddress } from './output-root.ts';
+import { digestKey, localKey, type Preimage } from './protocol.ts';
+import type { ProofRequest } from './request.ts';
+
+/** Raw JSON-RPC: the method's result as JSON, or a thrown error naming the endpoint. */
+export type RpcCall = (method: string, params: readonly unknown[]) => Promise<unknown>;
+
+export interface WitnessSources {
+  readonly l1: RpcCall;
+  readonly l2: RpcCall;
+  readonly l2ChainId: number;
+  /** Blocks fetched at once. */
+  readonly concurrency?: number;
+  readonly signal?: AbortSignal;
+}
+
+const proofSchema = z.object({ storageHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/), accountProof: z.array(z.string().regex(/^0x[0-9a-fA-F]*$/)) });
+
+/**
+ * Collects the hash-keyed preimages local mode needs for one request, walking the L1 and L2 RPCs:
+ *   - the L1 head header (keccak-keyed RLP)
+ *   - the L2 headers from the agreed head to the claimed block (keccak-keyed RLP), parent-linked
+ *   - the message-passer account proof (state-trie nodes) for blocks whose header predates Isthmus
+ *   - the agreed output root's 128-byte preimage
+ *   - the boot local keys 1-5 and 8-10
+ * Each header is rebuilt from its JSON fields and must hash to the block hash, or the request fails.
+ */
+export async function collectWitness(request: ProofRequest, sources: WitnessSources): Promise<Preimage[]> {
+  const preimages = new Map<Hex, Preimage>();
+  const addKeccak = (value: Hex) => {
+    const hash = keccak256(value);
+    preimages.set(hash, { key: digestKey('keccak256', hash), value: hexToBytes(value) });
+  };
+  const header = async (rpc: RpcCall, method: string, param: Hex, chain: string): Promise<RpcHeader | undefined> => {
+    if (sources.signal?.aborted) throw new FlashlogError('WITNESS_ABORTED', 'witness collection aborted');
+    const raw = await rpc(method, [param, false]);
+    if (raw === null || raw === undefined) return undefined;
+    const parsed = rpcHeaderSchema.safeParse(raw);
+    if (!parsed.success) throw new FlashlogError('WITNESS_RPC', `${chain} ${method}(${param}): ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`);
+    return parsed.data;
+  };
+  const l1Head = await header(sources.l1, 'eth_getBlockByHash', request.l1Head, 'L1');
+  if (!l1Head) throw new FlashlogError('WITNESS_MISSING', `L1 head ${request.l1Head} not found on the L1 RPC`);
+  addKeccak(headerRlpFromRpc(l1Head, `L1 head ${request.l1Head}`));
+
+  const agreed = await header(sources.l2, 'eth_getBlockByHash', request.agreedL2HeadHash, 'L2');
+  if (!agreed) throw new FlashlogError('WITNESS_MISSING', `agreed L2 head ${request.agreedL2HeadHash} not found on the L2 RPC`);
+  const agreedNumber = Number(BigInt(agreed.number));
+  if (request.claimedL2BlockNumber <= agreedNumber) {
+    throw new FlashlogError('WITNESS_RANGE', `claimed L2 block ${request.claimedL2BlockNumber} is not after the agreed L2 head ${agreedNumber}`);
+  }
+  const isthmus = isthmusTime.get(sources.l2ChainId);
+  const storageRootOf = async (block: RpcHeader): Promise<Hex> => {
+    if (isthmus !== undefined && Number(BigInt(block.timestamp)) >= isthmus && block.withdrawalsRoot) return block.withdrawalsRoot as Hex;
+    const raw = await sources.l2('eth_getProof', [messagePasserAddress, [], block.number]);
+    const proof = proofSchema.safeParse(raw);
+    if (!proof.success) throw new FlashlogError('WITNESS_RPC', `L2 eth_getProof(${messagePasserAddress}) at block ${Number(BigInt(block.number))}: ${proof.error.issues[0]!.message}`);
+    for (const node of proof.data.accountProof) addKeccak(node as Hex);
+    return proof.data.storageHash as Hex;
+  };
+
+  const numbers = Array.from({ length: request.claimedL2BlockNumber - agreedNumber }, (_, i) => agreedNumber + 1 + i);
+  const blocks: RpcHeader[] = new Array(numbers.length);
+  const concurrency = sources.concurrency ?? 8;
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(concurrency, numbers.length) }, async () => {
+    while (next < numbers.length) {
+      const index = next++;
+      const block = await header(sources.l2, 'eth_getBlockByNumber', numberToHex(numbers[index]!), 'L2');
+      if (!block) throw new FlashlogError('WITNESS_MISSING', `L2 block ${numbers[index]} not found on the L2 RPC`);
+      blocks[index] = block;
+    }
+  }));
+  let parent = agreed;
+  for (const block of [agreed, ...blocks]) {
+    if (block !== agreed && block.parentHash.toLowerCase() !== parent.hash.toLowerCase()) {
+      throw new FlashlogError('WITNESS_REORG', `L2 block ${Number(BigInt(block.number))} does not follow ${parent.hash}: the L2 RPC changed under the request`);
+    }
+    addKeccak(headerRlpFromRpc(block, `L2 block ${Number(BigInt(block.number))}`));
+    parent = block;
+  }
+  const agreedStorageRoot = await storageRootOf(agreed);
+  for (const block of blocks) await storageRootOf(block);
+  addKeccak(concat([`0x${'00'.repeat(32)}`, agreed.stateRoot as Hex, agreedStorageRoot, agreed.hash as Hex]));
+
+  const u64 = (value: number) => hexToBytes(numberToHex(value, { size: 8 }));
+  const locals: [number, Uint8Array][] = [
+    [bootKeys.l1Head, hexToBytes(request.l1Head)],
+    [bootKeys.agreedOutputRoot, hexToBytes(request.agreedL2OutputRoot)],
+    [bootKeys.claimedOutputRoot, hexToBytes(request.claimedL2OutputRoot)],
+    [bootKeys.claimedBlockNumber, u64(request.claimedL2BlockNumber)],
+    [bootKeys.chainId, u64(sources.l2ChainId)],
+    [bootKeys.proposer, hexToBytes(request.proposer)],
+    [bootKeys.intermediateBlockInterval, u64(request.intermediateBlockInterval)],
+    [bootKeys.l1HeadNumber, u64(request.l1HeadNumber)],
+  ];
+  return [...locals.map(([id, value]) => ({ key: localKey(id), value })), ...preimages.values()];
+}

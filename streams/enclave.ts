@@ -1,0 +1,41 @@
+import { generatePrivateKey } from 'viem/accounts';
+import { createEnclaveCore } from '../src/prover/enclave-core.ts';
+import { serveEnclave } from '../src/prover/enclave-server.ts';
+import { formatEndpoint, parseEndpoint } from '../src/prover/transport.ts';
+import { ConfigError, errorMessage } from '../src/errors.ts';
+import { serviceSettings, type Command } from './command.ts';
+
+/**
+ * `flashlog enclave`: a local-mode enclave. No security module here: teeImageHash is zero, the
+ * signer key comes from a CSPRNG at start and lives only in memory; only its address is logged.
+ * Prove checks the claimed output root against hash-verified headers; it does not re-derive
+ * the blocks from L1.
+ */
+export const enclaveCommand: Command = {
+  name: 'enclave',
+  summary: 'a local-mode TEE enclave (frames over TCP or a Unix socket)',
+  usage: 'flashlog enclave [--listen tcp://127.0.0.1:8000 | unix:/path]',
+  settings: [...serviceSettings, 'listen', 'proveDelayMs'],
+  longRunning: true,
+  async run(ctx) {
+    let endpoint;
+    try {
+      endpoint = parseEndpoint(ctx.config.listen);
+    } catch (error) {
+      throw new ConfigError(`--listen (FLASHLOG_LISTEN): ${errorMessage(error)}`);
+    }
+    const core = createEnclaveCore({ privateKey: generatePrivateKey() });
+    const delayMs = ctx.config.proveDelayMs;
+    const handled = delayMs > 0
+      ? { ...core, handle: async (request: Parameters<typeof core.handle>[0]) => {
+        if (request.type === 'prove') await new Promise((resolve) => setTimeout(resolve, delayMs));
+        return core.handle(request);
+      } }
+      : core;
+    const server = await serveEnclave(handled, { endpoint, logger: ctx.logger });
+    ctx.shutdown.register('enclave', () => server.close());
+    ctx.logger.info({ listen: formatEndpoint(server.endpoint), signer: core.signerAddress, teeImageHash: core.teeImageHash, mode: 'local' }, 'enclave listening');
+    await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+    return 0;
+  },
+};
