@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { brotliCompressSync, constants } from 'node:zlib';
 import { initialSequencerState, step, type SequencerState } from '../src/chain/sequencer.ts';
 import { decodeFrame } from '../src/wire/frame.ts';
+import { sharedPath } from '../test/helpers/shared.ts';
 
 /**
  * Decode + sequence + assemble throughput on one core: the real Base Sepolia sequence (11
@@ -9,7 +10,7 @@ import { decodeFrame } from '../src/wire/frame.ts';
  * binary frames (Base's public feed) and as text frames. Target: >= 5,000 flashblocks/s.
  */
 export async function run(): Promise<Record<string, unknown>[]> {
-  const messages = JSON.parse(readFileSync(new URL('../../shared/fixtures/flashblocks/base-sepolia-33439826.json', import.meta.url), 'utf8')) as Record<string, unknown>[];
+  const messages = JSON.parse(readFileSync(sharedPath('fixtures/flashblocks/base-sepolia-33439826.json'), 'utf8')) as Record<string, unknown>[];
   const texts: string[] = [];
   for (let block = 0; block < 100; block++) {
     const number = 33439826 + block;

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { sharedPath } from '../../test/helpers/shared.ts';
 import { flashblockSchema, type Flashblock } from '../schemas/flashblock.ts';
 import { initialSequencerState, step, type SequencerEvent, type SequencerInput, type SequencerState } from './sequencer.ts';
 
 const load = (name: string): Flashblock[] =>
-  (JSON.parse(readFileSync(new URL(`../../../shared/fixtures/flashblocks/${name}`, import.meta.url), 'utf8')) as unknown[])
+  (JSON.parse(readFileSync(sharedPath(`fixtures/flashblocks/${name}`), 'utf8')) as unknown[])
     .map((message) => flashblockSchema.parse(message));
 const sepolia = load('base-sepolia-33439826.json');
 const unichain = load('unichain-sepolia-35535698.json');

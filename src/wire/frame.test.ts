@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { brotliCompressSync, constants } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { sharedPath } from '../../test/helpers/shared.ts';
 import { decodeFrame } from './frame.ts';
 
-const sepolia = JSON.parse(readFileSync(new URL('../../../shared/fixtures/flashblocks/base-sepolia-33439826.json', import.meta.url), 'utf8')) as object[];
+const sepolia = JSON.parse(readFileSync(sharedPath('fixtures/flashblocks/base-sepolia-33439826.json'), 'utf8')) as object[];
 const brotli = (text: string) => brotliCompressSync(Buffer.from(text), {
   params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_LGWIN]: 22 },
 });
@@ -47,7 +48,7 @@ describe('decodeFrame', () => {
 });
 
 describe('metadata eras', () => {
-  const load = (name: string) => JSON.parse(readFileSync(new URL(`../../../shared/fixtures/flashblocks/${name}`, import.meta.url), 'utf8')) as unknown;
+  const load = (name: string) => JSON.parse(readFileSync(sharedPath(`fixtures/flashblocks/${name}`), 'utf8')) as unknown;
   it('normalises era A externally tagged receipts to a type', () => {
     const messages = load('unichain-sepolia-35535698-with-receipts.json') as object[];
     const decoded = decodeFrame(JSON.stringify(messages[0]), options);

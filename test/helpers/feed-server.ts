@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, constants } from 'node:zlib';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { sharedPath } from './shared.ts';
 
 /** A real flashblocks WebSocket server for tests: plays a script to every client that connects. */
 export type FeedStep =
@@ -18,7 +19,7 @@ export interface FeedServer {
   close(): Promise<void>;
 }
 
-export const fixturePath = (name: string) => new URL(`../../../shared/fixtures/flashblocks/${name}`, import.meta.url);
+export const fixturePath = (name: string) => sharedPath(`fixtures/flashblocks/${name}`);
 export const loadFixture = (name: string): Record<string, unknown>[] => {
   const parsed = JSON.parse(readFileSync(fixturePath(name), 'utf8')) as unknown;
   return (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
