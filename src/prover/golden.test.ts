@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { bytesToHex, hexToBytes, keccak256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
+import { sharedPath } from '../../test/helpers/shared.ts';
 import { bincodeReader, bincodeWriter, encodeFrame, frameAccumulator } from '../wire/bincode.ts';
 import { configHashes, marshalPerChainConfig, perChainConfigHash } from './config-hash.ts';
 import { encodeJournal, journalDigest, type Journal } from './journal.ts';
@@ -10,7 +11,7 @@ import { decodeEnclaveRequest, decodeEnclaveResponse, encodeEnclaveRequest, enco
 import { l1ProofBytes, recoverSigner, signDigest } from './signature.ts';
 
 /** Golden values for wire compatibility with Base's Rust prover (see notes/tee-prover.md). */
-const vectors = JSON.parse(readFileSync(new URL('../../../shared/fixtures/tee-prover/vectors.json', import.meta.url), 'utf8')) as {
+const vectors = JSON.parse(readFileSync(sharedPath('fixtures/tee-prover/vectors.json'), 'utf8')) as {
   keys: { anvil0: { private_key: Hex; address: Address; public_key_uncompressed_65: Hex } };
   config_hash: { golden_sample: { input: Record<string, string | number>; marshal_binary: Hex; hash: Hex }; chains: Record<string, string> };
   journal: Record<string, { journal: Hex; journal_len: number; digest: Hex; signature_anvil0: Hex } & Record<string, unknown>>;

@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import { createClient, http, type Address } from 'viem';
+import { ConfigError, errorMessage } from '../src/errors.ts';
+import { chainNames, configHashes } from '../src/prover/config-hash.ts';
+import { createEnclaveClient } from '../src/prover/enclave-client.ts';
+import { createProverHost } from '../src/prover/host.ts';
+import { createSignerRegistry } from '../src/prover/registry.ts';
+import { parseEndpoint } from '../src/prover/transport.ts';
+import { collectWitness, type RpcCall } from '../src/prover/witness.ts';
+import { serviceSettings, type Command } from './command.ts';
+
+const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+const rpc = (url: string, timeoutMs: number): RpcCall => {
+  const client = createClient({ transport: http(url, { timeout: timeoutMs, retryCount: 2 }) });
+  return (method, params) => client.request({ method: method as never, params: params as never });
+};
+
+/**
+ * `flashlog prover-host`: the JSON-RPC prover host in front of one or more enclaves. Startup
+ * resolves the L2 chain (from --l2-chain-id or the L2 RPC) and refuses chains the enclave has no
+ * config hash for. Ctrl-C stops accepting and drains in-flight requests.
+ */
+export const proverHostCommand: Command = {
+  name: 'prover-host',
+  summary: 'the TEE prover host: prover_prove and enclave_* over JSON-RPC, routed across enclaves',
+  usage: 'flashlog prover-host --l1-rpc URL --l2-rpc URL [--enclave tcp://127.0.0.1:8000 ...] [--registry 0x… ] [--prover-port 7300]',
+  settings: [...serviceSettings, 'l1Rpc', 'l1BeaconRpc', 'l2Rpc', 'l2ChainId', 'proverHost', 'proverPort', 'enclave', 'timeout', 'registry', 'rpcTimeoutMs'],
+  longRunning: true,
+  async run(ctx) {
+    const { config, logger } = ctx;
+    if (!config.l1Rpc) throw new ConfigError('--l1-rpc (FLASHLOG_L1_RPC): required, expected an http(s) URL of an L1 execution node');
+    if (!config.l2Rpc) throw new ConfigError('--l2-rpc (FLASHLOG_L2_RPC): required, expected an http(s) URL of an L2 execution node');
+    const endpoints = config.enclave.map((text) => {
+      try { return parseEndpoint(text); } catch (error) { throw new ConfigError(`--enclave (FLASHLOG_ENCLAVE): ${errorMessage(error)}`); }
+    });
+    if (endpoints.length > 1 && !config.registry) {
+      throw new ConfigError(`--registry (FLASHLOG_REGISTRY): required with more than one --enclave (got ${endpoints.length})`);
+    }
+    const l1 = rpc(config.l1Rpc, config.rpcTimeoutMs);
+    const l2 = rpc(config.l2Rpc, config.rpcTimeoutMs);
+    let chainId = config.l2ChainId;
+    if (chainId === undefined) {
+      try {
+        chainId = Number(BigInt(await l2('eth_chainId', []) as string));
+      } catch (error) {
+        throw new ConfigError(`--l2-rpc (FLASHLOG_L2_RPC): cannot read eth_chainId from ${config.l2Rpc}: ${errorMessage(error)}; set --l2-chain-id`);
+      }
+    }
+    if (!configHashes.has(chainId)) {
+      throw new ConfigError(`--l2-chain-id (FLASHLOG_L2_CHAIN_ID): unknown chain ${chainId}, expected one of ${[...chainNames].map(([id, name]) => `${id} (${name})`).join(', ')}`);
+    }
+    const l2ChainId = chainId;
+    const registry = config.registry ? createSignerRegistry({ address: config.registry as Address, l1RpcUrl: config.l1Rpc }) : undefined;
+    const host = createProverHost({
+      enclaves: endpoints.map((endpoint) => createEnclaveClient(endpoint)),
+      registry,
+      witness: (request, signal) => collectWitness(request, { l1, l2, l2ChainId, signal }),
+      timeoutMs: config.timeout * 1000,
+      version,
+      logger,
+      metrics: ctx.metrics,
+    });
+    const { url } = await host.listen(config.proverHost, config.proverPort);
+    ctx.shutdown.register('prover-host', () => host.close());
+    logger.info({ url, chainId: l2ChainId, chain: chainNames.get(l2ChainId), enclaves: config.enclave, registry: config.registry ?? null, timeoutS: config.timeout, version }, 'prover host listening');
+    await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+    return 0;
+  },
+};

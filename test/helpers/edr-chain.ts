@@ -1,0 +1,102 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { concat, hexToBytes, toFunctionSelector, type Address, type Hex } from 'viem';
+
+/**
+ * A local L1 chain: EDR's provider (real EVM, real block hashes) served over JSON-RPC HTTP, with
+ * a tiny signer-registry contract installed at genesis.
+ *
+ * The registry is hand-assembled EVM (no Solidity compiler here). Its runtime:
+ *   isValidSigner(address) -> storage[address] != 0 as bool     (selector 0x8b… from viem)
+ *   any other selector: storage[calldata[4:36]] = calldata[36:68] (test-only setter, no owner)
+ */
+const isValidSignerSelector = toFunctionSelector('isValidSigner(address)');
+export const registryRuntime: Hex = concat([
+  '0x600435', // PUSH1 4 CALLDATALOAD                 [arg]
+  '0x600035' /* PUSH1 0 CALLDATALOAD */, '0x60e01c' /* PUSH1 0xe0 SHR */, // [arg, selector]
+  `0x63${isValidSignerSelector.slice(2)}14` as Hex, // PUSH4 sel EQ  [arg, eq]
+  '0x601857', // PUSH1 0x18 JUMPI                      [arg]
+  '0x6024359055', // PUSH1 0x24 CALLDATALOAD SWAP1 SSTORE  (set storage[arg] = value)
+  '0x00', // STOP
+  '0x5b', // 0x18: JUMPDEST                          [arg]
+  '0x54', // SLOAD                                   [value]
+  '0x15156000526020' /* ISZERO ISZERO PUSH1 0 MSTORE PUSH1 0x20 */, '0x6000f3', // PUSH1 0 RETURN
+]);
+
+export interface EdrChain {
+  readonly url: string;
+  readonly chainId: number;
+  readonly registry: Address;
+  request(method: string, params?: unknown[]): Promise<unknown>;
+  /** Marks a signer valid or not in the registry (hardhat_setStorageAt). */
+  setValidSigner(signer: Address, valid: boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+let context: Promise<{ edr: typeof import('@nomicfoundation/edr'); ctx: InstanceType<typeof import('@nomicfoundation/edr').EdrContext> }> | undefined;
+const edrContext = () => {
+  context ??= (async () => {
+    const edr = await import('@nomicfoundation/edr');
+    const ctx = new edr.EdrContext();
+    await ctx.registerProviderFactory(edr.L1_CHAIN_TYPE, edr.l1ProviderFactory());
+    return { edr, ctx };
+  })();
+  return context;
+};
+
+export async function startEdrChain(options: { chainId?: number } = {}): Promise<EdrChain> {
+  const { edr, ctx } = await edrContext();
+  const chainId = options.chainId ?? 900;
+  const registry: Address = '0x00000000000000000000000000000000000f1a51';
+  const provider = await ctx.createProvider(edr.L1_CHAIN_TYPE, {
+    allowBlocksWithSameTimestamp: false,
+    allowUnlimitedContractSize: false,
+    bailOnCallFailure: false,
+    bailOnTransactionFailure: false,
+    chainId: BigInt(chainId),
+    coinbase: hexToBytes('0x0000000000000000000000000000000000000000'),
+    defaultTransactionGasLimit: 30_000_000n,
+    genesisState: [...edr.l1GenesisState(edr.l1HardforkFromString('prague')), { address: hexToBytes(registry), code: hexToBytes(registryRuntime), balance: 0n, nonce: 1n, storage: [] }],
+    hardfork: 'prague',
+    initialBaseFeePerGas: 1_000_000_000n,
+    minGasPrice: 0n,
+    mining: { autoMine: true, memPool: { order: edr.MineOrdering.Priority } },
+    network: { genesisBlockGasLimit: 30_000_000n },
+    networkId: BigInt(chainId),
+    observability: {},
+    ownedAccounts: [],
+    precompileOverrides: [],
+  }, { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => undefined }, { subscriptionCallback: () => undefined }, new edr.ContractDecoder());
+  let id = 0;
+  const raw = async (body: string): Promise<string> => {
+    const response = await provider.handleRequest(body);
+    return typeof response.data === 'string' ? response.data : JSON.stringify(response.data);
+  };
+  const request = async (method: string, params: unknown[] = []) => {
+    const out = JSON.parse(await raw(JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }))) as { result?: unknown; error?: { message: string } };
+    if (out.error) throw new Error(`EDR ${method}: ${out.error.message}`);
+    return out.result;
+  };
+  // A few blocks so the L1 head is not genesis.
+  for (let i = 0; i < 3; i++) await request('evm_mine');
+  const server: Server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (chunk: Buffer) => { text += chunk.toString('utf8'); });
+    req.on('end', () => {
+      raw(text).then((out) => res.writeHead(200, { 'content-type': 'application/json' }).end(out), (error: unknown) => res.writeHead(500).end(String(error)));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    chainId,
+    registry,
+    request,
+    async setValidSigner(signer, valid) {
+      await request('hardhat_setStorageAt', [registry, `0x${signer.slice(2).toLowerCase().padStart(64, '0')}`, `0x${(valid ? 1 : 0).toString(16).padStart(64, '0')}`]);
+      await request('evm_mine');
+    },
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
