@@ -29,6 +29,8 @@ export interface PendingBlock {
   readonly receipts: readonly RpcReceipt[];
   /** Every log of `receipts`, in block order. */
   readonly logs: readonly RpcLog[];
+  /** The same logs by lower-case emitting address, in block order (address-filtered reads). */
+  readonly logsByAddress: ReadonlyMap<string, readonly RpcLog[]>;
   /** Touched accounts (lower-case address) after the block so far; null when unknown. */
   readonly stateDiff: Readonly<Record<string, AccountDiff>> | null;
 }
@@ -132,6 +134,14 @@ function applyBlock(state: ViewState, record: BlockRecord): ViewState {
   const keptLogs = continues ? previous.logs.filter((log) => Number(log.transactionIndex) < record.firstNew) : [];
   const positionByHash = new Map<string, number>();
   record.transactions.forEach((tx, position) => positionByHash.set(tx.hash.toLowerCase(), position));
+  const logs = [...keptLogs, ...newLogs];
+  const logsByAddress = new Map<string, RpcLog[]>();
+  for (const log of logs) {
+    const key = log.address.toLowerCase();
+    const list = logsByAddress.get(key);
+    if (list) list.push(log);
+    else logsByAddress.set(key, [log]);
+  }
   const block: PendingBlock = {
     number,
     index: record.index,
@@ -140,7 +150,8 @@ function applyBlock(state: ViewState, record: BlockRecord): ViewState {
     transactions: record.transactions as PendingBlock['transactions'],
     positionByHash,
     receipts,
-    logs: [...keptLogs, ...newLogs],
+    logs,
+    logsByAddress,
     stateDiff: record.stateDiff ? lowerKeys(record.stateDiff) : (continues ? previous.stateDiff : null),
   };
   const others = state.blocks.filter((candidate) => candidate.number !== number);

@@ -33,7 +33,7 @@ export async function signedTransfers(count: number, startNonce = 0, to: Hex = '
 
 export interface BlockBuilder {
   /** The records of the next flashblock adding `txs`; the block record first, then one per log. */
-  flashblock(txs: { hash: Hex; raw: Hex }[], options?: { stateDiff?: Record<string, AccountDiff>; logsPerTx?: number }): ProduceRecord[];
+  flashblock(txs: { hash: Hex; raw: Hex }[], options?: { stateDiff?: Record<string, AccountDiff>; logsPerTx?: number; emitters?: readonly Hex[]; data?: () => Hex }): ProduceRecord[];
   readonly number: bigint;
   readonly timestamp: bigint;
   receipts(): RpcReceipt[];
@@ -65,9 +65,9 @@ export function blockBuilder(number: bigint, options: { payloadId?: Hex; timesta
         const logs: RpcLog[] = [];
         for (let l = 0; l < (fbOptions.logsPerTx ?? 1); l++) {
           logs.push({
-            address: emitter,
+            address: fbOptions.emitters?.[(position + l) % fbOptions.emitters.length] ?? emitter,
             topics: [transferTopic, `0x${sender.address.slice(2).toLowerCase().padStart(64, '0')}`],
-            data: numberToHex(position * 10 + l, { size: 32 }),
+            data: fbOptions.data?.() ?? numberToHex(position * 10 + l, { size: 32 }),
             blockNumber: numberToHex(number),
             blockHash: zeroHash,
             blockTimestamp: numberToHex(timestamp),

@@ -1,7 +1,8 @@
 import { numberToHex } from 'viem';
 import { InvalidParamsError } from '../../errors.ts';
 import type { RpcLog } from '../../schemas/records.ts';
-import { blockParam, hashParam, logFilterParam, matchesFilter, objectParam, type BlockParam } from '../params.ts';
+import { blockParam, hashParam, logFilterParam, matchesFilter, objectParam, type BlockParam, type LogFilter } from '../params.ts';
+import type { PendingBlock } from '../../view/state.ts';
 import type { Method, MethodContext } from '../method.ts';
 
 type Log = Record<string, unknown> & { blockNumber?: string; logIndex?: string; blockTimestamp?: string };
@@ -57,7 +58,7 @@ export const eth_getLogs: Method = async (params, ctx) => {
   const pending: RpcLog[] = [];
   for (const block of pendingBlocks) {
     if (block.number < fromNumber || block.number > toNumber) continue;
-    for (const log of block.logs) {
+    for (const log of candidates(block, filter)) {
       if (!matchesFilter(log, filter)) continue;
       const key = `${log.blockNumber}/${log.logIndex}`;
       if (seen.has(key)) continue;
@@ -67,6 +68,14 @@ export const eth_getLogs: Method = async (params, ctx) => {
   }
   return historical.length ? [...historical, ...pending] : pending;
 };
+
+/** The block's logs that may match: by address through the index, else all. In block order. */
+function candidates(block: PendingBlock, filter: LogFilter): readonly RpcLog[] {
+  if (!filter.addresses) return block.logs;
+  if (filter.addresses.size === 1) return block.logsByAddress.get(filter.addresses.values().next().value!) ?? [];
+  const lists = [...filter.addresses].map((address) => block.logsByAddress.get(address) ?? []);
+  return lists.flat().sort((a, b) => Number(BigInt(a.logIndex) - BigInt(b.logIndex)));
+}
 
 const isTag = (param: BlockParam, tag: string): boolean => param.kind === 'tag' && param.tag === tag;
 
