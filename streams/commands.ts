@@ -2,12 +2,16 @@ import type { Command } from './command.ts';
 import { enclaveCommand } from './enclave.ts';
 import { proverHostCommand } from './prover-host.ts';
 import { ingestCommand } from './ingest.ts';
+import { runCommand } from './run.ts';
+import { serveCommand } from './serve.ts';
 import { tailCommand } from './tail.ts';
 
 /** Every CLI command, in the order --help lists them. Add a command here. */
 export const commands: readonly Command[] = [
   enclaveCommand,
   proverHostCommand,
+  runCommand,
   ingestCommand,
+  serveCommand,
   tailCommand,
 ];
