@@ -4,7 +4,7 @@ import { createEmbeddedLog } from '../../src/log/embedded.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics } from '../../src/log/topics.ts';
 import { createServe, type Serve } from '../../streams/serve.ts';
-import { eventually, tempDir, testContext } from '../helpers/context.ts';
+import { eventually, metricValue, tempDir, testContext } from '../helpers/context.ts';
 import { createRpcStub, hang, type RpcStub } from '../helpers/rpc-stub.ts';
 import { blockBuilder, chainRecord, emitter, sender, signedTransfers, transferTopic, zeroHash } from '../helpers/view-records.ts';
 
@@ -323,6 +323,10 @@ describe('restart', () => {
     serve = await startServe();
     const after = await Promise.all(queries.map(([method, params]) => call(method, params)));
     expect(after).toEqual(before);
-    expect(serve.view.current().offsets['flashlog.blocks/0']).toBeGreaterThan(0n);
+    const blocksEnd = (await log.endOffsets('flashlog.blocks'))[0]!.offset;
+    expect(serve.view.current().offsets['flashlog.blocks/0']).toBe(blocksEnd);
+    expect(await metricValue(ctx, 'flashlog_view_applied_offset', { topic: 'flashlog.blocks', partition: '0' })).toBe(Number(blocksEnd));
+    expect(await metricValue(ctx, 'flashlog_view_replay_progress_ratio')).toBe(1);
+    expect(await metricValue(ctx, 'flashlog_view_records_total')).toBeGreaterThan(0);
   });
 });
