@@ -58,9 +58,13 @@ describe('viem against the gateway', () => {
   it('receives pendingLogs over webSocket as flashblocks arrive', async () => {
     const client = createPublicClient({ transport: webSocket(serve.gateway.wsUrl) });
     const received: { transactionHash: string; removed: boolean }[] = [];
-    const { unsubscribe } = await client.transport.subscribe({
+    // viem types eth_subscribe with the standard kinds only; Base's kinds go through the same call.
+    const subscribe = client.transport.subscribe as unknown as (args: {
+      params: unknown[]; onData: (data: { result: { transactionHash: string; removed: boolean } }) => void; onError: (error: unknown) => void;
+    }) => Promise<{ unsubscribe: () => Promise<unknown> }>;
+    const { unsubscribe } = await subscribe({
       params: ['pendingLogs', { address: emitter }],
-      onData: (data: { result: { transactionHash: string; removed: boolean } }) => received.push(data.result),
+      onData: (data) => { received.push(data.result); },
       onError: () => {},
     });
     await log.produce(block.flashblock([txs[1]!, txs[2]!]));
