@@ -97,6 +97,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   };
 
   const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
+    // Browser dapps call the RPC directly: allow any origin, as public Ethereum endpoints do.
+    response.setHeader('access-control-allow-origin', '*');
+    if (request.method === 'OPTIONS') {
+      response.writeHead(204, {
+        'access-control-allow-methods': 'POST, GET, OPTIONS',
+        'access-control-allow-headers': 'content-type',
+        'access-control-max-age': '86400',
+      }).end();
+      return;
+    }
     if (request.method === 'GET' && (request.url === '/healthz' || request.url === '/health')) {
       reply(response, 200, JSON.stringify({ ok: true, blocks: options.view().blocks.length }));
       return;

@@ -75,6 +75,23 @@ describe('view reducer', () => {
     if (state.change.type !== 'removed') return;
     expect(state.change.logs.map((log) => [log.transactionHash, log.removed])).toEqual([[txs[1]!.hash, true], [txs[2]!.hash, true]]);
     expect(state.blocks).toEqual([]);
+    // The same reorg again withdraws nothing more.
+    const again = applyAll(state, asLog([chainRecord({
+      type: 'reorg', blockNumber: '0xc8', blockHash: `0x${'cd'.repeat(32)}`, transactions: [txs[0]!.hash], removedTransactions: [txs[1]!.hash, txs[2]!.hash],
+    })]));
+    expect(again.change).toMatchObject({ type: 'removed', logs: [] });
+  });
+
+  it('withdraws logs on a reorg record that arrives after the upstream head passed the block', async () => {
+    const txs = await signedTransfers(2);
+    const block = blockBuilder(210n);
+    let state = applyAll(initialViewState(), asLog(block.flashblock([txs[0]!, txs[1]!])));
+    state = apply(state, { type: 'head', blockNumber: 211n });
+    expect(state.blocks).toEqual([]);
+    state = applyAll(state, asLog([chainRecord({
+      type: 'reorg', blockNumber: '0xd2', blockHash: `0x${'cd'.repeat(32)}`, transactions: [txs[0]!.hash], removedTransactions: [txs[1]!.hash],
+    })]));
+    expect(state.change).toMatchObject({ type: 'removed', logs: [{ transactionHash: txs[1]!.hash, removed: true }] });
   });
 
   it('keeps at most 3 pending blocks, the newest', async () => {

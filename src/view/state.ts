@@ -47,6 +47,11 @@ export interface ViewState {
   readonly canonical: bigint;
   /** Pending blocks above `canonical`, ascending by number, at most `maxPendingBlocks`. */
   readonly blocks: readonly PendingBlock[];
+  /**
+   * The last blocks dropped because they became canonical (at most `maxPendingBlocks`), so a reorg
+   * record that arrives after the upstream head moved on still finds the logs to withdraw.
+   */
+  readonly dropped: readonly PendingBlock[];
   /** Next offset to read per `topic/partition`: what the view has applied. */
   readonly offsets: Readonly<Record<string, bigint>>;
   /** Records applied, and records rejected by their schema. */
@@ -67,7 +72,7 @@ export type ViewInput =
 export const maxPendingBlocks = 3;
 
 export function initialViewState(): ViewState {
-  return { canonical: -1n, blocks: [], offsets: {}, applied: 0, invalid: 0, lastInvalid: null, change: { type: 'none' }, seq: 0 };
+  return { canonical: -1n, blocks: [], dropped: [], offsets: {}, applied: 0, invalid: 0, lastInvalid: null, change: { type: 'none' }, seq: 0 };
 }
 
 /**
@@ -169,21 +174,26 @@ function applyChain(state: ViewState, record: ChainRecord): ViewState {
   const number = BigInt(record.blockNumber);
   if (record.type === 'sealed') return advanceCanonical(state, number);
   // A reorg: the pre-confirmed logs of the dropped transactions are withdrawn.
-  const block = state.blocks.find((candidate) => candidate.number === number);
+  const block = state.blocks.find((candidate) => candidate.number === number)
+    ?? state.dropped.find((candidate) => candidate.number === number);
   const dropped = new Set(record.removedTransactions.map((hash) => hash.toLowerCase()));
   const removed = (block?.logs ?? [])
     .filter((log) => dropped.has(log.transactionHash.toLowerCase()))
     .map((log) => ({ ...log, removed: true }));
   const advanced = advanceCanonical(state, number);
-  return { ...advanced, change: { type: 'removed', blockNumber: number, logs: removed } };
+  // Withdrawn once: the block is forgotten so a repeated reorg record withdraws nothing more.
+  const forgotten = advanced.dropped.filter((candidate) => candidate.number !== number);
+  return { ...advanced, dropped: forgotten, change: { type: 'removed', blockNumber: number, logs: removed } };
 }
 
 function advanceCanonical(state: ViewState, number: bigint): ViewState {
   if (number <= state.canonical) return { ...state, change: { type: 'none' } };
+  const gone = state.blocks.filter((block) => block.number <= number);
   return {
     ...state,
     canonical: number,
     blocks: state.blocks.filter((block) => block.number > number),
+    dropped: gone.length ? [...state.dropped, ...gone].slice(-maxPendingBlocks) : state.dropped,
     change: { type: 'canonical', blockNumber: number },
   };
 }

@@ -114,6 +114,8 @@ describe('JSON-RPC 2.0 framing', () => {
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.body.error.message).toContain('exceeds the limit of 1048576 bytes');
     expect((await fetch(serve.gateway.url)).status).toBe(405);
+    const preflight = await fetch(serve.gateway.url, { method: 'OPTIONS' });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, '*']);
   });
 });
 
