@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { brotli, loadFixture, startFeedServer, type FeedServer } from '../helpers/feed-server.ts';
+import { eventually, tempDir } from '../helpers/context.ts';
+import { spawnFlashlog, type FlashlogProcess } from '../helpers/flashlog-process.ts';
+import { createRpcStub, type RpcStub } from '../helpers/rpc-stub.ts';
+
+/**
+ * `flashlog run` as a real process: a real flashblocks WebSocket (Base Sepolia block 33439826, 11
+ * flashblocks) -> ingest -> embedded log -> view -> gateway. Then the process is killed (SIGKILL)
+ * and `flashlog serve` over the same data directory gives the same answers.
+ */
+const messages = loadFixture('base-sepolia-33439826.json');
+const blockNumber = 33439826;
+const txCount = messages.reduce((sum, message) => sum + ((message.diff as { transactions: unknown[] }).transactions.length), 0);
+let feed: FeedServer;
+let stub: RpcStub;
+let dir: ReturnType<typeof tempDir>;
+const processes: FlashlogProcess[] = [];
+
+const call = async (url: string, method: string, params: unknown[]) => {
+  const response = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  return ((await response.json()) as { result: any }).result;
+};
+const gatewayUrl = async (process: FlashlogProcess) =>
+  (await process.waitFor((line) => line.msg === 'gateway listening', 30_000)).url as string;
+
+beforeAll(async () => {
+  dir = tempDir();
+  feed = await startFeedServer(() => messages.map((message) => ({ send: brotli(JSON.stringify(message)) })));
+  stub = await createRpcStub({ eth_blockNumber: () => `0x${(blockNumber - 1).toString(16)}`, eth_chainId: () => '0x14a34' });
+});
+
+afterAll(async () => {
+  for (const process of processes) await process.stop('SIGKILL');
+  await feed?.close();
+  await stub?.close();
+  dir?.remove();
+});
+
+describe('flashlog run, then flashlog serve on the same log', () => {
+  it('serves the pre-confirmed block from the feed, and the same after a kill and restart', async () => {
+    const run = spawnFlashlog(['run', '--ws', feed.url, '--rpc', stub.url, '--data-dir', dir.path, '--port', '0', '--metrics-port', '0', '--head-poll-ms', '200']);
+    processes.push(run);
+    const url = await gatewayUrl(run);
+    await run.waitFor((line) => typeof line.text === 'string' && line.text.startsWith('flashlog gateway: http://127.0.0.1:'));
+    const block = await eventually(async () => {
+      const pending = await call(url, 'eth_getBlockByNumber', ['pending', false]);
+      return pending?.number === `0x${blockNumber.toString(16)}` && pending.transactions.length === txCount ? pending : undefined;
+    }, 30_000, 'the pending block of the feed');
+    expect(block.hash).toBe(`0x${'0'.repeat(64)}`);
+    const count = await call(url, 'eth_getBlockTransactionCountByNumber', ['pending']);
+    expect(count).toBe(`0x${txCount.toString(16)}`);
+    expect(await call(url, 'eth_chainId', [])).toBe('0x14a34');
+    await run.stop('SIGKILL');
+
+    const serve = spawnFlashlog(['serve', '--rpc', stub.url, '--data-dir', dir.path, '--port', '0', '--metrics-port', '0', '--head-poll-ms', '200']);
+    processes.push(serve);
+    const servedUrl = await gatewayUrl(serve);
+    expect(await call(servedUrl, 'eth_getBlockByNumber', ['pending', false])).toEqual(block);
+    expect(await call(servedUrl, 'eth_getBlockTransactionCountByNumber', ['pending'])).toBe(count);
+    expect(await serve.stop('SIGTERM')).toBe(0);
+  }, 90_000);
+
+  it('serve without --rpc exits 2 with a message naming the setting', async () => {
+    const serve = spawnFlashlog(['serve', '--data-dir', dir.path, '--port', '0', '--metrics-port', '0']);
+    processes.push(serve);
+    expect(await serve.exited).toBe(2);
+  });
+});
