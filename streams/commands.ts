@@ -1,6 +1,8 @@
 import type { Command } from './command.ts';
 import { enclaveCommand } from './enclave.ts';
 import { proverHostCommand } from './prover-host.ts';
+import { proverBridgeCommand } from './prover-bridge.ts';
+import { proveCommand } from './prove.ts';
 import { ingestCommand } from './ingest.ts';
 import { runCommand } from './run.ts';
 import { serveCommand } from './serve.ts';
@@ -10,6 +12,8 @@ import { tailCommand } from './tail.ts';
 export const commands: readonly Command[] = [
   enclaveCommand,
   proverHostCommand,
+  proverBridgeCommand,
+  proveCommand,
   runCommand,
   ingestCommand,
   serveCommand,

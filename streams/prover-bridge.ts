@@ -1,0 +1,42 @@
+import { openLog } from '../src/log/open.ts';
+import { createProofBridge } from '../src/prover/bridge.ts';
+import { callProverHost } from '../src/prover/host-client.ts';
+import { logSettings, serviceSettings, type Command } from './command.ts';
+
+/**
+ * `flashlog prover-bridge`: flashlog.proofs.requests -> prover host -> flashlog.proofs.replies,
+ * in a consumer group (default `flashlog-prover-bridge`), with --prover-concurrency proofs at once.
+ */
+export const proverBridgeCommand: Command = {
+  name: 'prover-bridge',
+  summary: 'carry proof requests from the log to the prover host and its replies back',
+  usage: 'flashlog prover-bridge [--prover-url http://127.0.0.1:7300] [--prover-concurrency 4] [--timeout 1740] [log options]',
+  settings: [...serviceSettings, ...logSettings, 'group', 'proverUrl', 'proverConcurrency', 'timeout'],
+  longRunning: true,
+  async run(ctx) {
+    const { config, logger } = ctx;
+    const log = await openLog(config, logger);
+    ctx.shutdown.register('log', () => log.close());
+    // The host enforces --timeout itself and answers -32000; the HTTP call waits a little longer.
+    const httpTimeoutMs = config.timeout * 1000 + 30_000;
+    const bridge = createProofBridge({
+      log,
+      group: config.group ?? 'flashlog-prover-bridge',
+      concurrency: config.proverConcurrency,
+      prove: (request, signal) => callProverHost(config.proverUrl, request, { timeoutMs: httpTimeoutMs, signal }),
+      logger,
+      metrics: ctx.metrics,
+    });
+    ctx.shutdown.register('prover-bridge', () => bridge.stop());
+    await bridge.start();
+    logger.info({ prover: config.proverUrl, concurrency: config.proverConcurrency, log: log.kind }, 'prover bridge consuming');
+    const stopped = new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+    try {
+      await Promise.race([bridge.done, stopped]);
+    } catch (error) {
+      logger.error({ err: error }, 'the request stream failed');
+      return 1;
+    }
+    return 0;
+  },
+};
