@@ -191,9 +191,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     wss.handleUpgrade(request, socket, head, (ws) => {
       sockets.add(ws);
       connections.set(sockets.size);
+      const client = request.socket.remoteAddress ?? 'unknown';
       ws.on('message', (data, isBinary) => {
         const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
-        void handleText(text, (call) => dispatch(call, ws), protocolLimits).then((body) => {
+        // Public mode: the same per-client budget as HTTP; over it, every call answers -32005.
+        const limited = options.public && !limiter.take(client, 1);
+        const run = limited
+          ? () => Promise.reject(new JsonRpcError(-32005, `rate limit exceeded: at most ${options.rateLimit} calls per second per client`))
+          : (call: RpcCall) => dispatch(call, ws);
+        void handleText(text, run, protocolLimits).then((body) => {
           if (body !== null && ws.readyState === ws.OPEN) ws.send(body);
         });
       });

@@ -215,6 +215,11 @@ describe('public mode', () => {
       expect(statuses).toContain(429);
       const limited = await rpc(publicServe.gateway.url, { jsonrpc: '2.0', id: 1, method: 'eth_chainId' });
       expect(limited).toMatchObject({ status: 429, body: { error: { code: -32005 } } });
+      // WebSocket calls draw on the same per-client budget.
+      const socket = await openSocket(publicServe.gateway.wsUrl);
+      const answers = await Promise.all(Array.from({ length: 8 }, () => socket.send('eth_chainId', [])));
+      expect(answers.some((answer) => answer.error?.code === -32005)).toBe(true);
+      socket.socket.close();
     } finally {
       await publicServe.close();
     }
