@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidParamsError } from '../errors.ts';
+import { blockParam, logFilterParam, matchesFilter, slotParam } from './params.ts';
+import { createRateLimiter } from './rate-limit.ts';
+import { handleText } from './protocol.ts';
+
+const a = `0x${'a'.repeat(40)}`;
+const b = `0x${'b'.repeat(40)}`;
+const t1 = `0x${'1'.repeat(64)}`;
+const t2 = `0x${'2'.repeat(64)}`;
+
+describe('block parameters', () => {
+  it('takes hex numbers and the five tags, with a default when absent', () => {
+    expect(blockParam('0x1a', 'p')).toEqual({ kind: 'number', number: 26n });
+    for (const tag of ['latest', 'pending', 'safe', 'finalized', 'earliest']) expect(blockParam(tag, 'p')).toEqual({ kind: 'tag', tag });
+    expect(blockParam(undefined, 'p', 'latest')).toEqual({ kind: 'tag', tag: 'latest' });
+  });
+  it('names the parameter, what came and what was expected', () => {
+    expect(() => blockParam('0x01', 'params[0].toBlock')).toThrow(InvalidParamsError);
+    expect(() => blockParam(12, 'params[0].toBlock')).toThrow('params[0].toBlock: expected hex block number or tag (latest, pending, safe, finalized, earliest), got 12');
+    expect(() => blockParam(undefined, 'params[1]')).toThrow('got nothing');
+  });
+  it('pads storage slots to 32 bytes', () => {
+    expect(slotParam('0x1', 'p')).toBe(`0x${'0'.repeat(63)}1`);
+    expect(() => slotParam(`0x${'1'.repeat(65)}`, 'params[1]')).toThrow('params[1]: expected a storage slot');
+  });
+});
+
+describe('log filters', () => {
+  const log = { address: a.toUpperCase().replace('0X', '0x'), topics: [t1, t2] };
+  it('matches addresses any-of and topics per position (null = any, array = any-of)', () => {
+    expect(matchesFilter(log, logFilterParam({ address: [b, a] }, 'f'))).toBe(true);
+    expect(matchesFilter(log, logFilterParam({ address: b }, 'f'))).toBe(false);
+    expect(matchesFilter(log, logFilterParam({ topics: [null, [t1, t2]] }, 'f'))).toBe(true);
+    expect(matchesFilter(log, logFilterParam({ topics: [t2] }, 'f'))).toBe(false);
+    expect(matchesFilter(log, logFilterParam({ topics: [t1, t2, t1] }, 'f'))).toBe(false);
+    expect(matchesFilter(log, logFilterParam({ topics: [[]] }, 'f'))).toBe(true);
+  });
+  it('rejects malformed filters naming the field', () => {
+    expect(() => logFilterParam({ address: [a, '0x12'] }, 'params[0]')).toThrow('params[0].address[1]: expected a 20-byte 0x-hex address, got "0x12"');
+    expect(() => logFilterParam({ topics: 'x' }, 'params[0]')).toThrow('params[0].topics: expected an array of topics');
+    expect(() => logFilterParam({ topics: [null, null, null, null, null] }, 'params[0]')).toThrow('at most 4 positions, got 5');
+  });
+});
+
+describe('rate limiter', () => {
+  it('allows a second of burst, then refills with time, per client', () => {
+    const limiter = createRateLimiter(3);
+    expect([1, 2, 3, 4].map(() => limiter.take('x', 1, 1000))).toEqual([true, true, true, false]);
+    expect(limiter.take('y', 1, 1000)).toBe(true);
+    expect(limiter.take('x', 1, 1400)).toBe(true);
+    expect(limiter.take('x', 2, 1400)).toBe(false);
+  });
+});
+
+describe('JSON-RPC framing', () => {
+  const dispatch = async (call: { method: string; params: unknown }) => {
+    if (call.method === 'boom') throw new Error('kaput');
+    return call.params;
+  };
+  it('answers calls, batches and errors', async () => {
+    expect(JSON.parse((await handleText('{"jsonrpc":"2.0","id":null,"method":"echo","params":[1]}', dispatch, { maxBatch: 2 }))!)).toEqual({ jsonrpc: '2.0', id: null, result: [1] });
+    expect(JSON.parse((await handleText('{"jsonrpc":"2.0","id":2,"method":"boom"}', dispatch, { maxBatch: 2 }))!).error).toEqual({ code: -32603, message: 'internal error: kaput' });
+    expect(JSON.parse((await handleText('{"jsonrpc":"2.0","id":{},"method":"echo"}', dispatch, { maxBatch: 2 }))!).error.code).toBe(-32600);
+    expect(JSON.parse((await handleText('{"jsonrpc":"2.0","id":3,"method":"echo","params":7}', dispatch, { maxBatch: 2 }))!).error.message).toContain('params: expected an array or object');
+    expect(JSON.parse((await handleText('[1,2,3]', dispatch, { maxBatch: 2 }))!).error.message).toContain('batch of 3 calls exceeds the limit of 2');
+    expect(await handleText('[{"jsonrpc":"2.0","method":"echo"}]', dispatch, { maxBatch: 2 })).toBeNull();
+  });
+});
