@@ -57,8 +57,8 @@ export function spawnFlashlog(args: readonly string[], env: Record<string, strin
 }
 
 /** Starts `flashlog enclave` on a free port; resolves once it listens. */
-export async function startEnclaveProcess(extra: readonly string[] = []): Promise<{ process: FlashlogProcess; url: string; signer: string }> {
-  const proc = spawnFlashlog(['enclave', '--listen', 'tcp://127.0.0.1:0', '--no-metrics', ...extra]);
+export async function startEnclaveProcess(extra: readonly string[] = [], listen = 'tcp://127.0.0.1:0'): Promise<{ process: FlashlogProcess; url: string; signer: string }> {
+  const proc = spawnFlashlog(['enclave', '--listen', listen, '--no-metrics', ...extra]);
   const line = await proc.waitFor((l) => l.msg === 'enclave listening');
   return { process: proc, url: String(line.listen), signer: String(line.signer) };
 }
