@@ -1,10 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { concat, hexToBytes, toFunctionSelector, type Address, type Hex } from 'viem';
+import { concat, encodeFunctionData, hexToBytes, numberToHex, parseAbi, toFunctionSelector, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 
 /**
- * A local L1 chain: EDR's provider (real EVM, real block hashes) served over JSON-RPC HTTP, with
- * a tiny signer-registry contract installed at genesis.
+ * A local chain: EDR's provider (real EVM, real block hashes, eth_getProof) served over JSON-RPC
+ * HTTP, with a tiny signer-registry contract deployed by a transaction.
  *
  * The registry is hand-assembled EVM (no Solidity compiler here). Its runtime:
  *   isValidSigner(address) -> storage[address] != 0 as bool     (selector 0x8b… from viem)
@@ -23,12 +24,23 @@ export const registryRuntime: Hex = concat([
   '0x15156000526020' /* ISZERO ISZERO PUSH1 0 MSTORE PUSH1 0x20 */, '0x6000f3', // PUSH1 0 RETURN
 ]);
 
+/** Creation code: copies the runtime into memory and returns it (12-byte constructor). */
+export const registryInitcode: Hex = concat([
+  `0x60${numberToHex(hexToBytes(registryRuntime).length, { size: 1 }).slice(2)}600c60003960${numberToHex(hexToBytes(registryRuntime).length, { size: 1 }).slice(2)}6000f3` as Hex,
+  registryRuntime,
+]);
+const setterAbi = parseAbi(['function setValidSigner(address signer, bool valid)']);
+/** Hardhat/Anvil dev key #9: funded at genesis, deploys and administers the registry. */
+const deployer = privateKeyToAccount('0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6');
+
 export interface EdrChain {
   readonly url: string;
   readonly chainId: number;
   readonly registry: Address;
   request(method: string, params?: unknown[]): Promise<unknown>;
-  /** Marks a signer valid or not in the registry (hardhat_setStorageAt). */
+  /** Sends a signed transaction from the funded deployer account; resolves once mined. */
+  send(tx: { to?: Address; data: Hex }): Promise<void>;
+  /** Marks a signer valid or not in the registry, by a transaction to its setter. */
   setValidSigner(signer: Address, valid: boolean): Promise<void>;
   close(): Promise<void>;
 }
@@ -44,10 +56,15 @@ const edrContext = () => {
   return context;
 };
 
-export async function startEdrChain(options: { chainId?: number } = {}): Promise<EdrChain> {
+export interface GenesisAccount {
+  readonly address: Address;
+  readonly storage?: readonly { index: bigint; value: bigint }[];
+  readonly code?: Hex;
+}
+
+export async function startEdrChain(options: { chainId?: number; genesis?: readonly GenesisAccount[] } = {}): Promise<EdrChain> {
   const { edr, ctx } = await edrContext();
   const chainId = options.chainId ?? 900;
-  const registry: Address = '0x00000000000000000000000000000000000f1a51';
   const provider = await ctx.createProvider(edr.L1_CHAIN_TYPE, {
     allowBlocksWithSameTimestamp: false,
     allowUnlimitedContractSize: false,
@@ -56,7 +73,11 @@ export async function startEdrChain(options: { chainId?: number } = {}): Promise
     chainId: BigInt(chainId),
     coinbase: hexToBytes('0x0000000000000000000000000000000000000000'),
     defaultTransactionGasLimit: 30_000_000n,
-    genesisState: [...edr.l1GenesisState(edr.l1HardforkFromString('prague')), { address: hexToBytes(registry), code: hexToBytes(registryRuntime), balance: 0n, nonce: 1n, storage: [] }],
+    genesisState: [
+      ...edr.l1GenesisState(edr.l1HardforkFromString('prague')),
+      { address: hexToBytes(deployer.address), balance: 10n ** 21n },
+      ...(options.genesis ?? []).map((account) => ({ address: hexToBytes(account.address), nonce: 1n, storage: [...(account.storage ?? [])], ...(account.code ? { code: hexToBytes(account.code) } : {}) })),
+    ],
     hardfork: 'prague',
     initialBaseFeePerGas: 1_000_000_000n,
     minGasPrice: 0n,
@@ -77,7 +98,17 @@ export async function startEdrChain(options: { chainId?: number } = {}): Promise
     if (out.error) throw new Error(`EDR ${method}: ${out.error.message}`);
     return out.result;
   };
-  // A few blocks so the L1 head is not genesis.
+  let nonce = 0;
+  /** Sends a signed transaction from the deployer and waits for its receipt (automine). */
+  const transact = async (tx: { to?: Address; data: Hex }) => {
+    const raw = await deployer.signTransaction({ chainId, type: 'eip1559', nonce: nonce++, gas: 200_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n, ...tx });
+    const hash = await request('eth_sendRawTransaction', [raw]) as Hex;
+    const receipt = await request('eth_getTransactionReceipt', [hash]) as { status: Hex; contractAddress: Address | null };
+    if (receipt.status !== '0x1') throw new Error(`EDR transaction ${hash} reverted`);
+    return receipt;
+  };
+  // The registry is deployed by a real transaction; then a few blocks so the L1 head is not genesis.
+  const registry = (await transact({ data: registryInitcode })).contractAddress!;
   for (let i = 0; i < 3; i++) await request('evm_mine');
   const server: Server = createServer((req, res) => {
     let text = '';
@@ -93,9 +124,11 @@ export async function startEdrChain(options: { chainId?: number } = {}): Promise
     chainId,
     registry,
     request,
+    async send(tx) {
+      await transact(tx);
+    },
     async setValidSigner(signer, valid) {
-      await request('hardhat_setStorageAt', [registry, `0x${signer.slice(2).toLowerCase().padStart(64, '0')}`, `0x${(valid ? 1 : 0).toString(16).padStart(64, '0')}`]);
-      await request('evm_mine');
+      await transact({ to: registry, data: encodeFunctionData({ abi: setterAbi, functionName: 'setValidSigner', args: [signer, valid] }) });
     },
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
