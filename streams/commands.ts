@@ -3,6 +3,7 @@ import { enclaveCommand } from './enclave.ts';
 import { proverHostCommand } from './prover-host.ts';
 import { proverBridgeCommand } from './prover-bridge.ts';
 import { proveCommand } from './prove.ts';
+import { verifyProposalCommand } from './verify-proposal.ts';
 import { ingestCommand } from './ingest.ts';
 import { runCommand } from './run.ts';
 import { serveCommand } from './serve.ts';
@@ -14,6 +15,7 @@ export const commands: readonly Command[] = [
   proverHostCommand,
   proverBridgeCommand,
   proveCommand,
+  verifyProposalCommand,
   runCommand,
   ingestCommand,
   serveCommand,

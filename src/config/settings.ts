@@ -115,6 +115,7 @@ export const settings = {
   registry: setting({ schema: address.optional(), expects: '0x-address', describe: 'prover-host: signer registry (isValidSigner) on L1; needs --l1-rpc; required with more than one --enclave' }),
   proverUrl: setting({ schema: url(['http:', 'https:']), default: 'http://127.0.0.1:7300', expects: 'http:// or https:// URL', describe: 'prover-bridge: the prover host' }),
   proverConcurrency: setting({ schema: integer(1, 1024), default: '4', expects: 'an integer 1-1024', describe: 'prover-bridge: proof requests in flight at once' }),
+  teeImageHash: setting({ schema: z.string().regex(/^0x[0-9a-fA-F]{64}$/), default: `0x${'00'.repeat(32)}`, expects: '0x + 64 hex digits', describe: 'verify-proposal: the TEE image hash in the journal (zero for local mode)' }),
   proveDelayMs: setting({ schema: integer(0), default: '0', expects: 'milliseconds', describe: 'enclave: testing only, hold each Prove this long before answering' }),
 } satisfies Record<string, SettingSpec>;
 

@@ -1,0 +1,73 @@
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { concat, hexToBytes, numberToHex, pad, slice, type Hex } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEnclaveCore } from '../../src/prover/enclave-core.ts';
+import { proofRequestToWire, proofResultToWire } from '../../src/prover/request.ts';
+import { collectWitness } from '../../src/prover/witness.ts';
+import { tempDir } from '../helpers/context.ts';
+import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';
+import { rpcCall, startProverChains, type ProverChains } from '../helpers/prover-fixture.ts';
+
+const bin = fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url));
+const dir = tempDir();
+let chains: ProverChains;
+let evm: EdrChain;
+const core = createEnclaveCore({ privateKey: '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6' });
+
+beforeAll(async () => { [chains, evm] = await Promise.all([startProverChains(), startEdrChain()]); }, 60_000);
+afterAll(async () => {
+  await chains?.close();
+  await evm?.close();
+  dir.remove();
+});
+
+const cli = (...args: string[]) => spawnSync(process.execPath, [bin, 'verify-proposal', ...args], { encoding: 'utf8', timeout: 30_000 });
+
+describe('flashlog verify-proposal', () => {
+  it('rebuilds the journals, recovers the enclave signer and prints 130-byte proofs the EVM ecrecover accepts', async () => {
+    const request = chains.request(2, 6, { intermediateBlockInterval: 2 });
+    const response = await core.handle({ type: 'prove', preimages: await collectWitness(request, { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337 }) });
+    if (response.type !== 'prove') throw new Error(JSON.stringify(response));
+    const resultFile = join(dir.path, 'result.json');
+    const requestFile = join(dir.path, 'request.json');
+    // A reply record as `flashlog prove` prints it.
+    writeFileSync(resultFile, JSON.stringify({ v: 1, requestId: 'x', repliedAt: 0, result: proofResultToWire(response.result) }));
+    writeFileSync(requestFile, JSON.stringify(proofRequestToWire(request)));
+    const out = cli(resultFile, requestFile);
+    expect(out.status, out.stderr).toBe(0);
+    const rows = out.stdout.trim().split('\n').map((line) => JSON.parse(line) as { kind: string; signer: string; proof: Hex; digest: Hex; journal: Hex; startingL2Block: number });
+    expect(rows.map((r) => r.kind)).toEqual(['block', 'block', 'block', 'block', 'aggregate']);
+    expect(rows.every((r) => r.signer === core.signerAddress)).toBe(true);
+    expect(rows[4]!.startingL2Block).toBe(2);
+    expect(hexToBytes(rows[4]!.journal).length).toBe(196 + 2 * 32);
+    for (const row of rows) {
+      const proof = hexToBytes(row.proof);
+      expect(proof.length).toBe(130);
+      expect([27, 28]).toContain(proof[129]);
+      // The EVM's ecrecover precompile (what OpenZeppelin's ECDSA.tryRecover uses) takes v as 27/28.
+      const sig = slice(row.proof, 65);
+      const input = concat([row.digest, pad(numberToHex(proof[129]!), { size: 32 }), slice(sig, 0, 32), slice(sig, 32, 64)]);
+      const recovered = await evm.request('eth_call', [{ to: '0x0000000000000000000000000000000000000001', data: input }, 'latest']) as Hex;
+      expect(`0x${recovered.slice(26)}`).toBe(core.signerAddress.toLowerCase());
+    }
+  });
+
+  it('exits 1 when the result does not match the request, and 2 on unreadable input', async () => {
+    const request = chains.request(2, 3);
+    const response = await core.handle({ type: 'prove', preimages: await collectWitness(request, { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337 }) });
+    if (response.type !== 'prove') throw new Error(JSON.stringify(response));
+    const resultFile = join(dir.path, 'result1.json');
+    const requestFile = join(dir.path, 'request-other.json');
+    writeFileSync(resultFile, JSON.stringify(proofResultToWire(response.result)));
+    writeFileSync(requestFile, JSON.stringify(proofRequestToWire(chains.request(2, 4))));
+    const mismatch = cli(resultFile, requestFile);
+    expect(mismatch.status).toBe(1);
+    expect(mismatch.stderr).toMatch(/aggregate output_root 0x[0-9a-f]{64} is not the claimed/);
+    const missing = cli(join(dir.path, 'nope.json'), requestFile);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/RESULT\.json .*nope\.json: cannot read JSON/);
+  });
+});
