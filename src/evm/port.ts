@@ -21,5 +21,7 @@ export interface Executor {
   execute(block: AssembledBlock): Promise<ExecutionOutput>;
   /** Block N is canonical: state at or below N can be dropped. */
   onCanonical?(blockNumber: bigint): void;
+  /** Canonical block N differs from its pre-confirmation: pending state at or above N is wrong. */
+  onReorg?(blockNumber: bigint): void;
   close(): Promise<void>;
 }

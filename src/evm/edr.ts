@@ -1,0 +1,105 @@
+import type { Provider } from '@nomicfoundation/edr';
+
+/**
+ * An EDR provider of the OP chain type as a JSON-RPC caller. EDR answers `{result}` or `{error}`
+ * without `jsonrpc`/`id`; `call` unwraps it and throws `EdrError` with EDR's code.
+ *
+ * EDR is loaded on first use (it is a 38 MB native addon): importing this module costs nothing.
+ */
+export interface EdrCaller {
+  call<T = unknown>(method: string, params?: readonly unknown[]): Promise<T>;
+}
+
+export class EdrError extends Error {
+  readonly rpcCode: number;
+  constructor(method: string, rpcCode: number, message: string) {
+    super(`EDR ${method}: ${message}`);
+    this.name = 'EdrError';
+    this.rpcCode = rpcCode;
+  }
+}
+
+type Edr = typeof import('@nomicfoundation/edr');
+let loaded: Promise<{ edr: Edr; context: InstanceType<Edr['EdrContext']> }> | undefined;
+
+/** The process-wide EDR context with the OP provider factory registered once. */
+export function edrContext(): Promise<{ edr: Edr; context: InstanceType<Edr['EdrContext']> }> {
+  loaded ??= (async () => {
+    const edr = await import('@nomicfoundation/edr');
+    const context = new edr.EdrContext();
+    await context.registerProviderFactory(edr.OP_CHAIN_TYPE, edr.opProviderFactory());
+    return { edr, context };
+  })();
+  return loaded;
+}
+
+const hexBigints = (_key: string, value: unknown) => (typeof value === 'bigint' ? `0x${value.toString(16)}` : value);
+
+export function edrCaller(provider: Provider): EdrCaller {
+  let nextId = 1;
+  return {
+    async call<T>(method: string, params: readonly unknown[] = []): Promise<T> {
+      const response = await provider.handleRequest(JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }, hexBigints));
+      const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as { result?: T; error?: { code: number; message: string } };
+      if (body.error) throw new EdrError(method, body.error.code, body.error.message);
+      return body.result as T;
+    },
+  };
+}
+
+export interface ForkOptions {
+  /** The JSON-RPC URL EDR reads remote state from. */
+  readonly url: string;
+  readonly chainId: bigint;
+  /** The canonical block to fork at: the parent of the first block executed. */
+  readonly blockNumber: bigint;
+  /** OP hardfork name for EDR ('isthmus'; 'jovian' is accepted in chain overrides). */
+  readonly hardfork?: string;
+  readonly coinbase?: `0x${string}`;
+  readonly blockGasLimit?: bigint;
+}
+
+/**
+ * A provider forked from `url` at `blockNumber`, automine off, FIFO mempool: transactions are
+ * mined in the order they were sent, so the mined block holds them in feed order.
+ * Without `chainOverrides` EDR refuses to execute on a chain id it does not know.
+ */
+export async function createForkProvider(options: ForkOptions): Promise<EdrCaller> {
+  const { edr, context } = await edrContext();
+  const hardfork = options.hardfork ?? 'isthmus';
+  const hex = (value: string) => Uint8Array.from(Buffer.from(value.slice(2), 'hex'));
+  const provider = await context.createProvider(
+    edr.OP_CHAIN_TYPE,
+    {
+      allowBlocksWithSameTimestamp: true,
+      allowUnlimitedContractSize: false,
+      bailOnCallFailure: false,
+      bailOnTransactionFailure: false,
+      chainId: options.chainId,
+      networkId: options.chainId,
+      coinbase: hex(options.coinbase ?? '0x4200000000000000000000000000000000000011'),
+      defaultTransactionGasLimit: 30_000_000n,
+      genesisState: [],
+      hardfork,
+      initialBaseFeePerGas: 0n,
+      minGasPrice: 0n,
+      mining: { autoMine: false, ...(options.blockGasLimit ? { blockGasLimit: options.blockGasLimit } : {}), memPool: { order: edr.MineOrdering.Fifo } },
+      network: {
+        url: options.url,
+        blockNumber: options.blockNumber,
+        chainOverrides: [{
+          chainId: options.chainId,
+          name: `flashlog-${options.chainId}`,
+          hardforkActivationOverrides: [{ condition: { blockNumber: 0n }, hardfork }],
+        }],
+      },
+      observability: {},
+      ownedAccounts: [],
+      precompileOverrides: [],
+    } as Parameters<typeof context.createProvider>[1],
+    { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
+    { subscriptionCallback: () => {} },
+    new edr.ContractDecoder(),
+  );
+  return edrCaller(provider);
+}

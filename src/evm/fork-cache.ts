@@ -1,0 +1,177 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { errorMessage } from '../errors.ts';
+
+/**
+ * A caching, de-duplicating JSON-RPC proxy between EDR's fork client and the upstream.
+ *
+ * EDR reads forked state lazily, one account or slot at a time, always at a fixed block number.
+ * Such an answer never changes, so it is cached for good (bounded, oldest evicted first), and a
+ * request already on its way is shared, not sent twice. A new fork at the same block (a rebuild
+ * after a receipts_root mismatch) then reads nothing from the upstream. Anything not pinned to a
+ * block number (latest, pending, a method we do not know) goes through uncached.
+ *
+ * EDR speaks to it over 127.0.0.1 HTTP because EDR's fork client only takes a URL.
+ */
+export interface ForkCache {
+  readonly url: string;
+  readonly stats: { hits: number; misses: number; shared: number; upstreamRequests: number };
+  close(): Promise<void>;
+}
+
+export interface ForkCacheOptions {
+  readonly upstreamUrl: string;
+  readonly timeoutMs: number;
+  /** Most cached answers (default 200 000). */
+  readonly maxEntries?: number;
+}
+
+const requestSchema = z.object({
+  jsonrpc: z.literal('2.0').optional(),
+  id: z.union([z.number(), z.string(), z.null()]).optional(),
+  method: z.string(),
+  params: z.array(z.unknown()).optional(),
+});
+type JsonRpcRequest = z.output<typeof requestSchema>;
+type JsonRpcReply = { jsonrpc: '2.0'; id: unknown; result?: unknown; error?: unknown };
+
+const pinned = (tag: unknown): boolean => (typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag))
+  || (typeof tag === 'object' && tag !== null && ('blockNumber' in tag || 'blockHash' in tag));
+
+/** The cache key of a request whose answer cannot change, or null. */
+export function cacheKey(request: JsonRpcRequest): string | null {
+  const params = request.params ?? [];
+  switch (request.method) {
+    case 'eth_chainId':
+    case 'net_version':
+      return request.method;
+    case 'eth_getBalance':
+    case 'eth_getTransactionCount':
+    case 'eth_getCode':
+    case 'eth_getStorageAt':
+    case 'eth_getProof':
+      return pinned(params[params.length - 1]) ? `${request.method}:${JSON.stringify(params).toLowerCase()}` : null;
+    case 'eth_getBlockByNumber':
+      return pinned(params[0]) ? `${request.method}:${JSON.stringify(params).toLowerCase()}` : null;
+    case 'eth_getBlockByHash':
+    case 'eth_getTransactionByHash':
+      return `${request.method}:${JSON.stringify(params).toLowerCase()}`;
+    default:
+      return null;
+  }
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function createForkCache(options: ForkCacheOptions): Promise<ForkCache> {
+  const maxEntries = options.maxEntries ?? 200_000;
+  const cache = new Map<string, { result?: unknown; error?: unknown }>();
+  const inFlight = new Map<string, Promise<{ result?: unknown; error?: unknown }>>();
+  const stats = { hits: 0, misses: 0, shared: 0, upstreamRequests: 0 };
+  let nextId = 1;
+
+  async function upstream(batch: readonly JsonRpcRequest[]): Promise<{ result?: unknown; error?: unknown }[]> {
+    stats.upstreamRequests++;
+    const ids = batch.map(() => nextId++);
+    const body = batch.map((request, i) => ({ jsonrpc: '2.0', id: ids[i], method: request.method, params: request.params ?? [] }));
+    const response = await fetch(options.upstreamUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body.length === 1 ? body[0] : body),
+      signal: AbortSignal.timeout(options.timeoutMs),
+    });
+    const parsed = await response.json() as JsonRpcReply | JsonRpcReply[];
+    const replies = Array.isArray(parsed) ? parsed : [parsed];
+    const byId = new Map(replies.map((reply) => [reply.id, reply]));
+    return ids.map((id) => {
+      const reply = byId.get(id) ?? (replies.length === 1 && batch.length === 1 ? replies[0] : undefined);
+      if (!reply) return { error: { code: -32603, message: `upstream answered no reply for request ${id}` } };
+      return reply.error !== undefined ? { error: reply.error } : { result: reply.result };
+    });
+  }
+
+  async function answer(requests: readonly JsonRpcRequest[]): Promise<{ result?: unknown; error?: unknown }[]> {
+    const out: ({ result?: unknown; error?: unknown } | Promise<{ result?: unknown; error?: unknown }>)[] = [];
+    const misses: { at: number; key: string | null; request: JsonRpcRequest }[] = [];
+    requests.forEach((request, at) => {
+      const key = cacheKey(request);
+      const hit = key === null ? undefined : cache.get(key);
+      if (hit) {
+        stats.hits++;
+        out[at] = hit;
+        return;
+      }
+      const pending = key === null ? undefined : inFlight.get(key);
+      if (pending) {
+        stats.shared++;
+        out[at] = pending;
+        return;
+      }
+      stats.misses++;
+      misses.push({ at, key, request });
+    });
+    if (misses.length > 0) {
+      const fetched = upstream(misses.map((miss) => miss.request));
+      misses.forEach((miss, i) => {
+        const one = fetched.then((replies) => replies[i]!);
+        out[miss.at] = one;
+        if (miss.key === null) return;
+        const key = miss.key;
+        inFlight.set(key, one);
+        one.then((reply) => {
+          if (reply.error === undefined) {
+            cache.set(key, reply);
+            if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+          }
+        }, () => undefined).finally(() => inFlight.delete(key));
+      });
+    }
+    return Promise.all(out);
+  }
+
+  const server: Server = createServer((request, response) => {
+    readBody(request).then(async (text) => {
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } }));
+        return;
+      }
+      const batch = Array.isArray(body);
+      const items = (batch ? body : [body]) as unknown[];
+      const parsed = items.map((item) => requestSchema.safeParse(item));
+      const valid = parsed.flatMap((result) => (result.success ? [result.data] : []));
+      let replies: { result?: unknown; error?: unknown }[];
+      try {
+        replies = await answer(valid);
+      } catch (error) {
+        replies = valid.map(() => ({ error: { code: -32000, message: `upstream RPC unreachable: ${errorMessage(error)}` } }));
+      }
+      let next = 0;
+      const out = parsed.map((result, i) => {
+        const id = (items[i] as { id?: unknown } | null)?.id ?? null;
+        if (!result.success) return { jsonrpc: '2.0', id, error: { code: -32600, message: 'invalid request' } };
+        return { jsonrpc: '2.0', id, ...replies[next++] };
+      });
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(batch ? out : out[0]));
+    }).catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500).end(errorMessage(error));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stats,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}

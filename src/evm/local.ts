@@ -1,0 +1,302 @@
+import type { AssembledBlock } from '../chain/assemble.ts';
+import { FlashlogError, errorMessage } from '../errors.ts';
+import type { Logger } from '../obs/logger.ts';
+import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
+import type { AccountDiff, RpcReceipt } from '../schemas/records.ts';
+import { createForkProvider, type EdrCaller } from './edr.ts';
+import { createForkCache, type ForkCache } from './fork-cache.ts';
+import type { ExecutionOutput, Executor } from './port.ts';
+import { pendingReceipt } from './receipts.ts';
+
+/**
+ * The `local` executor: EDR (OP chain type) over state forked from the upstream RPC.
+ *
+ * One fork carries the pending chain. Block N is mined on top of the pending N-1 the fork already
+ * holds (as Base's node keeps its bundle state across pending blocks), so a new block never waits
+ * for its parent to become canonical upstream. Within a block, each flashblock re-mines the block
+ * so far from a snapshot taken at the parent:
+ *
+ *   revert(snapshot) -> send the new raw txs (FIFO mempool) -> snapshot -> set env from `base`
+ *   -> mine -> read the new receipts and the block header -> check gas_used, receipts_root
+ *
+ * The mined block is left in place, so the next block chains on it. The fork is rebuilt from
+ * canonical state (a fresh fork at the canonical parent, reads served by the fork cache) when:
+ * the first block arrives; a block does not follow the pending one; a flashblock does not follow
+ * the last one (a replay after a reorg starts at transaction 0); `onReorg` says the pending chain
+ * is wrong; the fork has carried `maxChainedBlocks`; or a check fails. A check that still fails
+ * after a rebuild is reported and the receipts are returned as computed.
+ *
+ * It is an invariant that calls are serialized: `execute` runs one at a time (ingest concatMaps).
+ */
+export interface LocalExecutorOptions {
+  readonly upstreamUrl: string;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  readonly metrics: Registry;
+  /** OP hardfork for EDR (default 'isthmus'). */
+  readonly hardfork?: string;
+  /** Compute the block's state diff with EDR's prestate tracer (default true). */
+  readonly stateDiff?: boolean;
+  /** How long to wait for the canonical parent to appear upstream before a rebuild fails. */
+  readonly parentWaitMs?: number;
+  /** Re-fork from canonical state after this many chained blocks, to bound memory (default 256). */
+  readonly maxChainedBlocks?: number;
+}
+
+export interface LocalExecutor extends Executor {
+  readonly kind: 'local';
+  readonly forkCache: ForkCache | null;
+  /** Totals since start, for benchmarks and stats lines. */
+  readonly totals: { gasUsed: bigint; transactions: number; checks: number; mismatches: number; rebuilds: number };
+}
+
+interface Pending {
+  readonly blockNumber: bigint;
+  /** Transactions sent to the fork's mempool for this block (and in the snapshot). */
+  txCount: number;
+  /** Snapshot at the parent with the block's transactions so far in the mempool; null once mined for good. */
+  snapshot: string | null;
+  /** Accumulated state of every account the block touched. */
+  diff: Map<string, AccountDiff>;
+}
+
+interface MinedHeader {
+  number: `0x${string}`;
+  gasUsed: `0x${string}`;
+  receiptsRoot: `0x${string}`;
+  logsBloom: `0x${string}`;
+  transactions: `0x${string}`[];
+}
+
+interface PrestateDiff {
+  pre: Record<string, { balance?: string; nonce?: number | string; code?: string; storage?: Record<string, string> }>;
+  post: Record<string, { balance?: string; nonce?: number | string; code?: string; storage?: Record<string, string> }>;
+}
+
+export class ExecutionError extends FlashlogError {
+  constructor(message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
+    super('execution_failed', message, options);
+  }
+}
+
+const hexNumber = (value: bigint | number) => `0x${value.toString(16)}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function createLocalExecutor(options: LocalExecutorOptions): Promise<LocalExecutor> {
+  const { logger, metrics } = options;
+  const traceState = options.stateDiff ?? true;
+  const parentWaitMs = options.parentWaitMs ?? 10_000;
+  const maxChainedBlocks = options.maxChainedBlocks ?? 256;
+  const checks = counter(metrics, 'flashlog_executor_checks_total', 'flashblocks checked against the feed (gas_used, receipts_root), by result', ['result']);
+  const mismatches = counter(metrics, 'flashlog_executor_mismatches_total', 'checks that failed, by field', ['field']);
+  const rebuilds = counter(metrics, 'flashlog_executor_rebuilds_total', 'forks rebuilt from canonical state, by reason', ['reason']);
+  const duration = histogram(metrics, 'flashlog_executor_duration_seconds', 'execution of one flashblock', ['kind'], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
+  const gasTotal = counter(metrics, 'flashlog_executor_gas_total', 'gas of executed transactions', ['kind']);
+  const cacheGauge = gauge(metrics, 'flashlog_executor_fork_cache', 'fork cache: hits, misses, shared in-flight reads, upstream requests', ['stat']);
+
+  const forkCache = await createForkCache({ upstreamUrl: options.upstreamUrl, timeoutMs: options.timeoutMs });
+  let chainId: bigint | null = null;
+  let fork: { caller: EdrCaller; forkedAt: bigint; chained: number } | null = null;
+  let pending: Pending | null = null;
+  let dirty: string | null = 'first block';
+  const totals = { gasUsed: 0n, transactions: 0, checks: 0, mismatches: 0, rebuilds: 0 };
+
+  async function upstream<T>(method: string, params: unknown[]): Promise<T> {
+    const response = await fetch(forkCache.url, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      signal: AbortSignal.timeout(options.timeoutMs),
+    });
+    const body = await response.json() as { result?: T; error?: { message?: string } };
+    if (body.error) throw new ExecutionError(`upstream ${method}: ${body.error.message ?? 'error'}`, { retryable: true });
+    return body.result as T;
+  }
+
+  /** A fresh fork at canonical `parent`, waiting (bounded) for the upstream to have it. */
+  async function refork(parent: bigint, reason: string): Promise<EdrCaller> {
+    const deadline = Date.now() + parentWaitMs;
+    for (;;) {
+      try {
+        chainId ??= BigInt(await upstream<string>('eth_chainId', []));
+        const head = await upstream<{ number: string } | null>('eth_getBlockByNumber', [hexNumber(parent), false]);
+        if (head) break;
+      } catch (error) {
+        if (Date.now() > deadline) throw new ExecutionError(`cannot fork at block ${parent}: ${errorMessage(error)}`, { retryable: true, cause: error });
+      }
+      if (Date.now() > deadline) throw new ExecutionError(`canonical block ${parent} did not appear upstream within ${parentWaitMs} ms`, { retryable: true });
+      await sleep(100);
+    }
+    const caller = await createForkProvider({ url: forkCache.url, chainId: chainId!, blockNumber: parent, ...(options.hardfork ? { hardfork: options.hardfork } : {}) });
+    fork = { caller, forkedAt: parent, chained: 0 };
+    pending = null;
+    dirty = null;
+    totals.rebuilds++;
+    rebuilds.inc({ reason: reason.split(':')[0]! });
+    logger.debug({ parent: Number(parent), reason }, 'executor forked from canonical state');
+    return caller;
+  }
+
+  async function setEnv(caller: EdrCaller, block: AssembledBlock) {
+    const header = block.header;
+    await caller.call('hardhat_setCoinbase', [header.miner]);
+    await caller.call('hardhat_setPrevRandao', [header.prevRandao]);
+    await caller.call('evm_setBlockGasLimit', [header.gasLimit]);
+    await caller.call('hardhat_setNextBlockBaseFeePerGas', [header.baseFeePerGas]);
+    await caller.call('evm_setNextBlockTimestamp', [header.timestamp]);
+  }
+
+  async function sendAll(caller: EdrCaller, raws: readonly `0x${string}`[], block: AssembledBlock, from: number) {
+    for (let i = 0; i < raws.length; i++) {
+      try {
+        await caller.call('eth_sendRawTransaction', [raws[i]]);
+      } catch (error) {
+        throw new ExecutionError(`block ${block.blockNumber} index ${block.index}: transaction ${from + i} (${block.transactions[from + i]?.hash}) was refused by the engine: ${errorMessage(error)}`);
+      }
+    }
+  }
+
+  /** Mines the block so far; `pending` must hold the block's transactions in its snapshot. */
+  async function mine(caller: EdrCaller, block: AssembledBlock, state: Pending) {
+    if (state.snapshot) {
+      // The snapshot is consumed by the revert; take it again afterwards.
+      await caller.call('evm_revert', [state.snapshot]);
+      state.snapshot = null;
+    }
+    const raws = block.transactions.slice(state.txCount).map((tx) => tx.raw);
+    await sendAll(caller, raws, block, state.txCount);
+    state.txCount = block.transactions.length;
+    state.snapshot = await caller.call<string>('evm_snapshot');
+    await setEnv(caller, block);
+    await caller.call('evm_mine');
+    return caller.call<MinedHeader>('eth_getBlockByNumber', ['latest', false]);
+  }
+
+  function check(block: AssembledBlock, mined: MinedHeader): string[] {
+    const failed: string[] = [];
+    if (BigInt(mined.number) !== block.blockNumber) failed.push('number');
+    if (mined.transactions.length !== block.transactions.length) failed.push('transactions');
+    if (BigInt(mined.gasUsed) !== BigInt(block.header.gasUsed)) failed.push('gas_used');
+    if (mined.receiptsRoot.toLowerCase() !== block.header.receiptsRoot.toLowerCase()) failed.push('receipts_root');
+    return failed;
+  }
+
+  /** Brings the fork to the state where `block` can be mined; returns the pending entry. */
+  async function prepare(block: AssembledBlock): Promise<{ caller: EdrCaller; state: Pending }> {
+    const parent = block.blockNumber - 1n;
+    const current = pending as Pending | null;
+    let reason: string | null = dirty;
+    if (!reason && !fork) reason = 'first block';
+    if (!reason && current && current.blockNumber === block.blockNumber) {
+      if (block.firstNew !== current.txCount) reason = `replay: flashblock ${block.index} starts at tx ${block.firstNew}, ${current.txCount} already executed`;
+      else return { caller: fork!.caller, state: current };
+    }
+    if (!reason) {
+      const head = current ? current.blockNumber : fork!.forkedAt;
+      if (head !== parent) reason = `discontinuity: block ${block.blockNumber} does not follow ${head}`;
+      else if (block.firstNew !== 0) reason = `discontinuity: block ${block.blockNumber} starts at tx ${block.firstNew}`;
+      else if (fork!.chained >= maxChainedBlocks) reason = 'refresh';
+    }
+    const caller = reason ? await refork(parent, reason) : fork!.caller;
+    const state: Pending = { blockNumber: block.blockNumber, txCount: 0, snapshot: null, diff: new Map() };
+    if (!reason && current?.snapshot) current.snapshot = null;
+    pending = state;
+    fork!.chained++;
+    return { caller, state };
+  }
+
+  async function stateDiffOf(caller: EdrCaller, block: AssembledBlock, state: Pending, receipts: readonly RpcReceipt[]) {
+    for (const receipt of receipts) {
+      const trace = await caller.call<PrestateDiff>('debug_traceTransaction', [receipt.transactionHash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }]);
+      for (const [address, pre] of Object.entries(trace.pre)) {
+        if (!(address in trace.post) && pre) state.diff.set(address.toLowerCase(), { balance: '0x0', nonce: '0x0', code: '0x', storage: {} });
+      }
+      for (const [address, post] of Object.entries(trace.post)) {
+        const key = address.toLowerCase();
+        const account: AccountDiff = { ...state.diff.get(key) };
+        if (post.balance !== undefined) account.balance = post.balance;
+        if (post.nonce !== undefined) account.nonce = hexNumber(BigInt(post.nonce));
+        if (post.code !== undefined) account.code = post.code;
+        const cleared = trace.pre[address]?.storage ?? {};
+        if (post.storage || Object.keys(cleared).length) {
+          const storage = { ...account.storage };
+          // Slots in pre but not in post were set to zero.
+          for (const slot of Object.keys(cleared)) if (!post.storage || !(slot in post.storage)) storage[slot] = `0x${'0'.repeat(64)}`;
+          Object.assign(storage, post.storage ?? {});
+          account.storage = storage;
+        }
+        state.diff.set(key, account);
+      }
+    }
+    void block;
+  }
+
+  async function run(block: AssembledBlock, attempt: number): Promise<ExecutionOutput> {
+    const { caller, state } = await prepare(block);
+    const mined = await mine(caller, block, state);
+    const failed = check(block, mined);
+    totals.checks++;
+    if (failed.length > 0) {
+      totals.mismatches++;
+      checks.inc({ result: 'mismatch' });
+      for (const field of failed) mismatches.inc({ field });
+      logger.warn({
+        block: Number(block.blockNumber), index: block.index, fields: failed, attempt,
+        expected: { gasUsed: block.header.gasUsed, receiptsRoot: block.header.receiptsRoot, transactions: block.transactions.length },
+        got: { gasUsed: mined.gasUsed, receiptsRoot: mined.receiptsRoot, transactions: mined.transactions.length },
+      }, attempt === 0 ? 'executed flashblock does not match the feed; rebuilding from canonical state' : 'executed flashblock still does not match the feed after a rebuild');
+      if (attempt === 0) {
+        dirty = `mismatch: ${failed.join(',')}`;
+        return run({ ...block, firstNew: 0 }, 1).then((output) => ({ ...output, receipts: output.receipts.slice(block.firstNew) }));
+      }
+    } else {
+      checks.inc({ result: 'match' });
+    }
+    const receipts: RpcReceipt[] = [];
+    for (const tx of block.transactions.slice(block.firstNew)) {
+      const raw = await caller.call<Record<string, unknown> | null>('eth_getTransactionReceipt', [tx.hash]);
+      if (!raw) throw new ExecutionError(`block ${block.blockNumber} index ${block.index}: no receipt for ${tx.hash} after mining`);
+      receipts.push(pendingReceipt(raw, block));
+    }
+    if (traceState) await stateDiffOf(caller, block, state, receipts);
+    let gas = 0n;
+    for (const receipt of receipts) gas += BigInt(receipt.gasUsed);
+    totals.gasUsed += gas;
+    totals.transactions += receipts.length;
+    gasTotal.inc({ kind: 'local' }, Number(gas));
+    return { receipts, stateDiff: traceState ? Object.fromEntries(state.diff) : null };
+  }
+
+  return {
+    kind: 'local',
+    forkCache,
+    totals,
+    async execute(block) {
+      const end = duration.startTimer({ kind: 'local' });
+      try {
+        return await run(block, 0);
+      } catch (error) {
+        // The fork may hold a half-applied flashblock: start the next one from canonical state.
+        dirty = `error: ${errorMessage(error).slice(0, 80)}`;
+        throw error;
+      } finally {
+        end();
+        cacheGauge.set({ stat: 'hits' }, forkCache.stats.hits);
+        cacheGauge.set({ stat: 'misses' }, forkCache.stats.misses);
+        cacheGauge.set({ stat: 'shared' }, forkCache.stats.shared);
+        cacheGauge.set({ stat: 'upstream_requests' }, forkCache.stats.upstreamRequests);
+      }
+    },
+    onCanonical() {
+      // The pending chain stays valid while canonical blocks match it; nothing to drop.
+    },
+    onReorg(blockNumber: bigint) {
+      if (pending && pending.blockNumber >= blockNumber) dirty = `reorg: block ${blockNumber}`;
+      else if (fork && fork.forkedAt < blockNumber) dirty = `reorg: block ${blockNumber}`;
+    },
+    async close() {
+      fork = null;
+      pending = null;
+      await forkCache.close();
+    },
+  };
+}

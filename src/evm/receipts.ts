@@ -1,0 +1,30 @@
+import type { AssembledBlock } from '../chain/assemble.ts';
+import { ZERO_HASH } from '../schemas/hex.ts';
+import type { RpcLog, RpcReceipt } from '../schemas/records.ts';
+
+/**
+ * One formatter from an engine's (or upstream's) receipt to the pending receipt flashlog
+ * publishes: blockHash 32 zero bytes (the block is not sealed), blockNumber of the pending block,
+ * and each log with blockTimestamp and removed=false. transactionIndex and logIndex are kept as
+ * the engine numbered them: block-wide, because the engine mined the whole block so far.
+ * OP fields (l1Fee, l1GasUsed, depositNonce, ...) pass through untouched when present.
+ */
+export function pendingReceipt(raw: Record<string, unknown>, block: Pick<AssembledBlock, 'blockNumber' | 'header'>): RpcReceipt {
+  const blockNumber = `0x${block.blockNumber.toString(16)}`;
+  const receipt = raw as unknown as RpcReceipt;
+  const logs = (Array.isArray(receipt.logs) ? receipt.logs : []).map((log): RpcLog => ({
+    address: log.address,
+    topics: log.topics,
+    data: log.data,
+    blockNumber,
+    blockHash: ZERO_HASH,
+    blockTimestamp: block.header.timestamp,
+    transactionHash: receipt.transactionHash,
+    transactionIndex: receipt.transactionIndex,
+    logIndex: log.logIndex,
+    removed: false,
+  }));
+  const out: Record<string, unknown> = { ...raw, blockHash: ZERO_HASH, blockNumber, logs };
+  for (const key of Object.keys(out)) if (out[key] === undefined) delete out[key];
+  return out as RpcReceipt;
+}
