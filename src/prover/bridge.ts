@@ -31,6 +31,8 @@ export interface ProofBridgeOptions {
   readonly metrics?: Registry;
   /** Delay before retrying a reply the log refused. */
   readonly retryMs?: number;
+  /** Replies kept in memory for redelivered ids, oldest dropped first (default 10,000). */
+  readonly maxStoredReplies?: number;
 }
 
 export interface ProofBridge {
@@ -40,7 +42,8 @@ export interface ProofBridge {
   stop(): Promise<void>;
   /** Resolves when the request stream ends or fails. */
   readonly done: Promise<void>;
-  stats(): { stored: number; inFlight: number; queued: number };
+  /** `taken` counts request records received from the log, redeliveries included. */
+  stats(): { stored: number; inFlight: number; queued: number; taken: number };
 }
 
 /** Reads a topic from its first record to the end offsets seen now: request id -> reply value. */
@@ -79,7 +82,15 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
   const proveSeconds = m && histogram(m, 'flashlog_prover_bridge_prove_seconds', 'time from taking a request to having its outcome', [], [0.1, 0.5, 1, 5, 30, 120, 600, 1800]);
   const committedGauge = m && gauge(m, 'flashlog_prover_bridge_committed_offset', 'next request offset committed, per partition', ['partition']);
 
-  let stored = new Map<string, string>();
+  const stored = new Map<string, string>();
+  const maxStored = options.maxStoredReplies ?? 10_000;
+  let taken = 0;
+  /** Map insertion order is age: re-inserting keeps the newest last, eviction drops the first. */
+  const remember = (requestId: string, value: string) => {
+    stored.delete(requestId);
+    stored.set(requestId, value);
+    while (stored.size > maxStored) stored.delete(stored.keys().next().value!);
+  };
   const inFlight = new Map<string, Promise<string | undefined>>();
   const controller = new AbortController();
   /** Per partition, the records taken in offset order and whether each is finished. */
@@ -138,7 +149,7 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
         const ms = Math.round(performance.now() - started);
         proveSeconds?.observe(ms / 1000);
         const text = replyValue(requestId, outcome, ms);
-        stored.set(requestId, text);
+        remember(requestId, text);
         return text;
       } finally {
         inFlightGauge?.dec();
@@ -164,7 +175,7 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
       logger?.warn({ offset: Number(record.offset), partition: record.partition, requestId, error: message }, 'invalid proof request');
       if (!requestId) return true;
       const value = stored.get(requestId) ?? replyValue(requestId, { error: { code: -32602, message } }, 0);
-      stored.set(requestId, value);
+      remember(requestId, value);
       return produceReply(replyTopic, requestId, value);
     }
     const { requestId, replyTopic: topic, request } = parsed.data;
@@ -195,6 +206,7 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
   }
 
   function take(record: LogRecord): void {
+    taken++;
     const entry = { offset: record.offset, done: false };
     let list = pending.get(record.partition);
     if (!list) pending.set(record.partition, (list = []));
@@ -224,7 +236,7 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
   return {
     done,
     async start() {
-      stored = await loadStoredReplies(log, replyTopic);
+      for (const [id, value] of await loadStoredReplies(log, replyTopic)) remember(id, value);
       logger?.info({ stored: stored.size, replyTopic }, 'stored proof replies loaded');
       consumer = log.consumer({ topics: [requestTopic], group: options.group, from: 'earliest' });
       subscription = consumer.records$.subscribe({
@@ -242,6 +254,6 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
       await consumer?.close();
       resolveDone();
     },
-    stats: () => ({ stored: stored.size, inFlight: inFlight.size, queued: waiting.length }),
+    stats: () => ({ stored: stored.size, inFlight: inFlight.size, queued: waiting.length, taken }),
   };
 }

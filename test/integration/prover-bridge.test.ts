@@ -84,8 +84,8 @@ describe.each(engines)('prover bridge on the $name log', (engine) => {
     await log.ensureTopics([{ name: requestTopic }, { name: replyTopic }]);
     return log;
   };
-  const startBridge = async (log: Log, prover: ReturnType<typeof scriptedProver>, concurrency: number, group: string) => {
-    const bridge = createProofBridge({ log, group, concurrency, requestTopic, replyTopic, prove: (r, s) => prover.prove(r, s) });
+  const startBridge = async (log: Log, prover: ReturnType<typeof scriptedProver>, concurrency: number, group: string, maxStoredReplies?: number) => {
+    const bridge = createProofBridge({ log, group, concurrency, requestTopic, replyTopic, prove: (r, s) => prover.prove(r, s), ...(maxStoredReplies ? { maxStoredReplies } : {}) });
     bridges.push(bridge);
     await bridge.start();
     return bridge;
@@ -162,4 +162,39 @@ describe.each(engines)('prover bridge on the $name log', (engine) => {
     expect(prover.maxRunning()).toBe(3);
     await bridge.stop();
   }, 60_000);
+
+  it('keeps at most maxStoredReplies; an evicted id is proved again', async () => {
+    useTopics('evict');
+    const log = await open();
+    const prover = scriptedProver();
+    await startBridge(log, prover, 1, `bridge-${run}-3`, 2);
+    for (const [id, claimed] of [['e1', 301], ['e2', 302], ['e3', 303], ['e3', 303], ['e1', 301]] as const) await send(log, id, request(id, claimed));
+    await replies(log, 5);
+    // e3 again is a replay; e1 was evicted by e2 and e3, so it is proved a second time.
+    expect(prover.calls).toEqual([301, 302, 303, 301]);
+  }, 60_000);
+
+  if (engine.name === 'kafka') {
+    it('a proof held past the 30 s session timeout triggers no rebalance: nothing is redelivered', async () => {
+      useTopics('session');
+      const log = await open();
+      const prover = scriptedProver();
+      prover.hold(401);
+      const bridge = await startBridge(log, prover, 2, `bridge-${run}-4`);
+      await send(log, 'long', request('long', 401));
+      await eventually(() => (prover.calls.includes(401) ? true : undefined), 30_000, 'the long proof to start');
+      // Meanwhile other requests keep flowing.
+      for (let i = 0; i < 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 11_000));
+        await send(log, `short${i}`, request(`short${i}`, 410 + i));
+      }
+      await replies(log, 3);
+      prover.release(401);
+      await replies(log, 4);
+      // One delivery per record: a session expiry would have reassigned the partition and
+      // delivered the uncommitted long request again.
+      expect(bridge.stats().taken).toBe(4);
+      expect(prover.calls).toEqual([401, 410, 411, 412]);
+    }, 90_000);
+  }
 });
