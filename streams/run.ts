@@ -1,5 +1,6 @@
 import { ConfigError } from '../src/errors.ts';
 import type { Context } from '../src/context.ts';
+import type { Executor } from '../src/evm/port.ts';
 import { openLog } from '../src/log/open.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { createIngest } from './ingest.ts';
@@ -54,7 +55,16 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
   const log = await openLog(config, logger);
   ctx.shutdown.register('log', () => log.close());
   const serve = await createServe(ctx, { log, rpcUrl });
-  const ingest = createIngest(ctx, { log, urls: feedUrls });
+  // Receipts, logs and the state diff of pre-confirmed transactions: the local EDR executor over
+  // state forked from the upstream (loaded here only: EDR is a large native addon).
+  let executor: Executor | undefined;
+  if (config.execute) {
+    const { createLocalExecutor } = await import('../src/evm/local.ts');
+    const local = await createLocalExecutor({ upstreamUrl: rpcUrl, timeoutMs: config.rpcTimeoutMs, logger, metrics: ctx.metrics });
+    ctx.shutdown.register('executor', () => local.close());
+    executor = local;
+  }
+  const ingest = createIngest(ctx, { log, urls: feedUrls, ...(executor ? { executor } : {}) });
   ctx.shutdown.register('publisher', () => ingest.publisher.flush());
   ctx.shutdown.register('gateway', () => serve.close());
   const startedAt = Date.now();
@@ -92,7 +102,7 @@ export const runCommand: Command = {
   summary: 'ingest + view + gateway in one process (try: flashlog run --devnet)',
   usage: 'flashlog run --devnet | --network base-mainnet|base-sepolia | --ws URL --rpc URL [options]',
   settings: [...serviceSettings, ...logSettings, 'ws', 'maxFrameBytes', 'pingIntervalMs', 'reconnectMinMs', 'reconnectMaxMs',
-    'aheadBlocks', 'produceBufferRecords', ...gatewaySettings, 'devnet', 'network'],
+    'aheadBlocks', 'produceBufferRecords', ...gatewaySettings, 'devnet', 'network', 'execute'],
   longRunning: true,
   async run(ctx) {
     const handle = await startRun(ctx);

@@ -101,6 +101,7 @@ export const settings = {
   headPollMs: setting({ schema: integer(0), default: '1000', expects: 'milliseconds, 0 to disable', describe: 'how often the gateway asks the upstream for its head (clears pending blocks that became canonical)' }),
   devnet: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'run: start a local devnet in-process and use its feed and RPC' }),
   network: setting({ schema: enumOf(['base-mainnet', 'base-sepolia']).optional(), expects: 'base-mainnet|base-sepolia', describe: "run: use Base's public flashblocks feed and RPC" }),
+  execute: setting({ schema: bool, boolean: true, default: 'true', expects: 'true|false', describe: 'run: execute pre-confirmed transactions with the local EDR executor (receipts, logs, state diff); --no-execute publishes blocks without them' }),
 
   // Proofs: prover host, enclave, bridge, prove (issue 6).
   listen: setting({ schema: z.string().regex(/^(tcp:\/\/[^/]+:\d{1,5}|unix:.+)$/), default: 'tcp://127.0.0.1:8000', expects: 'tcp://host:port or unix:/path', describe: 'enclave: where to listen for host connections' }),
