@@ -39,7 +39,7 @@ afterAll(async () => {
 
 describe('flashlog run, then flashlog serve on the same log', () => {
   it('serves the pre-confirmed block from the feed, and the same after a kill and restart', async () => {
-    const run = spawnFlashlog(['run', '--ws', feed.url, '--rpc', stub.url, '--data-dir', dir.path, '--port', '0', '--metrics-port', '0', '--head-poll-ms', '200']);
+    const run = spawnFlashlog(['run', '--no-execute', '--ws', feed.url, '--rpc', stub.url, '--data-dir', dir.path, '--port', '0', '--metrics-port', '0', '--head-poll-ms', '200']);
     processes.push(run);
     const url = await gatewayUrl(run);
     await run.waitFor((line) => typeof line.text === 'string' && line.text.startsWith('flashlog gateway: http://127.0.0.1:'));
