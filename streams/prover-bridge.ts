@@ -1,6 +1,6 @@
 import { openLog } from '../src/log/open.ts';
 import { createProofBridge } from '../src/prover/bridge.ts';
-import { callProverHost } from '../src/prover/host-client.ts';
+import { callProverHostWithRetry } from '../src/prover/host-client.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 
 /**
@@ -23,7 +23,7 @@ export const proverBridgeCommand: Command = {
       log,
       group: config.group ?? 'flashlog-prover-bridge',
       concurrency: config.proverConcurrency,
-      prove: (request, signal) => callProverHost(config.proverUrl, request, { timeoutMs: httpTimeoutMs, signal }),
+      prove: (request, signal) => callProverHostWithRetry(config.proverUrl, request, { timeoutMs: httpTimeoutMs, signal }),
       logger,
       metrics: ctx.metrics,
     });

@@ -2,7 +2,7 @@ import { errorMessage } from '../errors.ts';
 import type { ProofError } from './records.ts';
 
 /** What a `prover_prove` call came back with: Base's JSON result, or the JSON-RPC error. */
-export type ProveOutcome = { readonly result: unknown } | { readonly error: ProofError };
+export type ProveOutcome = { readonly result: unknown } | { readonly error: ProofError; readonly unreachable?: true };
 
 /** JSON-RPC code for failures that never reached the host (connection refused, reset, timeout). */
 export const hostUnavailableCode = -32603;
@@ -23,7 +23,9 @@ export async function callProverHost(url: string, request: unknown, options: { t
     });
   } catch (error) {
     const timedOut = signals[0]!.aborted;
-    return { error: { code: hostUnavailableCode, message: timedOut ? `prover host ${url} did not answer within ${options.timeoutMs} ms` : `prover host ${url} unreachable: ${errorMessage((error as { cause?: unknown }).cause ?? error)}` } };
+    return timedOut
+      ? { error: { code: hostUnavailableCode, message: `prover host ${url} did not answer within ${options.timeoutMs} ms` } }
+      : { error: { code: hostUnavailableCode, message: `prover host ${url} unreachable: ${errorMessage((error as { cause?: unknown }).cause ?? error)}` }, unreachable: true };
   }
   let body: unknown;
   try {
@@ -37,4 +39,23 @@ export async function callProverHost(url: string, request: unknown, options: { t
   }
   if (reply && typeof reply === 'object' && 'result' in reply) return { result: reply.result };
   return { error: { code: hostUnavailableCode, message: `prover host ${url}: HTTP ${response.status}, not a JSON-RPC response` } };
+}
+
+/**
+ * `callProverHost`, retried while the host cannot be reached at all (connection refused or reset
+ * before an answer), with exponential backoff. A JSON-RPC error or a timeout is not retried: the
+ * host got the request and may still be proving.
+ */
+export async function callProverHostWithRetry(url: string, request: unknown, options: { timeoutMs: number; signal?: AbortSignal; attempts?: number; backoffMs?: number }): Promise<ProveOutcome> {
+  const attempts = options.attempts ?? 5;
+  let delay = options.backoffMs ?? 1000;
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await callProverHost(url, request, options);
+    if (!('unreachable' in outcome) || attempt >= attempts || options.signal?.aborted) return outcome;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delay);
+      options.signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    });
+    delay = Math.min(delay * 2, 30_000);
+  }
 }
