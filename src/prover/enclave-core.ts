@@ -1,6 +1,6 @@
 import { bytesToHex, hexToBytes, keccak256, sha256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { errorMessage } from '../errors.ts';
+import { errorMessage, FlashlogError } from '../errors.ts';
 import { configHashes } from './config-hash.ts';
 import { decodeHeader, type DecodedHeader } from './header.ts';
 import { journalDigest } from './journal.ts';
@@ -42,8 +42,11 @@ export interface BootInfo {
 }
 
 /** A refusal: the enclave answers EnclaveResponse::Error with this text and signs nothing. */
-export class EnclaveRefusal extends Error {
-  override name = 'EnclaveRefusal';
+export class EnclaveRefusal extends FlashlogError {
+  constructor(message: string) {
+    super('ENCLAVE_REFUSED', message);
+    this.name = 'EnclaveRefusal';
+  }
 }
 
 export interface EnclaveCore {

@@ -8,12 +8,13 @@ import { serveFrames, type EnclaveEndpoint, type FrameServer } from './transport
  * Serves an enclave core over TCP or a Unix socket: one framed request per connection, a framed
  * response, close. A request that cannot be decoded is answered with EnclaveResponse::Error.
  */
-export function serveEnclave(core: EnclaveCore, options: { endpoint: EnclaveEndpoint; logger?: Logger; requestTimeoutMs?: number }): Promise<FrameServer> {
+export function serveEnclave(core: EnclaveCore, options: { endpoint: EnclaveEndpoint; logger?: Logger; requestTimeoutMs?: number; maxFrameBytes?: number }): Promise<FrameServer> {
   const logger = options.logger;
   return serveFrames({
     endpoint: options.endpoint,
     ...(logger ? { logger } : {}),
     ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+    ...(options.maxFrameBytes !== undefined ? { maxFrameBytes: options.maxFrameBytes } : {}),
     async handle(payload) {
       let request;
       try {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { toHex, type Address } from 'viem';
 import { publicKeyToAddress } from 'viem/accounts';
-import { errorMessage } from '../errors.ts';
+import { errorMessage, InvalidParamsError, JsonRpcError, ServerError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { EnclaveClient } from './enclave-client.ts';
@@ -47,21 +47,15 @@ export const maxAttestationFieldBytes = 512;
 
 interface RpcFailure { code: number; message: string }
 const failure = (code: number, message: string): RpcFailure => ({ code, message });
-
-class HostError extends Error {
-  readonly rpc: RpcFailure;
-  constructor(code: number, message: string) {
-    super(message);
-    this.rpc = { code, message };
-  }
-}
+/** -32001, the host's code for "no valid signer" and for enclave failures in enclave_* calls. */
+const enclaveUnavailable = (message: string) => new JsonRpcError(-32001, message);
 
 /** A byte vector param: JSON array of integers (serde Vec<u8>), or 0x-hex, or null/absent. */
 function byteParam(value: unknown, name: string): Uint8Array | undefined {
   if (value === undefined || value === null) return undefined;
   if (Array.isArray(value) && value.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) return Uint8Array.from(value as number[]);
   if (typeof value === 'string' && /^0x([0-9a-fA-F]{2})*$/.test(value)) return Uint8Array.from(Buffer.from(value.slice(2), 'hex'));
-  throw new HostError(-32602, `invalid type for ${name}: expected an array of bytes (0-255) or null`);
+  throw new InvalidParamsError(`invalid type for ${name}: expected an array of bytes (0-255) or null`);
 }
 
 export function createProverHost(options: ProverHostOptions): ProverHost {
@@ -100,14 +94,14 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
         logger?.warn({ enclave: enclave.name, signer, err: lastError }, 'isValidSigner failed');
       }
     }
-    throw new HostError(-32001, lastError && seen.length > 0 ? `no valid signer found among: [${seen.join(', ')}] (registry: ${lastError})` : `no valid signer found among: [${seen.join(', ')}]`);
+    throw enclaveUnavailable(lastError && seen.length > 0 ? `no valid signer found among: [${seen.join(', ')}] (registry: ${lastError})` : `no valid signer found among: [${seen.join(', ')}]`);
   }
 
   async function prove(params: unknown): Promise<unknown> {
     const raw = Array.isArray(params) ? params[0] : params && typeof params === 'object' && 'request' in params ? (params as { request: unknown }).request : undefined;
-    if (raw === undefined) throw new HostError(-32602, 'params[0]: expected a ProofRequest object');
+    if (raw === undefined) throw new InvalidParamsError('params[0]: expected a ProofRequest object');
     const parsed = parseProofRequest(raw);
-    if (!parsed.ok) throw new HostError(-32602, parsed.message);
+    if (!parsed.ok) throw new InvalidParamsError(parsed.message);
     const request = parsed.request;
     const started = performance.now();
     const controller = new AbortController();
@@ -115,7 +109,7 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         controller.abort();
-        reject(new HostError(-32000, `proof request timed out after ${Math.round(options.timeoutMs / 1000)}s for L2 block ${request.claimedL2BlockNumber}`));
+        reject(new ServerError(`proof request timed out after ${Math.round(options.timeoutMs / 1000)}s for L2 block ${request.claimedL2BlockNumber}`));
       }, options.timeoutMs);
     });
     let outcome = 'error';
@@ -128,7 +122,7 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
           try {
             return await enclave.prove(preimages, controller.signal);
           } catch (error) {
-            throw new HostError(-32000, errorMessage(error));
+            throw new ServerError(errorMessage(error));
           }
         })(),
         timeout,
@@ -136,11 +130,11 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
       outcome = 'ok';
       return proofResultToWire(result);
     } catch (error) {
-      if (error instanceof HostError) {
-        outcome = error.rpc.code === -32000 && /timed out/.test(error.message) ? 'timeout' : 'error';
+      if (error instanceof JsonRpcError) {
+        outcome = error.rpcCode === -32000 && /timed out/.test(error.message) ? 'timeout' : 'error';
         throw error;
       }
-      throw new HostError(-32000, errorMessage(error));
+      throw new ServerError(errorMessage(error));
     } finally {
       clearTimeout(timer);
       controller.abort();
@@ -153,7 +147,7 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
     try {
       return await Promise.all(enclaves.map(call));
     } catch (error) {
-      throw new HostError(-32001, errorMessage(error));
+      throw enclaveUnavailable(errorMessage(error));
     }
   }
 
@@ -166,7 +160,7 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
         await route();
         state = { ok: true };
       } catch (error) {
-        state = { ok: false, message: error instanceof HostError && /^no valid signer/.test(error.message) ? 'signer is not a valid signer in TEEProverRegistry' : errorMessage(error) };
+        state = { ok: false, message: error instanceof JsonRpcError && /^no valid signer/.test(error.message) ? 'signer is not a valid signer in TEEProverRegistry' : errorMessage(error) };
       }
     }
     healthyGauge?.set(state.ok ? 1 : 0);
@@ -183,17 +177,18 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
         const list = Array.isArray(params) ? params : params && typeof params === 'object' ? [(params as Record<string, unknown>).user_data, (params as Record<string, unknown>).nonce] : [];
         const userData = byteParam(list[0], 'user_data');
         const nonce = byteParam(list[1], 'nonce');
-        if (userData && userData.length > maxAttestationFieldBytes) throw new HostError(-32602, `user_data exceeds ${maxAttestationFieldBytes}-byte limit`);
-        if (nonce && nonce.length > maxAttestationFieldBytes) throw new HostError(-32602, `nonce exceeds ${maxAttestationFieldBytes}-byte limit`);
+        if (userData && userData.length > maxAttestationFieldBytes) throw new InvalidParamsError(`user_data exceeds ${maxAttestationFieldBytes}-byte limit`);
+        if (nonce && nonce.length > maxAttestationFieldBytes) throw new InvalidParamsError(`nonce exceeds ${maxAttestationFieldBytes}-byte limit`);
         return (await everyEnclave((enclave) => enclave.signerAttestation(userData, nonce))).map((doc) => [...doc]);
       }
       case 'healthz': {
         const state = await health();
-        if (!state.ok) throw new HostError(-32000, state.message);
+        if (!state.ok) throw new ServerError(state.message);
         return { version: options.version };
       }
       default:
-        throw new HostError(-32601, `Method not found`);
+        // jsonrpsee's text, not the foundation's MethodNotFoundError wording.
+        throw new JsonRpcError(-32601, 'Method not found');
     }
   }
 
@@ -207,8 +202,8 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
       response = { jsonrpc: '2.0', id: id ?? null, result: await call(method, params) };
       requests?.inc({ method, outcome: 'ok' });
     } catch (error) {
-      const rpc = error instanceof HostError ? error.rpc : failure(-32603, 'Internal error');
-      if (!(error instanceof HostError)) logger?.error({ err: error, method }, 'unexpected prover host error');
+      const rpc = error instanceof JsonRpcError ? failure(error.rpcCode, error.message) : failure(-32603, 'Internal error');
+      if (!(error instanceof JsonRpcError)) logger?.error({ err: error, method }, 'unexpected prover host error');
       requests?.inc({ method: rpc.code === -32601 ? 'unknown' : method, outcome: String(rpc.code) });
       if (rpc.code !== -32601) logger?.warn({ method, code: rpc.code, error: rpc.message }, 'JSON-RPC error');
       response = { jsonrpc: '2.0', id: id ?? null, error: rpc };

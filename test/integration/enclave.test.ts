@@ -142,3 +142,29 @@ describe('enclave over a Unix socket', () => {
     }
   });
 });
+
+describe('enclave request frame limits', () => {
+  it('answers an Error when the request frame does not arrive in time, or announces too many bytes', async () => {
+    const core = createEnclaveCore({ privateKey: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' });
+    const server = await serveEnclave(core, { endpoint: { kind: 'tcp', host: '127.0.0.1', port: 0 }, requestTimeoutMs: 200, maxFrameBytes: 1024 });
+    const port = (server.endpoint as { port: number }).port;
+    const exchange = async (bytes: Uint8Array) => {
+      const socket = createConnection({ host: '127.0.0.1', port });
+      await new Promise((resolve) => socket.once('connect', resolve));
+      const reply = readFrame(socket, 5000, 'test');
+      socket.write(bytes);
+      try {
+        return decodeEnclaveResponse(await reply);
+      } finally {
+        socket.destroy();
+      }
+    };
+    try {
+      // Half a frame, then silence.
+      expect(await exchange(Uint8Array.of(0, 0, 0, 9, 1))).toEqual({ type: 'error', message: 'invalid request frame: enclave request: no complete frame within 200 ms' });
+      expect(await exchange(Uint8Array.of(0, 0, 8, 0))).toEqual({ type: 'error', message: 'invalid request frame: frame announces 2048 bytes, over the cap of 1024' });
+    } finally {
+      await server.close();
+    }
+  });
+});
