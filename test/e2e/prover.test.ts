@@ -106,7 +106,7 @@ async function signers(reply: ProofReplyRecord, req: ProofRequest): Promise<Addr
   return out;
 }
 
-describe('proofs end to end over Kafka', () => {
+describe('proofs end to end (Kafka, and the embedded log)', () => {
   it('a request on the topic gets a reply on the topic, signed by the enclave', async () => {
     const req = request(10, 14);
     const { reply } = await ask(req);
@@ -170,4 +170,29 @@ describe('proofs end to end over Kafka', () => {
     const { reply: after } = await ask(next);
     expect(await signers(after, next)).toEqual(Array(3).fill(enclave.signer));
   }, 120_000);
+
+  it('the same host serves a bridge and prove on the embedded log (separate processes, one SQLite file)', async () => {
+    const dataDir = join(dir.path, 'embedded');
+    const hostUrl = String((await host.waitFor((line) => line.msg === 'prover host listening')).url);
+    const embeddedBridge = spawnFlashlog(['prover-bridge', '--data-dir', dataDir, '--prover-url', hostUrl, '--no-metrics']);
+    try {
+      await embeddedBridge.waitFor((line) => line.msg === 'prover bridge consuming');
+      const file = join(dir.path, 'embedded-request.json');
+      const req = request(35, 36);
+      writeFileSync(file, JSON.stringify(proofRequestToWire(req)));
+      const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url)), 'prove', file, '--data-dir', dataDir, '--timeout', '60', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+        child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+        child.on('exit', (code) => resolve({ code, stdout, stderr }));
+      });
+      expect(out.code, out.stderr).toBe(0);
+      const reply = proofReplyRecordSchema.parse(JSON.parse(out.stdout.trim()));
+      expect(await signers(reply, req)).toEqual([enclave.signer, enclave.signer]);
+    } finally {
+      await embeddedBridge.stop();
+    }
+  }, 90_000);
 });
