@@ -16,7 +16,7 @@ import { errorMessage } from '../errors.ts';
  */
 export interface ForkCache {
   readonly url: string;
-  readonly stats: { hits: number; misses: number; shared: number; upstreamRequests: number };
+  readonly stats: { hits: number; misses: number; shared: number; upstreamRequests: number; byMethod: Map<string, number> };
   close(): Promise<void>;
 }
 
@@ -72,7 +72,7 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
   const maxEntries = options.maxEntries ?? 200_000;
   const cache = new Map<string, { result?: unknown; error?: unknown }>();
   const inFlight = new Map<string, Promise<{ result?: unknown; error?: unknown }>>();
-  const stats = { hits: 0, misses: 0, shared: 0, upstreamRequests: 0 };
+  const stats = { hits: 0, misses: 0, shared: 0, upstreamRequests: 0, byMethod: new Map<string, number>() };
   let nextId = 1;
 
   async function upstream(batch: readonly JsonRpcRequest[]): Promise<{ result?: unknown; error?: unknown }[]> {
@@ -99,6 +99,7 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
     const out: ({ result?: unknown; error?: unknown } | Promise<{ result?: unknown; error?: unknown }>)[] = [];
     const misses: { at: number; key: string | null; request: JsonRpcRequest }[] = [];
     requests.forEach((request, at) => {
+      stats.byMethod.set(request.method, (stats.byMethod.get(request.method) ?? 0) + 1);
       const key = cacheKey(request);
       const hit = key === null ? undefined : cache.get(key);
       if (hit) {

@@ -18,7 +18,7 @@ describe('local executor', () => {
 
   beforeAll(async () => {
     upstream = await startOpUpstream();
-    executor = await createLocalExecutor({ upstreamUrl: upstream.url, timeoutMs: 5000, logger, metrics });
+    executor = await createLocalExecutor({ upstreamUrl: upstream.url, timeoutMs: 5000, logger, metrics, stateDiff: 'full' });
   });
   afterAll(async () => {
     await executor?.close();
@@ -108,6 +108,27 @@ describe('local executor', () => {
     const sender = diff[accounts[9]!.address.toLowerCase()]!;
     expect(BigInt(sender.nonce!)).toBe(BigInt(nonce + 2));
     expect(BigInt(sender.balance!)).toBe(BigInt(await upstream.engine.call<Hex>('eth_getBalance', [accounts[9]!.address, 'latest'])));
+  }, 30_000);
+
+  it("'accounts' state diff: balance, nonce and code of the accounts the transactions touched, as the chain ends with", async () => {
+    const accountsExecutor = await createLocalExecutor({ upstreamUrl: upstream.url, timeoutMs: 5000, logger, metrics: createMetricsRegistry({ defaults: false }) });
+    try {
+      const txs = createTxFactory(upstream.chainId);
+      txs.setNonce(8, Number(await upstream.engine.call<Hex>('eth_getTransactionCount', [accounts[8]!.address, 'latest'])));
+      const deployed = await txs.deploy(8);
+      const [fb0, fb1] = await upstream.produceBlock([[deployed.raw], [await txs.transfer(8, accounts[4]!.address, 12345n)]]);
+      await accountsExecutor.execute(fb0!);
+      const diff = (await accountsExecutor.execute(fb1!)).stateDiff!;
+      for (const address of [accounts[8]!.address, accounts[4]!.address, deployed.address, '0x4200000000000000000000000000000000000019']) {
+        const account = diff[address.toLowerCase()];
+        expect(account, address).toBeDefined();
+        expect(BigInt(account!.balance!)).toBe(BigInt(await upstream.engine.call<Hex>('eth_getBalance', [address, 'latest'])));
+        expect(BigInt(account!.nonce!)).toBe(BigInt(await upstream.engine.call<Hex>('eth_getTransactionCount', [address, 'latest'])));
+        expect(account!.code).toBe(await upstream.engine.call<Hex>('eth_getCode', [address, 'latest']));
+      }
+    } finally {
+      await accountsExecutor.close();
+    }
   }, 30_000);
 
   it('a receipts_root that does not match is counted, warned about with block and index, and rebuilt from canonical state', async () => {
