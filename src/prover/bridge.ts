@@ -160,6 +160,14 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
     return { value, kind: 'new' };
   }
 
+  /** Topics known to exist; a reply to a topic that does not exist would be retried forever. */
+  const knownTopics = new Set<string>([replyTopic]);
+  const topicExists = async (topic: string): Promise<boolean> => {
+    if (knownTopics.has(topic)) return true;
+    for (const name of await log.listTopics()) knownTopics.add(name);
+    return knownTopics.has(topic);
+  };
+
   async function handle(record: LogRecord): Promise<boolean> {
     let json: unknown;
     try {
@@ -179,6 +187,12 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
       return produceReply(replyTopic, requestId, value);
     }
     const { requestId, replyTopic: topic, request } = parsed.data;
+    if (!(await topicExists(topic))) {
+      const message = `request record.replyTopic: topic "${topic}" does not exist`;
+      outcomes?.inc({ outcome: 'invalid' });
+      logger?.warn({ requestId, error: message }, 'invalid proof request');
+      return produceReply(replyTopic, requestId, replyValue(requestId, { error: { code: -32602, message } }, 0));
+    }
     const { value, kind } = replyFor(requestId, request);
     const text = await value;
     if (text === undefined) return false;

@@ -119,9 +119,12 @@ describe.each(engines)('prover bridge on the $name log', (engine) => {
     await send(log, 'c', request('c', 107)); // an error reply
     await send(log, 'b', request('b', 102)); // redelivered id
     await send(log, 'bad', '{"v":1,"requestId":"bad","request":{"l1_head":"0x12"}}');
-    // b, c, b again and bad are answered while a is still proving.
-    const early = await replies(log, 4);
-    expect(early.map((r) => r.key).sort()).toEqual(['b', 'b', 'bad', 'c']);
+    await send(log, 'nowhere', { ...request('nowhere', 103), replyTopic: `bridge.${run}.no-such-topic` });
+    // b, c, b again, bad and nowhere are answered while a is still proving.
+    const early = await replies(log, 5);
+    expect(early.map((r) => r.key).sort()).toEqual(['b', 'b', 'bad', 'c', 'nowhere']);
+    const nowhere = proofReplyRecordSchema.parse(JSON.parse(early.find((r) => r.key === 'nowhere')!.value));
+    expect(nowhere.error).toEqual({ code: -32602, message: `request record.replyTopic: topic "bridge.${run}.no-such-topic" does not exist` });
     const byKey = (key: string) => early.filter((r) => r.key === key).map((r) => r.value);
     expect(byKey('b')[0]).toBe(byKey('b')[1]);
     expect(prover.calls.filter((c) => c === 102)).toHaveLength(1);
@@ -138,7 +141,7 @@ describe.each(engines)('prover bridge on the $name log', (engine) => {
     const prover2 = scriptedProver();
     const log2 = await open();
     await startBridge(log2, prover2, 2, `bridge-${run}-1`);
-    const all = await replies(log2, 9);
+    const all = await replies(log2, 11);
     expect(prover2.calls).toEqual([101]);
     expect(all.filter((r) => r.key === 'a')).toHaveLength(1);
     const a = proofReplyRecordSchema.parse(JSON.parse(all.find((r) => r.key === 'a')!.value));
