@@ -1,4 +1,5 @@
 import type { Command } from './command.ts';
+import { devnetCommand } from './devnet.ts';
 import { enclaveCommand } from './enclave.ts';
 import { proverHostCommand } from './prover-host.ts';
 import { proverBridgeCommand } from './prover-bridge.ts';
@@ -20,4 +21,5 @@ export const commands: readonly Command[] = [
   ingestCommand,
   serveCommand,
   tailCommand,
+  devnetCommand,
 ];

@@ -87,6 +87,11 @@ export const settings = {
   rpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'upstream JSON-RPC (canonical state)' }),
   rpcTimeoutMs: setting({ schema: integer(1), default: '10000', expects: 'milliseconds', describe: 'timeout of one upstream RPC request' }),
 
+  // Execution and reconciliation of pre-confirmed blocks (issue 3).
+  executor: setting({ schema: enumOf(['auto', 'local', 'metadata', 'node']), default: 'auto', expects: 'auto|local|metadata|node', describe: 'receipts of pre-confirmed txs: local EDR over state forked from --rpc, era A/B feed metadata, or a flashblocks-aware --rpc node; auto = metadata when the feed carries receipts, else local' }),
+  stateDiff: setting({ schema: enumOf(['accounts', 'full', 'none']), default: 'accounts', expects: 'accounts|full|none', describe: 'local executor state diff: balance/nonce/code of touched accounts, plus every changed storage slot (prestate tracer, O(n^2) per block), or none' }),
+  canonicalPollMs: setting({ schema: integer(0), default: '500', expects: 'milliseconds, 0 to disable', describe: 'ingest: how often to ask --rpc for canonical heads (sealed/reorg records, held flashblocks)' }),
+
   // Gateway: the view and the JSON-RPC server (issue 4).
   port: setting({ schema: port, default: '8547', expects: 'a TCP port 0-65535 (0 = any free port)', describe: 'gateway JSON-RPC port (HTTP and WebSocket)' }),
   host: setting({ schema: z.string().min(1), default: '127.0.0.1', expects: 'a host or IP to bind', describe: 'gateway bind address' }),
@@ -102,6 +107,17 @@ export const settings = {
   devnet: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'run: start a local devnet in-process and use its feed and RPC' }),
   network: setting({ schema: enumOf(['base-mainnet', 'base-sepolia']).optional(), expects: 'base-mainnet|base-sepolia', describe: "run: use Base's public flashblocks feed and RPC" }),
   execute: setting({ schema: bool, boolean: true, default: 'true', expects: 'true|false', describe: 'run: execute pre-confirmed transactions with the local EDR executor (receipts, logs, state diff); --no-execute publishes blocks without them' }),
+
+  // The local devnet (`flashlog devnet`, issue 3).
+  devnetHost: setting({ schema: z.string().min(1), default: '127.0.0.1', expects: 'a host or IP to bind', describe: 'devnet: bind address of its JSON-RPC and flashblocks WebSocket' }),
+  devnetPort: setting({ schema: port, default: '8545', expects: 'a TCP port 0-65535 (0 = any free port)', describe: 'devnet: JSON-RPC (HTTP) port' }),
+  devnetWsPort: setting({ schema: port, default: '7111', expects: 'a TCP port 0-65535 (0 = any free port)', describe: 'devnet: flashblocks WebSocket port' }),
+  blockTimeMs: setting({ schema: integer(1), default: '2000', expects: 'milliseconds', describe: 'devnet: block time' }),
+  flashblockMs: setting({ schema: integer(1), default: '200', expects: 'milliseconds (at most --block-time-ms)', describe: 'devnet: time between flashblocks' }),
+  metadataReceipts: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'devnet: flashblock metadata carries type-tagged receipts (pre-Azul era B) instead of {block_number, access_list: null}' }),
+  plain: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'devnet: send flashblocks as text frames instead of brotli binary frames' }),
+  load: setting({ schema: decimal(0), default: '0', expects: 'transactions per second (0 = none)', describe: 'devnet: built-in load generator rate (transfers, ERC-20, deployments, reverts, logs, deposits)' }),
+  reorgEvery: setting({ schema: integer(0), default: '0', expects: 'blocks (0 = never)', describe: 'devnet: every K-th block seals without its last pre-confirmed transaction' }),
 
   // Proofs: prover host, enclave, bridge, prove (issue 6).
   listen: setting({ schema: z.string().regex(/^(tcp:\/\/[^/]+:\d{1,5}|unix:.+)$/), default: 'tcp://127.0.0.1:8000', expects: 'tcp://host:port or unix:/path', describe: 'enclave: where to listen for host connections' }),

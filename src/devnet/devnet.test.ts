@@ -1,0 +1,255 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Hex } from 'viem';
+import { startBlock, extendBlock, type AssembledBlock } from '../chain/assemble.ts';
+import { flashblockSchema, type Flashblock } from '../schemas/flashblock.ts';
+import { decodeFrame } from '../wire/frame.ts';
+import { createDevnet, type Devnet, type DevnetOptions } from './devnet.ts';
+
+/**
+ * The devnet against the real parts: EDR underneath, its HTTP and WebSocket servers, the
+ * project's own frame decoder, schema and assembler. Blocks are short (600 ms, 100 ms
+ * flashblocks) so a test sees several blocks in a few seconds.
+ */
+const FAST: DevnetOptions = { blockTimeMs: 600, flashblockMs: 100 };
+let devnet: Devnet | undefined;
+afterEach(async () => {
+  await devnet?.close();
+  devnet = undefined;
+});
+
+async function rpc<T = unknown>(url: string, method: string, params: unknown[] = []): Promise<T> {
+  const response = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = await response.json() as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}
+
+interface Frame { readonly binary: boolean; readonly flashblock: Flashblock; readonly json: Record<string, unknown> }
+
+/** Connects to the feed; every frame is decoded with the project's decoder and must validate. */
+async function subscribe(url: string): Promise<{ frames: Frame[]; failures: string[]; close(): void }> {
+  const frames: Frame[] = [];
+  const failures: string[] = [];
+  const socket = new WebSocket(url);
+  socket.on('message', (data: Buffer, isBinary: boolean) => {
+    const decoded = decodeFrame(isBinary ? new Uint8Array(data) : data.toString('utf8'), { maxBytes: 16 * 1024 * 1024 });
+    if (!decoded.ok) failures.push(`${decoded.reason}: ${decoded.detail}`);
+    else frames.push({ binary: isBinary, flashblock: decoded.flashblock, json: decoded.json });
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  return { frames, failures, close: () => socket.close() };
+}
+
+async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Waits until `count` blocks are sealed (counted from now); returns their numbers. */
+function sealedBlocks(net: Devnet, count: number): Promise<bigint[]> {
+  return new Promise((resolve) => {
+    const numbers: bigint[] = [];
+    const off = net.onSealed((block) => {
+      numbers.push(block.number);
+      if (numbers.length === count) {
+        off();
+        resolve(numbers);
+      }
+    });
+  });
+}
+
+/** Assembles every block whose index 0 was received, keyed by number. */
+function assemble(frames: readonly Frame[]): Map<bigint, { block: AssembledBlock; frames: Flashblock[] }> {
+  const blocks = new Map<bigint, { block: AssembledBlock; frames: Flashblock[] }>();
+  for (const { flashblock } of frames) {
+    const number = BigInt(flashblock.metadata.block_number);
+    const known = blocks.get(number);
+    if (flashblock.index === 0) blocks.set(number, { block: startBlock(flashblock), frames: [flashblock] });
+    else if (known) {
+      expect(flashblock.index).toBe(known.block.index + 1);
+      expect(flashblock.payload_id).toBe(known.block.payloadId);
+      known.block = extendBlock(known.block, flashblock);
+      known.frames.push(flashblock);
+    }
+  }
+  return blocks;
+}
+
+/** Sends `count` ETH transfers from account `from`, spaced by `gapMs`; returns their hashes. */
+async function sendTransfers(net: Devnet, from: number, count: number, gapMs: number): Promise<Hex[]> {
+  const account = privateKeyToAccount(net.accounts[from]!.privateKey);
+  const hashes: Hex[] = [];
+  let nonce = Number(await rpc<Hex>(net.rpcUrl, 'eth_getTransactionCount', [account.address, 'pending']));
+  for (let i = 0; i < count; i++) {
+    const raw = await account.signTransaction({
+      chainId: net.chainId, type: 'eip1559', nonce: nonce++, to: net.accounts[(from + 1) % 10]!.address,
+      value: 1000n + BigInt(i), gas: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000n,
+    });
+    hashes.push(await rpc<Hex>(net.rpcUrl, 'eth_sendRawTransaction', [raw]));
+    await new Promise((resolve) => setTimeout(resolve, gapMs));
+  }
+  return hashes;
+}
+
+interface RpcBlock { number: Hex; hash: Hex; transactions: Hex[]; gasUsed: Hex; receiptsRoot: Hex; logsBloom: Hex; stateRoot: Hex; withdrawalsRoot: Hex }
+
+describe('flashlog devnet', () => {
+  it('streams brotli flashblocks that validate and assemble to exactly the sealed blocks', async () => {
+    devnet = await createDevnet(FAST);
+    const feed = await subscribe(devnet.wsUrl);
+    await until(() => feed.frames.some((frame) => frame.flashblock.index === 0));
+    const sealed = sealedBlocks(devnet, 4);
+    const sent = await sendTransfers(devnet, 0, 12, 90);
+    await sealed;
+    feed.close();
+    expect(feed.failures).toEqual([]);
+    expect(feed.frames.length).toBeGreaterThan(8);
+    expect(feed.frames.every((frame) => frame.binary)).toBe(true);
+    for (const frame of feed.frames) {
+      expect(flashblockSchema.safeParse(frame.json).success).toBe(true);
+      expect(frame.json.metadata).toEqual({ block_number: Number(frame.flashblock.metadata.block_number), access_list: null });
+    }
+    const blocks = assemble(feed.frames);
+    let complete = 0;
+    const preconfirmed: Hex[] = [];
+    for (const [number, { block, frames }] of blocks) {
+      const canonical = await rpc<RpcBlock | null>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
+      if (!canonical) continue; // still open
+      complete += 1;
+      expect(frames[0]!.base).toBeTruthy();
+      expect(block.transactions[0]!.raw.startsWith('0x7e')).toBe(true);
+      expect(block.transactions.map((tx) => tx.hash)).toEqual(canonical.transactions);
+      const last = frames.at(-1)!.diff;
+      expect(last.gas_used).toBe(canonical.gasUsed);
+      expect(last.receipts_root).toBe(canonical.receiptsRoot);
+      expect(last.logs_bloom).toBe(canonical.logsBloom);
+      expect(last.state_root).toBe(canonical.stateRoot);
+      expect(last.withdrawals_root).toBe(canonical.withdrawalsRoot);
+      expect(last.block_hash).toBe(canonical.hash);
+      expect(block.header.parentHash).toBe((await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${(number - 1n).toString(16)}`, false])).hash);
+      // gas_used is running: it never decreases within a block.
+      const gas = frames.map((frame) => BigInt(frame.diff.gas_used));
+      expect(gas).toEqual([...gas].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+      preconfirmed.push(...block.transactions.map((tx) => tx.hash));
+    }
+    expect(complete).toBeGreaterThanOrEqual(3);
+    // Every transfer sent was pre-confirmed in some flashblock (they are all sealed by now, and an
+    // index 0 was received before the first was sent).
+    expect(sent.filter((hash) => !preconfirmed.includes(hash))).toEqual([]);
+    // The transfers arrive ~1 per flashblock: they are spread over several indices, not one.
+    const indicesWithUserTxs = feed.frames.filter((frame) => frame.flashblock.index > 0 && frame.flashblock.diff.transactions.length > 0);
+    expect(indicesWithUserTxs.length).toBeGreaterThan(3);
+  });
+
+  it('serves eth_getBlockReceipts as the receipts of the block, in order', async () => {
+    devnet = await createDevnet(FAST);
+    const sealed = sealedBlocks(devnet, 3);
+    await sendTransfers(devnet, 1, 4, 50);
+    await sealed;
+    const head = await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByNumber', ['latest', false]);
+    let withTxs: RpcBlock | undefined;
+    for (let n = BigInt(head.number); n > 0n && !withTxs; n--) {
+      const block = await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false]);
+      if (block.transactions.length > 1) withTxs = block;
+    }
+    expect(withTxs).toBeTruthy();
+    const byNumber = await rpc<{ transactionHash: Hex; cumulativeGasUsed: Hex; l1Fee?: Hex }[]>(devnet.rpcUrl, 'eth_getBlockReceipts', [withTxs!.number]);
+    const byHash = await rpc<unknown[]>(devnet.rpcUrl, 'eth_getBlockReceipts', [withTxs!.hash]);
+    expect(byNumber.map((receipt) => receipt.transactionHash)).toEqual(withTxs!.transactions);
+    expect(byHash).toEqual(byNumber);
+    for (const [i, hash] of withTxs!.transactions.entries()) {
+      expect(byNumber[i]).toEqual(await rpc(devnet.rpcUrl, 'eth_getTransactionReceipt', [hash]));
+    }
+    expect(byNumber.at(-1)!.cumulativeGasUsed).toBe(withTxs!.gasUsed);
+    // The OP fields: user transactions pay an L1 data fee.
+    expect(BigInt(byNumber.at(-1)!.l1Fee ?? '0x0')).toBeGreaterThan(0n);
+    expect(await rpc(devnet.rpcUrl, 'eth_getBlockReceipts', ['0xffffff'])).toBeNull();
+  });
+
+  it('sends text frames with --plain, and type-tagged receipts with --metadata-receipts', async () => {
+    devnet = await createDevnet({ ...FAST, plain: true, metadataReceipts: true });
+    const feed = await subscribe(devnet.wsUrl);
+    const sealed = sealedBlocks(devnet, 2);
+    const sent = await sendTransfers(devnet, 2, 3, 100);
+    await sealed;
+    feed.close();
+    expect(feed.failures).toEqual([]);
+    expect(feed.frames.length).toBeGreaterThan(0);
+    expect(feed.frames.every((frame) => !frame.binary)).toBe(true);
+    const receipts = Object.assign({}, ...feed.frames.map((frame) => frame.flashblock.metadata.receipts ?? {})) as Record<string, { type: string; status: unknown; cumulativeGasUsed: string }>;
+    for (const hash of sent) {
+      const canonical = await rpc<{ type: Hex; status: Hex; cumulativeGasUsed: Hex }>(devnet.rpcUrl, 'eth_getTransactionReceipt', [hash]);
+      expect(receipts[hash]).toMatchObject({ type: canonical.type, status: canonical.status, cumulativeGasUsed: canonical.cumulativeGasUsed });
+    }
+    const deposit = feed.frames.find((frame) => frame.flashblock.index === 0)!;
+    const depositReceipt = Object.values(deposit.flashblock.metadata.receipts ?? {})[0] as { type: string; depositNonce?: string } | undefined;
+    expect(depositReceipt?.type).toBe('0x7e');
+    expect(depositReceipt?.depositNonce).toBeDefined();
+  });
+
+  it('with --reorg-every seals a block without one of its pre-confirmed transactions, then includes it later', async () => {
+    devnet = await createDevnet({ ...FAST, reorgEvery: 2 });
+    const feed = await subscribe(devnet.wsUrl);
+    const dropped: Hex[] = [];
+    devnet.onSealed((block) => { if (block.dropped) dropped.push(block.dropped); });
+    const sealed = sealedBlocks(devnet, 5);
+    await sendTransfers(devnet, 3, 24, 100);
+    await sealed;
+    await new Promise((resolve) => setTimeout(resolve, 700)); // the last dropped tx lands one block later
+    feed.close();
+    expect(dropped.length).toBeGreaterThan(0);
+    const blocks = assemble(feed.frames);
+    let reorgs = 0;
+    for (const [number, { block }] of blocks) {
+      const canonical = await rpc<RpcBlock | null>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
+      if (!canonical) continue;
+      const pre = block.transactions.map((tx) => tx.hash);
+      if (number % 2n === 0n && pre.length > 1) {
+        reorgs += 1;
+        expect(canonical.transactions).toEqual(pre.slice(0, -1));
+        expect(canonical.hash).not.toBe(block.header.flashblockHash);
+        expect(dropped).toContain(pre.at(-1));
+      } else {
+        expect(canonical.transactions).toEqual(pre);
+      }
+    }
+    expect(reorgs).toBeGreaterThan(0);
+    // A left-out transaction is not lost: it is mined in a later block.
+    const receipt = await rpc<{ status: Hex; blockNumber: Hex } | null>(devnet.rpcUrl, 'eth_getTransactionReceipt', [dropped[0]]);
+    expect(receipt?.status).toBe('0x1');
+  });
+
+  it('answers JSON-RPC with jsonrpc and id, batches, and clear errors', async () => {
+    devnet = await createDevnet(FAST);
+    const post = async (body: string) => {
+      const response = await fetch(devnet!.rpcUrl, { method: 'POST', body });
+      return { status: response.status, body: await response.text() };
+    };
+    expect(JSON.parse((await post('{"jsonrpc":"2.0","id":"abc","method":"eth_chainId","params":[]}')).body)).toEqual({ jsonrpc: '2.0', id: 'abc', result: '0x539' });
+    const batch = JSON.parse((await post('[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber","params":[]},{"jsonrpc":"2.0","id":3,"method":"evm_mine","params":[]}]')).body) as { id: number; result?: unknown; error?: { code: number; message: string } }[];
+    expect(batch.map((item) => item.id)).toEqual([1, 2, 3]);
+    expect(batch[0]!.result).toBe('0x539');
+    expect(batch[1]!.result).toMatch(/^0x[0-9a-f]+$/);
+    expect(batch[2]!.error).toMatchObject({ code: -32601, message: expect.stringContaining('evm_mine is not served by the devnet') });
+    expect(JSON.parse((await post('{not json')).body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+    expect(JSON.parse((await post('{"jsonrpc":"2.0","id":5,"method":"eth_sendRawTransaction","params":["0xzz"]}')).body))
+      .toMatchObject({ id: 5, error: { code: -32602, message: expect.stringContaining('params[0]') } });
+    expect(JSON.parse((await post('{"jsonrpc":"2.0","id":6,"method":"eth_getBlockReceipts","params":["soon"]}')).body))
+      .toMatchObject({ id: 6, error: { code: -32602 } });
+    const badNonce = JSON.parse((await post(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'eth_sendRawTransaction', params: [await privateKeyToAccount(devnet.accounts[4]!.privateKey).signTransaction({ chainId: 1337, type: 'eip1559', nonce: 5, to: devnet.accounts[0]!.address, gas: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n })] }))).body);
+    // A nonce gap is accepted into the mempool (held until the gap fills), as on a node.
+    expect(badNonce).toMatchObject({ jsonrpc: '2.0', id: 7, result: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    const wrongChain = JSON.parse((await post(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'eth_sendRawTransaction', params: [await privateKeyToAccount(devnet.accounts[4]!.privateKey).signTransaction({ chainId: 8453, type: 'eip1559', nonce: 0, to: devnet.accounts[0]!.address, gas: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n })] }))).body);
+    expect(wrongChain).toMatchObject({ jsonrpc: '2.0', id: 8, error: { message: expect.any(String) } });
+    expect((await fetch(devnet.rpcUrl)).status).toBe(405);
+  });
+});

@@ -1,0 +1,157 @@
+import type { Logger } from 'pino';
+import { pino } from 'pino';
+import { bytesToHex, type Hex } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import { createEngine } from './engine.ts';
+import { startFeedServer } from './feed-server.ts';
+import { createProducer, l1AttributesFor, type Flashblock, type SealedBlock } from './producer.ts';
+import { startRpcServer } from './rpc-server.ts';
+
+/**
+ * `flashlog devnet` as a library: a local OP-stack L2 (EDR, OP chain type, Isthmus) with a
+ * JSON-RPC endpoint and a flashblocks WebSocket in Base's wire format.
+ *
+ * @example
+ *   const devnet = await createDevnet({ blockTimeMs: 400, flashblockMs: 100 });
+ *   // devnet.rpcUrl, devnet.wsUrl, devnet.accounts[0].privateKey
+ *   await devnet.close();
+ */
+export const DEVNET_MNEMONIC = 'test test test test test test test test test test test junk';
+export const DEVNET_CHAIN_ID = 1337;
+/** Base's fee recipient (SequencerFeeVault), the coinbase of every devnet block. */
+export const DEVNET_COINBASE: Hex = '0x4200000000000000000000000000000000000011';
+/** Funded in genesis; the `from` of the load generator's user deposits (an L1 contract's alias, in spirit). */
+export const DEVNET_DEPOSITOR: Hex = '0x1111000000000000000000000000000000001111';
+export const DEVNET_ACCOUNT_BALANCE = 10_000n * 10n ** 18n;
+
+export interface DevnetOptions {
+  readonly logger?: Logger;
+  readonly host?: string;
+  /** JSON-RPC port; 0 (the library default) = any free port. The command defaults to 8545. */
+  readonly rpcPort?: number;
+  /** Flashblocks WebSocket port; 0 (the library default) = any free port. The command defaults to 7111. */
+  readonly wsPort?: number;
+  readonly chainId?: number;
+  readonly blockTimeMs?: number;
+  readonly flashblockMs?: number;
+  /** Era B metadata: `type`-tagged receipts of each flashblock's new transactions. */
+  readonly metadataReceipts?: boolean;
+  /** Text frames instead of brotli binary frames. */
+  readonly plain?: boolean;
+  /** Every K-th block seals without its last pre-confirmed user transaction (0 = never). */
+  readonly reorgEvery?: number;
+  /** Transactions per second of the built-in load generator (0 = none). */
+  readonly load?: number;
+  readonly blockGasLimit?: bigint;
+}
+
+export interface DevnetAccount {
+  readonly address: Hex;
+  readonly privateKey: Hex;
+}
+
+export interface Devnet {
+  readonly rpcUrl: string;
+  readonly wsUrl: string;
+  readonly rpcPort: number;
+  readonly wsPort: number;
+  readonly chainId: number;
+  /** The ten funded accounts of the test mnemonic (m/44'/60'/0'/0/0..9). */
+  readonly accounts: readonly DevnetAccount[];
+  /** Listeners see every flashblock as sent (before encoding) and every sealed block. */
+  onFlashblock(listener: (flashblock: Flashblock) => void): () => void;
+  onSealed(listener: (block: SealedBlock) => void): () => void;
+  close(): Promise<void>;
+}
+
+export function devnetAccounts(count = 10): DevnetAccount[] {
+  return Array.from({ length: count }, (_, addressIndex) => {
+    const account = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex });
+    const key = account.getHdKey().privateKey;
+    if (!key) throw new Error(`no private key for devnet account ${addressIndex}`);
+    return { address: account.address, privateKey: bytesToHex(key) };
+  });
+}
+
+export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet> {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const host = options.host ?? '127.0.0.1';
+  const chainId = options.chainId ?? DEVNET_CHAIN_ID;
+  const blockTimeMs = options.blockTimeMs ?? 2000;
+  const flashblockMs = options.flashblockMs ?? 200;
+  if (!(flashblockMs > 0 && blockTimeMs >= flashblockMs)) {
+    throw new RangeError(`blockTimeMs (${blockTimeMs}) must be at least flashblockMs (${flashblockMs}), and flashblockMs positive`);
+  }
+  const accounts = devnetAccounts();
+  const genesisTime = BigInt(Math.floor(Date.now() / 1000));
+  const engine = await createEngine({
+    chainId: BigInt(chainId),
+    coinbase: DEVNET_COINBASE,
+    blockGasLimit: options.blockGasLimit ?? 60_000_000n,
+    initialBaseFeePerGas: 1_000_000n,
+    genesisTime,
+    genesisL1Attributes: l1AttributesFor(0n, genesisTime),
+    funded: [...accounts, { address: DEVNET_DEPOSITOR }].map((account) => ({ address: account.address, balance: DEVNET_ACCOUNT_BALANCE })),
+  });
+
+  const flashblockListeners = new Set<(flashblock: Flashblock) => void>();
+  const sealedListeners = new Set<(block: SealedBlock) => void>();
+  // The feed server starts first so the very first flashblock can be broadcast.
+  const feed = await startFeedServer({ host, port: options.wsPort ?? 0, plain: options.plain ?? false, logger });
+  let load: { stop(): Promise<void>; takeDeposits(): Hex[] } | undefined;
+  const producer = createProducer({
+    engine, logger, blockTimeMs, flashblockMs,
+    blockTimeSeconds: Math.max(1, Math.round(blockTimeMs / 1000)),
+    metadataReceipts: options.metadataReceipts ?? false,
+    reorgEvery: options.reorgEvery ?? 0,
+    onFlashblock: (flashblock) => {
+      feed.broadcast(flashblock);
+      for (const listener of flashblockListeners) listener(flashblock);
+    },
+    onSealed: (block) => {
+      logger.debug({ block: block.number, hash: block.hash, txs: block.transactions.length, dropped: block.dropped }, 'devnet: block sealed');
+      for (const listener of sealedListeners) listener(block);
+    },
+    takeDeposits: () => load?.takeDeposits() ?? [],
+  });
+  let rpc: Awaited<ReturnType<typeof startRpcServer>> | undefined;
+  try {
+    await producer.started;
+    rpc = await startRpcServer({ host, port: options.rpcPort ?? 0, engine, producer, logger });
+    if (options.load) {
+      const { startLoad } = await import('./load.ts');
+      load = await startLoad({ engine, producer, logger, accounts, chainId, tps: options.load, depositor: DEVNET_DEPOSITOR });
+    }
+  } catch (error) {
+    await producer.stop();
+    await feed.close();
+    await rpc?.close();
+    throw error;
+  }
+  const rpcServer = rpc;
+  let closing: Promise<void> | undefined;
+  return {
+    rpcUrl: rpcServer.url,
+    wsUrl: feed.url,
+    rpcPort: rpcServer.port,
+    wsPort: feed.port,
+    chainId,
+    accounts,
+    onFlashblock(listener) {
+      flashblockListeners.add(listener);
+      return () => flashblockListeners.delete(listener);
+    },
+    onSealed(listener) {
+      sealedListeners.add(listener);
+      return () => sealedListeners.delete(listener);
+    },
+    close() {
+      closing ??= (async () => {
+        await load?.stop();
+        await producer.stop();
+        await Promise.all([rpcServer.close(), feed.close()]);
+      })();
+      return closing;
+    },
+  };
+}

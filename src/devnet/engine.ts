@@ -1,0 +1,104 @@
+import {
+  ContractDecoder, EdrContext, MineOrdering, OP_CHAIN_TYPE, OpHardfork, opGenesisState, opProviderFactory,
+  type Provider,
+} from '@nomicfoundation/edr';
+import { bytesToHex, hexToBytes } from 'viem';
+import { DevnetL1Block } from './contracts/bytecode.ts';
+import { L1_BLOCK_PREDEPLOY, l1BlockStorage, type L1Attributes } from './deposit.ts';
+import { JsonRpcError } from '../errors.ts';
+
+/**
+ * The devnet's EVM: one EDR provider of the OP chain type (deposits, L1 data fee, operator fee),
+ * local genesis with the OP predeploys, automine off and a FIFO mempool, so the block producer
+ * decides what is mined and when.
+ *
+ * Every request goes through one queue: the producer mines trial blocks and reverts them
+ * (snapshot, mine, read, revert) and no RPC reader may ever observe such a trial block.
+ */
+export interface Engine {
+  /** One JSON-RPC call; resolves with `result` or rejects with a `JsonRpcError` carrying EDR's code and message. */
+  call<T = unknown>(method: string, params?: readonly unknown[]): Promise<T>;
+  /** Runs `work` with exclusive access: no other call interleaves. `work` gets an unqueued caller. */
+  exclusive<T>(work: (call: <R = unknown>(method: string, params?: readonly unknown[]) => Promise<R>) => Promise<T>): Promise<T>;
+}
+
+
+export interface EngineOptions {
+  readonly chainId: bigint;
+  readonly coinbase: `0x${string}`;
+  readonly blockGasLimit: bigint;
+  readonly initialBaseFeePerGas: bigint;
+  readonly genesisTime: bigint;
+  /** The L1Block predeploy's values at genesis, so block 1 already charges L1 and operator fees. */
+  readonly genesisL1Attributes: L1Attributes;
+  readonly funded: readonly { readonly address: `0x${string}`; readonly balance: bigint }[];
+}
+
+let context: EdrContext | undefined;
+/** The EDR context is process-wide; the OP factory is registered once. */
+async function edrContext(): Promise<EdrContext> {
+  if (!context) {
+    context = new EdrContext();
+    await context.registerProviderFactory(OP_CHAIN_TYPE, opProviderFactory());
+  }
+  return context;
+}
+
+export async function createEngine(options: EngineOptions): Promise<Engine> {
+  const edr = await edrContext();
+  const provider: Provider = await edr.createProvider(
+    OP_CHAIN_TYPE,
+    {
+      allowBlocksWithSameTimestamp: false,
+      allowUnlimitedContractSize: false,
+      bailOnCallFailure: false,
+      bailOnTransactionFailure: false,
+      chainId: options.chainId,
+      networkId: options.chainId,
+      coinbase: hexToBytes(options.coinbase),
+      defaultTransactionGasLimit: 30_000_000n,
+      genesisState: [
+        // OP predeploys, with the devnet's L1Block code (see contracts/DevnetL1Block.sol for why).
+        ...opGenesisState(OpHardfork.Isthmus).map((account) => (bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
+          ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
+          : account)),
+        ...options.funded.map((account) => ({ address: hexToBytes(account.address), balance: account.balance })),
+      ],
+      hardfork: 'isthmus',
+      initialBaseFeePerGas: options.initialBaseFeePerGas,
+      minGasPrice: 0n,
+      mining: { autoMine: false, blockGasLimit: options.blockGasLimit, memPool: { order: MineOrdering.Fifo } },
+      network: { genesisBlockGasLimit: options.blockGasLimit, genesisBlockTime: options.genesisTime },
+      observability: {},
+      ownedAccounts: [],
+      precompileOverrides: [],
+    },
+    { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
+    { subscriptionCallback: () => {} },
+    new ContractDecoder(),
+  );
+
+  let nextId = 1;
+  async function raw<T>(method: string, params: readonly unknown[] = []): Promise<T> {
+    const response = await provider.handleRequest(JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }, (_key, value) => (typeof value === 'bigint' ? `0x${value.toString(16)}` : value)));
+    const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as { result?: T; error?: { code: number; message: string; data?: unknown } };
+    if (body.error) {
+      // EDR puts the request it was given in `data`: noise for our callers (its id is ours, not theirs).
+      const data = body.error.data;
+      const echoed = typeof data === 'object' && data !== null && 'jsonrpc' in data;
+      throw new JsonRpcError(body.error.code, body.error.message, data === undefined || echoed ? {} : { data });
+    }
+    return body.result as T;
+  }
+
+  let tail: Promise<unknown> = Promise.resolve();
+  function exclusive<T>(work: (call: <R = unknown>(method: string, params?: readonly unknown[]) => Promise<R>) => Promise<T>): Promise<T> {
+    const run = tail.then(() => work(raw));
+    tail = run.catch(() => undefined);
+    return run;
+  }
+  return {
+    call: (method, params) => exclusive((call) => call(method, params)),
+    exclusive,
+  };
+}

@@ -1,0 +1,323 @@
+import type { Logger } from 'pino';
+import { keccak256, numberToHex, toHex, type Hex } from 'viem';
+import { transactionHash } from '../wire/tx-hash.ts';
+import type { Engine } from './engine.ts';
+import { l1AttributesDeposit, type L1Attributes } from './deposit.ts';
+
+/**
+ * The block producer: Base's sequencer + flashblocks builder in miniature.
+ *
+ *   block N:  t=0           index 0: base + L1-attributes deposit + queued user deposits
+ *             t=k·F         index k: the transactions that reached the mempool since index k-1
+ *             t=n·F (=B)    index n: the last flashblock, and the block is sealed from exactly
+ *                           the same transactions (one atomic step), then block N+1 starts
+ *
+ * Each flashblock is computed by mining a trial block from the mempool (FIFO) with the block's
+ * environment (timestamp, prevRandao), reading its header, then reverting to the snapshot (EDR
+ * restores the mempool with it). The running `diff` fields are therefore the real header fields
+ * of the block so far, and the last flashblock's `block_hash` is the sealed block's hash
+ * (except on a `--reorg-every` block, which seals without its last pre-confirmed transaction).
+ */
+export interface Flashblock {
+  readonly payload_id: Hex;
+  readonly index: number;
+  readonly base?: {
+    readonly parent_beacon_block_root: Hex; readonly parent_hash: Hex; readonly fee_recipient: Hex;
+    readonly prev_randao: Hex; readonly block_number: Hex; readonly gas_limit: Hex; readonly timestamp: Hex;
+    readonly extra_data: Hex; readonly base_fee_per_gas: Hex;
+  };
+  readonly diff: {
+    readonly state_root: Hex; readonly receipts_root: Hex; readonly logs_bloom: Hex; readonly gas_used: Hex;
+    readonly block_hash: Hex; readonly transactions: readonly Hex[]; readonly withdrawals: readonly never[];
+    readonly withdrawals_root: Hex; readonly blob_gas_used?: Hex;
+  };
+  readonly metadata: {
+    readonly block_number: number;
+    readonly access_list?: null;
+    readonly receipts?: Record<Hex, MetadataReceipt>;
+  };
+}
+
+export interface MetadataReceipt {
+  readonly type: Hex; readonly status: Hex; readonly cumulativeGasUsed: Hex;
+  readonly logs: readonly { address: Hex; topics: readonly Hex[]; data: Hex }[];
+  readonly depositNonce?: Hex; readonly depositReceiptVersion?: Hex;
+}
+
+/** What the producer tells the world when a block is sealed. */
+export interface SealedBlock {
+  readonly number: bigint;
+  readonly hash: Hex;
+  readonly transactions: readonly Hex[];
+  /** The pre-confirmed transaction left out of this block by --reorg-every, if any. */
+  readonly dropped: Hex | null;
+}
+
+export interface ProducerOptions {
+  readonly engine: Engine;
+  readonly logger: Logger;
+  readonly blockTimeMs: number;
+  readonly flashblockMs: number;
+  /** Seconds added to the parent timestamp for each block (at least 1). */
+  readonly blockTimeSeconds: number;
+  readonly metadataReceipts: boolean;
+  /** 0 = never. */
+  readonly reorgEvery: number;
+  readonly onFlashblock: (flashblock: Flashblock) => void;
+  readonly onSealed?: (block: SealedBlock) => void;
+  /** Called at the start of every block (inside the producer's exclusive section) for user deposits. */
+  readonly takeDeposits?: () => readonly Hex[];
+}
+
+export interface Producer {
+  /** Holds a raw transaction until the next flashblock; resolves with its hash or rejects as the engine does. */
+  submit(raw: Hex): Promise<Hex>;
+  /** Queues a deposit (0x7e) for index 0 of the next block. */
+  submitDeposit(raw: Hex): Hex;
+  /** Stops after the flashblock in progress. */
+  stop(): Promise<void>;
+  readonly started: Promise<void>;
+}
+
+interface RpcBlock {
+  number: Hex; hash: Hex; parentHash: Hex; timestamp: Hex; transactions: Hex[]; stateRoot: Hex; receiptsRoot: Hex;
+  logsBloom: Hex; gasUsed: Hex; gasLimit: Hex; miner: Hex; mixHash: Hex; extraData: Hex; baseFeePerGas: Hex;
+  withdrawalsRoot: Hex; parentBeaconBlockRoot?: Hex; blobGasUsed?: Hex;
+}
+interface RpcReceipt {
+  type: Hex; status: Hex; cumulativeGasUsed: Hex; logs: { address: Hex; topics: Hex[]; data: Hex }[];
+  depositNonce?: Hex; depositReceiptVersion?: Hex;
+}
+
+const ZERO32: Hex = `0x${'0'.repeat(64)}`;
+
+/** The devnet's L1 origin for an L2 block: a new L1 block every 6 L2 blocks (12 s at 2 s). */
+export function l1AttributesFor(l2Number: bigint, l2Timestamp: bigint): L1Attributes {
+  const epoch = l2Number / 6n;
+  return {
+    l1Number: 1000n + epoch,
+    l1Timestamp: l2Timestamp - (l2Number % 6n) * 2n,
+    l1BaseFee: 1_000_000_000n,
+    l1BlobBaseFee: 1n,
+    l1Hash: keccak256(numberToHex(1000n + epoch, { size: 32 })),
+    sequenceNumber: l2Number % 6n,
+    batcherHash: ZERO32,
+    baseFeeScalar: 2269,
+    blobBaseFeeScalar: 1_055_762,
+    // Small but non-zero, so receipts carry an operator fee.
+    operatorFeeScalar: 100,
+    operatorFeeConstant: 1000n,
+  };
+}
+
+export function createProducer(options: ProducerOptions): Producer {
+  const { engine, logger } = options;
+  const perBlock = Math.max(1, Math.round(options.blockTimeMs / options.flashblockMs));
+  /** Raw bytes by hash of every transaction not yet sealed (EDR gives hashes, the feed needs bytes). */
+  const rawByHash = new Map<Hex, Hex>();
+  const queuedDeposits: Hex[] = [];
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let loopDone: Promise<void> = Promise.resolve();
+
+  interface Current {
+    number: bigint; timestamp: bigint; prevRandao: Hex; payloadId: Hex; announced: Hex[]; index: number;
+  }
+  let current: Current | undefined;
+
+  type Call = <R = unknown>(method: string, params?: readonly unknown[]) => Promise<R>;
+
+  async function mine(call: Call, block: Current): Promise<RpcBlock> {
+    await call('evm_setNextBlockTimestamp', [numberToHex(block.timestamp)]);
+    await call('hardhat_setPrevRandao', [block.prevRandao]);
+    await call('evm_mine');
+    return call<RpcBlock>('eth_getBlockByNumber', ['latest', false]);
+  }
+
+  /** Mines a trial block, emits its flashblock (receipts are readable until the revert), reverts. */
+  async function trial(call: Call, block: Current): Promise<void> {
+    const snapshot = await call<Hex>('evm_snapshot');
+    try {
+      await emit(call, block, await mine(call, block));
+    } finally {
+      const reverted = await call<boolean>('evm_revert', [snapshot]);
+      if (!reverted) throw new Error(`evm_revert ${snapshot} failed: the devnet's state is inconsistent`);
+    }
+  }
+
+  function rawOf(hash: Hex): Hex {
+    const raw = rawByHash.get(hash);
+    if (!raw) throw new Error(`transaction ${hash} was mined but its raw bytes are unknown`);
+    return raw;
+  }
+
+  async function metadataFor(call: Call, hashes: readonly Hex[]): Promise<Record<Hex, MetadataReceipt>> {
+    const receipts: Record<Hex, MetadataReceipt> = {};
+    for (const hash of hashes) {
+      const receipt = await call<RpcReceipt>('eth_getTransactionReceipt', [hash]);
+      receipts[hash] = {
+        type: receipt.type, status: receipt.status, cumulativeGasUsed: receipt.cumulativeGasUsed,
+        logs: receipt.logs.map((log) => ({ address: log.address, topics: log.topics, data: log.data })),
+        ...(receipt.depositNonce !== undefined && receipt.depositNonce !== null ? { depositNonce: receipt.depositNonce } : {}),
+        ...(receipt.depositReceiptVersion !== undefined && receipt.depositReceiptVersion !== null ? { depositReceiptVersion: receipt.depositReceiptVersion } : {}),
+      };
+    }
+    return receipts;
+  }
+
+  /** Emits the flashblock for `mined` (a trial or the sealed block): the txs beyond `announced`. */
+  async function emit(call: Call, block: Current, mined: RpcBlock): Promise<void> {
+    const prefix = mined.transactions.slice(0, block.announced.length);
+    if (prefix.some((hash, position) => hash !== block.announced[position])) {
+      logger.error({ block: block.number, index: block.index }, 'devnet: the mempool reordered pre-confirmed transactions; the feed no longer matches the chain');
+    }
+    const added = mined.transactions.slice(block.announced.length);
+    const flashblock: Flashblock = {
+      payload_id: block.payloadId,
+      index: block.index,
+      ...(block.index === 0 ? {
+        base: {
+          parent_beacon_block_root: mined.parentBeaconBlockRoot ?? ZERO32,
+          parent_hash: mined.parentHash,
+          fee_recipient: mined.miner,
+          prev_randao: mined.mixHash,
+          block_number: mined.number,
+          gas_limit: mined.gasLimit,
+          timestamp: mined.timestamp,
+          extra_data: mined.extraData,
+          base_fee_per_gas: mined.baseFeePerGas,
+        },
+      } : {}),
+      diff: {
+        state_root: mined.stateRoot,
+        receipts_root: mined.receiptsRoot,
+        logs_bloom: mined.logsBloom,
+        gas_used: mined.gasUsed,
+        block_hash: mined.hash,
+        transactions: added.map(rawOf),
+        withdrawals: [],
+        withdrawals_root: mined.withdrawalsRoot,
+        ...(mined.blobGasUsed ? { blob_gas_used: mined.blobGasUsed } : {}),
+      },
+      metadata: {
+        block_number: Number(block.number),
+        ...(options.metadataReceipts ? { receipts: await metadataFor(call, added) } : { access_list: null }),
+      },
+    };
+    block.announced.push(...added);
+    block.index += 1;
+    options.onFlashblock(flashblock);
+  }
+
+  /** Opens the next block: L1-attributes deposit and user deposits, then index 0. */
+  async function openBlock(call: Call): Promise<Current> {
+    const parent = await call<RpcBlock>('eth_getBlockByNumber', ['latest', false]);
+    const number = BigInt(parent.number) + 1n;
+    const timestamp = BigInt(parent.timestamp) + BigInt(options.blockTimeSeconds);
+    const block: Current = {
+      number, timestamp,
+      prevRandao: keccak256(toHex(`devnet prevRandao ${number}`)),
+      payloadId: keccak256(`0x${parent.hash.slice(2)}${numberToHex(timestamp, { size: 8 }).slice(2)}`).slice(0, 18) as Hex,
+      announced: [], index: 0,
+    };
+    const deposits = [l1AttributesDeposit(l1AttributesFor(number, timestamp), number), ...queuedDeposits.splice(0), ...(options.takeDeposits?.() ?? [])];
+    for (const raw of deposits) {
+      try {
+        const hash = await call<Hex>('eth_sendRawTransaction', [raw]);
+        rawByHash.set(hash, raw);
+      } catch (error) {
+        logger.warn({ block: number, tx: transactionHash(raw), err: (error as Error).message }, 'devnet: a deposit was refused; it is left out');
+      }
+    }
+    await trial(call, block);
+    return block;
+  }
+
+  /** One flashblock tick; the last one of a block seals it and opens the next. */
+  async function tick(): Promise<void> {
+    await engine.exclusive(async (call) => {
+      if (!current) {
+        current = await openBlock(call);
+        return;
+      }
+      const block = current;
+      if (block.index < perBlock) {
+        await trial(call, block);
+        return;
+      }
+      // The last flashblock of the block, and the seal, from the same mined block.
+      const snapshot = await call<Hex>('evm_snapshot');
+      const mined = await mine(call, block);
+      await emit(call, block, mined);
+      let sealed = mined;
+      let dropped: Hex | null = null;
+      const userTxs = block.announced.filter((hash) => !rawOf(hash).startsWith('0x7e'));
+      if (options.reorgEvery > 0 && block.number % BigInt(options.reorgEvery) === 0n) {
+        const last = userTxs.at(-1);
+        if (last) {
+          // Seal without the last pre-confirmed transaction; it goes back to the mempool after.
+          await call('evm_revert', [snapshot]);
+          await call('hardhat_dropTransaction', [last]);
+          sealed = await mine(call, block);
+          dropped = last;
+          logger.info({ block: block.number, dropped: last }, 'devnet: reorg, sealed without a pre-confirmed transaction');
+        } else {
+          logger.info({ block: block.number }, 'devnet: --reorg-every block has no user transaction to leave out; sealed as pre-confirmed');
+        }
+      }
+      const droppedRaw = dropped ? rawOf(dropped) : null;
+      for (const hash of sealed.transactions) rawByHash.delete(hash);
+      options.onSealed?.({ number: block.number, hash: sealed.hash, transactions: sealed.transactions, dropped });
+      current = await openBlock(call);
+      if (droppedRaw) {
+        try {
+          const hash = await call<Hex>('eth_sendRawTransaction', [droppedRaw]);
+          rawByHash.set(hash, droppedRaw);
+        } catch (error) {
+          logger.warn({ tx: dropped, err: (error as Error).message }, 'devnet: the transaction left out by a reorg could not be re-queued');
+        }
+      }
+    });
+  }
+
+  let resolveStarted: () => void;
+  let rejectStarted: (error: unknown) => void;
+  const started = new Promise<void>((resolve, reject) => { resolveStarted = resolve; rejectStarted = reject; });
+
+  const origin = performance.now();
+  let tickCount = 0;
+  function schedule(): void {
+    if (stopped) return;
+    tickCount += 1;
+    const delay = Math.max(0, origin + tickCount * options.flashblockMs - performance.now());
+    timer = setTimeout(() => {
+      loopDone = tick().then(schedule, (error: unknown) => {
+        logger.error({ err: error }, 'devnet: flashblock tick failed');
+        schedule();
+      });
+    }, delay);
+  }
+  loopDone = tick().then(() => { resolveStarted(); schedule(); }, (error: unknown) => { rejectStarted(error); });
+
+  return {
+    started,
+    async submit(raw) {
+      if (stopped) throw new Error('the devnet is stopping');
+      const hash = await engine.exclusive(async (call) => {
+        const accepted = await call<Hex>('eth_sendRawTransaction', [raw]);
+        rawByHash.set(accepted, raw);
+        return accepted;
+      });
+      return hash;
+    },
+    submitDeposit(raw) {
+      queuedDeposits.push(raw);
+      return transactionHash(raw);
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await loopDone.catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { InvalidParamsError, JsonRpcError } from '../errors.ts';
+import { handleText, type RpcCall } from '../rpc/protocol.ts';
+import { hash32, hexBytes } from '../schemas/hex.ts';
+import type { Engine } from './engine.ts';
+import type { Producer } from './producer.ts';
+
+/**
+ * The devnet's JSON-RPC over HTTP: EDR answers the standard methods; the devnet adds
+ * eth_sendRawTransaction (held until the next flashblock; deposits wait for the next block's
+ * index 0) and eth_getBlockReceipts (EDR lacks it). Methods that would move the chain behind the
+ * producer's back (evm_*, hardhat_*) are refused.
+ */
+export interface RpcServer {
+  readonly port: number;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+const MAX_BATCH = 1000;
+
+const sendRawParams = z.tuple([hexBytes.refine((raw) => raw.length > 2, 'expected a non-empty transaction')]);
+const blockId = z.union([z.enum(['latest', 'earliest', 'pending', 'safe', 'finalized']), z.string().regex(/^0x[0-9a-fA-F]{1,16}$/, 'expected a block number'), hash32]);
+const blockReceiptsParams = z.tuple([blockId]);
+const paramsArray = z.array(z.unknown()).optional();
+
+function parseParams<T>(schema: z.ZodType<T>, params: unknown, method: string): T {
+  const parsed = schema.safeParse(params ?? []);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InvalidParamsError(`${method}: params${issue?.path.length ? `[${issue.path.join('][')}]` : ''}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
+
+export function createDispatch(engine: Engine, producer: Producer): (call: RpcCall) => Promise<unknown> {
+  return async (call) => {
+    const method = call.method;
+    if (/^(evm|hardhat)_/.test(method)) {
+      throw new JsonRpcError(-32601, `the method ${method} is not served by the devnet: it would move the chain behind the block producer`);
+    }
+    if (method === 'eth_sendRawTransaction') {
+      const [raw] = parseParams(sendRawParams, call.params, method);
+      return raw.startsWith('0x7e') ? producer.submitDeposit(raw as `0x${string}`) : producer.submit(raw as `0x${string}`);
+    }
+    if (method === 'eth_getBlockReceipts') {
+      const [id] = parseParams(blockReceiptsParams, call.params, method);
+      return engine.exclusive(async (rpc) => {
+        const block = await rpc<{ transactions: string[] } | null>(id.length === 66 ? 'eth_getBlockByHash' : 'eth_getBlockByNumber', [id, false]);
+        if (!block) return null;
+        const receipts: unknown[] = [];
+        for (const hash of block.transactions) receipts.push(await rpc('eth_getTransactionReceipt', [hash]));
+        return receipts;
+      });
+    }
+    const params = parseParams(paramsArray, call.params, method);
+    return engine.call(method, params ?? []);
+  };
+}
+
+export async function startRpcServer(options: { host: string; port: number; engine: Engine; producer: Producer; logger: Logger }): Promise<RpcServer> {
+  const dispatch = createDispatch(options.engine, options.producer);
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const reply = (status: number, body: string | null) => {
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(body ?? '');
+    };
+    if (request.method !== 'POST') {
+      reply(405, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `invalid request: HTTP ${request.method}: expected POST with a JSON-RPC body` } }));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    request.on('data', (chunk: Buffer) => {
+      if (refused) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        refused = true;
+        reply(413, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `invalid request: body exceeds ${MAX_BODY_BYTES} bytes` } }));
+        request.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => {
+      if (refused) return;
+      handleText(Buffer.concat(chunks).toString('utf8'), dispatch, { maxBatch: MAX_BATCH }).then(
+        (body) => reply(body === null ? 204 : 200, body),
+        (error: unknown) => {
+          options.logger.error({ err: error }, 'devnet: JSON-RPC handler failed');
+          reply(500, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'internal error' } }));
+        },
+      );
+    });
+    request.on('error', () => response.destroy());
+  });
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}

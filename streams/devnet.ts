@@ -1,0 +1,54 @@
+import { ConfigError } from '../src/errors.ts';
+import { serviceSettings, type Command } from './command.ts';
+
+/**
+ * `flashlog devnet`: a local OP-stack L2 on EDR with Base's flashblocks feed. Prints its chain ID,
+ * funded keys and ports (pino log, and a plain banner on stderr) and runs until Ctrl-C.
+ */
+export const devnetCommand: Command = {
+  name: 'devnet',
+  summary: 'a local OP-stack L2 (EDR) with JSON-RPC and a flashblocks WebSocket in Base\'s wire format',
+  usage: 'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--metadata-receipts] [--plain]',
+  settings: [...serviceSettings, 'devnetHost', 'devnetPort', 'devnetWsPort', 'blockTimeMs', 'flashblockMs', 'metadataReceipts', 'plain', 'load', 'reorgEvery'],
+  longRunning: true,
+  async run(ctx, positionals) {
+    if (positionals.length) throw new ConfigError(`devnet takes no positional arguments, got ${JSON.stringify(positionals)}`);
+    const config = ctx.config;
+    if (config.flashblockMs > config.blockTimeMs) {
+      throw new ConfigError(`--flashblock-ms (FLASHLOG_FLASHBLOCK_MS): got ${config.flashblockMs}, expected at most --block-time-ms (${config.blockTimeMs})`);
+    }
+    const { createDevnet, DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
+    const devnet = await createDevnet({
+      logger: ctx.logger,
+      host: config.devnetHost,
+      rpcPort: config.devnetPort,
+      wsPort: config.devnetWsPort,
+      blockTimeMs: config.blockTimeMs,
+      flashblockMs: config.flashblockMs,
+      metadataReceipts: config.metadataReceipts,
+      plain: config.plain,
+      load: config.load,
+      reorgEvery: config.reorgEvery,
+    });
+    ctx.shutdown.register('devnet', () => devnet.close());
+    ctx.logger.info({
+      chainId: devnet.chainId, rpc: devnet.rpcUrl, ws: devnet.wsUrl, accounts: devnet.accounts.map((account) => account.address),
+      blockTimeMs: config.blockTimeMs, flashblockMs: config.flashblockMs, load: config.load, reorgEvery: config.reorgEvery,
+      frames: config.plain ? 'text' : 'brotli', metadata: config.metadataReceipts ? 'receipts' : 'era C',
+    }, 'devnet started');
+    const lines = [
+      '',
+      `flashlog devnet: OP-stack L2 (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)})`,
+      `  JSON-RPC     ${devnet.rpcUrl}`,
+      `  flashblocks  ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
+      `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,
+      `  mnemonic     ${DEVNET_MNEMONIC}`,
+      '  funded accounts (10,000 ETH each):',
+      ...devnet.accounts.map((account, i) => `    (${i}) ${account.address}  ${account.privateKey}`),
+      '',
+    ];
+    process.stderr.write(`${lines.join('\n')}\n`);
+    await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+    return 0;
+  },
+};
