@@ -16,6 +16,7 @@ import { distinctRecent } from '../src/rx/distinct-recent.ts';
 import { webSocket$, type WebSocketEvent } from '../src/rx/websocket.ts';
 import { decodeFrame } from '../src/wire/frame.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
+import { createExecution } from './reconcile.ts';
 
 /**
  * The ingest topology:
@@ -189,7 +190,7 @@ export const ingestCommand: Command = {
   usage: 'flashlog ingest --ws URL [--ws URL ...] [--kafka-brokers host:port] [options]',
   settings: [
     ...serviceSettings, ...logSettings, 'ws', 'maxFrameBytes', 'pingIntervalMs', 'reconnectMinMs', 'reconnectMaxMs',
-    'aheadBlocks', 'produceBufferRecords', 'rpc', 'rpcTimeoutMs',
+    'aheadBlocks', 'produceBufferRecords', 'rpc', 'rpcTimeoutMs', 'executor', 'stateDiff', 'canonicalPollMs',
   ],
   longRunning: true,
   async run(ctx) {
@@ -197,7 +198,11 @@ export const ingestCommand: Command = {
     if (!urls || urls.length === 0) throw new ConfigError('--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL');
     const log = await openLog(ctx.config, ctx.logger);
     ctx.shutdown.register('log', () => log.close());
-    const ingest = createIngest(ctx, { log, urls });
+    // Receipts (--executor) and reconciliation with canonical heads from --rpc (streams/reconcile.ts).
+    const execution = await createExecution(ctx, { rpcUrl: ctx.config.rpc });
+    ctx.shutdown.register('execution', () => execution.close());
+    const ingest = createIngest(ctx, { log, urls, executor: execution.executor, canonical$: execution.canonical$ });
+    execution.start(ingest.publisher);
     ctx.shutdown.register('publisher', () => ingest.publisher.flush());
     ctx.logger.info({ upstreams: urls, log: log.kind }, 'ingest started');
     await ingest.run();

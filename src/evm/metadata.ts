@@ -1,0 +1,103 @@
+import { fromRlp, getContractAddress, parseTransaction, recoverTransactionAddress, type Hex, type TransactionSerialized } from 'viem';
+import type { AssembledBlock } from '../chain/assemble.ts';
+import { ZERO_HASH } from '../schemas/hex.ts';
+import type { RpcLog, RpcReceipt } from '../schemas/records.ts';
+import { logsBloom } from './bloom.ts';
+import { ExecutionError } from './local.ts';
+import type { ExecutionOutput, Executor } from './port.ts';
+
+/**
+ * The `metadata` executor: receipts from the era A/B flashblock metadata (`metadata.receipts`,
+ * keyed by transaction hash), completed into JSON-RPC receipts. The metadata holds status,
+ * cumulativeGasUsed, type, logs and the deposit fields; the rest is derived:
+ * - from/to from the raw transaction (signature recovery; a deposit names its sender);
+ * - gasUsed as the difference of cumulative gas with the previous transaction of the block;
+ * - transactionIndex and the block-wide logIndex by counting from index 0 of the block;
+ * - effectiveGasPrice from the fee fields and the block's base fee (0 for deposits);
+ * - contractAddress from sender and nonce for a creation (null for a deposit creation: the
+ *   deposit carries no nonce);
+ * - logsBloom from the logs.
+ * No L1 fee fields (the metadata has none) and no state diff.
+ *
+ * It is an invariant that a block is seen from its index 0: cumulative gas and log numbering
+ * start there. A block first seen later is refused with an error, not guessed.
+ */
+interface Running {
+  blockNumber: bigint;
+  txCount: number;
+  cumulativeGas: bigint;
+  logCount: number;
+}
+
+export interface TxSummary { from: Hex; to: Hex | null; type: Hex; nonce: bigint | null; effectiveGasPrice: bigint }
+
+/** Sender, recipient, type, nonce and effective gas price of an EIP-2718 transaction. */
+export async function summarizeTransaction(raw: Hex, baseFee: bigint): Promise<TxSummary> {
+  if (raw.startsWith('0x7e')) {
+    const fields = fromRlp(`0x${raw.slice(4)}`, 'hex') as Hex[];
+    const to = fields[2];
+    return { from: fields[1]!, to: to && to !== '0x' ? to : null, type: '0x7e', nonce: null, effectiveGasPrice: 0n };
+  }
+  const tx = parseTransaction(raw as TransactionSerialized);
+  const from = await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized });
+  const type = ({ legacy: '0x0', eip2930: '0x1', eip1559: '0x2', eip4844: '0x3', eip7702: '0x4' } as const)[tx.type as 'legacy'] ?? '0x0';
+  let effectiveGasPrice = tx.gasPrice ?? 0n;
+  if (tx.maxFeePerGas !== undefined) {
+    const tip = tx.maxPriorityFeePerGas ?? 0n;
+    effectiveGasPrice = baseFee + tip < tx.maxFeePerGas ? baseFee + tip : tx.maxFeePerGas;
+  }
+  return { from, to: tx.to ?? null, type, nonce: BigInt(tx.nonce ?? 0), effectiveGasPrice };
+}
+
+const hex = (value: bigint | number) => `0x${value.toString(16)}` as Hex;
+
+export function createMetadataExecutor(): Executor {
+  let running: Running | null = null;
+  return {
+    kind: 'metadata',
+    async execute(block: AssembledBlock): Promise<ExecutionOutput> {
+      const where = `block ${block.blockNumber} index ${block.index}`;
+      if (block.firstNew === 0) running = { blockNumber: block.blockNumber, txCount: 0, cumulativeGas: 0n, logCount: 0 };
+      if (!running || running.blockNumber !== block.blockNumber || running.txCount !== block.firstNew) {
+        throw new ExecutionError(`the metadata executor needs every flashblock of a block from index 0 (cumulative gas and log indexes count from there): ${where}`);
+      }
+      const state = running;
+      const newTxs = block.transactions.slice(block.firstNew);
+      if (newTxs.length > 0 && !block.metadataReceipts) {
+        throw new ExecutionError(`metadata.receipts is absent (era C feed); use --executor local or node: ${where}`);
+      }
+      const blockNumber = hex(block.blockNumber);
+      const baseFee = BigInt(block.header.baseFeePerGas);
+      const receipts: RpcReceipt[] = [];
+      for (const [offset, tx] of newTxs.entries()) {
+        const meta = block.metadataReceipts?.[tx.hash] ?? block.metadataReceipts?.[tx.hash.toLowerCase()];
+        if (!meta) throw new ExecutionError(`metadata.receipts has no receipt for a transaction: ${where}, ${tx.hash}`);
+        const summary = await summarizeTransaction(tx.raw, baseFee);
+        const cumulative = BigInt(meta.cumulativeGasUsed);
+        const transactionIndex = hex(block.firstNew + offset);
+        const logs: RpcLog[] = meta.logs.map((log) => ({
+          address: log.address, topics: log.topics, data: log.data, blockNumber, blockHash: ZERO_HASH,
+          blockTimestamp: block.header.timestamp, transactionHash: tx.hash, transactionIndex, logIndex: hex(state.logCount++), removed: false,
+        }));
+        const status = typeof meta.status === 'boolean' ? (meta.status ? '0x1' : '0x0') : hex(BigInt(meta.status));
+        receipts.push({
+          transactionHash: tx.hash, transactionIndex, blockHash: ZERO_HASH, blockNumber,
+          from: summary.from, to: summary.to,
+          cumulativeGasUsed: hex(cumulative), gasUsed: hex(cumulative - state.cumulativeGas),
+          effectiveGasPrice: hex(summary.effectiveGasPrice),
+          contractAddress: summary.to === null && summary.nonce !== null ? getContractAddress({ from: summary.from, nonce: summary.nonce }) : null,
+          logs, logsBloom: logsBloom(logs), status, type: meta.type,
+          ...(meta.depositNonce ? { depositNonce: meta.depositNonce } : {}),
+          ...(meta.depositReceiptVersion ? { depositReceiptVersion: meta.depositReceiptVersion } : {}),
+        });
+        state.cumulativeGas = cumulative;
+        state.txCount++;
+      }
+      return { receipts, stateDiff: null };
+    },
+    onReorg() {
+      running = null;
+    },
+    async close() {},
+  };
+}
