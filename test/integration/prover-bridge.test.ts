@@ -178,6 +178,41 @@ describe.each(engines)('prover bridge on the $name log', (engine) => {
   }, 60_000);
 
   if (engine.name === 'kafka') {
+    it('commits per partition: a long proof holds back only its own partition', async () => {
+      useTopics('partitions');
+      const log = engine.open();
+      logs.push(log);
+      await log.ensureTopics([{ name: requestTopic, partitions: 2 }, { name: replyTopic }]);
+      const prover = scriptedProver();
+      prover.hold(501);
+      const bridge = await startBridge(log, prover, 4, `bridge-${run}-5`);
+      // Send until both partitions have records; remember where each landed.
+      const where = new Map<string, number>();
+      let i = 0;
+      const sendOne = async (id: string, claimed: number) => {
+        const [position] = await send(log, id, request(id, claimed));
+        where.set(id, position!.partition);
+      };
+      await sendOne('held', 501);
+      const heldPartition = where.get('held')!;
+      while (![...where.values()].includes(1 - heldPartition) || [...where.values()].filter((p) => p === heldPartition).length < 3) {
+        await sendOne(`p${i}`, 510 + i);
+        i++;
+      }
+      const others = [...where.keys()].filter((id) => id !== 'held');
+      await replies(log, others.length);
+      await bridge.stop();
+      // A new bridge in the group: the held partition is redelivered from the held record on,
+      // the other partition not at all.
+      const prover2 = scriptedProver();
+      const bridge2 = await startBridge(log, prover2, 4, `bridge-${run}-5`);
+      const expected = [...where.values()].filter((p) => p === heldPartition).length;
+      await eventually(() => (bridge2.stats().taken >= expected ? true : undefined), 30_000, 'redelivery of the held partition');
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(bridge2.stats().taken).toBe(expected);
+      expect(prover2.calls).toEqual([501]);
+    }, 90_000);
+
     it('a proof held past the 30 s session timeout triggers no rebalance: nothing is redelivered', async () => {
       useTopics('session');
       const log = await open();
