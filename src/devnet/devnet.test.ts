@@ -1,10 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
-import { startBlock, extendBlock, type AssembledBlock } from '../chain/assemble.ts';
-import { flashblockSchema, type Flashblock } from '../schemas/flashblock.ts';
-import { decodeFrame } from '../wire/frame.ts';
+import { flashblockSchema } from '../schemas/flashblock.ts';
+import { assemble, caughtUp, rpc, sealedBlocks, sendTransfers, subscribe, until, type RpcBlock } from '../../test/helpers/devnet-feed.ts';
 import { createDevnet, type Devnet, type DevnetOptions } from './devnet.ts';
 
 /**
@@ -19,89 +17,6 @@ afterEach(async () => {
   devnet = undefined;
 });
 
-async function rpc<T = unknown>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const body = await response.json() as { result?: T; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result as T;
-}
-
-interface Frame { readonly binary: boolean; readonly flashblock: Flashblock; readonly json: Record<string, unknown> }
-
-/** Connects to the feed; every frame is decoded with the project's decoder and must validate. */
-async function subscribe(url: string): Promise<{ frames: Frame[]; failures: string[]; close(): void }> {
-  const frames: Frame[] = [];
-  const failures: string[] = [];
-  const socket = new WebSocket(url);
-  socket.on('message', (data: Buffer, isBinary: boolean) => {
-    const decoded = decodeFrame(isBinary ? new Uint8Array(data) : data.toString('utf8'), { maxBytes: 16 * 1024 * 1024 });
-    if (!decoded.ok) failures.push(`${decoded.reason}: ${decoded.detail}`);
-    else frames.push({ binary: isBinary, flashblock: decoded.flashblock, json: decoded.json });
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('error', reject);
-  });
-  return { frames, failures, close: () => socket.close() };
-}
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** Waits until `count` blocks are sealed (counted from now); returns their numbers. */
-function sealedBlocks(net: Devnet, count: number): Promise<bigint[]> {
-  return new Promise((resolve) => {
-    const numbers: bigint[] = [];
-    const off = net.onSealed((block) => {
-      numbers.push(block.number);
-      if (numbers.length === count) {
-        off();
-        resolve(numbers);
-      }
-    });
-  });
-}
-
-/** Assembles every block whose index 0 was received, keyed by number. */
-function assemble(frames: readonly Frame[]): Map<bigint, { block: AssembledBlock; frames: Flashblock[] }> {
-  const blocks = new Map<bigint, { block: AssembledBlock; frames: Flashblock[] }>();
-  for (const { flashblock } of frames) {
-    const number = BigInt(flashblock.metadata.block_number);
-    const known = blocks.get(number);
-    if (flashblock.index === 0) blocks.set(number, { block: startBlock(flashblock), frames: [flashblock] });
-    else if (known) {
-      expect(flashblock.index).toBe(known.block.index + 1);
-      expect(flashblock.payload_id).toBe(known.block.payloadId);
-      known.block = extendBlock(known.block, flashblock);
-      known.frames.push(flashblock);
-    }
-  }
-  return blocks;
-}
-
-/** Sends `count` ETH transfers from account `from`, spaced by `gapMs`; returns their hashes. */
-async function sendTransfers(net: Devnet, from: number, count: number, gapMs: number): Promise<Hex[]> {
-  const account = privateKeyToAccount(net.accounts[from]!.privateKey);
-  const hashes: Hex[] = [];
-  let nonce = Number(await rpc<Hex>(net.rpcUrl, 'eth_getTransactionCount', [account.address, 'pending']));
-  for (let i = 0; i < count; i++) {
-    const raw = await account.signTransaction({
-      chainId: net.chainId, type: 'eip1559', nonce: nonce++, to: net.accounts[(from + 1) % 10]!.address,
-      value: 1000n + BigInt(i), gas: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000n,
-    });
-    hashes.push(await rpc<Hex>(net.rpcUrl, 'eth_sendRawTransaction', [raw]));
-    await new Promise((resolve) => setTimeout(resolve, gapMs));
-  }
-  return hashes;
-}
-
-interface RpcBlock { number: Hex; hash: Hex; transactions: Hex[]; gasUsed: Hex; receiptsRoot: Hex; logsBloom: Hex; stateRoot: Hex; withdrawalsRoot: Hex }
-
 describe('flashlog devnet', () => {
   it('streams brotli flashblocks that validate and assemble to exactly the sealed blocks', async () => {
     devnet = await createDevnet(FAST);
@@ -109,7 +24,7 @@ describe('flashlog devnet', () => {
     await until(() => feed.frames.some((frame) => frame.flashblock.index === 0));
     const sealed = sealedBlocks(devnet, 4);
     const sent = await sendTransfers(devnet, 0, 12, 90);
-    await sealed;
+    await caughtUp(feed, (await sealed).at(-1)!);
     feed.close();
     expect(feed.failures).toEqual([]);
     expect(feed.frames.length).toBeGreaterThan(8);
@@ -180,7 +95,7 @@ describe('flashlog devnet', () => {
     const feed = await subscribe(devnet.wsUrl);
     const sealed = sealedBlocks(devnet, 2);
     const sent = await sendTransfers(devnet, 2, 3, 100);
-    await sealed;
+    await caughtUp(feed, (await sealed).at(-1)!);
     feed.close();
     expect(feed.failures).toEqual([]);
     expect(feed.frames.length).toBeGreaterThan(0);

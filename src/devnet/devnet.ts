@@ -5,6 +5,7 @@ import { mnemonicToAccount } from 'viem/accounts';
 import { createEngine } from './engine.ts';
 import { startFeedServer } from './feed-server.ts';
 import { createProducer, l1AttributesFor, type Flashblock, type SealedBlock } from './producer.ts';
+import type { Load } from './load.ts';
 import { startRpcServer } from './rpc-server.ts';
 
 /**
@@ -20,8 +21,6 @@ export const DEVNET_MNEMONIC = 'test test test test test test test test test tes
 export const DEVNET_CHAIN_ID = 1337;
 /** Base's fee recipient (SequencerFeeVault), the coinbase of every devnet block. */
 export const DEVNET_COINBASE: Hex = '0x4200000000000000000000000000000000000011';
-/** Funded in genesis; the `from` of the load generator's user deposits (an L1 contract's alias, in spirit). */
-export const DEVNET_DEPOSITOR: Hex = '0x1111000000000000000000000000000000001111';
 export const DEVNET_ACCOUNT_BALANCE = 10_000n * 10n ** 18n;
 
 export interface DevnetOptions {
@@ -61,6 +60,8 @@ export interface Devnet {
   /** Listeners see every flashblock as sent (before encoding) and every sealed block. */
   onFlashblock(listener: (flashblock: Flashblock) => void): () => void;
   onSealed(listener: (block: SealedBlock) => void): () => void;
+  /** With `load`: the ERC-20 and workload contracts and the counts of transactions sent by kind. */
+  readonly load: { readonly token: Hex; readonly workload: Hex; counts(): Record<string, number> } | null;
   close(): Promise<void>;
 }
 
@@ -91,14 +92,14 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     initialBaseFeePerGas: 1_000_000n,
     genesisTime,
     genesisL1Attributes: l1AttributesFor(0n, genesisTime),
-    funded: [...accounts, { address: DEVNET_DEPOSITOR }].map((account) => ({ address: account.address, balance: DEVNET_ACCOUNT_BALANCE })),
+    funded: accounts.map((account) => ({ address: account.address, balance: DEVNET_ACCOUNT_BALANCE })),
   });
 
   const flashblockListeners = new Set<(flashblock: Flashblock) => void>();
   const sealedListeners = new Set<(block: SealedBlock) => void>();
   // The feed server starts first so the very first flashblock can be broadcast.
   const feed = await startFeedServer({ host, port: options.wsPort ?? 0, plain: options.plain ?? false, logger });
-  let load: { stop(): Promise<void>; takeDeposits(): Hex[] } | undefined;
+  let load: Load | undefined;
   const producer = createProducer({
     engine, logger, blockTimeMs, flashblockMs,
     blockTimeSeconds: Math.max(1, Math.round(blockTimeMs / 1000)),
@@ -120,7 +121,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     rpc = await startRpcServer({ host, port: options.rpcPort ?? 0, engine, producer, logger });
     if (options.load) {
       const { startLoad } = await import('./load.ts');
-      load = await startLoad({ engine, producer, logger, accounts, chainId, tps: options.load, depositor: DEVNET_DEPOSITOR });
+      load = await startLoad({ engine, producer, logger, accounts, chainId, tps: options.load });
     }
   } catch (error) {
     await producer.stop();
@@ -129,6 +130,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     throw error;
   }
   const rpcServer = rpc;
+  const running = load;
   let closing: Promise<void> | undefined;
   return {
     rpcUrl: rpcServer.url,
@@ -137,6 +139,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     wsPort: feed.port,
     chainId,
     accounts,
+    load: running ? { token: running.token, workload: running.workload, counts: () => running.counts() } : null,
     onFlashblock(listener) {
       flashblockListeners.add(listener);
       return () => flashblockListeners.delete(listener);

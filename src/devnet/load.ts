@@ -1,4 +1,173 @@
-// placeholder replaced below
-export async function startLoad(_: unknown): Promise<{ stop(): Promise<void>; takeDeposits(): `0x${string}`[] }> {
-  throw new Error('load generator not built yet');
+import type { Logger } from 'pino';
+import {
+  encodeAbiParameters, encodeFunctionData, getContractAddress, keccak256, numberToHex, toHex, type Hex,
+} from 'viem';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { DevnetToken, DevnetWorkload } from './contracts/bytecode.ts';
+import { encodeDeposit, sourceHash } from './deposit.ts';
+import type { Engine } from './engine.ts';
+import type { Producer } from './producer.ts';
+
+/**
+ * The devnet's built-in load: `tps` transactions a second from the ten funded accounts, a mix of
+ *
+ *   30% ETH transfers (EIP-1559, some legacy and EIP-2930)   25% ERC-20 transfers
+ *   15% log-heavy calls (3-12 logs and storage writes)       10% reverting calls
+ *    5% contract deployments                                 15% user deposits (type 0x7e)
+ *
+ * Deposits are queued for index 0 of the next block, as a sequencer includes L1 deposits. Each
+ * comes from a fresh account (EDR's mempool refuses a deposit whose sender's nonce is not 0),
+ * mints ETH to it and has value 0; half of them call the workload contract, so they log too.
+ * At start, account 0 deploys the ERC-20 (DevnetToken) and the workload contract (DevnetWorkload)
+ * and hands tokens to the nine others.
+ */
+export interface LoadOptions {
+  readonly engine: Engine;
+  readonly producer: Producer;
+  readonly logger: Logger;
+  readonly accounts: readonly { readonly address: Hex; readonly privateKey: Hex }[];
+  readonly chainId: number;
+  readonly tps: number;
+  /** Seeds the choice of transactions, so two runs send the same mix. */
+  readonly seed?: number;
+}
+
+export interface Load {
+  /** Deployed at start by account 0. */
+  readonly token: Hex;
+  readonly workload: Hex;
+  /** Deposits queued since the last call (the producer calls it when it opens a block). */
+  takeDeposits(): Hex[];
+  /** Counts of transactions submitted, by kind. */
+  counts(): Record<string, number>;
+  stop(): Promise<void>;
+}
+
+const TICK_MS = 50;
+const FEES = { maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000n } as const;
+
+/** mulberry32: a small deterministic PRNG. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function startLoad(options: LoadOptions): Promise<Load> {
+  const { engine, producer, logger, chainId } = options;
+  const random = prng(options.seed ?? 1337);
+  const signers: PrivateKeyAccount[] = options.accounts.map((account) => privateKeyToAccount(account.privateKey));
+  const nonces = new Map<Hex, number>();
+  for (const signer of signers) {
+    nonces.set(signer.address, Number(await engine.call<Hex>('eth_getTransactionCount', [signer.address, 'pending'])));
+  }
+  const counts: Record<string, number> = {};
+  const deposits: Hex[] = [];
+  let depositCount = 0n;
+
+  const deployer = signers[0]!;
+  const token = getContractAddress({ from: deployer.address, nonce: BigInt(nonces.get(deployer.address)!) });
+  const workload = getContractAddress({ from: deployer.address, nonce: BigInt(nonces.get(deployer.address)! + 1) });
+
+  async function send(kind: string, signer: PrivateKeyAccount, request: { to?: Hex; data?: Hex; value?: bigint; gas: bigint }, type: 'eip1559' | 'legacy' | 'eip2930' = 'eip1559'): Promise<void> {
+    const nonce = nonces.get(signer.address)!;
+    const base = { chainId, nonce, gas: request.gas, value: request.value ?? 0n, data: request.data, ...(request.to ? { to: request.to } : {}) };
+    const raw = type === 'legacy'
+      ? await signer.signTransaction({ ...base, type: 'legacy', gasPrice: FEES.maxFeePerGas })
+      : type === 'eip2930'
+        ? await signer.signTransaction({ ...base, type: 'eip2930', gasPrice: FEES.maxFeePerGas, accessList: request.to ? [{ address: request.to, storageKeys: [] }] : [] })
+        : await signer.signTransaction({ ...base, type: 'eip1559', ...FEES });
+    nonces.set(signer.address, nonce + 1);
+    try {
+      await producer.submit(raw);
+      counts[kind] = (counts[kind] ?? 0) + 1;
+    } catch (error) {
+      // Resynchronise this account's nonce with the node, then carry on.
+      logger.warn({ kind, from: signer.address, nonce, err: (error as Error).message }, 'devnet load: a transaction was refused');
+      nonces.set(signer.address, Number(await engine.call<Hex>('eth_getTransactionCount', [signer.address, 'pending'])));
+    }
+  }
+
+  function deposit(): void {
+    depositCount += 1n;
+    const from = `0x${keccak256(toHex(`devnet deposit ${depositCount}`)).slice(-40)}` as Hex;
+    const callsWorkload = random() < 0.5;
+    deposits.push(encodeDeposit({
+      sourceHash: sourceHash(0n, keccak256(toHex(`devnet l1 ${depositCount}`)), depositCount),
+      from,
+      to: callsWorkload ? workload : options.accounts[Math.floor(random() * options.accounts.length)]!.address,
+      mint: 10n ** 15n * BigInt(1 + Math.floor(random() * 100)),
+      value: 0n,
+      gas: 300_000n,
+      isSystemTx: false,
+      data: callsWorkload ? encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'emitMany', args: [2n, toHex(`deposit ${depositCount}`)] }) : '0x',
+    }));
+    counts.deposit = (counts.deposit ?? 0) + 1;
+  }
+
+  // Start: the two contracts, then tokens for everyone.
+  await send('deploy', deployer, { data: `${DevnetToken.bytecode}${encodeAbiParameters([{ type: 'uint256' }], [10n ** 27n]).slice(2)}` as Hex, gas: 1_500_000n });
+  await send('deploy', deployer, { data: DevnetWorkload.bytecode, gas: 1_500_000n });
+  for (const signer of signers.slice(1)) {
+    await send('erc20', deployer, { to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [signer.address, 10n ** 24n] }), gas: 80_000n });
+  }
+
+  let next = 0;
+  async function one(): Promise<void> {
+    const signer = signers[next++ % signers.length]!;
+    const other = signers[Math.floor(random() * signers.length)]!;
+    const roll = random();
+    if (roll < 0.30) {
+      const type = random() < 0.2 ? 'legacy' : random() < 0.1 ? 'eip2930' : 'eip1559';
+      // An EIP-2930 transfer lists the recipient: 2,400 gas more.
+      await send('transfer', signer, { to: other.address, value: BigInt(1 + Math.floor(random() * 1e9)), gas: type === 'eip2930' ? 23_400n : 21_000n }, type);
+    } else if (roll < 0.55) {
+      await send('erc20', signer, { to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [other.address, BigInt(1 + Math.floor(random() * 1e6))] }), gas: 80_000n });
+    } else if (roll < 0.70) {
+      const count = 3 + Math.floor(random() * 10);
+      await send('logs', signer, { to: workload, data: encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'emitMany', args: [BigInt(count), numberToHex(Math.floor(random() * 2 ** 32), { size: 32 })] }), gas: 60_000n + 40_000n * BigInt(count) });
+    } else if (roll < 0.80) {
+      await send('revert', signer, { to: workload, data: encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'failWith', args: ['devnet: reverted on purpose'] }), gas: 100_000n });
+    } else if (roll < 0.85) {
+      await send('deploy', signer, { data: DevnetWorkload.bytecode, gas: 1_500_000n });
+    } else {
+      deposit();
+    }
+  }
+
+  let stopped = false;
+  let owed = 0;
+  let loop: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    timer = undefined;
+    loop = (async () => {
+      owed += (options.tps * TICK_MS) / 1000;
+      while (owed >= 1 && !stopped) {
+        owed -= 1;
+        await one();
+      }
+    })().catch((error: unknown) => logger.error({ err: error }, 'devnet load: tick failed')).finally(() => {
+      if (!stopped) timer = setTimeout(tick, TICK_MS);
+    });
+  };
+  timer = setTimeout(tick, TICK_MS);
+  logger.info({ tps: options.tps, token, workload }, 'devnet load generator started');
+
+  return {
+    token,
+    workload,
+    takeDeposits: () => deposits.splice(0),
+    counts: () => ({ ...counts }),
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await loop;
+    },
+  };
 }

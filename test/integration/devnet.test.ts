@@ -1,0 +1,128 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Hex } from 'viem';
+import { flashblockSchema } from '../../src/schemas/flashblock.ts';
+import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { assemble, caughtUp, rpc, sealedBlocks, subscribe, until, type RpcBlock } from '../helpers/devnet-feed.ts';
+import { spawnFlashlog } from '../helpers/flashlog-process.ts';
+
+/**
+ * The devnet under its own load generator, and as the `flashlog devnet` command: the feed a
+ * consumer sees (decoded, validated, assembled with the project's own code) is the chain the
+ * devnet's JSON-RPC serves, block for block; and the load has the mix the issue asks for.
+ */
+interface Receipt { transactionHash: Hex; type: Hex; status: Hex; contractAddress: Hex | null; logs: { topics: Hex[] }[]; l1Fee?: Hex }
+const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+let devnet: Devnet | undefined;
+afterEach(async () => {
+  await devnet?.close();
+  devnet = undefined;
+});
+
+describe('devnet with --load', () => {
+  it('every block pre-confirmed under load is the sealed block, with deposits, reverts, deployments, ERC-20 and log-heavy calls', async () => {
+    devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 100, load: 40 });
+    const feed = await subscribe(devnet.wsUrl);
+    await until(() => feed.frames.some((frame) => frame.flashblock.index === 0));
+    const numbers = await sealedBlocks(devnet, 7);
+    await caughtUp(feed, numbers.at(-1)!);
+    feed.close();
+    expect(feed.failures).toEqual([]);
+    for (const frame of feed.frames) expect(flashblockSchema.safeParse(frame.json).success).toBe(true);
+
+    const blocks = assemble(feed.frames);
+    const all: Receipt[] = [];
+    let checked = 0;
+    for (const [number, { block, frames }] of blocks) {
+      const canonical = await rpc<RpcBlock | null>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
+      if (!canonical) continue;
+      checked += 1;
+      expect(block.transactions.map((tx) => tx.hash)).toEqual(canonical.transactions);
+      const last = frames.at(-1)!.diff;
+      expect({ gas: last.gas_used, receipts: last.receipts_root, bloom: last.logs_bloom, hash: last.block_hash })
+        .toEqual({ gas: canonical.gasUsed, receipts: canonical.receiptsRoot, bloom: canonical.logsBloom, hash: canonical.hash });
+      // Index 0 holds only deposits, the L1-attributes one first; later indices hold no deposit.
+      expect(frames[0]!.diff.transactions.every((raw) => raw.startsWith('0x7e'))).toBe(true);
+      expect(frames.slice(1).every((frame) => frame.diff.transactions.every((raw) => !raw.startsWith('0x7e')))).toBe(true);
+      const receipts = await rpc<Receipt[]>(devnet.rpcUrl, 'eth_getBlockReceipts', [canonical.number]);
+      expect(receipts.map((receipt) => receipt.transactionHash)).toEqual(canonical.transactions);
+      all.push(...receipts);
+      if (number > 2n) expect(canonical.transactions.length).toBeGreaterThanOrEqual(20);
+    }
+    expect(checked).toBeGreaterThanOrEqual(5);
+    const user = all.filter((receipt) => receipt.type !== '0x7e');
+    const userDeposits = all.filter((receipt) => receipt.type === '0x7e').length - checked; // less one L1-attributes deposit a block
+    expect(userDeposits).toBeGreaterThan(0);
+    expect(user.filter((receipt) => receipt.status === '0x0').length).toBeGreaterThan(0);
+    expect(user.filter((receipt) => receipt.contractAddress !== null).length).toBeGreaterThan(0);
+    expect(user.filter((receipt) => receipt.logs.some((log) => log.topics[0] === TRANSFER_TOPIC)).length).toBeGreaterThan(0);
+    expect(user.filter((receipt) => receipt.logs.length >= 4).length).toBeGreaterThan(0);
+    expect(user.filter((receipt) => receipt.logs.length === 0 && receipt.status === '0x1').length).toBeGreaterThan(0); // plain transfers
+    // EDR leaves the OP fee fields out of legacy (type 0x0) receipts; every other user receipt has an L1 fee.
+    expect(user.filter((receipt) => receipt.type !== '0x0').every((receipt) => BigInt(receipt.l1Fee ?? '0x0') > 0n)).toBe(true);
+    expect(user.some((receipt) => receipt.type === '0x0')).toBe(true);
+    const counts = devnet.load!.counts();
+    for (const kind of ['transfer', 'erc20', 'logs', 'revert', 'deploy', 'deposit']) expect(counts[kind] ?? 0).toBeGreaterThan(0);
+  });
+
+  it('with --reorg-every under load, the K-th blocks differ from their pre-confirmations and the others do not', async () => {
+    devnet = await createDevnet({ blockTimeMs: 800, flashblockMs: 100, load: 30, reorgEvery: 3 });
+    const feed = await subscribe(devnet.wsUrl);
+    await until(() => feed.frames.some((frame) => frame.flashblock.index === 0));
+    const numbers = await sealedBlocks(devnet, 7);
+    await caughtUp(feed, numbers.at(-1)!);
+    feed.close();
+    let reorged = 0;
+    let kept = 0;
+    for (const [number, { block }] of assemble(feed.frames)) {
+      const canonical = await rpc<RpcBlock | null>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
+      if (!canonical) continue;
+      const pre = block.transactions.map((tx) => tx.hash);
+      if (number % 3n === 0n) {
+        reorged += 1;
+        expect(canonical.transactions).toEqual(pre.slice(0, -1));
+        expect(canonical.hash).not.toBe(block.header.flashblockHash);
+        // The left-out transaction is mined later, not lost.
+        expect(await rpc(devnet.rpcUrl, 'eth_getTransactionReceipt', [pre.at(-1)])).not.toBeNull();
+      } else {
+        kept += 1;
+        expect(canonical.transactions).toEqual(pre);
+        expect(canonical.hash).toBe(block.header.flashblockHash);
+      }
+    }
+    expect(reorged).toBeGreaterThanOrEqual(1);
+    expect(kept).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('flashlog devnet (the command)', () => {
+  it('prints chain ID, keys and ports, serves RPC and a brotli feed, and exits 0 on SIGINT', async () => {
+    const child = spawnFlashlog(['devnet', '--devnet-port', '0', '--devnet-ws-port', '0', '--metrics-port', '0', '--block-time-ms', '500', '--flashblock-ms', '100']);
+    let banner = '';
+    child.child.stderr!.on('data', (chunk: Buffer) => { banner += chunk.toString('utf8'); });
+    try {
+      const started = await child.waitFor((line) => line.msg === 'devnet started', 30_000);
+      expect(started.chainId).toBe(1337);
+      await until(() => banner.includes('(9) '), 5000);
+      expect(banner).toContain('chain ID 1337');
+      expect(banner).toContain('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'); // account 0's key
+      expect(banner).toContain(String(started.rpc));
+      expect(await rpc(String(started.rpc), 'eth_chainId')).toBe('0x539');
+      const feed = await subscribe(String(started.ws));
+      await until(() => feed.frames.length >= 3, 5000);
+      feed.close();
+      expect(feed.failures).toEqual([]);
+      expect(feed.frames.every((frame) => frame.binary)).toBe(true);
+    } finally {
+      expect(await child.stop('SIGINT')).toBe(0);
+    }
+  });
+
+  it('refuses a flashblock interval longer than the block time, naming the flag', async () => {
+    const child = spawnFlashlog(['devnet', '--devnet-port', '0', '--devnet-ws-port', '0', '--metrics-port', '0', '--block-time-ms', '100', '--flashblock-ms', '200']);
+    let stderr = '';
+    child.child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+    expect(await child.exited).toBe(2);
+    expect(stderr).toContain('--flashblock-ms');
+  });
+});
