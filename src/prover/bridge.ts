@@ -144,7 +144,8 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
       const started = performance.now();
       inFlightGauge?.inc();
       try {
-        const outcome = await options.prove(request, controller.signal);
+        const outcome = await options.prove(request, controller.signal)
+          .catch((error: unknown): ProveOutcome => ({ error: { code: -32603, message: `prover call failed: ${errorMessage(error)}` } }));
         if (controller.signal.aborted) return undefined; // our own shutdown: no reply, redelivered later
         const ms = Math.round(performance.now() - started);
         proveSeconds?.observe(ms / 1000);
@@ -229,11 +230,18 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
       if (running >= options.concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
       running++;
       try {
-        if (controller.signal.aborted) return;
-        const finished = await handle(record).catch((error: unknown) => {
-          logger?.error({ err: error, offset: Number(record.offset) }, 'proof request failed unexpectedly');
-          return false;
-        });
+        // A failure here (the log unreachable for listTopics, say) is retried: giving up would
+        // leave the record unfinished and hold back every later commit of its partition.
+        let finished = false;
+        while (!controller.signal.aborted) {
+          try {
+            finished = await handle(record);
+            break;
+          } catch (error) {
+            logger?.error({ err: errorMessage(error), offset: Number(record.offset) }, 'proof request failed unexpectedly; retrying');
+            await sleep(1000);
+          }
+        }
         if (finished) {
           entry.done = true;
           commitFinished(record.partition);

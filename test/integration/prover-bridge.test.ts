@@ -54,6 +54,7 @@ function scriptedProver() {
       try {
         if (gates.has(claimed)) await Promise.race([gate(claimed).promise, new Promise((resolve) => signal.addEventListener('abort', resolve))]);
         if (claimed % 10 === 7) return { error: { code: -32000, message: `output root mismatch at L2 block ${claimed}` } };
+        if (claimed % 10 === 9) throw new Error('boom');
         // A fresh random signature each call, so a replay is told apart from a second proof.
         const proposal = { output_root: hash(claimed), signature: `0x${randomUUID().replace(/-/g, '')}`, l1_origin_hash: hash(1), l1_origin_number: 9,
           l2_block_number: claimed, prev_output_root: hash(3), config_hash: hash(4) };
@@ -164,6 +165,18 @@ describe.each(engines)('prover bridge on the $name log', (engine) => {
     await eventually(() => (prover.calls.length === 6 ? true : undefined), 30_000, 'all proofs');
     expect(prover.maxRunning()).toBe(3);
     await bridge.stop();
+  }, 60_000);
+
+  it('a prover call that throws becomes a -32603 reply, and later requests go on', async () => {
+    useTopics('throws');
+    const log = await open();
+    const prover = scriptedProver();
+    await startBridge(log, prover, 1, `bridge-${run}-6`);
+    await send(log, 't1', request('t1', 609));
+    await send(log, 't2', request('t2', 610));
+    const out = await replies(log, 2);
+    expect(proofReplyRecordSchema.parse(JSON.parse(out.find((r) => r.key === 't1')!.value)).error).toEqual({ code: -32603, message: 'prover call failed: boom' });
+    expect(proofReplyRecordSchema.parse(JSON.parse(out.find((r) => r.key === 't2')!.value)).result).toBeDefined();
   }, 60_000);
 
   it('keeps at most maxStoredReplies; an evicted id is proved again', async () => {
