@@ -35,6 +35,7 @@ export const enclaveCommand: Command = {
     const server = await serveEnclave(handled, { endpoint, logger: ctx.logger });
     ctx.shutdown.register('enclave', () => server.close());
     ctx.logger.info({ listen: formatEndpoint(server.endpoint), signer: core.signerAddress, teeImageHash: core.teeImageHash, mode: 'local' }, 'enclave listening');
+    ctx.logger.warn({ mode: 'local' }, 'local mode: a proof checks the claimed output root against hash-verified L2 headers and message-passer storage roots; it does not re-derive or re-execute the blocks from L1, and there is no attestation');
     await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     return 0;
   },
