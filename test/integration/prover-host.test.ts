@@ -102,6 +102,11 @@ describe('prover host without a registry (one enclave)', () => {
     expect(await aggregateSigner(out.result, request(8, 9, { proposer: '0x0000000000000000000000000000000000000000', l1HeadNumber: 0 }))).toBe(enclaves[0]!.signer);
   });
 
+  it('accepts named params {"request": …} as jsonrpsee does', async () => {
+    const out = await rpc(url, 'prover_prove', { request: proofRequestToWire(request(12, 13)) });
+    expect(proofResultFromWire(out.result)).toMatchObject({ aggregateProposal: { l2BlockNumber: 13, outputRoot: l2Blocks[13]!.outputRoot } });
+  });
+
   it('a wrong claimed root is -32000 with the enclave\'s text', async () => {
     const out = await rpc(url, 'prover_prove', [proofRequestToWire(request(4, 6, { claimedL2OutputRoot: l2Blocks[5]!.outputRoot }))]);
     expect(out.error?.code).toBe(-32000);
