@@ -3,6 +3,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
 import { flashblockSchema } from '../schemas/flashblock.ts';
 import { assemble, caughtUp, rpc, sealedBlocks, sendTransfers, subscribe, until, type RpcBlock } from '../../test/helpers/devnet-feed.ts';
+import { keccak256, toHex } from 'viem';
+import { encodeDeposit } from './deposit.ts';
 import { createDevnet, type Devnet, type DevnetOptions } from './devnet.ts';
 
 /**
@@ -40,6 +42,7 @@ describe('flashlog devnet', () => {
       const canonical = await rpc<RpcBlock | null>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
       if (!canonical) continue; // still open
       complete += 1;
+      expect(frames.map((frame) => frame.index)).toEqual([0, 1, 2, 3, 4, 5, 6]); // index 0, then one per 100 ms
       expect(frames[0]!.base).toBeTruthy();
       expect(block.transactions[0]!.raw.startsWith('0x7e')).toBe(true);
       expect(block.transactions.map((tx) => tx.hash)).toEqual(canonical.transactions);
@@ -141,6 +144,56 @@ describe('flashlog devnet', () => {
     // A left-out transaction is not lost: it is mined in a later block.
     const receipt = await rpc<{ status: Hex; blockNumber: Hex } | null>(devnet.rpcUrl, 'eth_getTransactionReceipt', [dropped[0]]);
     expect(receipt?.status).toBe('0x1');
+  });
+
+  it('queues a deposit sent with eth_sendRawTransaction for index 0 of the next block, and refuses a malformed one', async () => {
+    devnet = await createDevnet(FAST);
+    const feed = await subscribe(devnet.wsUrl);
+    const from: Hex = '0x00000000000000000000000000000000000d0e05';
+    const raw = encodeDeposit({ sourceHash: keccak256(toHex('test deposit')), from, to: devnet.accounts[0]!.address, mint: 10n ** 18n, value: 0n, gas: 100_000n, isSystemTx: false, data: '0x' });
+    const hash = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [raw]);
+    await until(() => feed.frames.some((frame) => frame.flashblock.diff.transactions.includes(raw)), 3000);
+    const carrying = feed.frames.find((frame) => frame.flashblock.diff.transactions.includes(raw))!;
+    feed.close();
+    expect(carrying.flashblock.index).toBe(0);
+    expect(carrying.flashblock.diff.transactions.indexOf(raw)).toBe(1); // after the L1-attributes deposit
+    const sealedAt = BigInt(carrying.flashblock.metadata.block_number);
+    const receipt = await (async () => {
+      for (let i = 0; i < 100; i++) {
+        const found = await rpc<{ type: Hex; status: Hex; blockNumber: Hex } | null>(devnet!.rpcUrl, 'eth_getTransactionReceipt', [hash]);
+        if (found) return found;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return null;
+    })();
+    expect(receipt).toMatchObject({ type: '0x7e', status: '0x1', blockNumber: `0x${sealedAt.toString(16)}` });
+    expect(BigInt(await rpc<Hex>(devnet.rpcUrl, 'eth_getBalance', [from, 'latest']))).toBe(10n ** 18n); // minted
+    await expect(rpc(devnet.rpcUrl, 'eth_sendRawTransaction', ['0x7e0102'])).rejects.toThrow(/deposit \(0x7e\)/);
+  });
+
+  it('keeps the L1-attributes deposit first when a full block leaves transactions in the mempool', async () => {
+    // A 1M-gas block holds the L1-attributes deposit (~50k gas used) and about 45 transfers: 80
+    // sent at once overflow into the next block.
+    devnet = await createDevnet({ ...FAST, blockGasLimit: 1_000_000n });
+    const feed = await subscribe(devnet.wsUrl);
+    await until(() => feed.frames.some((frame) => frame.flashblock.index === 0));
+    const sent = await sendTransfers(devnet, 5, 80, 0);
+    const numbers = await sealedBlocks(devnet, 4);
+    await caughtUp(feed, numbers.at(-1)!);
+    feed.close();
+    const mined: Hex[] = [];
+    const blockSizes: number[] = [];
+    for (const [number, { block }] of assemble(feed.frames)) {
+      const canonical = await rpc<RpcBlock | null>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
+      if (!canonical) continue;
+      expect(block.transactions.map((tx) => tx.hash)).toEqual(canonical.transactions);
+      expect(block.transactions[0]!.raw.startsWith('0x7e')).toBe(true);
+      expect(block.transactions.slice(1).every((tx) => !tx.raw.startsWith('0x7e'))).toBe(true);
+      mined.push(...canonical.transactions);
+      blockSizes.push(canonical.transactions.length);
+    }
+    expect(blockSizes.filter((size) => size > 30).length).toBeGreaterThanOrEqual(2); // it did overflow
+    expect(sent.every((hash) => mined.includes(hash))).toBe(true);
   });
 
   it('answers JSON-RPC with jsonrpc and id, batches, and clear errors', async () => {

@@ -245,15 +245,16 @@ export function createProducer(options: ProducerOptions): Producer {
         await trial(call, block);
         return;
       }
-      // The last flashblock of the block, and the seal, from the same mined block.
+      // The last flashblock of the block, and the seal, from the same mined block. From here on the
+      // block is sealed whatever fails, so the next tick opens a new one.
+      current = undefined;
       const snapshot = await call<Hex>('evm_snapshot');
       const mined = await mine(call, block);
       await emit(call, block, mined);
       let sealed = mined;
       let dropped: Hex | null = null;
-      const userTxs = block.announced.filter((hash) => !rawOf(hash).startsWith('0x7e'));
       if (options.reorgEvery > 0 && block.number % BigInt(options.reorgEvery) === 0n) {
-        const last = userTxs.at(-1);
+        const last = block.announced.filter((hash) => !rawOf(hash).startsWith('0x7e')).at(-1);
         if (last) {
           // Seal without the last pre-confirmed transaction; it goes back to the mempool after.
           await call('evm_revert', [snapshot]);
@@ -265,16 +266,25 @@ export function createProducer(options: ProducerOptions): Producer {
           logger.info({ block: block.number }, 'devnet: --reorg-every block has no user transaction to leave out; sealed as pre-confirmed');
         }
       }
-      const droppedRaw = dropped ? rawOf(dropped) : null;
+      // Transactions still in the mempool (the block was full, or their nonce has a gap) leave it
+      // until the next block's deposits are in, so the L1-attributes deposit stays first.
+      const requeue: Hex[] = dropped ? [rawOf(dropped)] : [];
+      for (const { hash } of await call<{ hash: Hex }[]>('eth_pendingTransactions')) {
+        const raw = rawByHash.get(hash);
+        if (!raw) continue;
+        await call('hardhat_dropTransaction', [hash]);
+        requeue.push(raw);
+      }
       for (const hash of sealed.transactions) rawByHash.delete(hash);
       options.onSealed?.({ number: block.number, hash: sealed.hash, transactions: sealed.transactions, dropped });
       current = await openBlock(call);
-      if (droppedRaw) {
+      for (const raw of requeue) {
         try {
-          const hash = await call<Hex>('eth_sendRawTransaction', [droppedRaw]);
-          rawByHash.set(hash, droppedRaw);
+          const hash = await call<Hex>('eth_sendRawTransaction', [raw]);
+          rawByHash.set(hash, raw);
         } catch (error) {
-          logger.warn({ tx: dropped, err: (error as Error).message }, 'devnet: the transaction left out by a reorg could not be re-queued');
+          rawByHash.delete(transactionHash(raw));
+          logger.warn({ tx: transactionHash(raw), err: (error as Error).message }, 'devnet: a transaction could not go back to the mempool after the seal; it is dropped');
         }
       }
     });

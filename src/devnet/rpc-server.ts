@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { fromRlp } from 'viem';
 import { z } from 'zod';
 import { InvalidParamsError, JsonRpcError } from '../errors.ts';
 import { handleText, type RpcCall } from '../rpc/protocol.ts';
@@ -37,6 +38,23 @@ function parseParams<T>(schema: z.ZodType<T>, params: unknown, method: string): 
   return parsed.data;
 }
 
+/** A deposit is only queued (for the next block's index 0) if it is at least well-formed. */
+function checkDeposit(raw: `0x${string}`): void {
+  let fields: unknown;
+  try {
+    fields = fromRlp(`0x${raw.slice(4)}`);
+  } catch (error) {
+    throw new InvalidParamsError(`eth_sendRawTransaction: params[0]: a deposit (0x7e) whose RLP does not decode: ${(error as Error).message}`);
+  }
+  if (!Array.isArray(fields) || fields.length !== 8 || fields.some((field) => typeof field !== 'string')) {
+    throw new InvalidParamsError('eth_sendRawTransaction: params[0]: a deposit (0x7e) must be rlp([sourceHash, from, to, mint, value, gas, isSystemTx, data])');
+  }
+  const [source, from] = fields as string[];
+  if (source!.length !== 66 || from!.length !== 42) {
+    throw new InvalidParamsError('eth_sendRawTransaction: params[0]: a deposit (0x7e) needs a 32-byte sourceHash and a 20-byte from');
+  }
+}
+
 export function createDispatch(engine: Engine, producer: Producer): (call: RpcCall) => Promise<unknown> {
   return async (call) => {
     const method = call.method;
@@ -45,7 +63,11 @@ export function createDispatch(engine: Engine, producer: Producer): (call: RpcCa
     }
     if (method === 'eth_sendRawTransaction') {
       const [raw] = parseParams(sendRawParams, call.params, method);
-      return raw.startsWith('0x7e') ? producer.submitDeposit(raw as `0x${string}`) : producer.submit(raw as `0x${string}`);
+      if (raw.startsWith('0x7e')) {
+        checkDeposit(raw as `0x${string}`);
+        return producer.submitDeposit(raw as `0x${string}`);
+      }
+      return producer.submit(raw as `0x${string}`);
     }
     if (method === 'eth_getBlockReceipts') {
       const [id] = parseParams(blockReceiptsParams, call.params, method);
