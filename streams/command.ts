@@ -11,6 +11,8 @@ export interface Command {
   /** e.g. `flashlog tail TOPIC [options]` */
   readonly usage: string;
   readonly settings: readonly SettingKey[];
+  /** Defaults of this command that differ from the settings table's. */
+  readonly defaults?: Partial<Record<SettingKey, string>>;
   /** Serves /metrics and ties SIGINT/SIGTERM to shutdown. */
   readonly longRunning: boolean;
   run(ctx: Context, positionals: readonly string[]): Promise<number>;

@@ -24,7 +24,7 @@ const commandHelp = (command: Command): string => [
   '',
   'Options:',
   '  --help, -h\n      show this help',
-  describeSettings(command.settings),
+  describeSettings(command.settings, command.defaults),
 ].join('\n');
 
 /**
@@ -50,7 +50,7 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
   }
   let parsed: ReturnType<typeof parseConfig>;
   try {
-    parsed = parseConfig(rest, env, command.settings);
+    parsed = parseConfig(rest, env, command.settings, command.defaults);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`flashlog ${command.name}: ${error.message}\n`);

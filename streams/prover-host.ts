@@ -24,8 +24,9 @@ const rpc = (url: string, timeoutMs: number): RpcCall => {
 export const proverHostCommand: Command = {
   name: 'prover-host',
   summary: 'the TEE prover host: prover_prove and enclave_* over JSON-RPC, routed across enclaves',
-  usage: 'flashlog prover-host --l1-rpc URL --l2-rpc URL [--enclave tcp://127.0.0.1:8000 ...] [--registry 0x… ] [--prover-port 7300]',
-  settings: [...serviceSettings, 'l1Rpc', 'l1BeaconRpc', 'l2Rpc', 'l2ChainId', 'proverHost', 'proverPort', 'enclave', 'timeout', 'registry', 'rpcTimeoutMs'],
+  usage: 'flashlog prover-host --l1-rpc URL --l2-rpc URL [--enclave tcp://127.0.0.1:8000 ...] [--registry 0x… ] [--port 7300]',
+  settings: [...serviceSettings, 'l1Rpc', 'l1BeaconRpc', 'l2Rpc', 'l2ChainId', 'host', 'port', 'enclave', 'timeout', 'registry', 'rpcTimeoutMs'],
+  defaults: { port: '7300' },
   longRunning: true,
   async run(ctx) {
     const { config, logger } = ctx;
@@ -61,7 +62,7 @@ export const proverHostCommand: Command = {
       logger,
       metrics: ctx.metrics,
     });
-    const { url } = await host.listen(config.proverHost, config.proverPort);
+    const { url } = await host.listen(config.host, config.port);
     ctx.shutdown.register('prover-host', () => host.close());
     logger.info({ url, chainId: l2ChainId, chain: chainNames.get(l2ChainId), enclaves: config.enclave, registry: config.registry ?? null, timeoutS: config.timeout, version }, 'prover host listening');
     await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));

@@ -93,8 +93,8 @@ export const settings = {
   canonicalPollMs: setting({ schema: integer(0), default: '500', expects: 'milliseconds, 0 to disable', describe: 'ingest: how often to ask --rpc for canonical heads (sealed/reorg records, held flashblocks)' }),
 
   // Gateway: the view and the JSON-RPC server (issue 4).
-  port: setting({ schema: port, default: '8547', expects: 'a TCP port 0-65535 (0 = any free port)', describe: 'gateway JSON-RPC port (HTTP and WebSocket)' }),
-  host: setting({ schema: z.string().min(1), default: '127.0.0.1', expects: 'a host or IP to bind', describe: 'gateway bind address' }),
+  port: setting({ schema: port, default: '8547', expects: 'a TCP port 0-65535 (0 = any free port)', describe: 'JSON-RPC port (the gateway serves HTTP and WebSocket on it)' }),
+  host: setting({ schema: z.string().min(1), default: '127.0.0.1', expects: 'a host or IP to bind', describe: 'JSON-RPC bind address' }),
   public: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'public mode: per-IP rate limit, eth_getBlockReceipts refused (HTTP 403)' }),
   rateLimit: setting({ schema: integer(1), default: '50', expects: 'requests per second', describe: 'per-client-IP request rate in --public mode (a batch counts each call)' }),
   maxBodyBytes: setting({ schema: bytes, default: '1MiB', expects: 'bytes, e.g. 1048576 or 1MiB', describe: 'largest JSON-RPC request body' }),
@@ -126,8 +126,6 @@ export const settings = {
   l1BeaconRpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'prover-host: L1 beacon API (unused in local mode)' }),
   l2Rpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'prover-host: L2 execution JSON-RPC (headers, message-passer proofs)' }),
   l2ChainId: setting({ schema: integer(1).optional(), expects: 'a chain id', describe: 'prover-host: L2 chain id (default: asked from the L2 RPC)' }),
-  proverPort: setting({ schema: port, default: '7300', expects: 'a TCP port 0-65535 (0 = any free port)', describe: 'prover-host: JSON-RPC port' }),
-  proverHost: setting({ schema: z.string().min(1), default: '127.0.0.1', expects: 'a host or IP to bind', describe: 'prover-host: bind address' }),
   timeout: setting({ schema: decimal(0.001), default: '1740', expects: 'seconds', describe: 'proof request timeout (prover-host), or how long prove waits for its reply' }),
   registry: setting({ schema: address.optional(), expects: '0x-address', describe: 'prover-host: signer registry (isValidSigner) on L1; needs --l1-rpc; required with more than one --enclave' }),
   proverUrl: setting({ schema: url(['http:', 'https:']), default: 'http://127.0.0.1:7300', expects: 'http:// or https:// URL', describe: 'prover-bridge: the prover host' }),
@@ -159,6 +157,8 @@ export function parseConfig(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
   accepted: readonly SettingKey[],
+  /** Defaults of this command that differ from the table's (e.g. prover-host's port 7300). */
+  defaults: Partial<Record<SettingKey, string>> = {},
 ): { config: Config; positionals: string[]; help: boolean } {
   const byFlag = new Map<string, SettingKey>();
   const byShort = new Map<string, SettingKey>();
@@ -175,8 +175,8 @@ export function parseConfig(
     if (fromEnv !== undefined && fromEnv !== '') {
       raw[key] = spec.repeatable ? fromEnv.split(',').map((part) => part.trim()).filter(Boolean) : fromEnv;
       source[key] = envOf(key);
-    } else if (spec.default !== undefined) {
-      raw[key] = spec.default;
+    } else if ((defaults[key] ?? spec.default) !== undefined) {
+      raw[key] = defaults[key] ?? spec.default;
       source[key] = 'default';
     }
   }
@@ -254,9 +254,9 @@ export function parseConfig(
 }
 
 /** The options part of `--help` for a command. */
-export function describeSettings(accepted: readonly SettingKey[]): string {
+export function describeSettings(accepted: readonly SettingKey[], defaults: Partial<Record<SettingKey, string>> = {}): string {
   const rows = accepted.map((key) => {
-    const spec = settings[key] as SettingSpec;
+    const spec = { ...(settings[key] as SettingSpec), ...(defaults[key] !== undefined ? { default: defaults[key] } : {}) };
     const flag = `--${flagOf(key)}${spec.boolean ? '' : ` <${spec.expects.length > 24 ? 'value' : spec.expects}>`}`;
     const extra = [spec.repeatable ? 'repeatable' : '', spec.default !== undefined ? `default ${spec.default}` : '']
       .filter(Boolean).join(', ');

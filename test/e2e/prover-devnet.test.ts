@@ -50,7 +50,7 @@ beforeAll(async () => {
     l2.set(n, { hash: block.hash, outputRoot: outputRootV0(block.stateRoot, block.withdrawalsRoot, block.hash) });
   }
   enclaves = await Promise.all([startEnclaveProcess(), startEnclaveProcess()]);
-  host = spawnFlashlog(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', devnet.rpcUrl, '--enclave', enclaves[0]!.url, '--enclave', enclaves[1]!.url, '--registry', l1.registry, '--prover-port', '0', '--no-metrics']);
+  host = spawnFlashlog(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', devnet.rpcUrl, '--enclave', enclaves[0]!.url, '--enclave', enclaves[1]!.url, '--registry', l1.registry, '--port', '0', '--no-metrics']);
   const listening = await host.waitFor((line) => line.msg === 'prover host listening');
   expect(listening).toMatchObject({ chainId: 1337, registry: l1.registry });
   hostUrl = String(listening.url);

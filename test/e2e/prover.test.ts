@@ -45,7 +45,7 @@ beforeAll(async () => {
   l1Head = { hash: head.hash, number: Number(BigInt(head.number)) };
   // Each proof takes at least 1.5 s, so the enclave can be killed in the middle of one.
   enclave = await startEnclaveProcess(['--prove-delay-ms', '1500']);
-  host = spawnFlashlog(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', l2.url, '--enclave', enclave.url, '--prover-port', '0', '--no-metrics']);
+  host = spawnFlashlog(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', l2.url, '--enclave', enclave.url, '--port', '0', '--no-metrics']);
   const listening = await host.waitFor((line) => line.msg === 'prover host listening');
   expect(listening.chainId).toBe(1337);
 
