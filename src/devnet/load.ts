@@ -83,14 +83,23 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
         ? await signer.signTransaction({ ...base, type: 'eip2930', gasPrice: FEES.maxFeePerGas, accessList: request.to ? [{ address: request.to, storageKeys: [] }] : [] })
         : await signer.signTransaction({ ...base, type: 'eip1559', ...FEES });
     nonces.set(signer.address, nonce + 1);
-    try {
-      await producer.submit(raw);
-      counts[kind] = (counts[kind] ?? 0) + 1;
-    } catch (error) {
-      // Resynchronise this account's nonce with the node, then carry on.
-      logger.warn({ kind, from: signer.address, nonce, err: (error as Error).message }, 'devnet load: a transaction was refused');
-      nonces.set(signer.address, Number(await engine.call<Hex>('eth_getTransactionCount', [signer.address, 'pending'])));
-    }
+    // Not awaited here: the engine queue keeps submission order, so a tick's transactions go in
+    // while a flashblock is being built instead of one at a time behind it. `settle` awaits them.
+    inFlight.push(producer.submit(raw).then(
+      () => { counts[kind] = (counts[kind] ?? 0) + 1; },
+      async (error: unknown) => {
+        // Resynchronise this account's nonce with the node, then carry on.
+        logger.warn({ kind, from: signer.address, nonce, err: (error as Error).message }, 'devnet load: a transaction was refused');
+        nonces.set(signer.address, Number(await engine.call<Hex>('eth_getTransactionCount', [signer.address, 'pending'])));
+      },
+    ));
+  }
+
+  let inFlight: Promise<void>[] = [];
+  async function settle(): Promise<void> {
+    const pending = inFlight;
+    inFlight = [];
+    await Promise.all(pending);
   }
 
   function deposit(): void {
@@ -116,6 +125,7 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
   for (const signer of signers.slice(1)) {
     await send('erc20', deployer, { to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [signer.address, 10n ** 24n] }), gas: 80_000n });
   }
+  await settle();
 
   let next = 0;
   async function one(): Promise<void> {
@@ -142,16 +152,21 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
 
   let stopped = false;
   let owed = 0;
+  let lastTick = performance.now();
   let loop: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const tick = () => {
     timer = undefined;
     loop = (async () => {
-      owed += (options.tps * TICK_MS) / 1000;
+      const now = performance.now();
+      // Owed by the clock, not by the tick count: a slow tick is caught up by the next.
+      owed = Math.min(owed + (options.tps * (now - lastTick)) / 1000, options.tps);
+      lastTick = now;
       while (owed >= 1 && !stopped) {
         owed -= 1;
         await one();
       }
+      await settle();
     })().catch((error: unknown) => logger.error({ err: error }, 'devnet load: tick failed')).finally(() => {
       if (!stopped) timer = setTimeout(tick, TICK_MS);
     });

@@ -55,6 +55,22 @@ function checkDeposit(raw: `0x${string}`): void {
   }
 }
 
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+
+/**
+ * EDR charges the OP L1 data fee inside eth_call, so a call from an account without ETH (and a
+ * call without `from`, which runs as the zero address) fails with "Sender doesn't have enough
+ * funds", where op-geth and op-reth answer. A call without `from` therefore runs as the zero
+ * address with a balance override (unless the caller overrides that account itself).
+ */
+function withCallerFunds(params: readonly unknown[]): unknown[] {
+  const [request, block, overrides, ...rest] = params;
+  if (typeof request !== 'object' || request === null || 'from' in request) return [...params];
+  const given = (typeof overrides === 'object' && overrides !== null ? overrides : {}) as Record<string, unknown>;
+  if (Object.keys(given).some((address) => address.toLowerCase() === ZERO_ADDRESS)) return [...params];
+  return [{ ...request, from: ZERO_ADDRESS }, block ?? 'latest', { ...given, [ZERO_ADDRESS]: { balance: '0xffffffffffffffffffffffffffffffff' } }, ...rest];
+}
+
 export function createDispatch(engine: Engine, producer: Producer): (call: RpcCall) => Promise<unknown> {
   return async (call) => {
     const method = call.method;
@@ -79,8 +95,9 @@ export function createDispatch(engine: Engine, producer: Producer): (call: RpcCa
         return receipts;
       });
     }
-    const params = parseParams(paramsArray, call.params, method);
-    return engine.call(method, params ?? []);
+    const params = parseParams(paramsArray, call.params, method) ?? [];
+    if (method === 'eth_call') return engine.call(method, withCallerFunds(params));
+    return engine.call(method, params);
   };
 }
 

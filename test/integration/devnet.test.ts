@@ -63,6 +63,24 @@ describe('devnet with --load', () => {
     expect(user.some((receipt) => receipt.type === '0x0')).toBe(true);
     const counts = devnet.load!.counts();
     for (const kind of ['transfer', 'erc20', 'logs', 'revert', 'deploy', 'deposit']) expect(counts[kind] ?? 0).toBeGreaterThan(0);
+
+    // The node methods a consumer needs, on the same chain.
+    const head = await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByNumber', ['latest', false]);
+    const token = devnet.load!.token;
+    const logs = await rpc<{ transactionHash: Hex; logIndex: Hex }[]>(devnet.rpcUrl, 'eth_getLogs', [{ fromBlock: '0x1', toBlock: head.number, address: token, topics: [TRANSFER_TOPIC] }]);
+    const fromReceipts = all.flatMap((receipt) => receipt.logs.filter((log) => log.topics[0] === TRANSFER_TOPIC && (log as { address?: string }).address?.toLowerCase() === token.toLowerCase()).map(() => receipt.transactionHash));
+    expect(logs.length).toBeGreaterThanOrEqual(fromReceipts.length);
+    for (const hash of fromReceipts) expect(logs.some((log) => log.transactionHash === hash)).toBe(true);
+    const balanceCall = await rpc<Hex>(devnet.rpcUrl, 'eth_call', [{ to: token, data: `0x70a08231${devnet.accounts[1]!.address.slice(2).toLowerCase().padStart(64, '0')}` }, 'latest']);
+    expect(BigInt(balanceCall)).toBeGreaterThan(0n);
+    expect(await rpc<Hex>(devnet.rpcUrl, 'eth_getCode', [token, 'latest'])).toMatch(/^0x[0-9a-f]{100,}$/);
+    expect(BigInt(await rpc<Hex>(devnet.rpcUrl, 'eth_getTransactionCount', [devnet.accounts[0]!.address, 'latest']))).toBeGreaterThan(10n);
+    expect(await rpc<Hex>(devnet.rpcUrl, 'eth_getStorageAt', [token, '0x0', 'latest'])).toBe(`0x${(10n ** 27n).toString(16).padStart(64, '0')}`); // totalSupply
+    expect(BigInt(await rpc<Hex>(devnet.rpcUrl, 'eth_estimateGas', [{ from: devnet.accounts[2]!.address, to: devnet.accounts[3]!.address, value: '0x1' }]))).toBeGreaterThanOrEqual(21_000n);
+    // Isthmus: the header's withdrawalsRoot is the L2ToL1MessagePasser's storage root.
+    const proof = await rpc<{ storageHash: Hex }>(devnet.rpcUrl, 'eth_getProof', ['0x4200000000000000000000000000000000000016', [], head.number]);
+    expect(proof.storageHash).toBe(head.withdrawalsRoot);
+    expect((await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByHash', [head.hash, false])).number).toBe(head.number);
   });
 
   it('with --reorg-every under load, the K-th blocks differ from their pre-confirmations and the others do not', async () => {
