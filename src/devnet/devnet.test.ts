@@ -196,6 +196,39 @@ describe('flashlog devnet', () => {
     expect(sent.every((hash) => mined.includes(hash))).toBe(true);
   });
 
+  it('refuses to replace a pre-confirmed transaction, and the sealed block keeps the pre-confirmed one in its place', async () => {
+    devnet = await createDevnet(FAST);
+    const feed = await subscribe(devnet.wsUrl);
+    await until(() => feed.frames.some((frame) => frame.flashblock.index === 0));
+    const account = privateKeyToAccount(devnet.accounts[6]!.privateKey);
+    const other = privateKeyToAccount(devnet.accounts[7]!.privateKey);
+    const sign = (signer: typeof account, nonce: number, tip: bigint) => signer.signTransaction({ chainId: 1337, type: 'eip1559', nonce, to: devnet!.accounts[0]!.address, value: 1n, gas: 21_000n, maxFeePerGas: 10n ** 10n + tip * 20n, maxPriorityFeePerGas: tip }); // a higher tip also raises the fee cap, as a replacement must
+    const first = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(account, 0, 1n)]);
+    const neighbour = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(other, 0, 1n)]);
+    const preconfirmed = () => feed.frames.flatMap((frame) => frame.flashblock.diff.transactions);
+    await until(() => preconfirmed().length >= 3, 3000); // the deposit, then both
+    await expect(rpc(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(account, 0, 10n ** 9n)])).rejects.toThrow(/replacement transaction refused: 0x[0-9a-f]{64} has the same sender and nonce and is already pre-confirmed/);
+    const after = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(account, 1, 1n)]);
+    // A transaction not yet pre-confirmed may be replaced, as in any mempool.
+    const waiting = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(other, 1, 1n)]);
+    const replacement = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(other, 1, 10n ** 9n)]);
+    const numbers = await sealedBlocks(devnet, 2);
+    await caughtUp(feed, numbers.at(-1)!);
+    feed.close();
+    const mined: Hex[] = [];
+    for (const [number, { block }] of assemble(feed.frames)) {
+      const canonical = await rpc<RpcBlock | null>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
+      if (!canonical) continue;
+      expect(block.transactions.map((tx) => tx.hash)).toEqual(canonical.transactions);
+      mined.push(...canonical.transactions);
+    }
+    const user = mined.filter((hash) => [first, neighbour, after, waiting, replacement].includes(hash));
+    expect(user.slice(0, 2)).toEqual([first, neighbour]);
+    expect(user).toContain(after);
+    expect(user).toContain(replacement);
+    expect(user).not.toContain(waiting);
+  });
+
   it('answers JSON-RPC with jsonrpc and id, batches, and clear errors', async () => {
     devnet = await createDevnet(FAST);
     const post = async (body: string) => {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { keccak256, numberToHex, toHex, type Hex } from 'viem';
+import { JsonRpcError } from '../errors.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 import type { Engine } from './engine.ts';
 import { l1AttributesDeposit, type L1Attributes } from './deposit.ts';
@@ -116,12 +117,16 @@ export function createProducer(options: ProducerOptions): Producer {
   /** Raw bytes by hash of every transaction not yet sealed (EDR gives hashes, the feed needs bytes). */
   const rawByHash = new Map<Hex, Hex>();
   const queuedDeposits: Hex[] = [];
+  /** `sender:nonce` of every user transaction not yet sealed, by hash. */
+  const keyByHash = new Map<Hex, string>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let loopDone: Promise<void> = Promise.resolve();
 
   interface Current {
     number: bigint; timestamp: bigint; prevRandao: Hex; payloadId: Hex; announced: Hex[]; index: number;
+    /** `sender:nonce` -> hash of every pre-confirmed user transaction of the block. */
+    announcedKeys: Map<string, Hex>;
   }
   let current: Current | undefined;
 
@@ -149,6 +154,22 @@ export function createProducer(options: ProducerOptions): Producer {
     const raw = rawByHash.get(hash);
     if (!raw) throw new Error(`transaction ${hash} was mined but its raw bytes are unknown`);
     return raw;
+  }
+
+  /**
+   * Puts the mempool back as it was before `replacement` evicted a pre-confirmed transaction: EDR
+   * orders by insertion, so everything is taken out and sent again, the block's pre-confirmed
+   * transactions first in their order, then the rest in theirs.
+   */
+  async function restoreMempool(call: Call, block: Current, replacement: Hex): Promise<void> {
+    await call('hardhat_dropTransaction', [replacement]);
+    const pending = (await call<{ hash: Hex }[]>('eth_pendingTransactions')).map((tx) => tx.hash);
+    for (const hash of pending) await call('hardhat_dropTransaction', [hash]);
+    const announced = new Set(block.announced);
+    for (const hash of [...block.announced, ...pending.filter((hash) => !announced.has(hash))]) {
+      const raw = rawByHash.get(hash);
+      if (raw) await call('eth_sendRawTransaction', [raw]);
+    }
   }
 
   async function metadataFor(call: Call, hashes: readonly Hex[]): Promise<Record<Hex, MetadataReceipt>> {
@@ -205,6 +226,10 @@ export function createProducer(options: ProducerOptions): Producer {
       },
     };
     block.announced.push(...added);
+    for (const hash of added) {
+      const key = keyByHash.get(hash);
+      if (key) block.announcedKeys.set(key, hash);
+    }
     block.index += 1;
     options.onFlashblock(flashblock);
   }
@@ -218,7 +243,7 @@ export function createProducer(options: ProducerOptions): Producer {
       number, timestamp,
       prevRandao: keccak256(toHex(`devnet prevRandao ${number}`)),
       payloadId: keccak256(`0x${parent.hash.slice(2)}${numberToHex(timestamp, { size: 8 }).slice(2)}`).slice(0, 18) as Hex,
-      announced: [], index: 0,
+      announced: [], announcedKeys: new Map(), index: 0,
     };
     const deposits = [l1AttributesDeposit(l1AttributesFor(number, timestamp), number), ...queuedDeposits.splice(0), ...(options.takeDeposits?.() ?? [])];
     for (const raw of deposits) {
@@ -275,7 +300,10 @@ export function createProducer(options: ProducerOptions): Producer {
         await call('hardhat_dropTransaction', [hash]);
         requeue.push(raw);
       }
-      for (const hash of sealed.transactions) rawByHash.delete(hash);
+      for (const hash of sealed.transactions) {
+        rawByHash.delete(hash);
+        keyByHash.delete(hash);
+      }
       options.onSealed?.({ number: block.number, hash: sealed.hash, transactions: sealed.transactions, dropped });
       current = await openBlock(call);
       for (const raw of requeue) {
@@ -313,12 +341,22 @@ export function createProducer(options: ProducerOptions): Producer {
     started,
     async submit(raw) {
       if (stopped) throw new Error('the devnet is stopping');
-      const hash = await engine.exclusive(async (call) => {
-        const accepted = await call<Hex>('eth_sendRawTransaction', [raw]);
-        rawByHash.set(accepted, raw);
-        return accepted;
+      return engine.exclusive(async (call) => {
+        const hash = await call<Hex>('eth_sendRawTransaction', [raw]);
+        rawByHash.set(hash, raw);
+        const tx = await call<{ from: Hex; nonce: Hex } | null>('eth_getTransactionByHash', [hash]);
+        if (!tx) return hash;
+        const key = `${tx.from.toLowerCase()}:${BigInt(tx.nonce)}`;
+        const preconfirmed = current?.announcedKeys.get(key);
+        if (current && preconfirmed && preconfirmed !== hash) {
+          // The mempool took it as a replacement of a pre-confirmed transaction: undo that.
+          await restoreMempool(call, current, hash);
+          rawByHash.delete(hash);
+          throw new JsonRpcError(-32000, `replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`);
+        }
+        keyByHash.set(hash, key);
+        return hash;
       });
-      return hash;
     },
     submitDeposit(raw) {
       queuedDeposits.push(raw);
