@@ -169,6 +169,8 @@ describe('flashlog devnet', () => {
     expect(receipt).toMatchObject({ type: '0x7e', status: '0x1', blockNumber: `0x${sealedAt.toString(16)}` });
     expect(BigInt(await rpc<Hex>(devnet.rpcUrl, 'eth_getBalance', [from, 'latest']))).toBe(10n ** 18n); // minted
     await expect(rpc(devnet.rpcUrl, 'eth_sendRawTransaction', ['0x7e0102'])).rejects.toThrow(/deposit \(0x7e\)/);
+    const again = encodeDeposit({ sourceHash: keccak256(toHex('test deposit 2')), from, to: null, mint: 0n, value: 0n, gas: 100_000n, isSystemTx: false, data: '0x' });
+    await expect(rpc(devnet.rpcUrl, 'eth_sendRawTransaction', [again])).rejects.toThrow(/has nonce 1; the devnet \(EDR\) takes deposits only from accounts with nonce 0/);
   });
 
   it('keeps the L1-attributes deposit first when a full block leaves transactions in the mempool', async () => {

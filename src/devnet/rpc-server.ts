@@ -38,8 +38,8 @@ function parseParams<T>(schema: z.ZodType<T>, params: unknown, method: string): 
   return parsed.data;
 }
 
-/** A deposit is only queued (for the next block's index 0) if it is at least well-formed. */
-function checkDeposit(raw: `0x${string}`): void {
+/** A deposit is only queued (for the next block's index 0) if it is at least well-formed. Returns its from. */
+function checkDeposit(raw: `0x${string}`): string {
   let fields: unknown;
   try {
     fields = fromRlp(`0x${raw.slice(4)}`);
@@ -53,6 +53,7 @@ function checkDeposit(raw: `0x${string}`): void {
   if (source!.length !== 66 || from!.length !== 42) {
     throw new InvalidParamsError('eth_sendRawTransaction: params[0]: a deposit (0x7e) needs a 32-byte sourceHash and a 20-byte from');
   }
+  return from!;
 }
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
@@ -80,7 +81,11 @@ export function createDispatch(engine: Engine, producer: Producer): (call: RpcCa
     if (method === 'eth_sendRawTransaction') {
       const [raw] = parseParams(sendRawParams, call.params, method);
       if (raw.startsWith('0x7e')) {
-        checkDeposit(raw as `0x${string}`);
+        const from = checkDeposit(raw as `0x${string}`);
+        const nonce = await engine.call<string>('eth_getTransactionCount', [from, 'pending']);
+        if (BigInt(nonce) !== 0n) {
+          throw new InvalidParamsError(`eth_sendRawTransaction: params[0]: the deposit's from ${from} has nonce ${BigInt(nonce)}; the devnet (EDR) takes deposits only from accounts with nonce 0, use a fresh from`);
+        }
         return producer.submitDeposit(raw as `0x${string}`);
       }
       return producer.submit(raw as `0x${string}`);
