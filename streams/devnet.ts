@@ -20,6 +20,7 @@ export const devnetCommand: Command = {
     const { createDevnet, DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
     const devnet = await createDevnet({
       logger: ctx.logger,
+      metrics: ctx.metrics,
       host: config.devnetHost,
       rpcPort: config.devnetPort,
       wsPort: config.devnetWsPort,

@@ -7,6 +7,7 @@ import { startFeedServer } from './feed-server.ts';
 import { createProducer, l1AttributesFor, type Flashblock, type SealedBlock } from './producer.ts';
 import type { Load } from './load.ts';
 import { startRpcServer } from './rpc-server.ts';
+import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 
 /**
  * `flashlog devnet` as a library: a local OP-stack L2 (EDR, OP chain type, Isthmus) with a
@@ -42,6 +43,8 @@ export interface DevnetOptions {
   /** Transactions per second of the built-in load generator (0 = none). */
   readonly load?: number;
   readonly blockGasLimit?: bigint;
+  /** Where the devnet's metrics go (flashlog_devnet_*); none when absent. */
+  readonly metrics?: Registry;
 }
 
 export interface DevnetAccount {
@@ -95,6 +98,13 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     funded: accounts.map((account) => ({ address: account.address, balance: DEVNET_ACCOUNT_BALANCE })),
   });
 
+  const metrics = options.metrics ? {
+    flashblocks: counter(options.metrics, 'flashlog_devnet_flashblocks_total', 'flashblocks the devnet sent'),
+    transactions: counter(options.metrics, 'flashlog_devnet_preconfirmed_transactions_total', 'transactions the devnet pre-confirmed (deposits included)'),
+    blocks: counter(options.metrics, 'flashlog_devnet_blocks_total', 'blocks the devnet sealed, as pre-confirmed or reorged (--reorg-every)', ['outcome']),
+    build: histogram(options.metrics, 'flashlog_devnet_flashblock_build_seconds', 'time to build one flashblock (trial-mine the block so far, read it, revert)', [], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5]),
+    clients: gauge(options.metrics, 'flashlog_devnet_feed_clients', 'WebSocket clients of the flashblocks feed'),
+  } : undefined;
   const flashblockListeners = new Set<(flashblock: Flashblock) => void>();
   const sealedListeners = new Set<(block: SealedBlock) => void>();
   // The feed server starts first so the very first flashblock can be broadcast.
@@ -105,11 +115,16 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     blockTimeSeconds: Math.max(1, Math.round(blockTimeMs / 1000)),
     metadataReceipts: options.metadataReceipts ?? false,
     reorgEvery: options.reorgEvery ?? 0,
-    onFlashblock: (flashblock) => {
+    onFlashblock: (flashblock, buildMs) => {
       feed.broadcast(flashblock);
+      metrics?.flashblocks.inc();
+      metrics?.transactions.inc(flashblock.diff.transactions.length);
+      metrics?.build.observe(buildMs / 1000);
+      metrics?.clients.set(feed.clientCount());
       for (const listener of flashblockListeners) listener(flashblock);
     },
     onSealed: (block) => {
+      metrics?.blocks.inc({ outcome: block.dropped ? 'reorg' : 'as-preconfirmed' });
       logger.debug({ block: block.number, hash: block.hash, txs: block.transactions.length, dropped: block.dropped }, 'devnet: block sealed');
       for (const listener of sealedListeners) listener(block);
     },

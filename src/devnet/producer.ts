@@ -64,7 +64,8 @@ export interface ProducerOptions {
   readonly metadataReceipts: boolean;
   /** 0 = never. */
   readonly reorgEvery: number;
-  readonly onFlashblock: (flashblock: Flashblock) => void;
+  /** `buildMs`: from the start of the flashblock's step (mining, reading, receipts) to this call. */
+  readonly onFlashblock: (flashblock: Flashblock, buildMs: number) => void;
   readonly onSealed?: (block: SealedBlock) => void;
   /** Called at the start of every block (inside the producer's exclusive section) for user deposits. */
   readonly takeDeposits?: () => readonly Hex[];
@@ -129,6 +130,7 @@ export function createProducer(options: ProducerOptions): Producer {
     announcedKeys: Map<string, Hex>;
   }
   let current: Current | undefined;
+  let stepStarted = 0;
 
   type Call = <R = unknown>(method: string, params?: readonly unknown[]) => Promise<R>;
 
@@ -231,7 +233,7 @@ export function createProducer(options: ProducerOptions): Producer {
       if (key) block.announcedKeys.set(key, hash);
     }
     block.index += 1;
-    options.onFlashblock(flashblock);
+    options.onFlashblock(flashblock, performance.now() - stepStarted);
   }
 
   /** Opens the next block: L1-attributes deposit and user deposits, then index 0. */
@@ -261,6 +263,7 @@ export function createProducer(options: ProducerOptions): Producer {
   /** One flashblock tick; the last one of a block seals it and opens the next. */
   async function tick(): Promise<void> {
     await engine.exclusive(async (call) => {
+      stepStarted = performance.now();
       if (!current) {
         current = await openBlock(call);
         return;

@@ -131,6 +131,10 @@ describe('flashlog devnet (the command)', () => {
       feed.close();
       expect(feed.failures).toEqual([]);
       expect(feed.frames.every((frame) => frame.binary)).toBe(true);
+      const metricsLine = await child.waitFor((line) => line.msg === 'metrics listening');
+      const metrics = await (await fetch(String(metricsLine.url))).text();
+      expect(Number(/^flashlog_devnet_flashblocks_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(3);
+      expect(metrics).toMatch(/^flashlog_devnet_flashblock_build_seconds_count \d+/m);
     } finally {
       expect(await child.stop('SIGINT')).toBe(0);
     }
