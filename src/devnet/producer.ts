@@ -224,7 +224,9 @@ export function createProducer(options: ProducerOptions): Producer {
       },
       metadata: {
         block_number: Number(block.number),
-        ...(options.metadataReceipts ? { receipts: await metadataFor(call, added) } : { access_list: null }),
+        // Era B (before Azul) also carried new_account_balances; the devnet leaves them out.
+        ...(options.metadataReceipts ? { receipts: await metadataFor(call, added) } : {}),
+        access_list: null,
       },
     };
     block.announced.push(...added);
