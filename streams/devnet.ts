@@ -33,7 +33,7 @@ export const devnetCommand: Command = {
     });
     ctx.shutdown.register('devnet', () => devnet.close());
     ctx.logger.info({
-      chainId: devnet.chainId, rpc: devnet.rpcUrl, ws: devnet.wsUrl, accounts: devnet.accounts.map((account) => account.address),
+      chainId: devnet.chainId, rpc: devnet.rpcUrl, ws: devnet.wsUrl, rpcPort: devnet.rpcPort, wsPort: devnet.wsPort, accounts: devnet.accounts, // the well-known test keys
       blockTimeMs: config.blockTimeMs, flashblockMs: config.flashblockMs, load: config.load, reorgEvery: config.reorgEvery,
       frames: config.plain ? 'text' : 'brotli', metadata: config.metadataReceipts ? 'receipts' : 'era C',
     }, 'devnet started');
