@@ -30,6 +30,13 @@ export const devnetCommand: Command = {
       plain: config.plain,
       load: config.load,
       reorgEvery: config.reorgEvery,
+    }).catch((error: unknown) => {
+      const { code, port } = error as { code?: string; port?: number };
+      if (code === 'EADDRINUSE' || code === 'EACCES') {
+        const flag = port === config.devnetWsPort ? '--devnet-ws-port (FLASHLOG_DEVNET_WS_PORT)' : '--devnet-port (FLASHLOG_DEVNET_PORT)';
+        throw new ConfigError(`${flag}: ${config.devnetHost}:${port} is ${code === 'EADDRINUSE' ? 'already in use' : 'not allowed'}; expected a free port (0 = any)`);
+      }
+      throw error;
     });
     ctx.shutdown.register('devnet', () => devnet.close());
     ctx.logger.info({

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
 import { flashblockSchema } from '../../src/schemas/flashblock.ts';
@@ -137,6 +138,21 @@ describe('flashlog devnet (the command)', () => {
       expect(metrics).toMatch(/^flashlog_devnet_flashblock_build_seconds_count \d+/m);
     } finally {
       expect(await child.stop('SIGINT')).toBe(0);
+    }
+  });
+
+  it('names the flag when its port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+    const taken = (blocker.address() as AddressInfo).port;
+    try {
+      const child = spawnFlashlog(['devnet', '--devnet-port', '0', '--devnet-ws-port', String(taken), '--metrics-port', '0']);
+      let stderr = '';
+      child.child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+      expect(await child.exited).toBe(2);
+      expect(stderr).toContain(`--devnet-ws-port (FLASHLOG_DEVNET_WS_PORT): 127.0.0.1:${taken} is already in use`);
+    } finally {
+      blocker.close();
     }
   });
 
