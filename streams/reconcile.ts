@@ -186,6 +186,13 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
     }
   }
 
+  // Ingest completes once its inputs do: canonical heads end with shutdown.
+  ctx.shutdown.signal.addEventListener('abort', () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    canonical$.complete();
+  }, { once: true });
+
   return {
     executor,
     canonical$: canonical$.asObservable(),

@@ -17,6 +17,8 @@ import { errorMessage } from '../errors.ts';
 export interface ForkCache {
   readonly url: string;
   readonly stats: { hits: number; misses: number; shared: number; upstreamRequests: number; byMethod: Map<string, number> };
+  /** Accounts and storage slots EDR asked for since the last call (to pin them locally). */
+  drainRequested(): { accounts: Set<string>; slots: Set<string> };
   close(): Promise<void>;
 }
 
@@ -73,6 +75,8 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
   const cache = new Map<string, { result?: unknown; error?: unknown }>();
   const inFlight = new Map<string, Promise<{ result?: unknown; error?: unknown }>>();
   const stats = { hits: 0, misses: 0, shared: 0, upstreamRequests: 0, byMethod: new Map<string, number>() };
+  let requestedAccounts = new Set<string>();
+  let requestedSlots = new Set<string>();
   let nextId = 1;
 
   async function upstream(batch: readonly JsonRpcRequest[]): Promise<{ result?: unknown; error?: unknown }[]> {
@@ -100,6 +104,11 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
     const misses: { at: number; key: string | null; request: JsonRpcRequest }[] = [];
     requests.forEach((request, at) => {
       stats.byMethod.set(request.method, (stats.byMethod.get(request.method) ?? 0) + 1);
+      const target = request.params?.[0];
+      if (typeof target === 'string') {
+        if (request.method === 'eth_getStorageAt' && typeof request.params?.[1] === 'string') requestedSlots.add(`${target.toLowerCase()}|${request.params[1]}`);
+        else if (request.method === 'eth_getBalance' || request.method === 'eth_getTransactionCount' || request.method === 'eth_getCode') requestedAccounts.add(target.toLowerCase());
+      }
       const key = cacheKey(request);
       const hit = key === null ? undefined : cache.get(key);
       if (hit) {
@@ -173,6 +182,12 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
   return {
     url: `http://127.0.0.1:${port}`,
     stats,
+    drainRequested() {
+      const out = { accounts: requestedAccounts, slots: requestedSlots };
+      requestedAccounts = new Set();
+      requestedSlots = new Set();
+      return out;
+    },
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
 }

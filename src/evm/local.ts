@@ -146,6 +146,7 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
       const key = hexNumber(slot);
       await caller.call('hardhat_setStorageAt', [L1_BLOCK, key, await caller.call<string>('eth_getStorageAt', [L1_BLOCK, key, 'latest'])]);
     }
+    forkCache.drainRequested();
     fork = { caller, forkedAt: parent, chained: 0 };
     pending = null;
     dirty = null;
@@ -174,6 +175,24 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
     }
   }
 
+  /**
+   * EDR keeps what it read from the remote in the state that evm_revert rolls back, so every
+   * re-mine of the block read the same accounts and slots again (about 120 requests a
+   * flashblock on the devnet workload, measured). Writing them back with their current value,
+   * outside any snapshot, makes them local for good. An account EDR asks the remote for is
+   * unmodified since the fork, so its value at the parent is the remote one: the write is exact.
+   */
+  async function pinRequested(caller: EdrCaller) {
+    const { accounts, slots } = forkCache.drainRequested();
+    for (const address of accounts) {
+      await caller.call('hardhat_setBalance', [address, await caller.call<string>('eth_getBalance', [address, 'latest'])]);
+    }
+    for (const entry of slots) {
+      const [address, slot] = entry.split('|') as [string, string];
+      await caller.call('hardhat_setStorageAt', [address, slot, await caller.call<string>('eth_getStorageAt', [address, slot, 'latest'])]);
+    }
+  }
+
   /** Mines the block so far; `pending` must hold the block's transactions in its snapshot. */
   async function mine(caller: EdrCaller, block: AssembledBlock, state: Pending) {
     if (state.snapshot) {
@@ -181,6 +200,7 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
       await caller.call('evm_revert', [state.snapshot]);
       state.snapshot = null;
     }
+    await pinRequested(caller);
     const raws = block.transactions.slice(state.txCount).map((tx) => tx.raw);
     await sendAll(caller, raws, block, state.txCount);
     state.txCount = block.transactions.length;
