@@ -73,6 +73,8 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
   let stopped = false;
   let polling: Promise<void> = Promise.resolve();
   const deferredSince = new Map<bigint, number>();
+  /** Executions in flight by block: a canonical block is compared once its logs are known. */
+  const executing = new Map<bigint, Promise<void>>();
   let outage: { since: number } | null = null;
 
   const apply = (input: ReconcileInput): ReconcileEvent[] => {
@@ -100,11 +102,11 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
     if (records.length > 0) publisher?.push(records);
   };
 
-  const recordBlock = (block: AssembledBlock, output: ExecutionOutput | null) => {
+  /** Records the block's transactions so far; its logs are added once executed. */
+  const recordBlock = (block: AssembledBlock) => {
     publish(apply({
       type: 'preconfirmed', blockNumber: block.blockNumber, index: block.index, firstNew: block.firstNew,
-      transactions: block.transactions.map((tx) => tx.hash.toLowerCase() as `0x${string}`),
-      newLogs: output ? output.receipts.flatMap((receipt) => receipt.logs) : [],
+      transactions: block.transactions.map((tx) => tx.hash.toLowerCase() as `0x${string}`), newLogs: [],
     }));
   };
 
@@ -113,9 +115,17 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
       return inner.kind;
     },
     async execute(block) {
-      // The transaction list first: a canonical head polled during execution must find it.
-      recordBlock(block, null);
-      const output = await inner.execute(block);
+      // The transaction list first: a canonical head polled during execution must find it, and
+      // wait for the logs (see `executing`).
+      recordBlock(block);
+      const running = inner.execute(block);
+      executing.set(block.blockNumber, running.then(() => undefined, () => undefined));
+      let output: ExecutionOutput;
+      try {
+        output = await running;
+      } finally {
+        executing.delete(block.blockNumber);
+      }
       const logs = output.receipts.flatMap((receipt) => receipt.logs);
       if (logs.length > 0) {
         const known = state.pending.get(block.blockNumber);
@@ -176,6 +186,7 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
         return;
       }
       deferredSince.delete(n);
+      await executing.get(n);
       const events = apply({ type: 'canonical', block: { number: n, hash: block.hash as `0x${string}`, transactions: block.transactions.map((hash) => hash.toLowerCase() as `0x${string}`), ...(logs ? { logs } : {}) } });
       publish(events);
       if (events.some((event) => event.type === 'reorg')) executor.onReorg?.(n);

@@ -125,4 +125,85 @@ describe('execution and reconciliation on the devnet', () => {
     expect(await metricValue(ctx, 'flashlog_executor_checks_total', { result: 'match' })).toBeGreaterThanOrEqual(executed);
     expect(await metricValue(ctx, 'flashlog_executor_checks_total', { result: 'mismatch' })).toBe(0);
   }, 120_000);
+
+  it('with --reorg-every: each reorg publishes the reorg record and removed: true copies of exactly the logs of the transaction left out', async () => {
+    devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 250, load: 30, reorgEvery: 3, rpcPort: 0, wsPort: 0 });
+    const dropped = new Map<bigint, Hex | null>();
+    devnet.onSealed((block) => { dropped.set(block.number, block.dropped); });
+    const ctx = testContext({ rpc: devnet.rpcUrl, executor: 'local', canonicalPollMs: 100 });
+    flashlog = await startFlashlog(ctx, { wsUrl: devnet.wsUrl, rpcUrl: devnet.rpcUrl });
+    await eventually(async () => ((await metricValue(ctx, 'flashlog_reconcile_total', { result: 'reorg' })) >= 4 ? true : undefined), 75_000, '4 reorgs');
+    await flashlog.stop();
+    const { blocks, logs, chain } = await collect(flashlog);
+    const complete = completeBlocks(blocks);
+    const reorgs = chain.filter((record): record is Extract<ChainRecord, { type: 'reorg' }> => record.type === 'reorg');
+    expect(reorgs.length).toBeGreaterThanOrEqual(4);
+    const removed = logs.filter((entry) => entry.value.removed);
+    const removedKey = (log: LogRecordValue) => `${BigInt(log.blockNumber)}|${log.transactionHash}|${BigInt(log.logIndex)}|${log.address}|${log.topics.join(',')}|${log.data}`;
+    const expected = new Set<string>();
+    let withLogs = 0;
+    for (const record of reorgs) {
+      const number = BigInt(record.blockNumber);
+      const left = dropped.get(number);
+      expect(left, `block ${number} was a --reorg-every block`).toBeTruthy();
+      expect(record.removedTransactions).toEqual([left]);
+      expect(record.transactions).not.toContain(left);
+      const preconfirmed = logs.filter((entry) => !entry.value.removed && BigInt(entry.value.blockNumber) === number && entry.value.transactionHash === left);
+      if (preconfirmed.length > 0) withLogs++;
+      for (const entry of preconfirmed) expected.add(removedKey(entry.value));
+    }
+    // At least one left-out transaction had logs, so removed copies were really produced.
+    expect(withLogs).toBeGreaterThan(0);
+    // Exactly those, each once, with the emitting address as key; nothing else was withdrawn.
+    expect(removed.map((entry) => removedKey(entry.value)).sort()).toEqual([...expected].sort());
+    for (const entry of removed) expect(entry.key).toBe(entry.value.address.toLowerCase());
+    // Blocks sealed as pre-confirmed are `sealed`, never `reorg`.
+    for (const record of chain) {
+      const number = BigInt(record.blockNumber);
+      if (!complete.has(number) || !dropped.has(number)) continue;
+      expect({ number, type: record.type }).toEqual({ number, type: dropped.get(number) ? 'reorg' : 'sealed' });
+    }
+  }, 120_000);
+
+  it('upstream RPC down for 10 s mid-run: flashlog recovers by itself and no flashblock is lost from the log', async () => {
+    devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 250, load: 30, rpcPort: 0, wsPort: 0 });
+    const proxy = await startRpcProxy(devnet.rpcUrl);
+    try {
+      const emitted: string[] = [];
+      devnet.onFlashblock((flashblock) => { emitted.push(`${flashblock.metadata.block_number}/${flashblock.index}`); });
+      const ctx = testContext({ rpc: proxy.url, executor: 'local', canonicalPollMs: 100 });
+      flashlog = await startFlashlog(ctx, { wsUrl: devnet.wsUrl, rpcUrl: proxy.url });
+      const sealed = () => metricValue(ctx, 'flashlog_reconcile_total', { result: 'sealed' });
+      await eventually(async () => ((await sealed()) >= 4 ? true : undefined), 30_000, '4 sealed blocks before the outage');
+      proxy.setDown(true);
+      const downAt = BigInt(emitted.at(-1)!.split('/')[0]!);
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      const sealedDuring = await sealed();
+      proxy.setDown(false);
+      const upAt = BigInt(emitted.at(-1)!.split('/')[0]!);
+      // Recovery: canonical heads followed again and blocks after the outage executed and sealed.
+      const running = flashlog;
+      await eventually(async () => ((await sealed()) >= sealedDuring + 5 && (running.execution.state().canonical ?? 0n) > upAt + 3n ? true : undefined), 45_000, 'sealed blocks after the outage');
+      await flashlog.stop();
+      expect(await metricValue(ctx, 'flashlog_upstream_errors_total', { purpose: 'canonical' })).toBeGreaterThan(0);
+      const { blocks, chain, flashblocks } = await collect(flashlog);
+      // Every flashblock the devnet sent, from the first complete block flashlog saw to the block
+      // before it was stopped, is in flashlog.flashblocks, once.
+      const inLog = flashblocks.map((record) => `${BigInt(record.blockNumber)}/${record.index}`);
+      expect(new Set(inLog).size).toBe(inLog.length);
+      const first = BigInt(blocks.find((block) => block.index === 0)!.blockNumber);
+      const last = BigInt(flashblocks.at(-1)!.blockNumber);
+      const expected = emitted.filter((key) => { const n = BigInt(key.split('/')[0]!); return n >= first && n < last; });
+      expect(expected.length).toBeGreaterThan(40);
+      const logged = new Set(inLog);
+      expect(expected.filter((key) => !logged.has(key))).toEqual([]);
+      // The outage spanned real blocks, and blocks after it carry receipts again and were sealed.
+      expect(upAt - downAt).toBeGreaterThanOrEqual(8n);
+      expect(blocks.some((block) => BigInt(block.blockNumber) > upAt + 1n && block.receipts !== null && block.receipts.length > 0)).toBe(true);
+      expect(chain.some((record) => record.type === 'sealed' && BigInt(record.blockNumber) > upAt)).toBe(true);
+      expect(await metricValue(ctx, 'flashlog_executor_checks_total', { result: 'mismatch' })).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  }, 120_000);
 });
