@@ -36,7 +36,7 @@ export async function summarizeTransaction(raw: Hex, baseFee: bigint): Promise<T
   if (raw.startsWith('0x7e')) {
     const fields = fromRlp(`0x${raw.slice(4)}`, 'hex') as Hex[];
     const to = fields[2];
-    return { from: fields[1]!, to: to && to !== '0x' ? to : null, type: '0x7e', nonce: null, effectiveGasPrice: 0n };
+    return { from: fields[1]!.toLowerCase() as Hex, to: to && to !== '0x' ? to.toLowerCase() as Hex : null, type: '0x7e', nonce: null, effectiveGasPrice: 0n };
   }
   const tx = parseTransaction(raw as TransactionSerialized);
   const from = await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized });
@@ -46,7 +46,8 @@ export async function summarizeTransaction(raw: Hex, baseFee: bigint): Promise<T
     const tip = tx.maxPriorityFeePerGas ?? 0n;
     effectiveGasPrice = baseFee + tip < tx.maxFeePerGas ? baseFee + tip : tx.maxFeePerGas;
   }
-  return { from, to: tx.to ?? null, type, nonce: BigInt(tx.nonce ?? 0), effectiveGasPrice };
+  // JSON-RPC gives addresses in lower case; viem returns them checksummed.
+  return { from: from.toLowerCase() as Hex, to: (tx.to?.toLowerCase() ?? null) as Hex | null, type, nonce: BigInt(tx.nonce ?? 0), effectiveGasPrice };
 }
 
 const hex = (value: bigint | number) => `0x${value.toString(16)}` as Hex;
@@ -85,7 +86,7 @@ export function createMetadataExecutor(): Executor {
           from: summary.from, to: summary.to,
           cumulativeGasUsed: hex(cumulative), gasUsed: hex(cumulative - state.cumulativeGas),
           effectiveGasPrice: hex(summary.effectiveGasPrice),
-          contractAddress: summary.to === null && summary.nonce !== null ? getContractAddress({ from: summary.from, nonce: summary.nonce }) : null,
+          contractAddress: summary.to === null && summary.nonce !== null ? getContractAddress({ from: summary.from, nonce: summary.nonce }).toLowerCase() : null,
           logs, logsBloom: logsBloom(logs), status, type: meta.type,
           ...(meta.depositNonce ? { depositNonce: meta.depositNonce } : {}),
           ...(meta.depositReceiptVersion ? { depositReceiptVersion: meta.depositReceiptVersion } : {}),
