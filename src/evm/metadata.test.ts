@@ -1,0 +1,49 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { extendBlock, startBlock, type AssembledBlock } from '../chain/assemble.ts';
+import { flashblockSchema } from '../schemas/flashblock.ts';
+import { rpcReceiptSchema } from '../schemas/records.ts';
+import { sharedPath } from '../../test/helpers/shared.ts';
+import { createMetadataExecutor } from './metadata.ts';
+
+/** The real Unichain Sepolia sequence with era A metadata (5 flashblocks, 6 transactions). */
+function assembled(): AssembledBlock[] {
+  const messages = (JSON.parse(readFileSync(sharedPath('fixtures/flashblocks/unichain-sepolia-35535698-with-receipts.json'), 'utf8')) as unknown[]).map((m) => flashblockSchema.parse(m));
+  const blocks = [startBlock(messages[0]!)];
+  for (const message of messages.slice(1)) blocks.push(extendBlock(blocks.at(-1)!, message));
+  return blocks;
+}
+
+describe('metadata executor on real era A flashblocks', () => {
+  it('completes receipts whose gas adds up to gas_used and whose blooms OR to the logs_bloom of every flashblock', async () => {
+    const executor = createMetadataExecutor();
+    const receipts = [];
+    for (const block of assembled()) {
+      const output = await executor.execute(block);
+      expect(output.stateDiff).toBeNull();
+      expect(output.receipts.map((r) => r.transactionHash)).toEqual(block.transactions.slice(block.firstNew).map((tx) => tx.hash));
+      receipts.push(...output.receipts);
+      // Running fields of the feed: cumulative gas and the block bloom so far.
+      expect(receipts.reduce((sum, r) => sum + BigInt(r.gasUsed), 0n)).toBe(BigInt(block.header.gasUsed));
+      const bloom = receipts.reduce((acc, r) => acc | BigInt(r.logsBloom), 0n);
+      expect(bloom).toBe(BigInt(block.header.logsBloom));
+    }
+    expect(receipts).toHaveLength(6);
+    receipts.forEach((receipt, i) => {
+      rpcReceiptSchema.parse(receipt);
+      expect(BigInt(receipt.transactionIndex)).toBe(BigInt(i));
+      expect(receipt.from).toMatch(/^0x[0-9a-f]{40}$/);
+    });
+    const logIndexes = receipts.flatMap((r) => r.logs.map((log) => Number(BigInt(log.logIndex))));
+    expect(logIndexes).toEqual(logIndexes.map((_, i) => i));
+    expect(receipts[0]!.type).toBe('0x7e');
+    expect(receipts[0]!.from).toBe('0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001');
+  });
+
+  it('refuses a block joined after index 0, and an era C flashblock, with the reason', async () => {
+    const blocks = assembled();
+    await expect(createMetadataExecutor().execute(blocks[2]!)).rejects.toThrow(/from index 0/);
+    const eraC = { ...blocks[0]!, metadataReceipts: null };
+    await expect(createMetadataExecutor().execute(eraC)).rejects.toThrow(/metadata.receipts is absent/);
+  });
+});
