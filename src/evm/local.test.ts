@@ -154,4 +154,28 @@ describe('local executor', () => {
     await executor.execute(next[0]!);
     expect(executor.totals.mismatches).toBe(checkedBefore);
   }, 30_000);
+
+  it('a transaction the engine refuses (a reorg not heard of yet) rebuilds the block from canonical state and still returns its receipts', async () => {
+    const txs = createTxFactory(upstream.chainId);
+    txs.setNonce(6, Number(await upstream.engine.call<Hex>('eth_getTransactionCount', [accounts[6]!.address, 'latest'])));
+    const kept = await txs.transfer(6, accounts[1]!.address, 1n);
+    const left = await txs.transfer(6, accounts[1]!.address, 2n);
+    // Pre-confirmed with both; sealed without the second (the feed said otherwise).
+    const reorged = await upstream.produceBlock([[kept], [left]], { omitFromCanonical: left });
+    for (const block of reorged) await executor.execute(block);
+    const rebuildsBefore = executor.totals.rebuilds;
+    const mismatchesBefore = executor.totals.mismatches;
+    // The next block carries the left-out transaction again: on the executor's own chain its
+    // nonce is used, so the engine refuses it.
+    const next = await upstream.produceBlock([[left, await txs.transfer(6, accounts[2]!.address, 3n)]]);
+    const output = await executor.execute(next[0]!);
+    expect(executor.totals.rebuilds).toBe(rebuildsBefore + 1);
+    expect(executor.totals.mismatches).toBe(mismatchesBefore);
+    expect(output.receipts.map((r) => r.transactionHash)).toEqual(next[0]!.transactions.slice(next[0]!.firstNew).map((tx) => tx.hash));
+    for (const receipt of output.receipts) {
+      const canonical = await upstream.engine.call<Record<string, unknown>>('eth_getTransactionReceipt', [receipt.transactionHash]);
+      expect(receipt.cumulativeGasUsed).toBe(canonical.cumulativeGasUsed);
+      expect(receipt.status).toBe(canonical.status);
+    }
+  }, 30_000);
 });

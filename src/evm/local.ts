@@ -290,7 +290,17 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
 
   async function run(block: AssembledBlock, attempt: number): Promise<ExecutionOutput> {
     const { caller, state } = await prepare(block);
-    const mined = await mine(caller, block, state);
+    let mined: MinedHeader;
+    try {
+      mined = await mine(caller, block, state);
+    } catch (error) {
+      if (attempt > 0 || !(error instanceof ExecutionError)) throw error;
+      // Refused by the engine (nonce too low after a reorg the executor has not heard of yet, for
+      // instance): the pending chain is wrong. Once more from canonical state, whole block.
+      logger.warn({ block: Number(block.blockNumber), index: block.index, err: error.message }, 'engine refused a transaction; rebuilding from canonical state');
+      dirty = `refused: ${error.message.slice(0, 60)}`;
+      return run({ ...block, firstNew: 0 }, 1).then((output) => ({ ...output, receipts: output.receipts.slice(block.firstNew) }));
+    }
     const failed = check(block, mined);
     totals.checks++;
     if (failed.length > 0) {

@@ -50,7 +50,7 @@ export interface OpUpstream {
   /** Head block number. */
   head(): Promise<bigint>;
   /** Mines one block from chunks of raw txs (chunk 0 follows the L1-attributes deposit); returns its flashblocks. */
-  produceBlock(chunks: readonly Hex[][], options?: { omitFromCanonical?: number }): Promise<AssembledBlock[]>;
+  produceBlock(chunks: readonly Hex[][], options?: { omitFromCanonical?: Hex }): Promise<AssembledBlock[]>;
   /** While set, the HTTP server answers 503 (an upstream outage). */
   setDown(down: boolean): void;
   close(): Promise<void>;
@@ -161,7 +161,7 @@ export async function startOpUpstream(options: { chainId?: bigint } = {}): Promi
       }
       if (produceOptions.omitFromCanonical !== undefined) {
         // A reorg: the sealed block leaves one pre-confirmed transaction out.
-        await engine.call('hardhat_dropTransaction', [transactionHash(all[produceOptions.omitFromCanonical]!)]);
+        await engine.call('hardhat_dropTransaction', [transactionHash(produceOptions.omitFromCanonical)]);
       }
       await engine.call('evm_setNextBlockTimestamp', [numberToHex(timestamp)]);
       await engine.call('evm_mine');
