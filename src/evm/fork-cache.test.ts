@@ -19,6 +19,7 @@ describe('fork cache', () => {
         for (const item of items) seen.push(item.method);
         const replies = items.map((item) => (item.method === 'eth_fail'
           ? { jsonrpc: '2.0', id: item.id, error: { code: -32000, message: 'nope' } }
+          : item.method === 'eth_getBlockByNumber' ? { jsonrpc: '2.0', id: item.id, result: null }
           : { jsonrpc: '2.0', id: item.id, result: `${item.method}:${JSON.stringify(item.params)}` }));
         setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(body) ? replies : replies[0])), 50);
       });
@@ -53,7 +54,10 @@ describe('fork cache', () => {
     await call(latest);
     await call({ jsonrpc: '2.0', id: 2, method: 'eth_fail', params: [] });
     await call({ jsonrpc: '2.0', id: 3, method: 'eth_fail', params: [] });
-    expect(seen).toEqual(['eth_getBalance', 'eth_getBalance', 'eth_fail', 'eth_fail']);
+    // A block that is not there yet (null) is asked again next time.
+    await call({ jsonrpc: '2.0', id: 4, method: 'eth_getBlockByNumber', params: ['0x99', false] });
+    await call({ jsonrpc: '2.0', id: 5, method: 'eth_getBlockByNumber', params: ['0x99', false] });
+    expect(seen).toEqual(['eth_getBalance', 'eth_getBalance', 'eth_fail', 'eth_fail', 'eth_getBlockByNumber', 'eth_getBlockByNumber']);
     const batch = await call([
       { jsonrpc: '2.0', id: 'x', method: 'eth_getStorageAt', params: ['0x00000000000000000000000000000000000000aa', '0x1', '0x10'] },
       { jsonrpc: '2.0', id: 'y', method: 'eth_fail', params: [] },

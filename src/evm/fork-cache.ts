@@ -134,7 +134,8 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
         const key = miss.key;
         inFlight.set(key, one);
         one.then((reply) => {
-          if (reply.error === undefined) {
+          // A null answer (a block not there yet) may change: only real answers are kept.
+          if (reply.error === undefined && reply.result !== null && reply.result !== undefined) {
             cache.set(key, reply);
             if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
           }

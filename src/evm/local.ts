@@ -97,7 +97,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function createLocalExecutor(options: LocalExecutorOptions): Promise<LocalExecutor> {
   const { logger, metrics } = options;
   const stateDiffMode = options.stateDiff ?? 'accounts';
-  const parentWaitMs = options.parentWaitMs ?? 10_000;
+  const parentWaitMs = options.parentWaitMs ?? 5000;
   const maxChainedBlocks = options.maxChainedBlocks ?? 256;
   const checks = counter(metrics, 'flashlog_executor_checks_total', 'flashblocks checked against the feed (gas_used, receipts_root), by result', ['result']);
   const mismatches = counter(metrics, 'flashlog_executor_mismatches_total', 'checks that failed, by field', ['field']);
@@ -126,15 +126,18 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
 
   /** A fresh fork at canonical `parent`, waiting (bounded) for the upstream to have it. */
   async function refork(parent: bigint, reason: string): Promise<EdrCaller> {
+    // An upstream that answers but lacks the parent yet is waited for; one that does not answer
+    // fails the flashblock at once (ingest must not stall behind an outage).
     const deadline = Date.now() + parentWaitMs;
     for (;;) {
+      let head: { number: string } | null;
       try {
         chainId ??= BigInt(await upstream<string>('eth_chainId', []));
-        const head = await upstream<{ number: string } | null>('eth_getBlockByNumber', [hexNumber(parent), false]);
-        if (head) break;
+        head = await upstream<{ number: string } | null>('eth_getBlockByNumber', [hexNumber(parent), false]);
       } catch (error) {
-        if (Date.now() > deadline) throw new ExecutionError(`cannot fork at block ${parent}: ${errorMessage(error)}`, { retryable: true, cause: error });
+        throw new ExecutionError(`cannot fork at block ${parent}: ${errorMessage(error)}`, { retryable: true, cause: error });
       }
+      if (head) break;
       if (Date.now() > deadline) throw new ExecutionError(`canonical block ${parent} did not appear upstream within ${parentWaitMs} ms`, { retryable: true });
       await sleep(100);
     }
