@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AssembledBlock } from '../chain/assemble.ts';
 import { errorMessage } from '../errors.ts';
 import { counter, type Registry } from '../obs/metrics.ts';
-import { rpcReceiptSchema, type RpcReceipt } from '../schemas/records.ts';
+import { rpcLogSchema, rpcReceiptSchema, type RpcReceipt } from '../schemas/records.ts';
 import { ExecutionError } from './local.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
 import { pendingReceipt } from './receipts.ts';
@@ -25,6 +25,8 @@ export interface NodeExecutorOptions {
   readonly batchSize?: number;
 }
 
+/** An upstream's receipt: logs may lack blockTimestamp and removed (older nodes); the pending shape adds them. */
+const upstreamReceiptSchema = rpcReceiptSchema.extend({ logs: z.array(rpcLogSchema.partial({ blockTimestamp: true, removed: true })) });
 const replySchema = z.object({ id: z.number(), result: z.unknown().optional(), error: z.object({ code: z.number(), message: z.string() }).optional() });
 
 export function createNodeExecutor(options: NodeExecutorOptions): Executor {
@@ -84,7 +86,7 @@ export function createNodeExecutor(options: NodeExecutorOptions): Executor {
       }
       const receipts: RpcReceipt[] = hashes.map((hash, offset) => {
         const raw = found.get(hash)!;
-        const parsed = rpcReceiptSchema.safeParse(raw);
+        const parsed = upstreamReceiptSchema.safeParse(raw);
         if (!parsed.success) {
           const issue = parsed.error.issues[0];
           throw new ExecutionError(`${where}: upstream receipt of ${hash}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? errorMessage(parsed.error)}`);
