@@ -9,7 +9,7 @@ const devnetModule: string = '../src/devnet/devnet.ts';
 
 export async function startDevnetForRun(ctx: Context): Promise<{ rpcUrl: string; wsUrl: string }> {
   const { createDevnet } = await import(devnetModule) as { createDevnet: (options: Record<string, unknown>) => Promise<DevnetHandle> };
-  const devnet = await createDevnet({ logger: ctx.logger });
+  const devnet = await createDevnet({ logger: ctx.logger, metrics: ctx.metrics, load: ctx.config.load, reorgEvery: ctx.config.reorgEvery });
   ctx.shutdown.register('devnet', () => devnet.close());
   return { rpcUrl: devnet.rpcUrl, wsUrl: devnet.wsUrl };
 }

@@ -1,9 +1,9 @@
 import { ConfigError } from '../src/errors.ts';
 import type { Context } from '../src/context.ts';
-import type { Executor } from '../src/evm/port.ts';
 import { openLog } from '../src/log/open.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { createIngest } from './ingest.ts';
+import { createExecution, type Execution } from './reconcile.ts';
 import { createServe, gatewaySettings } from './serve.ts';
 
 /**
@@ -55,16 +55,17 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
   const log = await openLog(config, logger);
   ctx.shutdown.register('log', () => log.close());
   const serve = await createServe(ctx, { log, rpcUrl });
-  // Receipts, logs and the state diff of pre-confirmed transactions: the local EDR executor over
-  // state forked from the upstream (loaded here only: EDR is a large native addon).
-  let executor: Executor | undefined;
+  // Receipts, logs and the state diff of pre-confirmed transactions (--executor, local EDR by
+  // default), and reconciliation with canonical heads from the upstream (sealed / reorg records).
+  let execution: Execution | undefined;
   if (config.execute) {
-    const { createLocalExecutor } = await import('../src/evm/local.ts');
-    const local = await createLocalExecutor({ upstreamUrl: rpcUrl, timeoutMs: config.rpcTimeoutMs, logger, metrics: ctx.metrics });
-    ctx.shutdown.register('executor', () => local.close());
-    executor = local;
+    execution = await createExecution(ctx, { rpcUrl });
+    ctx.shutdown.register('execution', () => execution!.close());
   }
-  const ingest = createIngest(ctx, { log, urls: feedUrls, ...(executor ? { executor } : {}) });
+  const ingest = createIngest(ctx, {
+    log, urls: feedUrls, ...(execution ? { executor: execution.executor, canonical$: execution.canonical$ } : {}),
+  });
+  execution?.start(ingest.publisher);
   ctx.shutdown.register('publisher', () => ingest.publisher.flush());
   ctx.shutdown.register('gateway', () => serve.close());
   const startedAt = Date.now();
@@ -102,7 +103,9 @@ export const runCommand: Command = {
   summary: 'ingest + view + gateway in one process (try: flashlog run --devnet)',
   usage: 'flashlog run --devnet | --network base-mainnet|base-sepolia | --ws URL --rpc URL [options]',
   settings: [...serviceSettings, ...logSettings, 'ws', 'maxFrameBytes', 'pingIntervalMs', 'reconnectMinMs', 'reconnectMaxMs',
-    'aheadBlocks', 'produceBufferRecords', ...gatewaySettings, 'devnet', 'network', 'execute'],
+    'aheadBlocks', 'produceBufferRecords', ...gatewaySettings, 'devnet', 'network', 'execute', 'executor', 'stateDiff', 'canonicalPollMs', 'load', 'reorgEvery'],
+  // With --devnet, some traffic so a newcomer sees pre-confirmations flowing (--load 0 for none).
+  defaults: { load: '10' },
   longRunning: true,
   async run(ctx) {
     const handle = await startRun(ctx);
