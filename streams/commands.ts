@@ -8,6 +8,7 @@ import { verifyProposalCommand } from './verify-proposal.ts';
 import { ingestCommand } from './ingest.ts';
 import { runCommand } from './run.ts';
 import { serveCommand } from './serve.ts';
+import { nodeStatusCommand } from './node-status.ts';
 import { tailCommand } from './tail.ts';
 
 /** Every CLI command, in the order --help lists them. Add a command here. */
@@ -21,5 +22,6 @@ export const commands: readonly Command[] = [
   ingestCommand,
   serveCommand,
   tailCommand,
+  nodeStatusCommand,
   devnetCommand,
 ];

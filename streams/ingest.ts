@@ -16,6 +16,7 @@ import { distinctRecent } from '../src/rx/distinct-recent.ts';
 import { webSocket$, type WebSocketEvent } from '../src/rx/websocket.ts';
 import { decodeFrame } from '../src/wire/frame.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
+import { warnIfUpstreamBehind } from './node-status.ts';
 import { createExecution } from './reconcile.ts';
 
 /**
@@ -196,6 +197,7 @@ export const ingestCommand: Command = {
   async run(ctx) {
     const urls = ctx.config.ws;
     if (!urls || urls.length === 0) throw new ConfigError('--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL');
+    void warnIfUpstreamBehind(ctx.config.rpc, ctx.logger);
     const log = await openLog(ctx.config, ctx.logger);
     ctx.shutdown.register('log', () => log.close());
     // Receipts (--executor) and reconciliation with canonical heads from --rpc (streams/reconcile.ts).

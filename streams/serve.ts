@@ -1,3 +1,4 @@
+import { warnIfUpstreamBehind } from './node-status.ts';
 import { EMPTY, catchError, distinctUntilChanged, exhaustMap, from, map, timer, type Observable } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
@@ -90,6 +91,7 @@ export const serveCommand: Command = {
   longRunning: true,
   async run(ctx) {
     if (!ctx.config.rpc) throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL');
+    void warnIfUpstreamBehind(ctx.config.rpc, ctx.logger);
     const log = await openLog(ctx.config, ctx.logger);
     ctx.shutdown.register('log', () => log.close());
     const serve = await createServe(ctx, { log, rpcUrl: ctx.config.rpc });

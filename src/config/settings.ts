@@ -132,6 +132,12 @@ export const settings = {
   proverConcurrency: setting({ schema: integer(1, 1024), default: '4', expects: 'an integer 1-1024', describe: 'prover-bridge: proof requests in flight at once' }),
   teeImageHash: setting({ schema: z.string().regex(/^0x[0-9a-fA-F]{64}$/), default: `0x${'00'.repeat(32)}`, expects: '0x + 64 hex digits', describe: 'verify-proposal: the TEE image hash in the journal (zero for local mode)' }),
   proveDelayMs: setting({ schema: integer(0), default: '0', expects: 'milliseconds', describe: 'enclave: testing only, hold each Prove this long before answering' }),
+
+  // Node operation (issue 7).
+  consensusRpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'node-status: the consensus client RPC (optimism_syncStatus, port 7545)' }),
+  maxLagMinutes: setting({ schema: decimal(0), default: '5', expects: 'minutes', describe: 'node-status: behind more than this exits 1' }),
+  expectChainId: setting({ schema: integer(1).optional(), expects: 'a chain ID, e.g. 8453', describe: 'node-status: exit 1 when the node serves another chain' }),
+  json: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'node-status: print one JSON object for machines' }),
 } satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof settings;

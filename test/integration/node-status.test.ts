@@ -1,0 +1,112 @@
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+
+/**
+ * `flashlog node-status` as operators run it: the devnet is the execution RPC; a local server
+ * speaks the consensus client's `optimism_syncStatus` with the real response shape.
+ */
+const cli = fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url));
+let devnet: Devnet;
+const servers: Server[] = [];
+
+async function listen(handler: (body: { method: string; params: unknown[]; id: unknown }) => Promise<unknown> | unknown): Promise<string> {
+  const server = createServer((request, response) => {
+    let text = '';
+    request.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+    request.on('end', async () => {
+      const body = JSON.parse(text) as { method: string; params: unknown[]; id: unknown };
+      const answer = await handler(body);
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** op-node's syncStatus, abridged to the real shape: L1 refs and L2 refs with numbers as JSON numbers. */
+const syncStatus = (unsafeTimestamp: number, unsafeNumber = 1234) => {
+  const l1 = { hash: `0x${'11'.repeat(32)}`, number: 100, parentHash: `0x${'10'.repeat(32)}`, timestamp: unsafeTimestamp - 60 };
+  const l2 = (number: number, timestamp: number) => ({
+    hash: `0x${'22'.repeat(32)}`, number, parentHash: `0x${'21'.repeat(32)}`, timestamp,
+    l1origin: { hash: l1.hash, number: l1.number }, sequenceNumber: 3,
+  });
+  return {
+    current_l1: l1, current_l1_finalized: l1, head_l1: l1, safe_l1: l1, finalized_l1: l1,
+    unsafe_l2: l2(unsafeNumber, unsafeTimestamp), safe_l2: l2(unsafeNumber - 10, unsafeTimestamp - 20),
+    finalized_l2: l2(unsafeNumber - 100, unsafeTimestamp - 200), pending_safe_l2: l2(unsafeNumber - 10, unsafeTimestamp - 20),
+    cross_unsafe_l2: l2(unsafeNumber, unsafeTimestamp), local_safe_l2: l2(unsafeNumber - 10, unsafeTimestamp - 20),
+  };
+};
+const consensus = (timestamp: () => number) => listen((body) => ({ jsonrpc: '2.0', id: body.id, result: syncStatus(timestamp()) }));
+
+function nodeStatus(args: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, 'node-status', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+    child.on('exit', (code) => resolve({ code: code ?? -1, stdout }));
+  });
+}
+
+beforeAll(async () => {
+  devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 200 });
+  await new Promise((resolve) => setTimeout(resolve, 1500)); // a block or two
+});
+afterAll(async () => {
+  for (const server of servers) server.close();
+  await devnet?.close();
+});
+
+describe('flashlog node-status', () => {
+  it('healthy: in sync, chain and latest block, pre-confirmation status; exit 0', async () => {
+    const consensusUrl = await consensus(() => Math.floor(Date.now() / 1000) - 4);
+    const { code, stdout } = await nodeStatus(['--rpc', devnet.rpcUrl, '--consensus-rpc', consensusUrl, '--expect-chain-id', '1337']);
+    expect(stdout).toMatch(/chain 1337, latest block \d+/);
+    expect(stdout).toContain('in sync: unsafe L2 head 1234');
+    expect(stdout).toMatch(/pre-confirmations: (served|not served)/);
+    expect(code, stdout).toBe(0);
+    const json = await nodeStatus(['--rpc', devnet.rpcUrl, '--consensus-rpc', consensusUrl, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 0, healthy: true, chainId: 1337, unsafeL2: { number: 1234 } });
+  });
+
+  it('behind: more than --max-lag-minutes exits 1 with the minutes', async () => {
+    const consensusUrl = await consensus(() => Math.floor(Date.now() / 1000) - 11 * 60);
+    const { code, stdout } = await nodeStatus(['--rpc', devnet.rpcUrl, '--consensus-rpc', consensusUrl, '--max-lag-minutes', '5']);
+    expect(stdout).toMatch(/behind: unsafe L2 head 1234 is 11\.\d minutes old \(limit 5\)/);
+    expect(code).toBe(1);
+    const relaxed = await nodeStatus(['--rpc', devnet.rpcUrl, '--consensus-rpc', consensusUrl, '--max-lag-minutes', '20']);
+    expect(relaxed.code).toBe(0);
+  });
+
+  it('unreachable: a closed port exits 2 and names the RPC; a wrong chain exits 1', async () => {
+    const closed = await nodeStatus(['--rpc', 'http://127.0.0.1:1', '--rpc-timeout-ms', '1000']);
+    expect(closed.stdout).toContain('execution RPC http://127.0.0.1:1 unreachable');
+    expect(closed.code).toBe(2);
+    const consensusDown = await nodeStatus(['--rpc', devnet.rpcUrl, '--consensus-rpc', 'http://127.0.0.1:1']);
+    expect(consensusDown.stdout).toContain('consensus RPC http://127.0.0.1:1 unreachable');
+    expect(consensusDown.code).toBe(2);
+    const wrongChain = await nodeStatus(['--rpc', devnet.rpcUrl, '--expect-chain-id', '8453']);
+    expect(wrongChain.stdout).toContain('wrong chain: the node serves chain 1337, expected 8453');
+    expect(wrongChain.code).toBe(1);
+  });
+
+  it('no pending: a node that answers pending with its latest block is reported as not serving pre-confirmations', async () => {
+    // A node without a flashblocks feed: pending is the latest block (here, the devnet behind a proxy that says so).
+    const noPending = await listen(async (body) => {
+      const params = (body.params ?? []).map((param) => (param === 'pending' ? 'latest' : param));
+      const response = await fetch(devnet.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, params }) });
+      return response.json();
+    });
+    const consensusUrl = await consensus(() => Math.floor(Date.now() / 1000));
+    const { code, stdout } = await nodeStatus(['--rpc', noPending, '--consensus-rpc', consensusUrl, '--json']);
+    const status = JSON.parse(stdout) as { preconfirmations: { served: boolean }; lines: string[] };
+    expect(status.preconfirmations.served).toBe(false);
+    expect(status.lines.join('\n')).toContain('pre-confirmations: not served');
+    expect(code).toBe(0);
+  });
+});
