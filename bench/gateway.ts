@@ -110,8 +110,8 @@ const nowUs = (): Hex => numberToHex(BigInt(Math.round((performance.timeOrigin +
 
 async function startDevnet(): Promise<{ rpcUrl: string; close(): Promise<void> } | { error: string }> {
   try {
-    const module = await import('../src/devnet/devnet.ts' as string) as { createDevnet: (options?: Record<string, unknown>) => Promise<{ rpcUrl: string; close(): Promise<void> }> };
-    return await module.createDevnet({ port: 0, wsPort: 0 });
+    const module = await import('../src/devnet/devnet.ts');
+    return await module.createDevnet({ rpcPort: 0, wsPort: 0 });
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };
   }

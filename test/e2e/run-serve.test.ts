@@ -67,3 +67,37 @@ describe('flashlog run, then flashlog serve on the same log', () => {
     expect(await serve.exited).toBe(2);
   });
 });
+
+describe('flashlog run --devnet', () => {
+  it('prints the gateway URL and a stats line, and serves a transaction sent to the devnet before its block seals', async () => {
+    const devnetDir = tempDir();
+    const run = spawnFlashlog(['run', '--devnet', '--data-dir', devnetDir.path, '--port', '0', '--metrics-port', '0', '--head-poll-ms', '200']);
+    processes.push(run);
+    try {
+      const url = await gatewayUrl(run);
+      const devnetLine = await run.waitFor((line) => typeof line.text === 'string' && line.text.startsWith('  devnet: RPC '), 30_000);
+      const devnetRpc = /RPC (http:\/\/\S+),/.exec(devnetLine.text as string)![1]!;
+      await run.waitFor((line) => typeof line.text === 'string' && /^pending block \d+ fb \d+|^no pending block yet/.test(line.text), 30_000);
+      // The executor is warm once a pending block comes with receipts (its L1-attributes deposit).
+      await eventually(async () => {
+        const receipts = await call(url, 'eth_getBlockReceipts', ['pending']);
+        return Array.isArray(receipts) && receipts.length > 0 && receipts[0].blockHash === `0x${'0'.repeat(64)}` ? true : undefined;
+      }, 30_000, 'pending receipts');
+      const { createWalletClient, http } = await import('viem');
+      const { mnemonicToAccount } = await import('viem/accounts');
+      const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 3 });
+      const wallet = createWalletClient({ account, transport: http(devnetRpc) });
+      const hash = await wallet.sendTransaction({ chain: null, to: '0x000000000000000000000000000000000000dEaD', value: 1n, gas: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1n });
+      const receipt = await eventually(async () => {
+        const found = await call(url, 'eth_getTransactionReceipt', [hash]);
+        return found?.blockHash === `0x${'0'.repeat(64)}` ? found : undefined;
+      }, 3000, 'the pre-confirmed receipt');
+      expect(receipt).toMatchObject({ transactionHash: hash, status: '0x1' });
+      const pending = await call(url, 'eth_getBlockByNumber', ['pending', false]);
+      expect(pending.transactions).toContain(hash);
+      expect(await run.stop('SIGTERM')).toBe(0);
+    } finally {
+      devnetDir.remove();
+    }
+  }, 60_000);
+});
