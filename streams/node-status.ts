@@ -1,5 +1,5 @@
 import { ConfigError } from '../src/errors.ts';
-import { checkNodeStatus } from '../src/node/status.ts';
+import { checkNodeStatus, checkUpstreamLag } from '../src/node/status.ts';
 import type { Logger } from '../src/obs/logger.ts';
 import type { Command } from './command.ts';
 
@@ -26,14 +26,7 @@ export const nodeStatusCommand: Command = {
   },
 };
 
-/**
- * Warns at start when the upstream node is behind (ingest and serve call it; it never throws and
- * never delays start by more than the timeout).
- */
+/** Kept for ingest and serve, which import it from here; the logic is `checkUpstreamLag` in src/node/status.ts. */
 export async function warnIfUpstreamBehind(rpcUrl: string | undefined, logger: Logger, maxLagMinutes = 5): Promise<void> {
-  if (!rpcUrl) return;
-  const status = await checkNodeStatus({ rpcUrl, maxLagMinutes, timeoutMs: 3000 }).catch(() => null);
-  if (!status) return;
-  if (status.exitCode === 2) logger.warn({ upstream: rpcUrl, detail: status.lines }, 'upstream RPC unreachable at start');
-  else if (status.exitCode === 1) logger.warn({ upstream: rpcUrl, minutesBehind: status.minutesBehind, detail: status.lines }, 'upstream RPC is behind: pending answers will be stale until it catches up');
+  await checkUpstreamLag(rpcUrl, logger, maxLagMinutes);
 }

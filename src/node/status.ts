@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { errorMessage } from '../errors.ts';
+import type { Logger } from '../obs/logger.ts';
 
 /**
  * Health of a self-run Base node, as an operator (or cron, or a container health check) needs it:
@@ -112,6 +113,7 @@ export async function checkNodeStatus(options: NodeStatusOptions): Promise<NodeS
     // Without the consensus RPC, the latest block's age is the best measure there is.
     minutesBehind = Math.max(0, (now - latest.timestamp) / 60);
     if (minutesBehind > options.maxLagMinutes) fail(1, `behind: latest block ${latest.number} is ${minutesBehind.toFixed(1)} minutes old (limit ${options.maxLagMinutes})`);
+    else lines.push(`in sync: latest block ${latest.number} is ${minutesBehind.toFixed(1)} minutes old (limit ${options.maxLagMinutes}; no --consensus-rpc, so judged by the latest block)`);
   }
   return {
     exitCode,
@@ -124,4 +126,22 @@ export async function checkNodeStatus(options: NodeStatusOptions): Promise<NodeS
     preconfirmations,
     lines,
   };
+}
+
+/**
+ * Checks, at the start of `ingest` or `serve`, whether the upstream RPC is reachable and current,
+ * and logs a warning when it is not. Without a consensus RPC the latest block's age is the
+ * measure. It never throws and delays nothing beyond `timeoutMs` per request; the result is
+ * returned for callers (and tests) that want it.
+ *
+ * @example
+ * void checkUpstreamLag(config.rpc, logger); // fire and forget at start
+ */
+export async function checkUpstreamLag(rpcUrl: string | undefined, logger: Logger, maxLagMinutes = 5, timeoutMs = 3000): Promise<NodeStatus | null> {
+  if (!rpcUrl) return null;
+  const status = await checkNodeStatus({ rpcUrl, maxLagMinutes, timeoutMs }).catch(() => null);
+  if (!status) return null;
+  if (status.exitCode === 2) logger.warn({ upstream: rpcUrl, detail: status.lines }, 'upstream RPC unreachable at start');
+  else if (status.exitCode === 1) logger.warn({ upstream: rpcUrl, minutesBehind: status.minutesBehind, detail: status.lines }, 'upstream RPC is behind: pending answers will be stale until it catches up');
+  return status;
 }

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { checkUpstreamLag } from '../../src/node/status.ts';
+import type { Logger } from '../../src/obs/logger.ts';
 
 /**
  * `flashlog node-status` as operators run it: the devnet is the execution RPC; a local server
@@ -42,7 +44,7 @@ const syncStatus = (unsafeTimestamp: number, unsafeNumber = 1234) => {
     cross_unsafe_l2: l2(unsafeNumber, unsafeTimestamp), local_safe_l2: l2(unsafeNumber - 10, unsafeTimestamp - 20),
   };
 };
-const consensus = (timestamp: () => number) => listen((body) => ({ jsonrpc: '2.0', id: body.id, result: syncStatus(timestamp()) }));
+const consensus = (timestamp: () => number, unsafeNumber?: number) => listen((body) => ({ jsonrpc: '2.0', id: body.id, result: syncStatus(timestamp(), unsafeNumber) }));
 
 function nodeStatus(args: string[]): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
@@ -83,6 +85,13 @@ describe('flashlog node-status', () => {
     expect(relaxed.code).toBe(0);
   });
 
+  it('not syncing: a consensus client with no unsafe L2 head yet exits 1', async () => {
+    const consensusUrl = await consensus(() => 0, 0);
+    const { code, stdout } = await nodeStatus(['--rpc', devnet.rpcUrl, '--consensus-rpc', consensusUrl]);
+    expect(stdout).toContain('not syncing: the consensus client reports no unsafe L2 head yet');
+    expect(code).toBe(1);
+  });
+
   it('unreachable: a closed port exits 2 and names the RPC; a wrong chain exits 1', async () => {
     const closed = await nodeStatus(['--rpc', 'http://127.0.0.1:1', '--rpc-timeout-ms', '1000']);
     expect(closed.stdout).toContain('execution RPC http://127.0.0.1:1 unreachable');
@@ -108,5 +117,27 @@ describe('flashlog node-status', () => {
     expect(status.preconfirmations.served).toBe(false);
     expect(status.lines.join('\n')).toContain('pre-confirmations: not served');
     expect(code).toBe(0);
+  });
+
+  it('checkUpstreamLag (ingest/serve at start): silent on a current upstream, warns when behind or unreachable', async () => {
+    const warnings: string[] = [];
+    const logger = { warn: (_fields: unknown, message: string) => { warnings.push(message); } } as unknown as Logger;
+    const current = await checkUpstreamLag(devnet.rpcUrl, logger);
+    expect(current?.exitCode).toBe(0);
+    expect(current?.lines.join('\n')).toContain('in sync: latest block');
+    expect(warnings).toEqual([]);
+    // An upstream whose latest block is 20 minutes old (no consensus RPC known: the block's age is the measure).
+    const stale = await listen(async (body) => {
+      const response = await fetch(devnet.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const answer = await response.json() as { result?: { timestamp?: string } | string | null };
+      if (body.method === 'eth_getBlockByNumber' && answer.result && typeof answer.result === 'object') {
+        answer.result.timestamp = `0x${(Math.floor(Date.now() / 1000) - 20 * 60).toString(16)}`;
+      }
+      return answer;
+    });
+    expect((await checkUpstreamLag(stale, logger))?.exitCode).toBe(1);
+    expect(warnings).toEqual(['upstream RPC is behind: pending answers will be stale until it catches up']);
+    expect((await checkUpstreamLag('http://127.0.0.1:1', logger, 5, 1000))?.exitCode).toBe(2);
+    expect(warnings[1]).toBe('upstream RPC unreachable at start');
   });
 });
