@@ -132,7 +132,19 @@ describe('execution and reconciliation on the devnet', () => {
     devnet.onSealed((block) => { dropped.set(block.number, block.dropped); });
     const ctx = testContext({ rpc: devnet.rpcUrl, executor: 'local', canonicalPollMs: 100 });
     flashlog = await startFlashlog(ctx, { wsUrl: devnet.wsUrl, rpcUrl: devnet.rpcUrl });
-    await eventually(async () => ((await metricValue(ctx, 'flashlog_reconcile_total', { result: 'reorg' })) >= 4 ? true : undefined), 75_000, '4 reorgs');
+    // Which transaction a reorg leaves out is the block's last one, whatever the load sent, so run
+    // until at least 4 reorgs happened and one left out a transaction with logs (its canonical
+    // receipt, one block later, shows them); only then are removed copies certain to be due.
+    const leftOutWithLogs = new Set<Hex>();
+    await eventually(async () => {
+      for (const left of dropped.values()) {
+        if (!left || leftOutWithLogs.has(left)) continue;
+        const receipt = await rpc<{ logs: unknown[] } | null>(devnet!.rpcUrl, 'eth_getTransactionReceipt', [left]);
+        if (receipt && receipt.logs.length > 0) leftOutWithLogs.add(left);
+      }
+      const reorgs = await metricValue(ctx, 'flashlog_reconcile_total', { result: 'reorg' });
+      return reorgs >= 4 && leftOutWithLogs.size > 0 ? true : undefined;
+    }, 110_000, '4 reorgs, one leaving out a transaction with logs');
     await flashlog.stop();
     const { blocks, logs, chain } = await collect(flashlog);
     const complete = completeBlocks(blocks);
@@ -163,7 +175,7 @@ describe('execution and reconciliation on the devnet', () => {
       if (!complete.has(number) || !dropped.has(number)) continue;
       expect({ number, type: record.type }).toEqual({ number, type: dropped.get(number) ? 'reorg' : 'sealed' });
     }
-  }, 120_000);
+  }, 150_000);
 
   it('upstream RPC down for 10 s mid-run: flashlog recovers by itself and no flashblock is lost from the log', async () => {
     devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 250, load: 30, rpcPort: 0, wsPort: 0 });
