@@ -1,5 +1,7 @@
 import { numberToHex } from 'viem';
-import type { PendingBlock, ViewState } from '../../view/state.ts';
+import { pendingAccount, type PendingBlock, type ViewState } from '../../view/state.ts';
+import { diffAsOverrides, type StateOverrides } from '../../evm/overrides.ts';
+import type { AccountDiff } from '../../schemas/records.ts';
 import type { BlockParam } from '../params.ts';
 
 /**
@@ -22,4 +24,17 @@ export function canonicalBase(state: ViewState): string {
 export function pendingBlockOf(state: ViewState, param: BlockParam): PendingBlock | undefined {
   if (param.kind === 'tag' && param.tag === 'pending') return state.blocks[state.blocks.length - 1];
   return undefined;
+}
+
+/**
+ * The pre-confirmed state as state overrides over the canonical base block: every account any
+ * pending block touched, at its newest pending value (Base's node lays the same map under
+ * eth_call, eth_estimateGas and eth_simulateV1 with `pending`). Empty when no block carries a diff.
+ */
+export function pendingOverrides(state: ViewState): StateOverrides {
+  const touched = new Set<string>();
+  for (const block of state.blocks) for (const account of Object.keys(block.stateDiff ?? {})) touched.add(account);
+  const merged: Record<string, AccountDiff> = {};
+  for (const account of touched) merged[account] = pendingAccount(state, account)!;
+  return diffAsOverrides(merged);
 }
