@@ -5,6 +5,7 @@ import { ConfigError } from '../src/errors.ts';
 import type { Log } from '../src/log/port.ts';
 import { openLog } from '../src/log/open.ts';
 import type { Method } from '../src/rpc/method.ts';
+import { createExecutionMethods } from '../src/rpc/execution.ts';
 import { createGateway, type Gateway } from '../src/rpc/server.ts';
 import { createUpstream, type Upstream } from '../src/rpc/upstream.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
@@ -30,7 +31,7 @@ export interface ServeDeps {
 
 export const gatewaySettings = [
   'rpc', 'rpcTimeoutMs', 'host', 'port', 'public', 'rateLimit', 'maxBodyBytes', 'maxBatch', 'maxConnections',
-  'maxSubscriptions', 'maxBufferedBytes', 'maxLogsRange', 'headPollMs',
+  'maxSubscriptions', 'maxBufferedBytes', 'maxLogsRange', 'headPollMs', 'callGasCap', 'callTimeoutMs',
 ] as const;
 
 /** Canonical head numbers, polled from the upstream (errors skip a tick). */
@@ -53,24 +54,32 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
     await view.close();
     throw error;
   }
-  const gateway = await createGateway({
-    host: config.host,
-    port: config.port,
-    view: view.current,
-    states$: view.states$,
-    upstream,
-    logger,
-    metrics: ctx.metrics,
-    public: config.public,
-    rateLimit: config.rateLimit,
-    maxBodyBytes: config.maxBodyBytes,
-    maxBatch: config.maxBatch,
-    maxConnections: config.maxConnections,
-    maxSubscriptions: config.maxSubscriptions,
-    maxBufferedBytes: config.maxBufferedBytes,
-    maxLogsRange: config.maxLogsRange,
-    ...(deps.methods ? { methods: deps.methods } : {}),
-  });
+  const execution = createExecutionMethods({ upstream, logger, metrics: ctx.metrics, gasCap: BigInt(config.callGasCap), timeoutMs: config.callTimeoutMs });
+  let gateway: Gateway;
+  try {
+    gateway = await createGateway({
+      host: config.host,
+      port: config.port,
+      view: view.current,
+      states$: view.states$,
+      upstream,
+      logger,
+      metrics: ctx.metrics,
+      public: config.public,
+      rateLimit: config.rateLimit,
+      maxBodyBytes: config.maxBodyBytes,
+      maxBatch: config.maxBatch,
+      maxConnections: config.maxConnections,
+      maxSubscriptions: config.maxSubscriptions,
+      maxBufferedBytes: config.maxBufferedBytes,
+      maxLogsRange: config.maxLogsRange,
+      methods: { ...execution.methods, ...deps.methods },
+    });
+  } catch (error) {
+    await execution.close();
+    await view.close();
+    throw error;
+  }
   logger.info({ url: gateway.url, ws: gateway.wsUrl, upstream: deps.rpcUrl, public: config.public }, 'gateway listening');
   return {
     gateway,
@@ -78,6 +87,7 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
     upstream,
     async close() {
       await gateway.close();
+      await execution.close();
       await view.close();
     },
   };

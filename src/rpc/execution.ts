@@ -1,0 +1,33 @@
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Method } from './method.ts';
+import type { Upstream } from './upstream.ts';
+
+/**
+ * The methods that execute EVM code on request: eth_call, eth_estimateGas and eth_simulateV1.
+ * With `pending` they run on the canonical base block with the pre-confirmed state diff laid under
+ * the caller's overrides (`pendingOverrides` + `layerOverrides`); other blocks go to the upstream.
+ * Each has its own file under `methods/`; this table is what the gateway is given.
+ */
+export interface ExecutionOptions {
+  readonly upstream: Upstream;
+  readonly logger: Logger;
+  readonly metrics: Registry;
+  /** Most gas one call (or one simulated block) may use. */
+  readonly gasCap: bigint;
+  /** Longest one request may execute before it is answered with an error. */
+  readonly timeoutMs: number;
+}
+
+export interface ExecutionMethods {
+  readonly methods: Readonly<Record<string, Method>>;
+  close(): Promise<void>;
+}
+
+export function createExecutionMethods(_options: ExecutionOptions): ExecutionMethods {
+  const methods: Record<string, Method> = {};
+  return {
+    methods,
+    async close() {},
+  };
+}
