@@ -6,7 +6,12 @@ import type { Context } from '../src/context.ts';
  */
 export async function startDevnetForRun(ctx: Context): Promise<{ rpcUrl: string; wsUrl: string }> {
   const { createDevnet } = await import('../src/devnet/devnet.ts');
-  const devnet = await createDevnet({ logger: ctx.logger });
+  const devnet = await createDevnet({
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    load: ctx.config.load,
+    reorgEvery: ctx.config.reorgEvery,
+  });
   ctx.shutdown.register('devnet', () => devnet.close());
   return { rpcUrl: devnet.rpcUrl, wsUrl: devnet.wsUrl };
 }

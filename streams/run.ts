@@ -105,7 +105,9 @@ export const runCommand: Command = {
   settings: [...serviceSettings, ...logSettings, 'ws', 'maxFrameBytes', 'pingIntervalMs', 'reconnectMinMs', 'reconnectMaxMs',
     'aheadBlocks', 'produceBufferRecords', ...gatewaySettings, 'devnet', 'network', 'execute', 'executor', 'stateDiff', 'canonicalPollMs', 'load', 'reorgEvery'],
   // With --devnet, some traffic so a newcomer sees pre-confirmations flowing (--load 0 for none).
-  defaults: { load: '10' },
+  // One process serves pending eth_call/eth_getStorageAt from its own executor's diff, so it keeps
+  // every changed storage slot by default (ingest defaults to `accounts`, which scales further).
+  defaults: { load: '10', stateDiff: 'full' },
   longRunning: true,
   async run(ctx) {
     const handle = await startRun(ctx);

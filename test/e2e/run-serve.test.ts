@@ -83,6 +83,12 @@ describe('flashlog run --devnet', () => {
         const receipts = await call(url, 'eth_getBlockReceipts', ['pending']);
         return Array.isArray(receipts) && receipts.length > 0 && receipts[0].blockHash === `0x${'0'.repeat(64)}` ? true : undefined;
       }, 30_000, 'pending receipts');
+      // The default --load 10 sends traffic: pending blocks carry user transactions beyond the
+      // L1-attributes deposit before this test sends any.
+      await eventually(async () => {
+        const block = await call(url, 'eth_getBlockByNumber', ['pending', false]);
+        return Array.isArray(block?.transactions) && block.transactions.length > 1 ? true : undefined;
+      }, 20_000, 'load-generator transactions in a pending block');
       const { createWalletClient, http } = await import('viem');
       const { mnemonicToAccount } = await import('viem/accounts');
       const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 3 });
