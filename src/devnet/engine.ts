@@ -51,7 +51,8 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     {
       allowBlocksWithSameTimestamp: false,
       allowUnlimitedContractSize: false,
-      bailOnCallFailure: false,
+      // A reverting eth_call is an error (with the revert data), as on a node, not a `0x` result.
+      bailOnCallFailure: true,
       bailOnTransactionFailure: false,
       chainId: options.chainId,
       networkId: options.chainId,

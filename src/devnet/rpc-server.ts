@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { fromRlp } from 'viem';
+import { decodeErrorResult, fromRlp, isHex } from 'viem';
 import { z } from 'zod';
 import { InvalidParamsError, JsonRpcError } from '../errors.ts';
 import { handleText, type RpcCall } from '../rpc/protocol.ts';
@@ -72,6 +72,29 @@ function withCallerFunds(params: readonly unknown[]): unknown[] {
   return [{ ...request, from: ZERO_ADDRESS }, block ?? 'latest', { ...given, [ZERO_ADDRESS]: { balance: '0xffffffffffffffffffffffffffffffff' } }, ...rest];
 }
 
+/**
+ * A failed eth_call / eth_estimateGas as op-geth and op-reth answer it: a revert is code 3,
+ * `execution reverted` (with the Error(string) reason appended when there is one) and the revert
+ * data as `data`; any other failure (out of gas, invalid opcode) is -32000 with EDR's message.
+ * EDR itself answers -32000 with a Hardhat-style message and an object in `data`.
+ */
+export function asNodeCallError(error: unknown): never {
+  if (!(error instanceof JsonRpcError)) throw error;
+  const detail = error.data as { reason?: { Revert?: unknown } } | null | undefined;
+  const revert = detail?.reason?.Revert;
+  if (typeof revert === 'string' && isHex(revert)) {
+    let reason = '';
+    try {
+      const decoded = decodeErrorResult({ data: revert });
+      if (decoded.errorName === 'Error') reason = `: ${String(decoded.args[0])}`;
+    } catch {
+      // empty or custom revert data: no reason text
+    }
+    throw new JsonRpcError(3, `execution reverted${reason}`, { data: revert });
+  }
+  throw new JsonRpcError(-32000, error.message);
+}
+
 export function createDispatch(engine: Engine, producer: Producer): (call: RpcCall) => Promise<unknown> {
   return async (call) => {
     const method = call.method;
@@ -101,7 +124,8 @@ export function createDispatch(engine: Engine, producer: Producer): (call: RpcCa
       });
     }
     const params = parseParams(paramsArray, call.params, method) ?? [];
-    if (method === 'eth_call') return engine.call(method, withCallerFunds(params));
+    if (method === 'eth_call') return engine.call(method, withCallerFunds(params)).catch(asNodeCallError);
+    if (method === 'eth_estimateGas') return engine.call(method, params).catch(asNodeCallError);
     return engine.call(method, params);
   };
 }

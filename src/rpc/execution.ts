@@ -2,6 +2,9 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Method } from './method.ts';
 import type { Upstream } from './upstream.ts';
+import { ethCall } from './methods/eth_call.ts';
+import { ethEstimateGas } from './methods/eth_estimateGas.ts';
+import { ethSimulateV1 } from './methods/eth_simulateV1.ts';
 
 /**
  * The methods that execute EVM code on request: eth_call, eth_estimateGas and eth_simulateV1.
@@ -24,8 +27,13 @@ export interface ExecutionMethods {
   close(): Promise<void>;
 }
 
-export function createExecutionMethods(_options: ExecutionOptions): ExecutionMethods {
-  const methods: Record<string, Method> = {};
+export function createExecutionMethods(options: ExecutionOptions): ExecutionMethods {
+  const limits = { gasCap: options.gasCap, timeoutMs: options.timeoutMs };
+  const methods: Record<string, Method> = {
+    eth_call: ethCall(limits),
+    eth_estimateGas: ethEstimateGas(limits),
+    eth_simulateV1: ethSimulateV1(limits),
+  };
   return {
     methods,
     async close() {},

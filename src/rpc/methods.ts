@@ -12,8 +12,8 @@ import { eth_getTransactionReceipt } from './methods/eth_getTransactionReceipt.t
 
 /**
  * The methods the gateway answers from the view. Anything not here is forwarded to the upstream
- * unchanged (eth_call, eth_estimateGas and eth_simulateV1 too, until the pending-execution methods
- * are added: put a file in `methods/` and a line here, or pass extra methods to `createGateway`).
+ * unchanged, except the executing methods (eth_call, eth_estimateGas, eth_simulateV1), which need
+ * the gas cap and time limit and come from `createExecutionMethods` (execution.ts).
  */
 export const methods: Readonly<Record<string, Method>> = {
   eth_getBalance,

@@ -1,0 +1,124 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { JsonRpcError } from '../../errors.ts';
+import { apply, initialViewState, type ViewState } from '../../view/state.ts';
+import { blockBuilder, signedTransfers } from '../../../test/helpers/view-records.ts';
+import { createRpcStub, hang, type RpcStub } from '../../../test/helpers/rpc-stub.ts';
+import { createTransactionFormatter } from '../format.ts';
+import type { Method, MethodContext } from '../method.ts';
+import { createUpstream } from '../upstream.ts';
+import { ethCall } from './eth_call.ts';
+import { ethEstimateGas } from './eth_estimateGas.ts';
+import { ethSimulateV1 } from './eth_simulateV1.ts';
+
+/**
+ * The executing methods against a scripted upstream (a real HTTP server): where a pending call
+ * runs (canonical base block, pending diff under the caller's overrides), the estimator's search,
+ * the simulate payload it forwards, and the time limit. The devnet test proves them on a real EVM.
+ */
+const touched = '0x00000000000000000000000000000000000000c0';
+const slot = `0x${'0'.repeat(63)}1`;
+const limits = { gasCap: 1_000_000n, timeoutMs: 800 };
+
+async function pendingView(): Promise<ViewState> {
+  const builder = blockBuilder(101n);
+  const [tx] = await signedTransfers(1);
+  const records = builder.flashblock([tx!], { stateDiff: { [touched]: { balance: '0x64', nonce: '0x1', code: '0x00', storage: { [slot]: `0x${'0'.repeat(63)}5` } } } });
+  let state = apply(initialViewState(), { type: 'head', blockNumber: 100n });
+  records.forEach((record, offset) => {
+    state = apply(state, { type: 'record', record: { ...record, key: record.key ?? null, partition: 0, offset: BigInt(offset), timestamp: 0 } });
+  });
+  return state;
+}
+
+let stub: RpcStub | undefined;
+afterEach(async () => { await stub?.close(); stub = undefined; });
+
+function context(url: string, state: ViewState): MethodContext {
+  const upstream = createUpstream(url, { timeoutMs: 5000 });
+  return { view: () => state, upstream, formatter: createTransactionFormatter(), limits: { maxLogsRange: 2000 }, forward: (params = []) => upstream.call('eth_call', params) };
+}
+const invoke = (method: Method, params: unknown[], ctx: MethodContext) => Promise.resolve(method(params, ctx));
+
+describe('eth_estimateGas with pending', () => {
+  it.each([21_000n, 21_001n, 53_211n, 640_000n, 999_999n, 1_000_000n])('finds exactly the least gas that succeeds (%s) at the canonical base with the pending diff', async (need) => {
+    stub = await createRpcStub({
+      eth_call: ([call]) => {
+        if (BigInt((call as { gas: string }).gas) < need) throw { code: -32000, message: 'out of gas' };
+        return '0x';
+      },
+    });
+    const state = await pendingView();
+    const result = await invoke(ethEstimateGas(limits), [{ to: touched, data: '0x01' }, 'pending'], context(stub.url, state));
+    expect(BigInt(result as string)).toBe(need);
+    const [first] = stub.calls;
+    expect(first!.params[1]).toBe('0x64'); // block 100, under pending block 101
+    expect(first!.params[2]).toMatchObject({ [touched]: { balance: '0x64', nonce: '0x1', code: '0x00', stateDiff: { [slot]: `0x${'0'.repeat(63)}5` } } });
+    expect(stub.calls.length, 'upstream calls of one estimate').toBeLessThanOrEqual(40);
+  });
+
+  it('a revert at the cap is the answer (code 3 and data); out of gas at the cap is "gas required exceeds allowance"', async () => {
+    stub = await createRpcStub({ eth_call: () => { throw { code: 3, message: 'execution reverted', data: '0xdeadbeef' }; } });
+    const state = await pendingView();
+    await expect(invoke(ethEstimateGas(limits), [{ to: touched }, 'pending'], context(stub.url, state))).rejects.toMatchObject({ rpcCode: 3, data: '0xdeadbeef' });
+    stub.handlers = { eth_call: () => { throw { code: -32000, message: 'out of gas' }; } };
+    await expect(invoke(ethEstimateGas(limits), [{ to: touched }, 'pending'], context(stub.url, state))).rejects.toThrow('gas required exceeds allowance (1000000)');
+  });
+
+  it('caller overrides lie over the pending diff; a gas above the cap is lowered to it; no pending block means latest', async () => {
+    stub = await createRpcStub({ eth_call: () => '0x', eth_estimateGas: () => '0x5208' });
+    const state = await pendingView();
+    const ctx = context(stub.url, state);
+    await invoke(ethCall(limits), [{ to: touched, gas: '0xffffffff' }, 'pending', { [touched]: { balance: '0x1', stateDiff: { [slot]: `0x${'0'.repeat(63)}9` } } }], ctx);
+    expect(stub.calls[0]!.params).toEqual([
+      { to: touched, gas: '0xf4240' }, '0x64',
+      expect.objectContaining({ [touched]: { balance: '0x1', nonce: '0x1', code: '0x00', stateDiff: { [slot]: `0x${'0'.repeat(63)}9` } } }),
+    ]);
+    await invoke(ethEstimateGas(limits), [{ to: touched }, 'pending'], context(stub.url, initialViewState()));
+    expect(stub.calls[1]).toEqual({ method: 'eth_estimateGas', params: [{ to: touched }, 'latest'] });
+    await invoke(ethCall(limits), [{ to: touched }, '0x10'], ctx);
+    expect(stub.calls[2]).toEqual({ method: 'eth_call', params: [{ to: touched }, '0x10'] });
+  });
+});
+
+describe('eth_call time limit', () => {
+  it('an upstream that never answers gives -32000 naming the limit, within it', async () => {
+    stub = await createRpcStub({ eth_call: () => hang });
+    const started = Date.now();
+    const error = await invoke(ethCall(limits), [{ to: touched }, 'pending'], context(stub.url, await pendingView())).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(JsonRpcError);
+    expect((error as JsonRpcError).rpcCode).toBe(-32000);
+    expect((error as JsonRpcError).message).toContain('800 ms limit (--call-timeout-ms)');
+    expect(Date.now() - started).toBeLessThan(800 + 1500);
+  });
+});
+
+describe('eth_simulateV1 with pending', () => {
+  it('forwards at the canonical base with the pending diff under the first block\'s overrides', async () => {
+    stub = await createRpcStub({ eth_simulateV1: () => [] });
+    const state = await pendingView();
+    const payload = {
+      blockStateCalls: [
+        { stateOverrides: { [touched]: { nonce: '0x7' } }, calls: [{ to: touched }] },
+        { calls: [{ to: touched }] },
+      ],
+      validation: true,
+    };
+    await invoke(ethSimulateV1(limits), [payload, 'pending'], context(stub.url, state));
+    const [forwarded, block] = stub.calls[0]!.params as [typeof payload, string];
+    expect(block).toBe('0x64');
+    expect(forwarded.validation).toBe(true);
+    expect(forwarded.blockStateCalls[0]).toEqual({
+      stateOverrides: { [touched]: { balance: '0x64', nonce: '0x7', code: '0x00', stateDiff: { [slot]: `0x${'0'.repeat(63)}5` } } },
+      calls: [{ to: touched }],
+    });
+    expect(forwarded.blockStateCalls[1]).toEqual(payload.blockStateCalls[1]);
+  });
+
+  it('refuses more than 256 blocks (-38026) and a payload without blockStateCalls (-32602, naming it)', async () => {
+    stub = await createRpcStub({});
+    const ctx = context(stub.url, await pendingView());
+    await expect(invoke(ethSimulateV1(limits), [{ blockStateCalls: Array.from({ length: 257 }, () => ({ calls: [] })) }, 'pending'], ctx)).rejects.toMatchObject({ rpcCode: -38026 });
+    await expect(invoke(ethSimulateV1(limits), [{ calls: [] }, 'pending'], ctx)).rejects.toThrow('params[0].blockStateCalls');
+    expect(stub.calls).toHaveLength(0);
+  });
+});

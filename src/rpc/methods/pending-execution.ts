@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { address, hexBytes, quantity } from '../../schemas/hex.ts';
+import { InvalidParamsError, ServerError } from '../../errors.ts';
+import { layerOverrides, stateOverridesParam, type StateOverrides } from '../../evm/overrides.ts';
+import type { ViewState } from '../../view/state.ts';
+import { createUpstream, type Upstream } from '../upstream.ts';
+import { blockParam, isPending, requireParam, type BlockParam } from '../params.ts';
+import { canonicalBase, pendingOverrides } from './pending.ts';
+
+/**
+ * What eth_call, eth_estimateGas and eth_simulateV1 share with `pending`: the call runs at the
+ * canonical block under the pending blocks, with the pre-confirmed state diff laid under the
+ * caller's state overrides (what Base's own node does). The upstream node executes it: state
+ * overrides are standard on op-geth and op-reth (and on the devnet).
+ */
+
+/** A transaction call object (execution-apis `GenericTransaction`); unknown fields pass through. */
+export const callObjectSchema = z.looseObject({
+  from: address.optional(),
+  to: address.nullable().optional(),
+  gas: quantity.optional(),
+  gasPrice: quantity.optional(),
+  maxFeePerGas: quantity.optional(),
+  maxPriorityFeePerGas: quantity.optional(),
+  value: quantity.optional(),
+  nonce: quantity.optional(),
+  data: hexBytes.optional(),
+  input: hexBytes.optional(),
+}).refine((call) => !(call.data !== undefined && call.input !== undefined && call.data.toLowerCase() !== call.input.toLowerCase()), {
+  message: 'data and input both given and different',
+});
+export type CallObject = z.output<typeof callObjectSchema>;
+
+export function callObjectParam(value: unknown, where: string): CallObject {
+  const parsed = callObjectSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = [where, ...issue.path.map(String)].join('.');
+    throw new InvalidParamsError(`invalid ${field}: ${issue.message}, got ${JSON.stringify(value)?.slice(0, 120) ?? 'nothing'}`);
+  }
+  return parsed.data;
+}
+
+export interface ExecutionLimits {
+  /** Most gas one call may use: a larger `gas` is lowered to it. */
+  readonly gasCap: bigint;
+  /** Longest one request may take, all upstream calls included. */
+  readonly timeoutMs: number;
+}
+
+/** The parsed `[tx, block, stateOverrides?]` of eth_call / eth_estimateGas. */
+export interface CallRequest {
+  readonly call: CallObject;
+  readonly block: BlockParam;
+  readonly overrides: StateOverrides;
+  readonly overridesGiven: boolean;
+}
+
+export function callRequest(params: readonly unknown[], blockFallback?: 'latest'): CallRequest {
+  const call = callObjectParam(requireParam(params, 0, 'a transaction call object'), 'params[0]');
+  const block = blockParam(params[1], 'params[1]', blockFallback);
+  return { call, block, overrides: stateOverridesParam(params[2], 'params[2]'), overridesGiven: params[2] !== undefined && params[2] !== null };
+}
+
+export const withGas = (call: CallObject, gas: bigint): CallObject => ({ ...call, gas: `0x${gas.toString(16)}` });
+
+/** Lowers `gas` to the cap (as op-geth's RPC gas cap does); an absent `gas` stays absent. */
+export function capGas(call: CallObject, cap: bigint): CallObject {
+  return call.gas !== undefined && BigInt(call.gas) > cap ? withGas(call, cap) : call;
+}
+
+/** Where a pending call executes, or `undefined` when the block is not `pending` / nothing is pre-confirmed. */
+export interface PendingTarget {
+  /** The canonical block under the pending blocks (hex). */
+  readonly block: string;
+  /** The pending diff with the caller's overrides on top. */
+  readonly overrides: StateOverrides;
+  /** Gas limit of the newest pre-confirmed block. */
+  readonly blockGasLimit: bigint;
+}
+
+export function pendingTarget(state: ViewState, request: Pick<CallRequest, 'block' | 'overrides'>): PendingTarget | undefined {
+  if (!isPending(request.block)) return undefined;
+  const newest = state.blocks[state.blocks.length - 1];
+  if (!newest) return undefined;
+  return {
+    block: canonicalBase(state),
+    overrides: layerOverrides(pendingOverrides(state), request.overrides),
+    blockGasLimit: BigInt(newest.header.gasLimit),
+  };
+}
+
+/**
+ * The upstream for one request with what is left of its time: every call it makes shares one
+ * deadline, so no request outlives `timeoutMs` however many calls it takes.
+ */
+export function deadlineUpstream(upstream: Upstream, method: string, timeoutMs: number): Upstream {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    url: upstream.url,
+    call(name, params) {
+      const left = deadline - Date.now();
+      if (left <= 0) return Promise.reject(new ServerError(`${method}: execution took longer than the ${timeoutMs} ms limit (--call-timeout-ms)`));
+      return createUpstream(upstream.url, { timeoutMs: left }).call(name, params).catch((error: unknown) => {
+        if (Date.now() >= deadline && error instanceof ServerError && error.retryable) {
+          throw new ServerError(`${method}: execution took longer than the ${timeoutMs} ms limit (--call-timeout-ms)`, { cause: error });
+        }
+        throw error;
+      });
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPublicClient, createWalletClient, encodeErrorResult, getContractAddress, http, type Hex, type PublicClient } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createLocalExecutor } from '../../src/evm/local.ts';
+import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import type { Log } from '../../src/log/port.ts';
+import { allTopics } from '../../src/log/topics.ts';
+import { createIngest } from '../../streams/ingest.ts';
+import { createServe, type Serve } from '../../streams/serve.ts';
+import { eventually, tempDir, testContext } from '../helpers/context.ts';
+
+/**
+ * eth_call and eth_estimateGas with `pending` on the devnet: devnet flashblocks -> ingest (local
+ * EDR executor, full state diff) -> embedded log -> view -> gateway, the devnet node as upstream
+ * (it executes the calls with the pending diff as state overrides). The transactions are sent
+ * right after a seal, so every pending answer below comes while the node's `latest` lacks them.
+ */
+// Runtime: return SLOAD(0). Initcode: SSTORE(0, 42), then return the 11-byte runtime.
+const runtime = '0x60005460005260206000f3' as Hex;
+const initcode = `0x602a600055600b6011600039600b6000f3${runtime.slice(2)}` as Hex;
+const word = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+const GAS_CAP = 1_000_000;
+
+let dir: ReturnType<typeof tempDir>;
+let devnet: Devnet;
+let log: Log;
+let serve: Serve;
+let ingestDone: Promise<void>;
+const ctx = testContext({ port: 0, headPollMs: 200, rpcTimeoutMs: 5000, callGasCap: GAS_CAP, callTimeoutMs: 5000 });
+
+type Reply = { result?: any; error?: { code: number; message: string; data?: unknown } };
+const raw = async (url: string, method: string, params: unknown[]): Promise<Reply> => {
+  const response = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }) });
+  return (await response.json()) as Reply;
+};
+const afterSeal = () => new Promise<void>((resolve) => { const off = devnet.onSealed(() => { off(); resolve(); }); });
+
+beforeAll(async () => {
+  dir = tempDir();
+  devnet = await createDevnet({ blockTimeMs: 6000, flashblockMs: 200 });
+  log = createEmbeddedLog({ path: `${dir.path}/flashlog.db` });
+  await log.ensureTopics(allTopics.map((name) => ({ name })));
+  const executor = await createLocalExecutor({ upstreamUrl: devnet.rpcUrl, timeoutMs: 5000, logger: ctx.logger, metrics: ctx.metrics, stateDiff: 'full' });
+  ctx.shutdown.register('executor', () => executor.close());
+  const ingest = createIngest(ctx, { log, urls: [devnet.wsUrl], executor });
+  ingestDone = ingest.run();
+  serve = await createServe(ctx, { log, rpcUrl: devnet.rpcUrl });
+}, 60_000);
+
+afterAll(async () => {
+  await serve?.close();
+  await ctx.shutdown.run();
+  await ingestDone?.catch(() => {});
+  await devnet?.close();
+  await log?.close();
+  dir?.remove();
+}, 30_000);
+
+describe('eth_call and eth_estimateGas on pre-confirmed state (devnet)', () => {
+  it('call and estimate see a pre-confirmed deployment and balance; caller overrides lie over the pending state; the estimate is the least gas that succeeds', async () => {
+    const account = privateKeyToAccount(devnet.accounts[3]!.privateKey);
+    const fresh = privateKeyToAccount(`0x${'77'.repeat(32)}`).address;
+    const node = createPublicClient({ transport: http(devnet.rpcUrl) }) as PublicClient;
+    const wallet = createWalletClient({ account, transport: http(devnet.rpcUrl) });
+    const gateway = serve.gateway.url;
+
+    await afterSeal();
+    const sealedBefore = await node.getBlockNumber();
+    const nonce = await node.getTransactionCount({ address: account.address });
+    const contract = getContractAddress({ from: account.address, nonce: BigInt(nonce + 1) });
+    const fees = { maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000n };
+    await wallet.sendTransaction({ chain: null, to: fresh, value: 10n ** 18n, nonce, gas: 21_000n, ...fees });
+    await wallet.sendTransaction({ chain: null, data: initcode, nonce: nonce + 1, gas: 200_000n, ...fees });
+    await eventually(async () => ((await raw(gateway, 'eth_getCode', [contract, 'pending'])).result === runtime ? true : undefined), 4000, 'pre-confirmed deployment');
+
+    const call = { to: contract, data: '0x' };
+    const pendingCall = await raw(gateway, 'eth_call', [call, 'pending']);
+    const latestCall = await raw(gateway, 'eth_call', [call, 'latest']);
+    const overridden = await raw(gateway, 'eth_call', [call, 'pending', { [contract]: { stateDiff: { [word(0)]: word(7) } } }]);
+    const transfer = { from: fresh, to: account.address, value: '0x1' };
+    const pendingTransfer = await raw(gateway, 'eth_estimateGas', [transfer, 'pending']);
+    const latestTransfer = await raw(gateway, 'eth_estimateGas', [transfer, 'latest']);
+    const estimate = await raw(gateway, 'eth_estimateGas', [{ from: fresh, to: contract, data: '0x12345678' }, 'pending']);
+    const gas = BigInt(estimate.result as string);
+    const atEstimate = await raw(gateway, 'eth_call', [{ from: fresh, to: contract, data: '0x12345678', gas: `0x${gas.toString(16)}` }, 'pending']);
+    const below = await raw(gateway, 'eth_call', [{ from: fresh, to: contract, data: '0x12345678', gas: `0x${(gas - 1n).toString(16)}` }, 'pending']);
+    // All of it was answered before the node sealed the block.
+    expect(await node.getBlockNumber()).toBe(sealedBefore);
+
+    expect(pendingCall).toEqual({ jsonrpc: '2.0', id: 7, result: word(42) });
+    expect(latestCall.result).toBe('0x'); // no code there yet
+    expect(overridden.result).toBe(word(7));
+    expect(pendingTransfer.result).toBe('0x5208');
+    expect(latestTransfer.error, 'the fresh account has no ETH at latest').toBeDefined();
+    expect(gas).toBeGreaterThan(21_000n);
+    expect(atEstimate.result).toBe(word(42));
+    expect(below.error?.code, 'one gas less than the estimate fails').toBe(-32000);
+  }, 40_000);
+
+  it('a revert answers code 3 with its reason and data; the gas cap bounds the estimate; bad params name the field', async () => {
+    const reverter = '0x00000000000000000000000000000000000000aa';
+    const reason = encodeErrorResult({ abi: [{ type: 'error', name: 'Error', inputs: [{ type: 'string' }] }], errorName: 'Error', args: ['boom'] });
+    // Code: CODECOPY the revert data from behind the 14 bytes of code, then REVERT with it.
+    const size = ((reason.length - 2) / 2).toString(16).padStart(4, '0');
+    const revertCode = `0x61${size}600e60003961${size}6000fd${reason.slice(2)}`;
+    const loop = '0x5b600056'; // JUMPDEST PUSH1 0 JUMP: runs until the gas is gone
+    await eventually(async () => ((await raw(serve.gateway.url, 'eth_getBlockByNumber', ['pending', false])).result?.hash === `0x${'0'.repeat(64)}` ? true : undefined), 8000, 'a pre-confirmed block');
+
+    const call = await raw(serve.gateway.url, 'eth_call', [{ to: reverter }, 'pending', { [reverter]: { code: revertCode } }]);
+    const estimate = await raw(serve.gateway.url, 'eth_estimateGas', [{ to: reverter }, 'pending', { [reverter]: { code: revertCode } }]);
+    const endless = await raw(serve.gateway.url, 'eth_estimateGas', [{ to: reverter }, 'pending', { [reverter]: { code: loop } }]);
+    const badOverride = await raw(serve.gateway.url, 'eth_call', [{ to: reverter }, 'pending', { [reverter]: { balance: 'lots' } }]);
+    const badCall = await raw(serve.gateway.url, 'eth_estimateGas', [{ to: 'nowhere' }, 'pending']);
+
+    expect(call.error).toEqual({ code: 3, message: 'execution reverted: boom', data: reason });
+    expect(estimate.error).toEqual({ code: 3, message: 'execution reverted: boom', data: reason });
+    expect(endless.error).toEqual({ code: -32000, message: `gas required exceeds allowance (${GAS_CAP})` });
+    expect(badOverride.error?.code).toBe(-32602);
+    expect(badOverride.error?.message).toContain(`params[2].${reverter}.balance`);
+    expect(badCall.error?.code).toBe(-32602);
+    expect(badCall.error?.message).toContain('params[0].to');
+  }, 30_000);
+});
