@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel as kafkaLogLevel, type Admin, type Producer, type Consumer as KafkaConsumer, type LogEntry } from 'kafkajs';
 import { Observable } from 'rxjs';
-import { FlashlogError } from '../errors.ts';
+import { FlashlogError, errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import type { ConsumeOptions, Log, LogConsumer, LogRecord, ProduceRecord, RecordPosition, TopicSpec } from './port.ts';
 
@@ -21,6 +21,19 @@ export interface KafkaLogOptions {
  * The Kafka log (kafkajs): an idempotent producer (acks=all, one request in flight, so a retry
  * can't reorder or duplicate), consumer groups with manual commits, topics created on demand.
  */
+/** Largest record batch the topics flashlog creates accept (and consumers fetch per partition). */
+const MAX_RECORD_BYTES = 8 * 1024 * 1024;
+
+/** Errors after which an idempotent producer can never succeed again (kafkajs error types). */
+const idempotenceLost = /OUT_OF_ORDER_SEQUENCE_NUMBER|UNKNOWN_PRODUCER_ID|INVALID_PRODUCER_EPOCH|out of order sequence|unknown producer|producer.*(epoch|fenced)/i;
+
+function brokeIdempotence(error: unknown, depth = 0): boolean {
+  if (depth > 5 || typeof error !== 'object' || error === null) return false;
+  const { type, message, cause, originalError } = error as { type?: unknown; message?: unknown; cause?: unknown; originalError?: unknown };
+  if (idempotenceLost.test(`${String(type ?? '')} ${String(message ?? '')}`)) return true;
+  return brokeIdempotence(cause, depth + 1) || brokeIdempotence(originalError, depth + 1);
+}
+
 export function createKafkaLog(options: KafkaLogOptions): Log {
   const logger = options.logger;
   const kafka = new Kafka({
@@ -79,7 +92,12 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
             topic: spec.name,
             numPartitions: spec.partitions ?? options.partitions ?? 1,
             replicationFactor: spec.replication ?? options.replication ?? 1,
-            configEntries: [{ name: 'retention.ms', value: String(spec.retentionMs ?? options.retentionMs ?? -1) }],
+            configEntries: [
+              { name: 'retention.ms', value: String(spec.retentionMs ?? options.retentionMs ?? -1) },
+              // A block record of a large block (all its transactions, its state diff) can pass the
+              // broker's 1 MiB default; consumers fetch up to 8 MiB per partition.
+              { name: 'max.message.bytes', value: String(MAX_RECORD_BYTES) },
+            ],
           })),
         });
       } catch (error) {
@@ -99,10 +117,25 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
         if (!list) byTopic.set(record.topic, (list = []));
         list.push({ key: record.key, value: record.value });
       }
-      const results = await client.sendBatch({
-        acks: -1,
-        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-      });
+      let results: Awaited<ReturnType<Producer['sendBatch']>>;
+      try {
+        results = await client.sendBatch({
+          acks: -1,
+          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+        });
+      } catch (error) {
+        if (brokeIdempotence(error)) {
+          // The broker lost this producer's sequence state (e.g. it was killed and restarted):
+          // every retry with the same producer id fails forever. A new producer (new id) goes on;
+          // a batch the broker had written but never acknowledged may then appear twice, which a
+          // reader deduplicating by key drops.
+          logger?.warn({ err: errorMessage(error) }, 'kafka producer state lost at the broker; starting a new producer');
+          const stale = producer;
+          producer = undefined;
+          void stale?.then((old) => old.disconnect()).catch(() => undefined);
+        }
+        throw error;
+      }
       // Kafka reports the base offset per partition written; name the last record of each.
       return results.map((result) => {
         const written = byTopic.get(result.topicName)!.length;
@@ -117,7 +150,7 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
         sessionTimeout: 30_000,
         heartbeatInterval: 3000,
         maxWaitTimeInMs: options.maxWaitMs ?? 100,
-        maxBytesPerPartition: 8 * 1024 * 1024,
+        maxBytesPerPartition: MAX_RECORD_BYTES,
         retry: { initialRetryTime: 300, maxRetryTime: 5000, retries: Number.MAX_SAFE_INTEGER },
       });
       consumers.add(client);

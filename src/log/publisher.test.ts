@@ -55,4 +55,21 @@ describe('publisher', () => {
     const dropped = await metrics.getSingleMetric('flashlog_publish_dropped_total')!.get();
     expect(dropped.values[0]!.value).toBe(15);
   });
+
+  it('keeps each append under its byte bound (a record larger than it goes alone)', async () => {
+    const sizes: number[][] = [];
+    const log = {
+      kind: 'embedded',
+      async produce(batch: readonly ProduceRecord[]) {
+        sizes.push(batch.map((record) => record.value.length));
+        return [];
+      },
+    } as unknown as Log;
+    const { logger, metrics } = quiet();
+    const publisher = createPublisher(log, { logger, metrics, maxQueued: 10_000, batchBytes: 1000 });
+    const value = (length: number): ProduceRecord => ({ topic: 't', key: null, value: 'x'.repeat(length) });
+    publisher.push([value(400), value(400), value(400), value(5000), value(10), value(990)]);
+    await publisher.flush();
+    expect(sizes).toEqual([[400, 400], [400], [5000], [10, 990]]);
+  });
 });

@@ -19,6 +19,8 @@ export interface PublisherOptions {
   /** Records held while the log is unavailable; beyond it the oldest are dropped and counted. */
   readonly maxQueued: number;
   readonly batchSize?: number;
+  /** Most value bytes per append (one record may exceed it alone): Kafka refuses requests over its max message size. */
+  readonly batchBytes?: number;
   /** Called with the records of each successful append (for latency metrics). */
   readonly onAppended?: (records: readonly ProduceRecord[]) => void;
 }
@@ -33,6 +35,19 @@ export interface PublisherOptions {
 export function createPublisher(log: Log, options: PublisherOptions): Publisher {
   const queue: ProduceRecord[] = [];
   const batchSize = options.batchSize ?? 1000;
+  const batchBytes = options.batchBytes ?? 512 * 1024;
+  /** The records of the next append: up to batchSize of them and batchBytes of keys and values. */
+  const nextBatch = (): ProduceRecord[] => {
+    let bytes = 0;
+    let end = 0;
+    while (end < queue.length && end < batchSize) {
+      const record = queue[end]!;
+      bytes += record.value.length + (record.key?.length ?? 0);
+      if (end > 0 && bytes > batchBytes) break;
+      end += 1;
+    }
+    return queue.slice(0, end);
+  };
   const appended = counter(options.metrics, 'flashlog_publish_records_total', 'records appended to the log', ['topic']);
   const dropped = counter(options.metrics, 'flashlog_publish_dropped_total', 'records dropped because the publish buffer was full');
   const failures = counter(options.metrics, 'flashlog_publish_errors_total', 'failed appends (retried)');
@@ -47,7 +62,7 @@ export function createPublisher(log: Log, options: PublisherOptions): Publisher 
   async function drain(): Promise<void> {
     let backoffMs = 200;
     while (queue.length > 0 && !closed) {
-      const batch = queue.slice(0, batchSize);
+      const batch = nextBatch();
       try {
         await log.produce(batch);
         queue.splice(0, batch.length);
