@@ -66,4 +66,14 @@ describe('JSON-RPC framing', () => {
     expect(JSON.parse((await handleText('[1,2,3]', dispatch, { maxBatch: 2 }))!).error.message).toContain('batch of 3 calls exceeds the limit of 2');
     expect(await handleText('[{"jsonrpc":"2.0","method":"echo"}]', dispatch, { maxBatch: 2 })).toBeNull();
   });
+
+  it('echoes the id of an invalid request when the id itself is valid', async () => {
+    expect(JSON.parse((await handleText('{"jsonrpc":"1.0","id":"a","method":"echo"}', dispatch, { maxBatch: 2 }))!)).toMatchObject({ id: 'a', error: { code: -32600 } });
+    const batch = JSON.parse((await handleText('[{"jsonrpc":"2.0","id":4,"method":7},{"jsonrpc":"2.0","id":5,"method":"echo","params":[]}]', dispatch, { maxBatch: 2 }))!);
+    expect(batch).toEqual([
+      { jsonrpc: '2.0', id: 4, error: { code: -32600, message: 'invalid request[0]: method: expected a method name, got 7' } },
+      { jsonrpc: '2.0', id: 5, result: [] },
+    ]);
+    expect(JSON.parse((await handleText('{"jsonrpc":"2.0","id":[1],"method":"echo"}', dispatch, { maxBatch: 2 }))!).id).toBeNull();
+  });
 });

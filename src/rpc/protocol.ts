@@ -27,15 +27,23 @@ export async function handleText(text: string, dispatch: Dispatch, limits: Proto
     return JSON.stringify(errorResponse(null, new ParseError(`parse error: ${errorMessage(error)}`)));
   }
   const calls = parseMessage(message, limits);
-  if (calls instanceof JsonRpcError) return JSON.stringify(errorResponse(null, calls));
-  const responses = await Promise.all(calls.map(async (call) => {
-    if (call instanceof JsonRpcError) return errorResponse(null, call);
+  if (calls instanceof JsonRpcError) return JSON.stringify(errorResponse(readableId(message), calls));
+  const items = Array.isArray(message) ? message : [message];
+  const responses = await Promise.all(calls.map(async (call, i) => {
+    if (call instanceof JsonRpcError) return errorResponse(readableId(items[i]), call);
     const response = await run(call, dispatch);
     return call.id === undefined ? null : response;
   }));
   const answered = responses.filter((response) => response !== null);
   if (!Array.isArray(message)) return answered[0] === undefined ? null : JSON.stringify(answered[0]);
   return answered.length ? JSON.stringify(answered) : null;
+}
+
+/** The id of an invalid request when it is itself valid (a string or number), else null. */
+export function readableId(value: unknown): RpcId {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const id = (value as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 /** Splits a parsed message into calls (or per-call errors); one error for the whole message when it is not a call or batch. */
