@@ -126,7 +126,11 @@ export function createDispatch(engine: Engine, producer: Producer): (call: RpcCa
     const params = parseParams(paramsArray, call.params, method) ?? [];
     if (method === 'eth_call') return engine.call(method, withCallerFunds(params)).catch(asNodeCallError);
     if (method === 'eth_estimateGas') return engine.call(method, params).catch(asNodeCallError);
-    return engine.call(method, params);
+    return engine.call(method, params).catch((error: unknown) => {
+      // EDR answers a method it lacks with -32004; nodes (and the spec) answer -32601.
+      if (error instanceof JsonRpcError && error.rpcCode === -32004) throw new JsonRpcError(-32601, `the method ${method} does not exist/is not available`);
+      throw error;
+    });
   };
 }
 

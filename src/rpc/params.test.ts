@@ -67,6 +67,14 @@ describe('JSON-RPC framing', () => {
     expect(await handleText('[{"jsonrpc":"2.0","method":"echo"}]', dispatch, { maxBatch: 2 })).toBeNull();
   });
 
+  it('refuses JSON nested deeper than 64 levels as an invalid request, keeping the id', async () => {
+    const deep = (n: number) => `${'['.repeat(n)}1${']'.repeat(n)}`;
+    const refused = JSON.parse((await handleText(`{"jsonrpc":"2.0","id":9,"method":"echo","params":[${deep(5000)}]}`, dispatch, { maxBatch: 2 }))!);
+    expect(refused).toEqual({ jsonrpc: '2.0', id: 9, error: { code: -32600, message: 'invalid request: JSON nested deeper than 64 levels' } });
+    const fine = JSON.parse((await handleText(`{"jsonrpc":"2.0","id":9,"method":"echo","params":[${deep(60)}]}`, dispatch, { maxBatch: 2 }))!);
+    expect(fine.result).toBeDefined();
+  });
+
   it('echoes the id of an invalid request when the id itself is valid', async () => {
     expect(JSON.parse((await handleText('{"jsonrpc":"1.0","id":"a","method":"echo"}', dispatch, { maxBatch: 2 }))!)).toMatchObject({ id: 'a', error: { code: -32600 } });
     const batch = JSON.parse((await handleText('[{"jsonrpc":"2.0","id":4,"method":7},{"jsonrpc":"2.0","id":5,"method":"echo","params":[]}]', dispatch, { maxBatch: 2 }))!);

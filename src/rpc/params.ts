@@ -11,7 +11,12 @@ const tags = new Set<string>(['latest', 'pending', 'safe', 'finalized', 'earlies
 const quantityPattern = /^0x(0|[1-9a-fA-F][0-9a-fA-F]{0,63})$/;
 
 const shown = (value: unknown): string => {
-  const text = value === undefined ? 'nothing' : JSON.stringify(value);
+  let text: string;
+  try {
+    text = value === undefined ? 'nothing' : JSON.stringify(value);
+  } catch {
+    text = Array.isArray(value) ? 'an array' : typeof value;
+  }
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 };
 

@@ -26,6 +26,9 @@ export async function handleText(text: string, dispatch: Dispatch, limits: Proto
   } catch (error) {
     return JSON.stringify(errorResponse(null, new ParseError(`parse error: ${errorMessage(error)}`)));
   }
+  if (deeperThan(message, MAX_DEPTH)) {
+    return JSON.stringify(errorResponse(readableId(message), new InvalidRequestError(`invalid request: JSON nested deeper than ${MAX_DEPTH} levels`)));
+  }
   const calls = parseMessage(message, limits);
   if (calls instanceof JsonRpcError) return JSON.stringify(errorResponse(readableId(message), calls));
   const items = Array.isArray(message) ? message : [message];
@@ -37,6 +40,26 @@ export async function handleText(text: string, dispatch: Dispatch, limits: Proto
   const answered = responses.filter((response) => response !== null);
   if (!Array.isArray(message)) return answered[0] === undefined ? null : JSON.stringify(answered[0]);
   return answered.length ? JSON.stringify(answered) : null;
+}
+
+/**
+ * No JSON-RPC method takes values nested this deep; deeper input would only reach recursive code
+ * (schema checks, JSON.stringify when forwarding) and overflow its stack.
+ */
+export const MAX_DEPTH = 64;
+
+/** Whether a parsed JSON value nests arrays/objects deeper than `limit` (iterative: no recursion). */
+export function deeperThan(value: unknown, limit: number): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 1 }];
+  while (stack.length > 0) {
+    const { value: current, depth } = stack.pop()!;
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1 });
+    }
+  }
+  return false;
 }
 
 /** The id of an invalid request when it is itself valid (a string or number), else null. */

@@ -118,8 +118,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const declared = Number(request.headers['content-length'] ?? 0);
     const tooLarge = () => JSON.stringify(errorResponse(null, new InvalidRequestError(`invalid request: body exceeds the limit of ${options.maxBodyBytes} bytes`)));
+    // A body over the limit is answered 413 at once and the rest is read and discarded, so the
+    // client (still sending) reads the answer instead of a reset connection. Past 16 times the
+    // limit the connection is closed rather than drained.
+    const drainLimit = options.maxBodyBytes * 16;
     if (declared > options.maxBodyBytes) {
-      response.setHeader('connection', 'close');
+      if (declared > drainLimit) response.setHeader('connection', 'close');
       reply(response, 413, tooLarge());
       request.resume();
       return;
@@ -128,11 +132,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     let size = 0;
     let aborted = false;
     request.on('data', (chunk: Buffer) => {
-      if (aborted) return;
       size += chunk.length;
+      if (aborted) {
+        if (size > drainLimit) request.destroy();
+        return;
+      }
       if (size > options.maxBodyBytes) {
         aborted = true;
-        response.setHeader('connection', 'close');
+        chunks.length = 0;
         reply(response, 413, tooLarge());
         return;
       }
