@@ -60,6 +60,16 @@ export function createSubscriptionHub(options: {
   const subscribers = gauge(options.metrics, 'flashlog_ws_subscriptions', 'active subscriptions', ['kind']);
   const slow = new WeakSet<WebSocket>();
 
+  /**
+   * Sockets corked during one fan-out: every notification a flashblock brings a subscriber goes
+   * out in one write (one syscall) instead of one per log. `uncorkAll` ends the fan-out.
+   */
+  const corked = new Set<{ cork(): void; uncork(): void }>();
+  const uncorkAll = (): void => {
+    for (const raw of corked) raw.uncork();
+    corked.clear();
+  };
+
   const send = (sub: Sub, result: string): void => {
     const socket = sub.socket;
     if (slow.has(socket) || socket.readyState !== socket.OPEN) return;
@@ -70,6 +80,11 @@ export function createSubscriptionHub(options: {
       socket.close(1008, `subscriber too slow: ${socket.bufferedAmount} bytes unsent exceeds ${limits.maxBufferedBytes}`);
       setTimeout(() => socket.terminate(), 2000).unref();
       return;
+    }
+    const raw = (socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+    if (raw && !corked.has(raw)) {
+      raw.cork();
+      corked.add(raw);
     }
     socket.send(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${sub.id}","result":${result}}}`);
     notifications.inc({ kind: sub.kind });
@@ -88,6 +103,10 @@ export function createSubscriptionHub(options: {
   };
 
   const notifyFlashblock = async (block: PendingBlock, firstNew: number, newLogs: readonly RpcLog[]): Promise<void> => {
+    // Logs first: they are small and what latency-sensitive readers (indexers) wait for; whole
+    // blocks to many subscribers take longer to write out.
+    notifyLogs(newLogs);
+    uncorkAll();
     if (kinds.newFlashblocks.size > 0) {
       const json = JSON.stringify(await formatPendingBlock(block, true, formatter));
       for (const sub of kinds.newFlashblocks) send(sub, json);
@@ -105,7 +124,6 @@ export function createSubscriptionHub(options: {
         for (const sub of kinds.newFlashblockTransactions) send(sub, sub.full ? fullJson! : hashJson);
       }
     }
-    notifyLogs(newLogs);
   };
 
   let lastSeq: number | undefined;
@@ -124,6 +142,8 @@ export function createSubscriptionHub(options: {
         else if (change.type === 'removed') notifyLogs(change.logs);
       } catch (error) {
         logger.warn({ err: errorMessage(error) }, 'notification failed');
+      } finally {
+        uncorkAll();
       }
     }),
   ).subscribe({ error: (error: unknown) => logger.error({ err: errorMessage(error) }, 'view stream failed; subscriptions stop') });
