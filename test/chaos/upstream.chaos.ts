@@ -27,7 +27,7 @@ async function post(url: string, method: string, params: unknown[], timeoutMs: n
 }
 
 describe('scenario 4: the upstream RPC frozen (SIGSTOP) for 10 s', () => {
-  it('no request hangs past its timeout; pending state catches up after SIGCONT and is never behind the node', async () => {
+  it('no request hangs past its timeout; pending state catches up after SIGCONT and is never behind the node head', async () => {
     const dir = tempDir('flashlog-chaos-upstream-');
     const devnet = await startDevnet(['--load', '20', '--metadata-receipts']);
     const run = managed(['run', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'metadata', '--data-dir', dir.path, '--port', '0', '--metrics-port', '0',
@@ -40,6 +40,7 @@ describe('scenario 4: the upstream RPC frozen (SIGSTOP) for 10 s', () => {
     let nodeHead = 0n;
     let frozen = false;
     const behind: string[] = [];
+    let justSealed = 0;
     let watching = true;
     const watcher = (async () => {
       while (watching) {
@@ -49,8 +50,11 @@ describe('scenario 4: the upstream RPC frozen (SIGSTOP) for 10 s', () => {
         }
         const pending = await post(gateway, 'eth_getBlockByNumber', ['pending', false], RPC_TIMEOUT_MS + 1000);
         const block = pending.reply?.result;
-        if (typeof block === 'object' && block?.hash === zeroHash && block.number && BigInt(block.number) <= nodeHead) {
-          behind.push(`pending ${BigInt(block.number)} at node head ${nodeHead}`);
+        // The block the node has just sealed may still be served as pre-confirmed until the
+        // gateway's next head poll (--head-poll-ms): equal is that window, below is stale state.
+        if (typeof block === 'object' && block?.hash === zeroHash && block.number) {
+          if (BigInt(block.number) < nodeHead) behind.push(`pending ${BigInt(block.number)} at node head ${nodeHead}`);
+          else if (BigInt(block.number) === nodeHead) justSealed++;
         }
         await sleep(100);
       }
@@ -117,11 +121,11 @@ describe('scenario 4: the upstream RPC frozen (SIGSTOP) for 10 s', () => {
       recoveryMs: `pending above the node again ${caughtUpMs} ms after SIGCONT`,
       rssBeforeMiB: rssBefore,
       rssAfterMiB: rssAfter,
-      notes: `frozen ${thawedAt - frozenAt} ms; p99 ms ${JSON.stringify(p99)}; answers ${JSON.stringify(answeredWith)}; requests past ${limit} ms: ${hung.length}; samples with pending behind the node: ${behind.length}`,
+      notes: `frozen ${thawedAt - frozenAt} ms; p99 ms ${JSON.stringify(p99)}; answers ${JSON.stringify(answeredWith)}; requests past ${limit} ms: ${hung.length}; samples with pending behind the node: ${behind.length}; samples with pending = the block just sealed (within the head poll): ${justSealed}`,
     });
     expect(hung, `requests that took longer than ${limit} ms or got no answer`).toEqual([]);
     expect(Number.isFinite(caughtUpMs), 'pending state caught up after SIGCONT').toBe(true);
-    expect(behind, 'moments the gateway served a pre-confirmed block at or below the node head').toEqual([]);
+    expect(behind, 'moments the gateway served a pre-confirmed block below the node head').toEqual([]);
     // While frozen, forwarded reads failed fast with a server error rather than hanging.
     expect(answeredWith['eth_blockNumber -32000'] ?? 0, 'forwarded reads answered -32000 during the freeze').toBeGreaterThan(0);
     expect(answeredWith['eth_getBlockByNumber result'] ?? 0).toBeGreaterThan(0);
