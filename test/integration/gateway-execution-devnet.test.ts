@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, encodeErrorResult, getContractAddress, http, type Hex, type PublicClient } from 'viem';
+import {
+  createPublicClient, createWalletClient, decodeFunctionResult, encodeAbiParameters, encodeErrorResult, encodeFunctionData, getContractAddress, http, type Hex, type PublicClient,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { DevnetToken } from '../../src/devnet/contracts/bytecode.ts';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
 import { createLocalExecutor } from '../../src/evm/local.ts';
 import { createEmbeddedLog } from '../../src/log/embedded.ts';
@@ -55,7 +58,7 @@ afterAll(async () => {
   await devnet?.close();
   await log?.close();
   dir?.remove();
-}, 30_000);
+}, 60_000);
 
 describe('eth_call and eth_estimateGas on pre-confirmed state (devnet)', () => {
   it('call and estimate see a pre-confirmed deployment and balance; caller overrides lie over the pending state; the estimate is the least gas that succeeds', async () => {
@@ -97,6 +100,41 @@ describe('eth_call and eth_estimateGas on pre-confirmed state (devnet)', () => {
     expect(atEstimate.result).toBe(word(42));
     expect(below.error?.code, 'one gas less than the estimate fails').toBe(-32000);
   }, 40_000);
+
+  it('a pre-confirmed ERC-20 transfer changes balanceOf on pending, not on latest; a transfer that depends on it estimates on pending and reverts on latest', async () => {
+    const owner = privateKeyToAccount(devnet.accounts[4]!.privateKey);
+    const holder = privateKeyToAccount(`0x${'78'.repeat(32)}`);
+    const node = createPublicClient({ transport: http(devnet.rpcUrl) }) as PublicClient;
+    const wallet = createWalletClient({ account: owner, transport: http(devnet.rpcUrl) });
+    const fees = { maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000n };
+    // Sealed first: the token, and ETH for the holder's gas.
+    const nonce = await node.getTransactionCount({ address: owner.address });
+    const token = getContractAddress({ from: owner.address, nonce: BigInt(nonce) });
+    await wallet.sendTransaction({ chain: null, nonce, gas: 1_500_000n, ...fees, data: `${DevnetToken.bytecode}${encodeAbiParameters([{ type: 'uint256' }], [10n ** 24n]).slice(2)}` as Hex });
+    await wallet.sendTransaction({ chain: null, nonce: nonce + 1, gas: 21_000n, ...fees, to: holder.address, value: 10n ** 17n });
+    await eventually(async () => ((await node.getBalance({ address: holder.address })) > 0n ? true : undefined), 15_000, 'the sealed setup');
+
+    // Pre-confirmed: tokens to the holder.
+    await afterSeal();
+    const sealedBefore = await node.getBlockNumber();
+    const amount = 12_345n;
+    await wallet.sendTransaction({ chain: null, nonce: nonce + 2, gas: 80_000n, ...fees, to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [holder.address, amount] }) });
+    const balanceOf = { to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'balanceOf', args: [holder.address] }) };
+    const decode = (data: unknown) => decodeFunctionResult({ abi: DevnetToken.abi, functionName: 'balanceOf', data: data as Hex });
+    await eventually(async () => ((await raw(serve.gateway.url, 'eth_call', [balanceOf, 'pending'])).result !== word(0) ? true : undefined), 4000, 'the pre-confirmed token transfer');
+    const pendingBalance = await raw(serve.gateway.url, 'eth_call', [balanceOf, 'pending']);
+    const latestBalance = await raw(serve.gateway.url, 'eth_call', [balanceOf, 'latest']);
+    const onward = { from: holder.address, to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [owner.address, amount] }) };
+    const pendingEstimate = await raw(serve.gateway.url, 'eth_estimateGas', [onward, 'pending']);
+    const latestEstimate = await raw(serve.gateway.url, 'eth_estimateGas', [onward, 'latest']);
+    expect(await node.getBlockNumber(), 'answered before the seal').toBe(sealedBefore);
+
+    expect(decode(pendingBalance.result)).toBe(amount);
+    expect(decode(latestBalance.result)).toBe(0n);
+    expect(BigInt(pendingEstimate.result as string)).toBeGreaterThan(21_000n);
+    expect(latestEstimate.error?.code, JSON.stringify(latestEstimate)).toBe(3);
+    expect(latestEstimate.error?.message).toMatch(/^execution reverted/);
+  }, 60_000);
 
   it('a revert answers code 3 with its reason and data; the gas cap bounds the estimate; bad params name the field', async () => {
     const reverter = '0x00000000000000000000000000000000000000aa';
