@@ -44,6 +44,17 @@ interface Sub {
   readonly socket: WebSocket;
 }
 
+/** The header of one unmasked, final WebSocket text frame (RFC 6455 5.2) with `length` payload bytes. */
+export function textFrameHeader(length: number): Buffer {
+  if (length < 126) return Buffer.from([0x81, length]);
+  if (length < 65536) return Buffer.from([0x81, 126, length >> 8, length & 0xff]);
+  const header = Buffer.alloc(10);
+  header[0] = 0x81;
+  header[1] = 127;
+  header.writeBigUInt64BE(BigInt(length), 2);
+  return header;
+}
+
 export function createSubscriptionHub(options: {
   states$: Observable<ViewState>;
   formatter: TransactionFormatter;
@@ -70,17 +81,20 @@ export function createSubscriptionHub(options: {
     corked.clear();
   };
 
+  /** Closes a connection whose unsent data passed the limit (1008, with the reason); true if it did. */
+  const dropIfSlow = (socket: WebSocket): boolean => {
+    if (socket.bufferedAmount <= limits.maxBufferedBytes) return false;
+    slow.add(socket);
+    slowDrops.inc();
+    logger.warn({ buffered: socket.bufferedAmount, limit: limits.maxBufferedBytes }, 'subscriber too slow; disconnecting');
+    socket.close(1008, `subscriber too slow: ${socket.bufferedAmount} bytes unsent exceeds ${limits.maxBufferedBytes}`);
+    setTimeout(() => socket.terminate(), 2000).unref();
+    return true;
+  };
+
   const send = (sub: Sub, result: string): void => {
     const socket = sub.socket;
-    if (slow.has(socket) || socket.readyState !== socket.OPEN) return;
-    if (socket.bufferedAmount > limits.maxBufferedBytes) {
-      slow.add(socket);
-      slowDrops.inc();
-      logger.warn({ buffered: socket.bufferedAmount, limit: limits.maxBufferedBytes }, 'subscriber too slow; disconnecting');
-      socket.close(1008, `subscriber too slow: ${socket.bufferedAmount} bytes unsent exceeds ${limits.maxBufferedBytes}`);
-      setTimeout(() => socket.terminate(), 2000).unref();
-      return;
-    }
+    if (slow.has(socket) || socket.readyState !== socket.OPEN || dropIfSlow(socket)) return;
     const raw = (socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
     if (raw && !corked.has(raw)) {
       raw.cork();
@@ -90,16 +104,40 @@ export function createSubscriptionHub(options: {
     notifications.inc({ kind: sub.kind });
   };
 
+  /**
+   * pendingLogs is the hot path (every log to every subscriber): each log is serialized once, and
+   * each subscriber gets all its notifications of one flashblock as ready-made WebSocket text
+   * frames in one write, instead of one `ws.send` per log. Frames go straight to the connection's
+   * socket: without permessage-deflate (the server never enables it) `ws` writes its own frames
+   * synchronously too, so the order on the wire is kept.
+   */
   const notifyLogs = (logs: readonly RpcLog[]): void => {
-    if (kinds.pendingLogs.size === 0) return;
-    for (const log of logs) {
-      let json: string | undefined;
-      for (const sub of kinds.pendingLogs) {
-        if (sub.filter && !matchesFilter(log, sub.filter)) continue;
-        json ??= JSON.stringify(log);
-        send(sub, json);
+    if (kinds.pendingLogs.size === 0 || logs.length === 0) return;
+    const bodies: (Buffer | undefined)[] = new Array(logs.length);
+    const body = (i: number): Buffer => (bodies[i] ??= Buffer.from(`${JSON.stringify(logs[i])}}}`));
+    for (const sub of kinds.pendingLogs) {
+      const socket = sub.socket;
+      if (slow.has(socket) || socket.readyState !== socket.OPEN || dropIfSlow(socket)) continue;
+      const raw = (socket as unknown as { _socket?: { write(data: Buffer): boolean } })._socket;
+      const prefix = logPrefix(sub);
+      const parts: Buffer[] = [];
+      let count = 0;
+      for (let i = 0; i < logs.length; i++) {
+        if (sub.filter && !matchesFilter(logs[i]!, sub.filter)) continue;
+        parts.push(textFrameHeader(prefix.length + body(i).length), prefix, body(i));
+        count++;
       }
+      if (count === 0) continue;
+      if (raw) raw.write(Buffer.concat(parts));
+      else for (let i = 0; i < parts.length; i += 3) socket.send(Buffer.concat([parts[i + 1]!, parts[i + 2]!]).toString('utf8'));
+      notifications.inc({ kind: 'pendingLogs' }, count);
     }
+  };
+  const prefixes = new WeakMap<Sub, Buffer>();
+  const logPrefix = (sub: Sub): Buffer => {
+    let prefix = prefixes.get(sub);
+    if (!prefix) prefixes.set(sub, (prefix = Buffer.from(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${sub.id}","result":`)));
+    return prefix;
   };
 
   const notifyFlashblock = async (block: PendingBlock, firstNew: number, newLogs: readonly RpcLog[]): Promise<void> => {
@@ -127,10 +165,14 @@ export function createSubscriptionHub(options: {
   };
 
   let lastSeq: number | undefined;
+  /**
+   * The state replayed to the hub as it subscribes (the view so far) is not news; anything after
+   * it is, including the very first state when the log was empty at start.
+   */
+  let subscribing = true;
   const subscription: Subscription = options.states$.pipe(
     concatMap(async (state) => {
-      // The first state seen is the replayed one: only what changes after it is notified.
-      if (lastSeq === undefined || state.seq <= lastSeq) {
+      if (subscribing || (lastSeq !== undefined && state.seq <= lastSeq)) {
         lastSeq = Math.max(lastSeq ?? 0, state.seq);
         return;
       }
@@ -147,6 +189,7 @@ export function createSubscriptionHub(options: {
       }
     }),
   ).subscribe({ error: (error: unknown) => logger.error({ err: errorMessage(error) }, 'view stream failed; subscriptions stop') });
+  subscribing = false;
 
   const remove = (sub: Sub): void => {
     byId.delete(sub.id);

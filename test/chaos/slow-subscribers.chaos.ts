@@ -21,9 +21,8 @@ const BUFFER_LIMIT = 64 * 1024;
 const LOAD = process.env.CHAOS_SLOW_LOAD ?? '50';
 /** Absolute slack on the bound: this 2-core machine is shared and noisy. */
 const SLACK_MS = 10;
-/** The issue's target ratio, and the bound this test holds (see the assertion). */
+/** A well-behaved subscriber's p99 with the non-readers, at most this many times its p99 alone. */
 const TARGET_RATIO = 2;
-const GUARD_RATIO = 5;
 
 afterAll(stopAll);
 
@@ -34,7 +33,7 @@ async function metric(url: string, name: string): Promise<number> {
 }
 
 describe('scenario 7: 1,000 WebSocket subscribers that never read', () => {
-  it('each is disconnected when its buffer fills; a well-behaved subscriber keeps its p99 bounded (target 2x, guarded at 5x)', async () => {
+  it('each is disconnected when its buffer fills; a well-behaved subscriber keeps its p99 within 2x', async () => {
     const dir = tempDir('flashlog-chaos-slow-');
     const devnet = await startDevnet(['--load', LOAD, '--metadata-receipts']);
     const run = managed(['run', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'metadata', '--data-dir', dir.path, '--port', '0', '--metrics-port', '0',
@@ -118,18 +117,13 @@ describe('scenario 7: 1,000 WebSocket subscribers that never read', () => {
       recoveryMs: `all ${NON_READERS} dropped ${allDroppedMs} ms after they connected`,
       rssBeforeMiB: rssBefore,
       rssAfterMiB: rssAfter,
-      notes: `good subscriber p99 ${p99Alone} ms alone, ${p99With} ms with them (${(p99With / p99Alone).toFixed(2)}x, target ${TARGET_RATIO}x: ${p99With <= TARGET_RATIO * p99Alone + SLACK_MS ? 'met' : 'NOT met'}; p50 ${percentile(alone, 50)} / ${percentile(withThem, 50)} ms); ${dropped} slow disconnects; ${connectionsLeft} connections left`,
+      notes: `good subscriber p99 ${p99Alone} ms alone, ${p99With} ms with them (${(p99With / p99Alone).toFixed(2)}x, target ${TARGET_RATIO}x; p50 ${percentile(alone, 50)} / ${percentile(withThem, 50)} ms); ${dropped} slow disconnects; ${connectionsLeft} connections left`,
     });
     expect(alive, 'flashlog run stayed up').toBe(true);
     expect(alone.length, 'notifications measured alone').toBeGreaterThan(50);
     expect(withThem.length, 'notifications measured with the non-readers').toBeGreaterThan(50);
     expect(dropped, 'non-readers disconnected for a full buffer').toBeGreaterThanOrEqual(NON_READERS);
     expect(connectionsLeft, 'only the good subscriber is left').toBeLessThanOrEqual(1);
-    // The issue's target is 2x. Measured here: ~2.9x at --load 50 (down from ~22x before logs went
-    // out first and each fan-out became one write per socket). The remaining cost is writing to the
-    // non-readers until the kernel's TCP buffers (~2 MB per loopback connection) and then the
-    // 64 KiB limit are full, ~25 s at this load. This bound guards the improvement; the report
-    // carries the measured ratio against the 2x target.
-    expect(p99With, `p99 with ${NON_READERS} non-readers vs alone (${p99Alone} ms)`).toBeLessThanOrEqual(GUARD_RATIO * p99Alone + SLACK_MS);
+    expect(p99With, `p99 with ${NON_READERS} non-readers vs alone (${p99Alone} ms)`).toBeLessThanOrEqual(TARGET_RATIO * p99Alone + SLACK_MS);
   }, 180_000);
 });
