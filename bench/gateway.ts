@@ -32,7 +32,7 @@ import { createRpcStub } from '../test/helpers/rpc-stub.ts';
 type Row = Record<string, unknown>;
 const require = createRequire(import.meta.url);
 
-const loadWorker = `
+export const loadWorker = `
 const { parentPort, workerData } = require('node:worker_threads');
 const http = require('node:http');
 const { url, body, concurrency, durationMs } = workerData;
@@ -82,7 +82,7 @@ parentPort.on('message', () => {
   for (const socket of sockets) socket.terminate();
 });`;
 
-function runWorker<T>(code: string, workerData: unknown, onReady?: (worker: Worker) => void): Promise<T> {
+export function runWorker<T>(code: string, workerData: unknown, onReady?: (worker: Worker) => void): Promise<T> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(code, { eval: true, workerData });
     worker.on('message', (message: T & { ready?: boolean }) => {
@@ -96,7 +96,7 @@ function runWorker<T>(code: string, workerData: unknown, onReady?: (worker: Work
   });
 }
 
-function benchContext(dir: string, overrides: Record<string, unknown> = {}): Context {
+export function benchContext(dir: string, overrides: Record<string, unknown> = {}): Context {
   const { config } = parseConfig([], {}, []);
   const logger = createLogger({ level: 'warn', name: 'bench', destination: process.stderr as never });
   return {

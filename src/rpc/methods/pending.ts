@@ -32,6 +32,15 @@ export function pendingBlockOf(state: ViewState, param: BlockParam): PendingBloc
  * eth_call, eth_estimateGas and eth_simulateV1 with `pending`). Empty when no block carries a diff.
  */
 export function pendingOverrides(state: ViewState): StateOverrides {
+  let overrides = overridesByState.get(state);
+  if (!overrides) overridesByState.set(state, (overrides = buildPendingOverrides(state)));
+  return overrides;
+}
+
+/** A view state never changes (the reducer makes new ones): its overrides are computed once. */
+const overridesByState = new WeakMap<ViewState, StateOverrides>();
+
+function buildPendingOverrides(state: ViewState): StateOverrides {
   const touched = new Set<string>();
   for (const block of state.blocks) for (const account of Object.keys(block.stateDiff ?? {})) touched.add(account);
   const merged: Record<string, AccountDiff> = {};

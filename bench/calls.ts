@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Hex } from 'viem';
+import { createDevnet } from '../src/devnet/devnet.ts';
+import { createEmbeddedLog } from '../src/log/embedded.ts';
+import { allTopics } from '../src/log/topics.ts';
+import { createServe } from '../streams/serve.ts';
+import { blockBuilder, signedTransfers } from '../test/helpers/view-records.ts';
+import { benchContext, loadWorker, runWorker } from './gateway.ts';
+
+/**
+ * Calls on pre-confirmed state (issue 5), side by side in one run: eth_call and eth_estimateGas
+ * with `pending` through the gateway (the pending diff laid under the call as state overrides,
+ * executed by the devnet node as upstream) against the same execution asked of the node directly
+ * (`latest` with the same overrides): the ratio is what the gateway adds. The pending block holds
+ * one contract only the diff knows (code returning SLOAD(0), slot 0 = 42). 16 keep-alive
+ * connections from a worker thread, 4 s each; the devnet's block producer shares this process.
+ * Target: >= 500 eth_call/s and p99 <= 20 ms on one core.
+ */
+type Row = Record<string, unknown>;
+const contract = '0x00000000000000000000000000000000000c0de1' as Hex;
+const runtime = '0x60005460005260206000f3';
+const slot0 = `0x${'0'.repeat(64)}`;
+const word42 = `0x${'0'.repeat(62)}2a`;
+const funded = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
+
+export async function run(): Promise<Row[]> {
+  const rows: Row[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'flashlog-bench-calls-'));
+  const devnet = await createDevnet({ rpcPort: 0, wsPort: 0 });
+  const log = createEmbeddedLog({ path: join(dir, 'flashlog.db') });
+  try {
+    await log.ensureTopics(allTopics.map((name) => ({ name })));
+    const head = BigInt(await fetch(devnet.rpcUrl, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) })
+      .then((response) => response.json() as Promise<{ result: string }>).then((body) => body.result));
+    const block = blockBuilder(head + 1n);
+    const pool = await signedTransfers(20);
+    await log.produce(block.flashblock(pool, { stateDiff: { [contract]: { balance: '0x0', nonce: '0x1', code: runtime, storage: { [slot0]: word42 } } } }));
+    const ctx = benchContext(dir, { callTimeoutMs: 10_000 });
+    const serve = await createServe(ctx, { log, rpcUrl: devnet.rpcUrl });
+    try {
+      const overrides = { [contract]: { balance: '0x0', nonce: '0x1', code: runtime, stateDiff: { [slot0]: word42 } } };
+      const check = await fetch(serve.gateway.url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: contract }, 'pending'] }) }).then((r) => r.json()) as { result?: string };
+      if (check.result !== word42) throw new Error(`eth_call pending did not see the pending diff: ${JSON.stringify(check)}`);
+      const cases: [string, string, unknown][] = [
+        ['eth_call pending (contract only in the pending diff)', 'gateway', { jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: contract }, 'pending'] }],
+        ['eth_call pending (contract only in the pending diff)', 'devnet node, same call and overrides', { jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: contract }, `0x${head.toString(16)}`, overrides] }],
+        ['eth_estimateGas pending (transfer)', 'gateway (own search)', { jsonrpc: '2.0', id: 1, method: 'eth_estimateGas', params: [{ from: funded, to: contract, value: '0x1' }, 'pending'] }],
+        ['eth_estimateGas pending (contract call)', 'gateway (own search)', { jsonrpc: '2.0', id: 1, method: 'eth_estimateGas', params: [{ from: funded, to: contract, data: '0x01' }, 'pending'] }],
+      ];
+      for (const [bench, server, request] of cases) {
+        const url = server === 'gateway' || server.startsWith('gateway') ? serve.gateway.url : devnet.rpcUrl;
+        const result = await runWorker<{ done: number; errors: number; perSecond: number; p50: number; p99: number }>(loadWorker, { url, body: JSON.stringify(request), concurrency: 16, durationMs: 4000 });
+        rows.push({ bench, server, requests: result.done, errors: result.errors, 'req/s': Math.round(result.perSecond), 'p50 ms': result.p50, 'p99 ms': result.p99 });
+      }
+      const [viaGateway, direct] = rows;
+      if (viaGateway && direct) {
+        viaGateway['x node direct (req/s)'] = Number(viaGateway['req/s']) / Number(direct['req/s']);
+        viaGateway['x target 500/s'] = Number(viaGateway['req/s']) / 500;
+        viaGateway['p99 x target 20 ms'] = Number(viaGateway['p99 ms']) / 20;
+      }
+    } finally {
+      await serve.close();
+      await ctx.shutdown.run();
+    }
+  } finally {
+    await log.close();
+    await devnet.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
