@@ -3,14 +3,10 @@ import {
   createPublicClient, createWalletClient, getContractAddress, http, webSocket, type Hex, type PublicClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
-import { createLocalExecutor } from '../../src/evm/local.ts';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
-import type { Log } from '../../src/log/port.ts';
-import { allTopics } from '../../src/log/topics.ts';
-import { createIngest } from '../../streams/ingest.ts';
-import { createServe, type Serve } from '../../streams/serve.ts';
-import { eventually, tempDir, testContext } from '../helpers/context.ts';
+import type { Devnet } from '../../src/devnet/devnet.ts';
+import type { Serve } from '../../streams/serve.ts';
+import { eventually } from '../helpers/context.ts';
+import { startDevnetGateway, type DevnetGateway } from '../helpers/devnet-gateway.ts';
 
 /**
  * The whole path on the devnet: devnet flashblocks -> ingest (local EDR executor) -> embedded log
@@ -24,40 +20,25 @@ const topic = `0x${'c0ffee'.padEnd(64, '0')}` as Hex;
 const runtime = '0x602a60005260206000f3' as Hex;
 const initcode = `0x602a600055${'7f'}${topic.slice(2)}60006000a1600a6037600039600a6000f3${runtime.slice(2)}` as Hex;
 
-let dir: ReturnType<typeof tempDir>;
 let devnet: Devnet;
-let log: Log;
 let serve: Serve;
-let ingestDone: Promise<void>;
-const ctx = testContext({ port: 0, headPollMs: 200, rpcTimeoutMs: 5000 });
+let setup: DevnetGateway;
 
 const raw = async (url: string, method: string, params: unknown[]) => {
   const response = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
   return (await response.json()) as { result?: any; error?: { code: number; message: string } };
 };
 /** Resolves right after the devnet seals a block, so the next one is ~blockTimeMs away. */
-const afterSeal = () => new Promise<void>((resolve) => { const off = devnet.onSealed(() => { off(); resolve(); }); });
+const afterSeal = () => setup.afterSeal();
 
 beforeAll(async () => {
-  dir = tempDir();
-  devnet = await createDevnet({ blockTimeMs: 4000, flashblockMs: 200 });
-  log = createEmbeddedLog({ path: `${dir.path}/flashlog.db` });
-  await log.ensureTopics(allTopics.map((name) => ({ name })));
-  const executor = await createLocalExecutor({ upstreamUrl: devnet.rpcUrl, timeoutMs: 5000, logger: ctx.logger, metrics: ctx.metrics, stateDiff: 'full' });
-  ctx.shutdown.register('executor', () => executor.close());
-  const ingest = createIngest(ctx, { log, urls: [devnet.wsUrl], executor });
-  ingestDone = ingest.run();
-  serve = await createServe(ctx, { log, rpcUrl: devnet.rpcUrl });
+  setup = await startDevnetGateway({ blockTimeMs: 4000, flashblockMs: 200 });
+  ({ devnet, serve } = setup);
 }, 60_000);
 
 afterAll(async () => {
-  await serve?.close();
-  await ctx.shutdown.run();
-  await ingestDone?.catch(() => {});
-  await devnet?.close();
-  await log?.close();
-  dir?.remove();
-}, 30_000);
+  await setup?.close();
+}, 60_000);
 
 describe('the gateway on the devnet, with viem', () => {
   it('shows a pre-confirmed transfer and deployment (balance, code, storage, logs) before their block seals', async () => {

@@ -4,14 +4,10 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DevnetToken } from '../../src/devnet/contracts/bytecode.ts';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
-import { createLocalExecutor } from '../../src/evm/local.ts';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
-import type { Log } from '../../src/log/port.ts';
-import { allTopics } from '../../src/log/topics.ts';
-import { createIngest } from '../../streams/ingest.ts';
-import { createServe, type Serve } from '../../streams/serve.ts';
-import { eventually, tempDir, testContext } from '../helpers/context.ts';
+import type { Devnet } from '../../src/devnet/devnet.ts';
+import type { Serve } from '../../streams/serve.ts';
+import { eventually } from '../helpers/context.ts';
+import { startDevnetGateway, type DevnetGateway } from '../helpers/devnet-gateway.ts';
 
 /**
  * eth_call and eth_estimateGas with `pending` on the devnet: devnet flashblocks -> ingest (local
@@ -25,39 +21,24 @@ const initcode = `0x602a600055600b6011600039600b6000f3${runtime.slice(2)}` as He
 const word = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 const GAS_CAP = 1_000_000;
 
-let dir: ReturnType<typeof tempDir>;
 let devnet: Devnet;
-let log: Log;
 let serve: Serve;
-let ingestDone: Promise<void>;
-const ctx = testContext({ port: 0, headPollMs: 200, rpcTimeoutMs: 5000, callGasCap: GAS_CAP, callTimeoutMs: 5000 });
+let setup: DevnetGateway;
 
 type Reply = { result?: any; error?: { code: number; message: string; data?: unknown } };
 const raw = async (url: string, method: string, params: unknown[]): Promise<Reply> => {
   const response = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }) });
   return (await response.json()) as Reply;
 };
-const afterSeal = () => new Promise<void>((resolve) => { const off = devnet.onSealed(() => { off(); resolve(); }); });
+const afterSeal = () => setup.afterSeal();
 
 beforeAll(async () => {
-  dir = tempDir();
-  devnet = await createDevnet({ blockTimeMs: 6000, flashblockMs: 200 });
-  log = createEmbeddedLog({ path: `${dir.path}/flashlog.db` });
-  await log.ensureTopics(allTopics.map((name) => ({ name })));
-  const executor = await createLocalExecutor({ upstreamUrl: devnet.rpcUrl, timeoutMs: 5000, logger: ctx.logger, metrics: ctx.metrics, stateDiff: 'full' });
-  ctx.shutdown.register('executor', () => executor.close());
-  const ingest = createIngest(ctx, { log, urls: [devnet.wsUrl], executor });
-  ingestDone = ingest.run();
-  serve = await createServe(ctx, { log, rpcUrl: devnet.rpcUrl });
+  setup = await startDevnetGateway({ blockTimeMs: 6000, flashblockMs: 200 }, { callGasCap: GAS_CAP, callTimeoutMs: 5000 });
+  ({ devnet, serve } = setup);
 }, 60_000);
 
 afterAll(async () => {
-  await serve?.close();
-  await ctx.shutdown.run();
-  await ingestDone?.catch(() => {});
-  await devnet?.close();
-  await log?.close();
-  dir?.remove();
+  await setup?.close();
 }, 60_000);
 
 describe('eth_call and eth_estimateGas on pre-confirmed state (devnet)', () => {

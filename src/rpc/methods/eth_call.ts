@@ -1,5 +1,5 @@
 import type { Method } from '../method.ts';
-import { callRequest, capGas, deadlineUpstream, pendingTarget, type ExecutionLimits } from './pending-execution.ts';
+import { prepareCall, type ExecutionLimits } from './pending-execution.ts';
 
 /**
  * eth_call `[tx, block, stateOverrides?, blockOverrides?]`. With `pending`: at the canonical block
@@ -9,12 +9,8 @@ import { callRequest, capGas, deadlineUpstream, pendingTarget, type ExecutionLim
  */
 export function ethCall(limits: ExecutionLimits): Method {
   return async (params, ctx) => {
-    const request = callRequest(params, 'latest');
-    const upstream = deadlineUpstream(ctx.upstream, 'eth_call', limits.timeoutMs);
-    const call = capGas(request.call, limits.gasCap);
-    const target = pendingTarget(ctx.view(), request);
+    const { call, upstream, target, forward } = prepareCall('eth_call', params, ctx, limits);
     if (target) return upstream.call('eth_call', [call, target.block, target.overrides, ...params.slice(3)]);
-    const block = request.block.kind === 'tag' && request.block.tag === 'pending' ? 'latest' : params[1] ?? 'latest';
-    return upstream.call('eth_call', [call, block, ...params.slice(2)]);
+    return forward();
   };
 }

@@ -2,7 +2,7 @@ import { numberToHex } from 'viem';
 import { JsonRpcError, ServerError } from '../../errors.ts';
 import type { Method } from '../method.ts';
 import type { Upstream } from '../upstream.ts';
-import { callRequest, capGas, deadlineUpstream, pendingTarget, withGas, type CallObject, type ExecutionLimits, type PendingTarget } from './pending-execution.ts';
+import { prepareCall, withGas, type CallObject, type ExecutionLimits, type PendingTarget } from './pending-execution.ts';
 
 /** The least gas any transaction takes (intrinsic cost of a plain transfer). */
 const TRANSFER_GAS = 21_000n;
@@ -16,14 +16,8 @@ const PROBES = 3;
  */
 export function ethEstimateGas(limits: ExecutionLimits): Method {
   return async (params, ctx) => {
-    const request = callRequest(params, 'latest');
-    const upstream = deadlineUpstream(ctx.upstream, 'eth_estimateGas', limits.timeoutMs);
-    const call = capGas(request.call, limits.gasCap);
-    const target = pendingTarget(ctx.view(), request);
-    if (!target) {
-      const block = request.block.kind === 'tag' && request.block.tag === 'pending' ? 'latest' : params[1] ?? 'latest';
-      return upstream.call('eth_estimateGas', [call, block, ...params.slice(2)]);
-    }
+    const { call, upstream, target, forward } = prepareCall('eth_estimateGas', params, ctx, limits);
+    if (!target) return forward();
     const ceiling = min(call.gas === undefined ? target.blockGasLimit : BigInt(call.gas), limits.gasCap);
     return numberToHex(await smallestGas(upstream, call, target, ceiling));
   };

@@ -2,7 +2,7 @@ import { JsonRpcError } from '../../errors.ts';
 import { layerOverrides, stateOverridesParam } from '../../evm/overrides.ts';
 import type { Method } from '../method.ts';
 import { blockParam, objectParam, requireParam } from '../params.ts';
-import { deadlineUpstream, pendingTarget, type ExecutionLimits } from './pending-execution.ts';
+import { blockForUpstream, deadlineUpstream, pendingTarget, type ExecutionLimits } from './pending-execution.ts';
 
 /** execution-apis: at most 256 simulated blocks per request. */
 const MAX_BLOCKS = 256;
@@ -27,8 +27,7 @@ export function ethSimulateV1(limits: ExecutionLimits): Method {
     const upstream = deadlineUpstream(ctx.upstream, 'eth_simulateV1', limits.timeoutMs);
     const target = pendingTarget(ctx.view(), { block, overrides: userOverrides });
     if (!target) {
-      const tag = block.kind === 'tag' && block.tag === 'pending' ? 'latest' : params[1] ?? 'latest';
-      return upstream.call('eth_simulateV1', [payload, tag, ...params.slice(2)]);
+      return upstream.call('eth_simulateV1', [payload, blockForUpstream(block, params[1]), ...params.slice(2)]);
     }
     const layered = [{ ...(first ?? {}), stateOverrides: layerOverrides(target.overrides, {}) }, ...calls.slice(1)];
     return upstream.call('eth_simulateV1', [{ ...payload, blockStateCalls: layered }, target.block, ...params.slice(2)]);

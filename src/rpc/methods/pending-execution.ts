@@ -3,6 +3,7 @@ import { address, hexBytes, quantity } from '../../schemas/hex.ts';
 import { InvalidParamsError, ServerError } from '../../errors.ts';
 import { layerOverrides, stateOverridesParam, type StateOverrides } from '../../evm/overrides.ts';
 import type { ViewState } from '../../view/state.ts';
+import type { MethodContext } from '../method.ts';
 import { createUpstream, type Upstream } from '../upstream.ts';
 import { blockParam, isPending, requireParam, type BlockParam } from '../params.ts';
 import { canonicalBase, pendingOverrides } from './pending.ts';
@@ -108,5 +109,27 @@ export function deadlineUpstream(upstream: Upstream, method: string, timeoutMs: 
         throw error;
       });
     },
+  };
+}
+
+/** The block to send upstream when the call does not run on pending state: `pending` is `latest`. */
+export function blockForUpstream(block: BlockParam, given: unknown): unknown {
+  return isPending(block) ? 'latest' : given ?? 'latest';
+}
+
+/**
+ * What eth_call and eth_estimateGas start from: the parsed `[tx, block, stateOverrides?]`, the
+ * call with its gas capped, the upstream bound to the request's deadline, where a pending call
+ * runs (undefined when it does not), and the call as it goes upstream otherwise.
+ */
+export function prepareCall(method: string, params: readonly unknown[], ctx: MethodContext, limits: ExecutionLimits) {
+  const request = callRequest(params, 'latest');
+  const upstream = deadlineUpstream(ctx.upstream, method, limits.timeoutMs);
+  const call = capGas(request.call, limits.gasCap);
+  return {
+    call,
+    upstream,
+    target: pendingTarget(ctx.view(), request),
+    forward: () => upstream.call(method, [call, blockForUpstream(request.block, params[1]), ...params.slice(2)]),
   };
 }
