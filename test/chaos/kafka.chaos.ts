@@ -145,7 +145,7 @@ describe('scenario 3: a gateway SIGKILLed under query load and restarted', () =>
   it('after its replay it answers exactly as a gateway that never stopped', async () => {
     const ingest = managed(ingestArgs());
     await ingest.current.waitFor((line) => line.msg === 'upstream connected', 60_000);
-    const serveArgs = ['serve', '--kafka-brokers', kafka.brokers, '--rpc', devnet.rpc, '--port', '0', '--metrics-port', '0', '--log-level', 'info'];
+    const serveArgs = ['serve', '--kafka-brokers', kafka.brokers, '--rpc', devnet.rpc, '--port', '0', '--metrics-port', '0', '--head-poll-ms', '200', '--log-level', 'info'];
     const steady = managed(serveArgs);
     const victim = managed(serveArgs);
     const urlOf = async (proc: typeof steady) => String((await proc.current.waitFor((line) => line.msg === 'gateway listening', 60_000)).url);
@@ -187,11 +187,12 @@ describe('scenario 3: a gateway SIGKILLed under query load and restarted', () =>
     // Freeze the picture: no more records (ingest stopped) and no canonical head moves (the devnet
     // node SIGSTOPped, so neither gateway drops a block the other still holds). Compare what both
     // serve from their views.
-    // Freeze mid-block (after its 4th flashblock), so both views hold the same pre-confirmed block
-    // whatever the moment each last polled the node's head.
+    // Freeze late in a block (after its flashblock 7, ~1.4 s after the last seal): both gateways
+    // poll the node's head every 200 ms, so both have dropped the sealed block by then and hold
+    // the same pre-confirmed ones (eth_getLogs with pending reads all of them).
     const feed = await recordFeed(devnet.ws);
     const startedWatching = feed.keys.length;
-    while (!feed.keys.slice(startedWatching).some((key) => key.endsWith('/4'))) await sleep(20);
+    while (!feed.keys.slice(startedWatching).some((key) => key.endsWith('/7'))) await sleep(20);
     devnet.proc.freeze();
     feed.close();
     let mismatches: string[] = [];
