@@ -5,6 +5,9 @@ import type { Upstream } from './upstream.ts';
 import { ethCall } from './methods/eth_call.ts';
 import { ethEstimateGas } from './methods/eth_estimateGas.ts';
 import { ethSimulateV1 } from './methods/eth_simulateV1.ts';
+import { fixedRules, genesisRules, type ChainRules } from '../evm/simulate/chain-rules.ts';
+import { createStateReads } from '../evm/simulate/upstream-source.ts';
+import { readFile } from 'node:fs/promises';
 
 /**
  * The methods that execute EVM code on request: eth_call, eth_estimateGas and eth_simulateV1.
@@ -20,6 +23,9 @@ export interface ExecutionOptions {
   readonly gasCap: bigint;
   /** Longest one request may execute before it is answered with an error. */
   readonly timeoutMs: number;
+  /** eth_simulateV1's chain rules: a geth genesis file, else this hardfork for every block. */
+  readonly simulateGenesis?: string | undefined;
+  readonly simulateHardfork?: string | undefined;
 }
 
 export interface ExecutionMethods {
@@ -32,10 +38,26 @@ export function createExecutionMethods(options: ExecutionOptions): ExecutionMeth
   const methods: Record<string, Method> = {
     eth_call: ethCall(limits),
     eth_estimateGas: ethEstimateGas(limits),
-    eth_simulateV1: ethSimulateV1(limits),
+    eth_simulateV1: ethSimulateV1(limits, { rules: chainRules(options), reads: createStateReads() }),
   };
   return {
     methods,
     async close() {},
+  };
+}
+
+/**
+ * The chain rules for simulations, resolved on first use and kept: from the genesis file when one
+ * is set, else the fixed hardfork under the upstream's chain ID. A failure is not kept.
+ */
+function chainRules(options: ExecutionOptions): (upstream: Upstream) => Promise<ChainRules> {
+  let rules: Promise<ChainRules> | undefined;
+  return (upstream) => {
+    rules ??= (async () => {
+      if (options.simulateGenesis) return genesisRules(JSON.parse(await readFile(options.simulateGenesis, 'utf8')));
+      return fixedRules(BigInt(await upstream.call('eth_chainId', []) as string), options.simulateHardfork ?? 'prague');
+    })();
+    rules.catch(() => { rules = undefined; });
+    return rules;
   };
 }

@@ -1,35 +1,60 @@
+import { ServerError } from '../../errors.ts';
+import type { ChainRules } from '../../evm/simulate/chain-rules.ts';
+import { MAX_SIMULATED_BLOCKS, simulate, type SimulationBase } from '../../evm/simulate/engine.ts';
+import { simulatePayloadParam } from '../../evm/simulate/payload.ts';
+import type { StateReads } from '../../evm/simulate/upstream-source.ts';
 import { JsonRpcError } from '../../errors.ts';
-import { layerOverrides, stateOverridesParam } from '../../evm/overrides.ts';
 import type { Method } from '../method.ts';
-import { blockParam, objectParam, requireParam } from '../params.ts';
+import { blockParam } from '../params.ts';
+import type { Upstream } from '../upstream.ts';
 import { blockForUpstream, deadlineUpstream, pendingTarget, type ExecutionLimits } from './pending-execution.ts';
 
-/** execution-apis: at most 256 simulated blocks per request. */
-const MAX_BLOCKS = 256;
+export interface SimulationDeps {
+  /** The chain's rules (fixed hardfork or a genesis schedule), resolved once. */
+  rules(upstream: Upstream): Promise<ChainRules>;
+  /** Canonical state reads, cached per block and shared by every simulation. */
+  readonly reads: StateReads;
+}
 
 /**
- * eth_simulateV1 `[payload, block]`. With `pending`, the upstream simulates at the canonical block
- * under the pending blocks, with the pre-confirmed diff laid under the first block's
- * `stateOverrides` (so the simulated blocks follow the pre-confirmed state, as on Base's node).
- * The simulation itself is the upstream's (op-geth and op-reth serve eth_simulateV1); the gateway
- * checks the payload's shape and the block limit, and bounds the time.
+ * eth_simulateV1 `[payload, block]`, executed by flashlog's own engine (src/evm/simulate) on the
+ * named block's state, read from the upstream. With `pending`, the simulation starts at the
+ * canonical block under the pending blocks with the pre-confirmed state diff laid over it (what
+ * Base's node does), so the first simulated block is the pending block's number.
  */
-export function ethSimulateV1(limits: ExecutionLimits): Method {
+export function ethSimulateV1(limits: ExecutionLimits, deps: SimulationDeps): Method {
   return async (params, ctx) => {
-    const payload = objectParam(requireParam(params, 0, 'a simulation payload'), 'params[0]', 'a simulation payload object {blockStateCalls, ...}');
-    const calls = payload.blockStateCalls;
-    if (!Array.isArray(calls)) throw new JsonRpcError(-32602, `params[0].blockStateCalls: expected an array of block state calls, got ${JSON.stringify(calls) ?? 'nothing'}`);
-    if (calls.length > MAX_BLOCKS) throw new JsonRpcError(-38026, `params[0].blockStateCalls: ${calls.length} blocks exceed the limit of ${MAX_BLOCKS}`);
-    calls.forEach((entry, i) => objectParam(entry, `params[0].blockStateCalls[${i}]`, 'a block state call object'));
-    const first = calls[0] as Record<string, unknown> | undefined;
-    const userOverrides = stateOverridesParam(first?.stateOverrides, 'params[0].blockStateCalls[0].stateOverrides');
+    const payload = simulatePayloadParam(params[0]);
+    if (BigInt(payload.blockStateCalls.length) > MAX_SIMULATED_BLOCKS) {
+      throw new JsonRpcError(-38026, `too many blocks: params[0].blockStateCalls has ${payload.blockStateCalls.length}, the limit is ${MAX_SIMULATED_BLOCKS}`);
+    }
     const block = blockParam(params[1], 'params[1]', 'latest');
     const upstream = deadlineUpstream(ctx.upstream, 'eth_simulateV1', limits.timeoutMs);
-    const target = pendingTarget(ctx.view(), { block, overrides: userOverrides });
-    if (!target) {
-      return upstream.call('eth_simulateV1', [payload, blockForUpstream(block, params[1]), ...params.slice(2)]);
-    }
-    const layered = [{ ...(first ?? {}), stateOverrides: layerOverrides(target.overrides, {}) }, ...calls.slice(1)];
-    return upstream.call('eth_simulateV1', [{ ...payload, blockStateCalls: layered }, target.block, ...params.slice(2)]);
+    const target = pendingTarget(ctx.view(), { block, overrides: {} });
+    const header = await upstream.call('eth_getBlockByNumber', [target ? target.block : blockForUpstream(block, params[1]), false]) as Record<string, string> | null;
+    if (!header) throw new ServerError('header not found');
+    const base: SimulationBase = {
+      number: BigInt(header.number!),
+      hash: header.hash as `0x${string}`,
+      timestamp: BigInt(header.timestamp!),
+      gasLimit: BigInt(header.gasLimit!),
+      gasUsed: BigInt(header.gasUsed!),
+      baseFeePerGas: BigInt(header.baseFeePerGas ?? 0),
+      excessBlobGas: BigInt(header.excessBlobGas ?? 0),
+      blobGasUsed: BigInt(header.blobGasUsed ?? 0),
+    };
+    const rules = await deps.rules(ctx.upstream);
+    const call = (method: string, args: readonly unknown[]) => upstream.call(method, args);
+    return simulate(payload, {
+      base,
+      source: deps.reads.at(base, call),
+      blockHash: (number) => deps.reads.blockHash(number, call),
+      common: rules.common,
+      scheduled: rules.scheduled,
+      prestate: target?.overrides,
+      gasCap: limits.gasCap,
+      deadline: Date.now() + limits.timeoutMs,
+      timeoutMs: limits.timeoutMs,
+    });
   };
 }

@@ -9,11 +9,13 @@ import { createUpstream } from '../upstream.ts';
 import { ethCall } from './eth_call.ts';
 import { ethEstimateGas } from './eth_estimateGas.ts';
 import { ethSimulateV1 } from './eth_simulateV1.ts';
+import { fixedRules } from '../../evm/simulate/chain-rules.ts';
+import { createStateReads } from '../../evm/simulate/upstream-source.ts';
 
 /**
  * The executing methods against a scripted upstream (a real HTTP server): where a pending call
  * runs (canonical base block, pending diff under the caller's overrides), the estimator's search,
- * the simulate payload it forwards, and the time limit. The devnet test proves them on a real EVM.
+ * eth_simulateV1's pending base and prestate, and the time limit. The devnet test proves them on a real EVM.
  */
 const touched = '0x00000000000000000000000000000000000000c0';
 const slot = `0x${'0'.repeat(63)}1`;
@@ -93,32 +95,32 @@ describe('eth_call time limit', () => {
 });
 
 describe('eth_simulateV1 with pending', () => {
-  it('forwards at the canonical base with the pending diff under the first block\'s overrides', async () => {
-    stub = await createRpcStub({ eth_simulateV1: () => [] });
-    const state = await pendingView();
-    const payload = {
-      blockStateCalls: [
-        { stateOverrides: { [touched]: { nonce: '0x7' } }, calls: [{ to: touched }] },
-        { calls: [{ to: touched }] },
-      ],
-      validation: true,
-    };
-    await invoke(ethSimulateV1(limits), [payload, 'pending'], context(stub.url, state));
-    const [forwarded, block] = stub.calls[0]!.params as [typeof payload, string];
-    expect(block).toBe('0x64');
-    expect(forwarded.validation).toBe(true);
-    expect(forwarded.blockStateCalls[0]).toEqual({
-      stateOverrides: { [touched]: { balance: '0x64', nonce: '0x7', code: '0x00', stateDiff: { [slot]: `0x${'0'.repeat(63)}5` } } },
-      calls: [{ to: touched }],
-    });
-    expect(forwarded.blockStateCalls[1]).toEqual(payload.blockStateCalls[1]);
+  const header = (number: string) => ({ number, hash: `0x${'ab'.repeat(32)}`, timestamp: '0x64', gasLimit: '0x1c9c380', gasUsed: '0x0', baseFeePerGas: '0x7' });
+  const canonical = () => createRpcStub({
+    eth_chainId: () => '0x2105',
+    eth_getBlockByNumber: ([block]) => header(block === 'latest' ? '0x64' : String(block)),
+    eth_getBalance: () => '0x0',
+    eth_getTransactionCount: () => '0x0',
+    eth_getCode: () => '0x',
+    eth_getStorageAt: () => `0x${'0'.repeat(64)}`,
+  });
+  const simulation = (block: string) => [{ blockStateCalls: [{ calls: [{ from: touched, to: '0x00000000000000000000000000000000000000c1', value: '0x64' }] }] }, block];
+  const deps = () => ({ rules: async () => fixedRules(8453n), reads: createStateReads() });
+
+  it('runs on the canonical base with the pre-confirmed diff laid over it (the pending balance pays)', async () => {
+    stub = await canonical();
+    const [block] = await invoke(ethSimulateV1(limits, deps()), simulation('pending'), context(stub.url, await pendingView())) as [{ number: string; calls: { status: string }[] }];
+    expect(block.number).toBe('0x65');
+    expect(block.calls[0]!.status).toBe('0x1');
+    expect(stub.calls.find((call) => call.method === 'eth_getBlockByNumber')!.params[0]).toBe('0x64');
+    await expect(invoke(ethSimulateV1(limits, deps()), simulation('latest'), context(stub.url, await pendingView()))).rejects.toMatchObject({ rpcCode: -38014 });
   });
 
   it('refuses more than 256 blocks (-38026) and a payload without blockStateCalls (-32602, naming it)', async () => {
     stub = await createRpcStub({});
     const ctx = context(stub.url, await pendingView());
-    await expect(invoke(ethSimulateV1(limits), [{ blockStateCalls: Array.from({ length: 257 }, () => ({ calls: [] })) }, 'pending'], ctx)).rejects.toMatchObject({ rpcCode: -38026 });
-    await expect(invoke(ethSimulateV1(limits), [{ calls: [] }, 'pending'], ctx)).rejects.toThrow('params[0].blockStateCalls');
+    await expect(invoke(ethSimulateV1(limits, deps()), [{ blockStateCalls: Array.from({ length: 257 }, () => ({ calls: [] })) }, 'pending'], ctx)).rejects.toMatchObject({ rpcCode: -38026 });
+    await expect(invoke(ethSimulateV1(limits, deps()), [{ calls: [] }, 'pending'], ctx)).rejects.toThrow('params[0].blockStateCalls');
     expect(stub.calls).toHaveLength(0);
   });
 });

