@@ -18,7 +18,13 @@ import { FIXTURE_GENESIS, differences, loadSimulateFixtures } from '../helpers/s
  * Fixtures that do not pass yet are listed in KNOWN_GAPS with the reason; the test fails when a
  * fixture outside that list fails, and when one in it starts passing (so the list stays true).
  */
-const KNOWN_GAPS: Record<string, string> = {};
+const BLOCKHASH_OF_SIMULATED_BLOCK = 'BLOCKHASH of an earlier simulated block answers its hash, which covers a stateRoot a lazily read state cannot compute';
+const KNOWN_GAPS: Record<string, string> = {
+  'ethSimulate-add-more-non-defined-BlockStateCalls-than-fit-but-now-with-fit': BLOCKHASH_OF_SIMULATED_BLOCK,
+  'ethSimulate-blockhash-complex': BLOCKHASH_OF_SIMULATED_BLOCK,
+  'ethSimulate-blockhash-start-before-head': BLOCKHASH_OF_SIMULATED_BLOCK,
+  'ethSimulate-overwrite-existing-contract': BLOCKHASH_OF_SIMULATED_BLOCK,
+};
 
 const fixtures = loadSimulateFixtures();
 let chain: FixtureChain;

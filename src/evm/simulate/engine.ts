@@ -1,6 +1,6 @@
 import { createBlock, createBlockHeader, genTransactionsTrieRoot, genWithdrawalsTrieRoot, type BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import { getActivePrecompiles, type EVM, type ExecResult, type PrecompileInput } from '@ethereumjs/evm';
+import { getActivePrecompiles, type EVM, type Message, type ExecResult, type PrecompileInput } from '@ethereumjs/evm';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
 import { createTx, paramsTx, type TypedTransaction } from '@ethereumjs/tx';
@@ -35,6 +35,8 @@ export interface SimulationBase {
   readonly baseFeePerGas: bigint;
   readonly excessBlobGas: bigint;
   readonly blobGasUsed: bigint;
+  readonly miner: Hex;
+  readonly difficulty: bigint;
 }
 
 export interface SimulationContext {
@@ -65,6 +67,7 @@ export const BLOCK_TIME_SECONDS = 12n;
 const ZERO_ADDRESS = createAddressFromString(`0x${'00'.repeat(20)}`);
 const ZERO_HASH_BYTES = new Uint8Array(32);
 const EMPTY_REQUESTS_HASH = hexToBytes('0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+const MAX_NONCE = 2n ** 64n - 1n;
 /** EIP-7825's per-transaction cap does not bind simulated calls (geth lets them use the RPC gas cap). */
 const txParams = { ...paramsTx, 7825: { ...(paramsTx as Record<number, object>)[7825], maxTransactionGasLimit: '0xffffffffffffffff' } };
 
@@ -95,31 +98,40 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
     shallowCopy() { return blockchain; },
   };
   const common = ctx.common.copy();
-  const moves = new PrecompileMoves(common);
-  let vm = await createVM({ common, stateManager: state, blockchain });
-  if (ctx.prestate) await applyOverrides(state, ctx.prestate, moves);
+  if (ctx.scheduled) common.setHardforkBy({ blockNumber: ctx.base.number, timestamp: ctx.base.timestamp });
+  if (ctx.prestate) await applyOverrides(state, ctx.prestate, new PrecompileMoves(common));
   let parent = baseHeader(ctx.base, common);
+  let coinbase = createAddressFromString(ctx.base.miner);
+  let gasLimit = ctx.base.gasLimit;
   let budget = ctx.gasCap;
+  let vm = await createVM({ common, stateManager: state, blockchain });
+  let moved = false;
   const blocks: JsonObject[] = [];
 
   for (const planned of plan) {
     if (ctx.scheduled) common.setHardforkBy({ blockNumber: planned.number, timestamp: planned.timestamp });
     const overrides = planned.entry?.blockOverrides ?? {};
-    const movedBefore = moves.version;
+    // Precompile moves hold for their block only: each block starts from the chain's own set (geth).
+    const moves = new PrecompileMoves(common);
     await applyOverrides(state, planned.entry?.stateOverrides ?? {}, moves);
-    if (moves.version !== movedBefore) vm = await createVM({ common, stateManager: state, blockchain, evmOpts: { customPrecompiles: moves.custom() } });
+    if (moves.any || moved) vm = await createVM({ common, stateManager: state, blockchain, evmOpts: { customPrecompiles: moves.custom() } });
+    moved = moves.any;
+    // The fee recipient and gas limit carry over from the block before (geth's header template).
+    if (overrides.feeRecipient !== undefined) coinbase = createAddressFromString(overrides.feeRecipient);
+    if (overrides.gasLimit !== undefined) gasLimit = BigInt(overrides.gasLimit);
+    const merged = common.gteHardfork('paris');
 
-    const baseFeePerGas = overrides.baseFeePerGas !== undefined ? BigInt(overrides.baseFeePerGas) : validation ? parent.calcNextBaseFee() : 0n;
+    const baseFeePerGas = overrides.baseFeePerGas !== undefined ? BigInt(overrides.baseFeePerGas) : validation && common.isActivatedEIP(1559) ? parent.calcNextBaseFee() : 0n;
     const withdrawals = (overrides.withdrawals ?? []).map((w) => ({ index: BigInt(w.index), validatorIndex: BigInt(w.validatorIndex), address: createAddressFromString(w.address), amount: BigInt(w.amount) }));
     const headerFields = {
       parentHash: parentHashOf(parent, hashes, ctx.base),
       number: planned.number,
       timestamp: planned.timestamp,
-      gasLimit: overrides.gasLimit !== undefined ? BigInt(overrides.gasLimit) : ctx.base.gasLimit,
-      coinbase: overrides.feeRecipient !== undefined ? createAddressFromString(overrides.feeRecipient) : ZERO_ADDRESS,
+      gasLimit,
+      coinbase,
       mixHash: overrides.prevRandao !== undefined ? hexToBytes(overrides.prevRandao as Hex) : ZERO_HASH_BYTES,
-      difficulty: 0n,
-      baseFeePerGas,
+      difficulty: merged ? 0n : ctx.base.difficulty,
+      baseFeePerGas: common.isActivatedEIP(1559) ? baseFeePerGas : undefined,
       excessBlobGas: common.isActivatedEIP(4844) ? parent.calcNextExcessBlobGas(common) : undefined,
       blobGasUsed: common.isActivatedEIP(4844) ? 0n : undefined,
       parentBeaconBlockRoot: common.isActivatedEIP(4788) ? ZERO_HASH_BYTES : undefined,
@@ -127,11 +139,14 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
       withdrawalsRoot: common.isActivatedEIP(4895) ? await genWithdrawalsTrieRoot(withdrawals.map(toWithdrawal)) : undefined,
     };
     const header = createBlockHeader(headerFields, { common, skipConsensusFormatValidation: true });
-    const free = createBlockHeader({ ...headerFields, baseFeePerGas: 0n }, { common, skipConsensusFormatValidation: true });
     const block = createBlock({ header }, { common, skipConsensusFormatValidation: true });
-    const freeBlock = createBlock({ header: free }, { common, skipConsensusFormatValidation: true });
+    // Without validation a call may pay less than an overridden base fee (geth's NoBaseFee): it runs in this twin at 0.
+    const freeBlock = common.isActivatedEIP(1559)
+      ? createBlock({ header: createBlockHeader({ ...headerFields, baseFeePerGas: 0n }, { common, skipConsensusFormatValidation: true }) }, { common, skipConsensusFormatValidation: true })
+      : block;
 
     const executed: Executed[] = [];
+    const logCounter = { next: 0 };
     let gasUsed = 0n;
     let blobGasUsed = 0n;
     for (const [index, call] of (planned.entry?.calls ?? []).entries()) {
@@ -146,24 +161,30 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
       const from = createAddressFromString(call.from ?? ZERO_ADDRESS.toString());
       await checkCall(tx, from, { state, validation, baseFeePerGas, callIndex: index });
       const free = !validation && overrides.baseFeePerGas !== undefined && feeCap(tx) < baseFeePerGas;
-      const tracer = payload.traceTransfers === true ? createTransferTracer(vm.evm as EVM) : undefined;
+      const evm = vm.evm as EVM;
+      const tracer = payload.traceTransfers === true ? createTransferTracer(evm, logCounter) : undefined;
       state.maskSenderCode(from);
-      const unmask = () => state.unmaskSender();
-      (vm.evm as EVM).events.on('beforeMessage', unmask);
+      const unmask = (message: Message) => {
+        state.unmaskSender();
+        if (message.depth === 0) warmAsGeth(evm, moves, tx, from, coinbase);
+      };
+      evm.events.on('beforeMessage', unmask);
       let result: RunTxResult;
       try {
         result = await runTx(vm, { tx, block: free ? freeBlock : block, skipNonce: true, skipBalance: false, skipBlockGasLimitValidation: true, skipHardForkValidation: true, blockGasUsed: gasUsed });
       } catch (error) {
         throw txError(error, tx, from);
       } finally {
-        (vm.evm as EVM).events.off('beforeMessage', unmask);
+        evm.events.off('beforeMessage', unmask);
         state.unmaskSender();
         tracer?.stop();
       }
       gasUsed += result.totalGasSpent;
       blobGasUsed += result.blobGasUsed ?? 0n;
       budget -= result.totalGasSpent;
-      executed.push({ tx, from, result, traced: tracer?.logs(result.execResult.logs ?? []) });
+      const real = result.execResult.logs ?? [];
+      const traced = tracer?.logs(real) ?? real.map(([address, topics, data]) => ({ address: bytesToHex(address) as Hex, topics: topics.map((t) => bytesToHex(t) as Hex), data: bytesToHex(data) as Hex, logIndex: logCounter.next++ }));
+      executed.push({ tx, from, result, logs: traced });
     }
     for (const w of withdrawals) {
       const account = (await state.getAccount(w.address)) ?? new Account();
@@ -224,15 +245,14 @@ function parentHashOf(parent: BlockHeader, hashes: Map<bigint, Hex>, base: Simul
 const toWithdrawal = (w: { index: bigint; validatorIndex: bigint; address: Address; amount: bigint }) => w as unknown as Withdrawal;
 
 /**
- * Precompiles as the simulation sees them: `movePrecompileToAddress` takes the precompile at an
- * address and serves it at another (applied before that address's `code`). Moves accumulate over
- * the blocks, as in geth.
+ * Precompiles as one simulated block sees them: `movePrecompileToAddress` takes the precompile at
+ * an address and serves it at another (applied before that address's `code`); a later move to the
+ * same address wins (as geth answers). A class for its private state, like the EVM it configures.
  */
 class PrecompileMoves {
   readonly #active: Map<string, unknown>;
   readonly #moved = new Map<string, { from: string; fn: unknown }>();
   readonly #vacated = new Set<string>();
-  version = 0;
 
   constructor(common: Common) {
     this.#active = new Map([...getActivePrecompiles(common).entries()].map(([key, fn]) => [`0x${key}`.toLowerCase(), fn]));
@@ -242,12 +262,24 @@ class PrecompileMoves {
     const fn = this.#moved.get(from)?.fn ?? (this.#vacated.has(from) ? undefined : this.#active.get(from));
     if (fn === undefined) throw new ServerError(`account ${from} is not a precompile`);
     if (from === to) throw new JsonRpcError(-38022, `account ${from} is moved to itself (movePrecompileToAddress references itself)`);
-    if (this.#moved.has(to) && this.#moved.get(to)!.from !== from) throw new JsonRpcError(-38023, `account ${to} is already overridden by a moved precompile`);
     this.#moved.delete(from);
     this.#vacated.add(from);
     this.#moved.set(to, { from, fn });
     this.#vacated.delete(to);
-    this.version++;
+  }
+
+  get any(): boolean {
+    return this.#moved.size > 0;
+  }
+
+  /** Where the moved precompiles now live (warm only if the transaction names them, as in geth). */
+  destinations(): string[] {
+    return [...this.#moved.keys()];
+  }
+
+  /** The chain's own precompile addresses (warm for every transaction, EIP-2929, even when vacated). */
+  vacated(): string[] {
+    return [...this.#vacated];
   }
 
   custom() {
@@ -256,6 +288,20 @@ class PrecompileMoves {
     for (const [address, { fn }] of this.#moved) out.push({ address: createAddressFromString(address), function: fn as (input: PrecompileInput) => ExecResult });
     return out as never;
   }
+}
+
+/**
+ * EIP-2929 warm addresses as geth has them when precompiles moved: the chain's own precompile
+ * addresses stay warm, the addresses precompiles moved to are warm only if the transaction names
+ * them (ethereumjs warms its live precompile set instead). Runs as the transaction's first frame
+ * starts, after ethereumjs has warmed its set.
+ */
+function warmAsGeth(evm: EVM, moves: PrecompileMoves, tx: TypedTransaction, from: Address, coinbase: Address): void {
+  if (!moves.any || !evm.common.isActivatedEIP(2929)) return;
+  const journal = evm.journal as unknown as { addAlwaysWarmAddress(address: string): void; alwaysWarmJournal: Map<string, Set<string>> };
+  for (const address of moves.vacated()) journal.addAlwaysWarmAddress(address.slice(2));
+  const named = new Set<string | undefined>([tx.to?.toString(), from.toString(), coinbase.toString(), ...('accessList' in tx ? (tx.accessList as [Uint8Array, Uint8Array[]][]).map(([a]) => bytesToHex(a)) : [])]);
+  for (const address of moves.destinations()) if (!named.has(address)) journal.alwaysWarmJournal.delete(address.slice(2));
 }
 
 async function applyOverrides(state: ForkedState, overrides: StateOverrides, moves: PrecompileMoves): Promise<void> {
@@ -305,7 +351,8 @@ interface TxContext {
  */
 async function buildTx(call: SimulateCall, ctx: TxContext): Promise<TypedTransaction> {
   const from = createAddressFromString(call.from ?? ZERO_ADDRESS.toString());
-  const nonce = call.nonce !== undefined ? BigInt(call.nonce) : ((await ctx.state.getAccount(from))?.nonce ?? 0n);
+  // an account nonce past 2^64-1 wraps to 0, as geth's uint64 does
+  const nonce = call.nonce !== undefined ? BigInt(call.nonce) : ((await ctx.state.getAccount(from))?.nonce ?? 0n) & MAX_NONCE;
   const gasLeft = ctx.budget < ctx.blockGasLeft ? ctx.budget : ctx.blockGasLeft;
   const data = {
     nonce,
@@ -328,7 +375,10 @@ async function buildTx(call: SimulateCall, ctx: TxContext): Promise<TypedTransac
   let tx: TypedTransaction;
   try {
     const signature = fields.type === 0 ? {} : { v: 0n, r: 0n, s: 0n };
-    tx = createTx({ ...fields, ...signature } as never, { common: ctx.common, params: txParams as never, freeze: false, allowUnlimitedInitCodeSize: false });
+    // ethereumjs refuses a nonce of 2^64-1 (EIP-2681) where geth simulates it: set after building
+    const overflowing = nonce >= MAX_NONCE;
+    tx = createTx({ ...fields, ...signature, nonce: overflowing ? 0n : nonce } as never, { common: ctx.common, params: txParams as never, freeze: false, allowUnlimitedInitCodeSize: false });
+    if (overflowing) Object.defineProperty(tx, 'nonce', { value: nonce });
   } catch (error) {
     throw new JsonRpcError(-32602, `invalid call: ${(error as Error).message}`);
   }
@@ -345,7 +395,7 @@ async function checkCall(tx: TypedTransaction, from: Address, ctx: { state: Fork
   if (!ctx.validation) return;
   const nonce = (await ctx.state.getAccount(from))?.nonce ?? 0n;
   const who = `address ${checksumish(from)}`;
-  if (tx.nonce === 2n ** 64n - 1n) throw new JsonRpcError(-32603, `err: nonce has max value: ${who}, nonce: ${tx.nonce} (supplied gas ${tx.gasLimit})`);
+  if (tx.nonce >= MAX_NONCE) throw new JsonRpcError(-32603, `err: nonce has max value: ${who}, nonce: ${tx.nonce} (supplied gas ${tx.gasLimit})`);
   if (tx.nonce < nonce) throw new JsonRpcError(-38010, `err: nonce too low: ${who}, tx: ${tx.nonce} state: ${nonce} (supplied gas ${tx.gasLimit})`);
   if (tx.nonce > nonce) throw new JsonRpcError(-38011, `err: nonce too high: ${who}, tx: ${tx.nonce} state: ${nonce} (supplied gas ${tx.gasLimit})`);
   if (feeCap(tx) < ctx.baseFeePerGas) {
@@ -377,7 +427,7 @@ interface Executed {
   readonly tx: TypedTransaction;
   readonly from: Address;
   readonly result: RunTxResult;
-  readonly traced: TracedLog[] | undefined;
+  readonly logs: readonly TracedLog[];
 }
 
 interface FinishInput {
@@ -411,12 +461,9 @@ async function finishBlock(input: FinishInput): Promise<{ header: BlockHeader; h
   const size = RLP.encode([header.raw(), executed.map(({ tx }) => (tx.type === 0 ? tx.raw() : tx.serialize())), [], ...(common.isActivatedEIP(4895) ? [input.withdrawals.map((w) => [w.index, w.validatorIndex, w.address.bytes, w.amount])] : [])] as never).length;
   const number = toHex(header.number);
   const timestamp = toHex(header.timestamp);
-  let logIndex = 0;
-  const calls = executed.map(({ result, traced }, i) => {
+  const calls = executed.map(({ result, logs }, i) => {
     const txHash = bytesToHex(keccak256(encodedTxs[i]!, 'bytes')) as Hex;
-    const raw = traced ?? (result.execResult.logs ?? []).map(([address, topics, data]) => ({ address: bytesToHex(address), topics: topics.map((t) => bytesToHex(t)), data: bytesToHex(data) }));
-    const logs = raw.map((log) => ({ ...log, blockNumber: number, transactionHash: txHash, transactionIndex: toHex(i), blockHash: hash, blockTimestamp: timestamp, logIndex: toHex(logIndex++), removed: false }));
-    return callResult(result, logs);
+    return callResult(result, logs.map(({ logIndex, ...log }) => ({ ...log, blockNumber: number, transactionHash: txHash, transactionIndex: toHex(i), blockHash: hash, blockTimestamp: timestamp, logIndex: toHex(logIndex), removed: false })));
   });
   const json = formatHeader(header, hash);
   json.size = toHex(size);
@@ -496,11 +543,11 @@ function callResult(result: RunTxResult, logs: JsonObject[]): JsonObject {
   const returnData = bytesToHex(exec.returnValue);
   const out: JsonObject = { returnData, logs, gasUsed: toHex(result.totalGasSpent), maxUsedGas: toHex(maxUsedGas(result)), status: exec.exceptionError ? '0x0' : '0x1' };
   if (exec.exceptionError) {
+    // a failed call returns nothing: a revert's data travels in the error, as eth_call's does
+    out.returnData = '0x';
     out.logs = [];
     const reverted = exec.exceptionError.error === 'revert';
-    out.error = reverted
-      ? { message: revertMessage(returnData), code: 3, ...(returnData === '0x' ? {} : { data: returnData }) }
-      : { message: exec.exceptionError.error, code: -32015 };
+    out.error = reverted ? { message: revertMessage(returnData), code: 3, data: returnData } : { message: exec.exceptionError.error, code: -32015 };
   }
   return out;
 }

@@ -11,9 +11,11 @@ export interface TracedLog {
   readonly address: Hex;
   readonly topics: Hex[];
   readonly data: Hex;
+  /** Block-wide position. */
+  readonly logIndex: number;
 }
 
-type Entry = { kind: 'log' } | { kind: 'transfer'; from: Hex; to: Hex | undefined; value: bigint };
+type Entry = { kind: 'log'; index: number } | { kind: 'transfer'; index: number; from: Hex; to: Hex | undefined; value: bigint };
 
 /**
  * eth_simulateV1's `traceTransfers`: every movement of ETH (a call or create with value, a
@@ -23,14 +25,17 @@ type Entry = { kind: 'log' } | { kind: 'transfer'; from: Hex; to: Hex | undefine
  *
  * The call's own logs are known only at the end, so a frame records a placeholder where each LOG
  * ran; `logs(real)` fills the placeholders with the real logs in order.
+ *
+ * Log indexes come from the block's `counter`, taken as each log or transfer happens, so a log
+ * that a failing frame dropped still used its index (what geth answers).
  */
-export function createTransferTracer(evm: EVM) {
+export function createTransferTracer(evm: EVM, counter: { next: number }) {
   const frames: Entry[][] = [];
   let root: Entry[] = [];
   const onMessage = (message: Message) => {
     const entries: Entry[] = [];
     if (message.value > 0n && !message.delegatecall) {
-      entries.push({ kind: 'transfer', from: message.caller.toString() as Hex, to: message.to?.toString() as Hex | undefined, value: message.value });
+      entries.push({ kind: 'transfer', index: counter.next++, from: message.caller.toString() as Hex, to: message.to?.toString() as Hex | undefined, value: message.value });
     }
     frames.push(entries);
   };
@@ -47,10 +52,10 @@ export function createTransferTracer(evm: EVM) {
     const frame = frames[frames.length - 1];
     if (!frame) return;
     if (step.opcode.name.startsWith('LOG')) {
-      frame.push({ kind: 'log' });
+      frame.push({ kind: 'log', index: counter.next++ });
     } else if (step.opcode.name === 'SELFDESTRUCT' && step.account.balance > 0n) {
       const beneficiary = padHex(toHex(step.stack[step.stack.length - 1]!), { size: 20 });
-      frame.push({ kind: 'transfer', from: step.address.toString() as Hex, to: beneficiary, value: step.account.balance });
+      frame.push({ kind: 'transfer', index: counter.next++, from: step.address.toString() as Hex, to: beneficiary, value: step.account.balance });
     }
   };
   evm.events.on('beforeMessage', onMessage);
@@ -66,22 +71,23 @@ export function createTransferTracer(evm: EVM) {
     logs(real: readonly [Uint8Array, Uint8Array[], Uint8Array][]): TracedLog[] {
       const out: TracedLog[] = [];
       let next = 0;
-      const realLog = (i: number): TracedLog => {
+      const realLog = (i: number, logIndex: number): TracedLog => {
         const [address, topics, data] = real[i]!;
-        return { address: bytesToHex(address) as Hex, topics: topics.map((t) => bytesToHex(t) as Hex), data: bytesToHex(data) as Hex };
+        return { address: bytesToHex(address) as Hex, topics: topics.map((t) => bytesToHex(t) as Hex), data: bytesToHex(data) as Hex, logIndex };
       };
       for (const entry of root) {
         if (entry.kind === 'log') {
-          if (next < real.length) out.push(realLog(next++));
+          if (next < real.length) out.push(realLog(next++, entry.index));
         } else if (entry.to !== undefined) {
           out.push({
             address: NATIVE_ASSET_ADDRESS,
             topics: [TRANSFER_TOPIC, padHex(entry.from, { size: 32 }), padHex(entry.to, { size: 32 })],
             data: padHex(toHex(entry.value), { size: 32 }),
+            logIndex: entry.index,
           });
         }
       }
-      while (next < real.length) out.push(realLog(next++));
+      while (next < real.length) out.push(realLog(next++, counter.next++));
       return out;
     },
   };

@@ -42,6 +42,8 @@ export function ethSimulateV1(limits: ExecutionLimits, deps: SimulationDeps): Me
       baseFeePerGas: BigInt(header.baseFeePerGas ?? 0),
       excessBlobGas: BigInt(header.excessBlobGas ?? 0),
       blobGasUsed: BigInt(header.blobGasUsed ?? 0),
+      miner: (header.miner ?? `0x${'00'.repeat(20)}`) as `0x${string}`,
+      difficulty: BigInt(header.difficulty ?? 0),
     };
     const rules = await deps.rules(ctx.upstream);
     const call = (method: string, args: readonly unknown[]) => upstream.call(method, args);
