@@ -1,18 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createPublicClient, createWalletClient, decodeFunctionResult, encodeAbiParameters, encodeErrorResult, encodeFunctionData, getContractAddress, http, type Hex, type PublicClient,
+  createPublicClient, createWalletClient, decodeFunctionResult, encodeAbiParameters, encodeErrorResult, encodeFunctionData, getContractAddress, http, pad, type Hex, type PublicClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DevnetToken } from '../../src/devnet/contracts/bytecode.ts';
+import { TRANSFER_TOPIC } from '../../src/evm/simulate/transfers.ts';
 import type { Devnet } from '../../src/devnet/devnet.ts';
 import type { Serve } from '../../streams/serve.ts';
 import { eventually } from '../helpers/context.ts';
 import { startDevnetGateway, type DevnetGateway } from '../helpers/devnet-gateway.ts';
 
 /**
- * eth_call and eth_estimateGas with `pending` on the devnet: devnet flashblocks -> ingest (local
+ * eth_call, eth_estimateGas and eth_simulateV1 with `pending` on the devnet: devnet flashblocks -> ingest (local
  * EDR executor, full state diff) -> embedded log -> view -> gateway, the devnet node as upstream
- * (it executes the calls with the pending diff as state overrides). The transactions are sent
+ * (it executes eth_call / eth_estimateGas with the pending diff as state overrides; eth_simulateV1
+ * runs on flashlog's engine over the node's state with the diff laid over it). The transactions are sent
  * right after a seal, so every pending answer below comes while the node's `latest` lacks them.
  */
 // Runtime: return SLOAD(0). Initcode: SSTORE(0, 42), then return the 11-byte runtime.
@@ -115,6 +117,32 @@ describe('eth_call and eth_estimateGas on pre-confirmed state (devnet)', () => {
     expect(BigInt(pendingEstimate.result as string)).toBeGreaterThan(21_000n);
     expect(latestEstimate.error?.code, JSON.stringify(latestEstimate)).toBe(3);
     expect(latestEstimate.error?.message).toMatch(/^execution reverted/);
+  }, 60_000);
+
+  it('eth_simulateV1 on pending with traceTransfers: ETH received in a pre-confirmed transaction moves on, shown as an ERC-7528 transfer log; on latest the sender has nothing', async () => {
+    const owner = privateKeyToAccount(devnet.accounts[5]!.privateKey);
+    const fresh = privateKeyToAccount(`0x${'79'.repeat(32)}`);
+    const node = createPublicClient({ transport: http(devnet.rpcUrl) }) as PublicClient;
+    const wallet = createWalletClient({ account: owner, transport: http(devnet.rpcUrl) });
+    await afterSeal();
+    const sealedBefore = await node.getBlockNumber();
+    await wallet.sendTransaction({ chain: null, gas: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000n, to: fresh.address, value: 10n ** 16n });
+    await eventually(async () => ((await raw(serve.gateway.url, 'eth_getBalance', [fresh.address, 'pending'])).result !== '0x0' ? true : undefined), 4000, 'the pre-confirmed transfer');
+    const payload = { blockStateCalls: [{ calls: [{ from: fresh.address, to: owner.address, value: '0x38d7ea4c68000' }] }], traceTransfers: true };
+    const pending = await raw(serve.gateway.url, 'eth_simulateV1', [payload, 'pending']);
+    const latest = await raw(serve.gateway.url, 'eth_simulateV1', [payload, 'latest']);
+    expect(await node.getBlockNumber(), 'answered before the seal').toBe(sealedBefore);
+
+    const [block] = pending.result as [{ number: string; calls: { status: string; logs: { address: string; topics: string[]; data: string }[] }[] }];
+    expect(BigInt(block.number)).toBe(sealedBefore + 1n);
+    expect(block.calls[0]!.status, JSON.stringify(pending)).toBe('0x1');
+    expect(block.calls[0]!.logs).toHaveLength(1);
+    const [transfer] = block.calls[0]!.logs;
+    expect(transfer!.address).toBe('0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee');
+    const word32 = (address: Hex) => pad(address.toLowerCase() as Hex, { size: 32 });
+    expect(transfer!.topics).toEqual([TRANSFER_TOPIC, word32(fresh.address), word32(owner.address)]);
+    expect(BigInt(transfer!.data)).toBe(10n ** 15n);
+    expect(latest.error?.code, JSON.stringify(latest)).toBe(-38014);
   }, 60_000);
 
   it('a revert answers code 3 with its reason and data; the gas cap bounds the estimate; bad params name the field', async () => {
