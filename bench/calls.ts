@@ -13,7 +13,8 @@ import { benchContext, loadWorker, runWorker } from './gateway.ts';
  * Calls on pre-confirmed state (issue 5), side by side in one run: eth_call and eth_estimateGas
  * with `pending` through the gateway (the pending diff laid under the call as state overrides,
  * executed by the devnet node as upstream) against the same execution asked of the node directly
- * (`latest` with the same overrides): the ratio is what the gateway adds. The pending block holds
+ * (`latest` with the same overrides): the ratio is what the gateway adds. eth_simulateV1 (one
+ * block, three calls) runs on flashlog's own engine, its state reads cached after the first. The pending block holds
  * one contract only the diff knows (code returning SLOAD(0), slot 0 = 42). 16 keep-alive
  * connections from a worker thread, 4 s each; the devnet's block producer shares this process.
  * Target: >= 500 eth_call/s and p99 <= 20 ms on one core.
@@ -43,11 +44,16 @@ export async function run(): Promise<Row[]> {
       const overrides = { [contract]: { balance: '0x0', nonce: '0x1', code: runtime, stateDiff: { [slot0]: word42 } } };
       const check = await fetch(serve.gateway.url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: contract }, 'pending'] }) }).then((r) => r.json()) as { result?: string };
       if (check.result !== word42) throw new Error(`eth_call pending did not see the pending diff: ${JSON.stringify(check)}`);
+      const simulation = (block: string) => ({ jsonrpc: '2.0', id: 1, method: 'eth_simulateV1', params: [{ blockStateCalls: [{ calls: [{ to: contract }, { from: funded, to: contract, value: '0x1' }, { from: funded, to: funded, value: '0x2' }] }], traceTransfers: true }, block] });
+      const simulated = await fetch(serve.gateway.url, { method: 'POST', body: JSON.stringify(simulation('pending')) }).then((r) => r.json()) as { result?: { calls: { returnData: string }[] }[] };
+      if (simulated.result?.[0]?.calls[0]?.returnData !== word42) throw new Error(`eth_simulateV1 pending did not see the pending diff: ${JSON.stringify(simulated).slice(0, 300)}`);
       const cases: [string, string, unknown][] = [
         ['eth_call pending (contract only in the pending diff)', 'gateway', { jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: contract }, 'pending'] }],
         ['eth_call pending (contract only in the pending diff)', 'devnet node, same call and overrides', { jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: contract }, `0x${head.toString(16)}`, overrides] }],
         ['eth_estimateGas pending (transfer)', 'gateway (own search)', { jsonrpc: '2.0', id: 1, method: 'eth_estimateGas', params: [{ from: funded, to: contract, value: '0x1' }, 'pending'] }],
         ['eth_estimateGas pending (contract call)', 'gateway (own search)', { jsonrpc: '2.0', id: 1, method: 'eth_estimateGas', params: [{ from: funded, to: contract, data: '0x01' }, 'pending'] }],
+        ['eth_simulateV1 pending (1 block, 3 calls, traceTransfers; warm state cache)', 'gateway (own engine)', simulation('pending')],
+        ['eth_simulateV1 latest (same payload; warm state cache)', 'gateway (own engine)', simulation('latest')],
       ];
       for (const [bench, server, request] of cases) {
         const url = server === 'gateway' || server.startsWith('gateway') ? serve.gateway.url : devnet.rpcUrl;
