@@ -31,7 +31,7 @@ export interface ServeDeps {
 
 export const gatewaySettings = [
   'rpc', 'rpcTimeoutMs', 'host', 'port', 'public', 'rateLimit', 'maxBodyBytes', 'maxBatch', 'maxConnections',
-  'maxSubscriptions', 'maxBufferedBytes', 'maxLogsRange', 'headPollMs', 'callGasCap', 'callTimeoutMs', 'simulateGenesis', 'simulateHardfork',
+  'maxSubscriptions', 'maxBufferedBytes', 'maxLogsRange', 'headPollMs', 'callGasCap', 'callTimeoutMs', 'simulateGenesis', 'simulateHardfork', 'simulateWorkers',
 ] as const;
 
 /** Canonical head numbers, polled from the upstream (errors skip a tick). */
@@ -54,7 +54,7 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
     await view.close();
     throw error;
   }
-  const execution = createExecutionMethods({ upstream, logger, metrics: ctx.metrics, gasCap: BigInt(config.callGasCap), timeoutMs: config.callTimeoutMs, simulateGenesis: config.simulateGenesis, simulateHardfork: config.simulateHardfork });
+  const execution = createExecutionMethods({ upstream, logger, metrics: ctx.metrics, gasCap: BigInt(config.callGasCap), timeoutMs: config.callTimeoutMs, simulateGenesis: config.simulateGenesis, simulateHardfork: config.simulateHardfork, simulateWorkers: config.simulateWorkers });
   let gateway: Gateway;
   try {
     gateway = await createGateway({

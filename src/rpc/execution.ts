@@ -5,9 +5,8 @@ import type { Upstream } from './upstream.ts';
 import { ethCall } from './methods/eth_call.ts';
 import { ethEstimateGas } from './methods/eth_estimateGas.ts';
 import { ethSimulateV1 } from './methods/eth_simulateV1.ts';
-import { fixedRules, genesisRules, type ChainRules } from '../evm/simulate/chain-rules.ts';
-import { createStateReads } from '../evm/simulate/upstream-source.ts';
-import { readFile } from 'node:fs/promises';
+import type { RulesSpec } from '../evm/simulate/chain-rules.ts';
+import { createSimulationPool } from '../evm/simulate/pool.ts';
 
 /**
  * The methods that execute EVM code on request: eth_call, eth_estimateGas and eth_simulateV1.
@@ -26,6 +25,8 @@ export interface ExecutionOptions {
   /** eth_simulateV1's chain rules: a geth genesis file, else this hardfork for every block. */
   readonly simulateGenesis?: string | undefined;
   readonly simulateHardfork?: string | undefined;
+  /** Threads eth_simulateV1 runs on. */
+  readonly simulateWorkers?: number | undefined;
 }
 
 export interface ExecutionMethods {
@@ -35,14 +36,15 @@ export interface ExecutionMethods {
 
 export function createExecutionMethods(options: ExecutionOptions): ExecutionMethods {
   const limits = { gasCap: options.gasCap, timeoutMs: options.timeoutMs };
+  const pool = createSimulationPool({ workers: options.simulateWorkers ?? 1 });
   const methods: Record<string, Method> = {
     eth_call: ethCall(limits),
     eth_estimateGas: ethEstimateGas(limits),
-    eth_simulateV1: ethSimulateV1(limits, { rules: chainRules(options), reads: createStateReads() }),
+    eth_simulateV1: ethSimulateV1(limits, { rules: chainRules(options), pool }),
   };
   return {
     methods,
-    async close() {},
+    close: () => pool.close(),
   };
 }
 
@@ -50,12 +52,12 @@ export function createExecutionMethods(options: ExecutionOptions): ExecutionMeth
  * The chain rules for simulations, resolved on first use and kept: from the genesis file when one
  * is set, else the fixed hardfork under the upstream's chain ID. A failure is not kept.
  */
-function chainRules(options: ExecutionOptions): (upstream: Upstream) => Promise<ChainRules> {
-  let rules: Promise<ChainRules> | undefined;
+function chainRules(options: ExecutionOptions): (upstream: Upstream) => Promise<RulesSpec> {
+  let rules: Promise<RulesSpec> | undefined;
   return (upstream) => {
     rules ??= (async () => {
-      if (options.simulateGenesis) return genesisRules(JSON.parse(await readFile(options.simulateGenesis, 'utf8')));
-      return fixedRules(BigInt(await upstream.call('eth_chainId', []) as string), options.simulateHardfork ?? 'prague');
+      if (options.simulateGenesis) return { genesis: options.simulateGenesis };
+      return { chainId: BigInt(await upstream.call('eth_chainId', []) as string), hardfork: options.simulateHardfork ?? 'prague' };
     })();
     rules.catch(() => { rules = undefined; });
     return rules;

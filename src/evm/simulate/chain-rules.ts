@@ -50,3 +50,17 @@ export function genesisRules(genesis: GethGenesis & { config: { blobSchedule?: B
   }
   return { common, scheduled: true };
 }
+
+/**
+ * What a worker thread needs to build the rules itself (a Common does not cross threads): a
+ * genesis file, or a chain ID and a hardfork.
+ */
+export type RulesSpec = { readonly genesis: string } | { readonly chainId: bigint; readonly hardfork: string };
+
+export async function loadRules(spec: RulesSpec): Promise<ChainRules> {
+  if ('genesis' in spec) {
+    const { readFile } = await import('node:fs/promises');
+    return genesisRules(JSON.parse(await readFile(spec.genesis, 'utf8')));
+  }
+  return fixedRules(spec.chainId, spec.hardfork);
+}

@@ -1,8 +1,8 @@
 import { ServerError } from '../../errors.ts';
-import type { ChainRules } from '../../evm/simulate/chain-rules.ts';
-import { MAX_SIMULATED_BLOCKS, simulate, type SimulationBase } from '../../evm/simulate/engine.ts';
+import type { RulesSpec } from '../../evm/simulate/chain-rules.ts';
+import { MAX_SIMULATED_BLOCKS, type SimulationBase } from '../../evm/simulate/engine.ts';
 import { simulatePayloadParam } from '../../evm/simulate/payload.ts';
-import type { StateReads } from '../../evm/simulate/upstream-source.ts';
+import type { SimulationPool } from '../../evm/simulate/pool.ts';
 import { JsonRpcError } from '../../errors.ts';
 import type { Method } from '../method.ts';
 import { blockParam } from '../params.ts';
@@ -11,19 +11,20 @@ import { blockForUpstream, deadlineUpstream, pendingTarget, type ExecutionLimits
 
 export interface SimulationDeps {
   /** The chain's rules (fixed hardfork or a genesis schedule), resolved once. */
-  rules(upstream: Upstream): Promise<ChainRules>;
-  /** Canonical state reads, cached per block and shared by every simulation. */
-  readonly reads: StateReads;
+  rules(upstream: Upstream): Promise<RulesSpec>;
+  /** The threads simulations run on (each keeps a cache of canonical state reads). */
+  readonly pool: SimulationPool;
 }
 
 /**
- * eth_simulateV1 `[payload, block]`, executed by flashlog's own engine (src/evm/simulate) on the
- * named block's state, read from the upstream. With `pending`, the simulation starts at the
+ * eth_simulateV1 `[payload, block]`, executed by flashlog's own engine (src/evm/simulate) on a
+ * worker thread, on the named block's state read from the upstream. With `pending`, the simulation starts at the
  * canonical block under the pending blocks with the pre-confirmed state diff laid over it (what
  * Base's node does), so the first simulated block is the pending block's number.
  */
 export function ethSimulateV1(limits: ExecutionLimits, deps: SimulationDeps): Method {
   return async (params, ctx) => {
+    const started = Date.now();
     const payload = simulatePayloadParam(params[0]);
     if (BigInt(payload.blockStateCalls.length) > MAX_SIMULATED_BLOCKS) {
       throw new JsonRpcError(-38026, `too many blocks: params[0].blockStateCalls has ${payload.blockStateCalls.length}, the limit is ${MAX_SIMULATED_BLOCKS}`);
@@ -45,17 +46,14 @@ export function ethSimulateV1(limits: ExecutionLimits, deps: SimulationDeps): Me
       miner: (header.miner ?? `0x${'00'.repeat(20)}`) as `0x${string}`,
       difficulty: BigInt(header.difficulty ?? 0),
     };
-    const rules = await deps.rules(ctx.upstream);
-    const call = (method: string, args: readonly unknown[]) => upstream.call(method, args);
-    return simulate(payload, {
+    return deps.pool.run({
+      payload,
       base,
-      source: deps.reads.at(base, call),
-      blockHash: (number) => deps.reads.blockHash(number, call),
-      common: rules.common,
-      scheduled: rules.scheduled,
       prestate: target?.overrides,
+      rules: await deps.rules(ctx.upstream),
       gasCap: limits.gasCap,
-      deadline: Date.now() + limits.timeoutMs,
+      upstreamUrl: ctx.upstream.url,
+      deadline: started + limits.timeoutMs,
       timeoutMs: limits.timeoutMs,
     });
   };

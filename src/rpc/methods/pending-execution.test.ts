@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { JsonRpcError } from '../../errors.ts';
 import { apply, initialViewState, type ViewState } from '../../view/state.ts';
 import { blockBuilder, signedTransfers } from '../../../test/helpers/view-records.ts';
@@ -9,8 +9,7 @@ import { createUpstream } from '../upstream.ts';
 import { ethCall } from './eth_call.ts';
 import { ethEstimateGas } from './eth_estimateGas.ts';
 import { ethSimulateV1 } from './eth_simulateV1.ts';
-import { fixedRules } from '../../evm/simulate/chain-rules.ts';
-import { createStateReads } from '../../evm/simulate/upstream-source.ts';
+import { createSimulationPool } from '../../evm/simulate/pool.ts';
 
 /**
  * The executing methods against a scripted upstream (a real HTTP server): where a pending call
@@ -105,7 +104,9 @@ describe('eth_simulateV1 with pending', () => {
     eth_getStorageAt: () => `0x${'0'.repeat(64)}`,
   });
   const simulation = (block: string) => [{ blockStateCalls: [{ calls: [{ from: touched, to: '0x00000000000000000000000000000000000000c1', value: '0x64' }] }] }, block];
-  const deps = () => ({ rules: async () => fixedRules(8453n), reads: createStateReads() });
+  const pool = createSimulationPool({ workers: 1 });
+  afterAll(() => pool.close());
+  const deps = () => ({ rules: async () => ({ chainId: 8453n, hardfork: 'prague' }), pool });
 
   it('runs on the canonical base with the pre-confirmed diff laid over it (the pending balance pays)', async () => {
     stub = await canonical();
@@ -114,6 +115,24 @@ describe('eth_simulateV1 with pending', () => {
     expect(block.calls[0]!.status).toBe('0x1');
     expect(stub.calls.find((call) => call.method === 'eth_getBlockByNumber')!.params[0]).toBe('0x64');
     await expect(invoke(ethSimulateV1(limits, deps()), simulation('latest'), context(stub.url, await pendingView()))).rejects.toMatchObject({ rpcCode: -38014 });
+  });
+
+  it('a call that runs past the time limit is answered -32000 on time while the event loop keeps turning; the next simulation runs', async () => {
+    stub = await canonical();
+    const ctx = context(stub.url, await pendingView());
+    const loop = { blockStateCalls: [{ stateOverrides: { [touched]: { code: '0x5b600056' } }, calls: [{ to: touched, gas: '0x1c9c380' }] }] };
+    let ticks = 0;
+    const ticker = setInterval(() => { ticks++; }, 50);
+    const started = Date.now();
+    const error = await invoke(ethSimulateV1({ gasCap: 50_000_000n, timeoutMs: 800 }, deps()), [loop, 'latest'], ctx).catch((e: unknown) => e);
+    clearInterval(ticker);
+    expect(error).toBeInstanceOf(JsonRpcError);
+    expect((error as JsonRpcError).rpcCode).toBe(-32000);
+    expect((error as JsonRpcError).message).toContain('800 ms limit (--call-timeout-ms)');
+    expect(Date.now() - started).toBeLessThan(800 + 1500);
+    expect(ticks, 'the event loop was not blocked').toBeGreaterThan(8);
+    const [block] = await invoke(ethSimulateV1(limits, deps()), simulation('pending'), ctx) as [{ calls: { status: string }[] }];
+    expect(block.calls[0]!.status).toBe('0x1');
   });
 
   it('refuses more than 256 blocks (-38026) and a payload without blockStateCalls (-32602, naming it)', async () => {

@@ -1,0 +1,148 @@
+import { Worker } from 'node:worker_threads';
+import { JsonRpcError, ServerError } from '../../errors.ts';
+import type { StateOverrides } from '../overrides.ts';
+import type { RulesSpec } from './chain-rules.ts';
+import type { SimulationBase } from './engine.ts';
+import type { SimulatePayload } from './payload.ts';
+
+/** One simulation, as it crosses to a worker thread (structured-clone data only). */
+export interface SimulationJob {
+  readonly payload: SimulatePayload;
+  readonly base: SimulationBase;
+  readonly prestate: StateOverrides | undefined;
+  readonly rules: RulesSpec;
+  readonly gasCap: bigint;
+  readonly upstreamUrl: string;
+  /** Date.now() by which the answer is due. */
+  readonly deadline: number;
+  readonly timeoutMs: number;
+}
+
+export type SimulationReply =
+  | { readonly id: number; readonly result: unknown }
+  | { readonly id: number; readonly error: { readonly rpcCode: number; readonly message: string; readonly data: unknown } };
+
+export interface SimulationPool {
+  run(job: SimulationJob): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+interface Slot {
+  worker: Worker | undefined;
+  /** Settles when the thread has loaded the engine (its first message). */
+  ready: Promise<void>;
+  busy: boolean;
+}
+
+interface Queued {
+  readonly job: SimulationJob;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Simulations run on worker threads, so that one long call (the EVM cannot be interrupted inside
+ * a call; 50M gas of a tight loop takes seconds in ethereumjs) never stops the gateway's event
+ * loop. A job not answered within the time limit is answered -32000 and its thread is
+ * terminated and replaced; a job that waited past its deadline in the queue never starts.
+ * Threads start on first use and keep their state-read cache between jobs.
+ */
+export function createSimulationPool(options: { readonly workers: number }): SimulationPool {
+  const slots: Slot[] = Array.from({ length: Math.max(1, options.workers) }, () => ({ worker: undefined, ready: Promise.resolve(), busy: false }));
+  const queue: Queued[] = [];
+  let nextId = 1;
+  let closed = false;
+
+  const timeoutError = (job: SimulationJob) => new ServerError(`eth_simulateV1: execution took longer than the ${job.timeoutMs} ms limit (--call-timeout-ms)`);
+
+  function start(slot: Slot): Worker {
+    const worker = new Worker(new URL('./worker.ts', import.meta.url));
+    worker.unref();
+    slot.worker = worker;
+    slot.ready = new Promise((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`exited with code ${code} while starting`)));
+    });
+    slot.ready.catch(() => {});
+    return worker;
+  }
+
+  function dispatch(): void {
+    for (const slot of slots) {
+      if (slot.busy || closed) continue;
+      const next = queue.shift();
+      if (!next) return;
+      if (Date.now() >= next.job.deadline) {
+        next.reject(timeoutError(next.job));
+        continue;
+      }
+      void runOn(slot, next);
+    }
+  }
+
+  /**
+   * The time limit counts from when a started thread takes the job: a thread's start (loading
+   * the engine, about a second) is the pool's cost, not the request's execution.
+   */
+  async function runOn(slot: Slot, queued: Queued): Promise<void> {
+    slot.busy = true;
+    const worker = slot.worker ?? start(slot);
+    try {
+      await slot.ready;
+    } catch (error) {
+      slot.worker = undefined;
+      slot.busy = false;
+      queued.reject(new ServerError(`eth_simulateV1: the simulation thread did not start: ${(error as Error).message}`, { cause: error }));
+      dispatch();
+      return;
+    }
+    const job = { ...queued.job, deadline: Date.now() + queued.job.timeoutMs };
+    const id = nextId++;
+    const finish = () => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+      slot.busy = false;
+      dispatch();
+    };
+    const onMessage = (reply: SimulationReply) => {
+      if (reply.id !== id) return;
+      finish();
+      if ('error' in reply) queued.reject(new JsonRpcError(reply.error.rpcCode, reply.error.message, { data: reply.error.data }));
+      else queued.resolve(reply.result);
+    };
+    const onError = (error: Error) => {
+      slot.worker = undefined;
+      finish();
+      queued.reject(new ServerError(`eth_simulateV1: the simulation thread failed: ${error.message}`, { cause: error }));
+    };
+    const onExit = (code: number) => onError(new Error(`exited with code ${code}`));
+    const timer = setTimeout(() => {
+      slot.worker = undefined;
+      void worker.terminate();
+      finish();
+      queued.reject(timeoutError(job));
+    }, job.timeoutMs);
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+    worker.postMessage({ id, job });
+  }
+
+  return {
+    run(job) {
+      if (closed) return Promise.reject(new ServerError('eth_simulateV1: the gateway is shutting down'));
+      return new Promise((resolve, reject) => {
+        queue.push({ job, resolve, reject });
+        dispatch();
+      });
+    },
+    async close() {
+      closed = true;
+      for (const queued of queue.splice(0)) queued.reject(new ServerError('eth_simulateV1: the gateway is shutting down'));
+      await Promise.all(slots.map((slot) => slot.worker?.terminate()));
+    },
+  };
+}

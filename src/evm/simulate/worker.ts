@@ -1,0 +1,54 @@
+import { parentPort } from 'node:worker_threads';
+import { JsonRpcError } from '../../errors.ts';
+import { createUpstream } from '../../rpc/upstream.ts';
+import { loadRules, type ChainRules, type RulesSpec } from './chain-rules.ts';
+import { simulate } from './engine.ts';
+import type { SimulationJob, SimulationReply } from './pool.ts';
+import { createStateReads } from './upstream-source.ts';
+
+/**
+ * A simulation thread (see pool.ts): runs one job at a time and keeps, across jobs, the chain
+ * rules and the cache of canonical state reads, so a warm simulation reads nothing upstream.
+ */
+const reads = createStateReads();
+const rules = new Map<string, Promise<ChainRules>>();
+
+function rulesFor(spec: RulesSpec): Promise<ChainRules> {
+  const key = 'genesis' in spec ? `genesis:${spec.genesis}` : `${spec.chainId}:${spec.hardfork}`;
+  let held = rules.get(key);
+  if (!held) {
+    held = loadRules(spec);
+    rules.set(key, held);
+    held.catch(() => rules.delete(key));
+  }
+  return held;
+}
+
+async function run(job: SimulationJob): Promise<unknown> {
+  const { common, scheduled } = await rulesFor(job.rules);
+  const call = (method: string, params: readonly unknown[]) =>
+    createUpstream(job.upstreamUrl, { timeoutMs: Math.max(1, job.deadline - Date.now()) }).call(method, params);
+  return simulate(job.payload, {
+    base: job.base,
+    source: reads.at(job.base, call),
+    blockHash: (number) => reads.blockHash(number, call),
+    common,
+    scheduled,
+    prestate: job.prestate,
+    gasCap: job.gasCap,
+    deadline: job.deadline,
+    timeoutMs: job.timeoutMs,
+  });
+}
+
+parentPort!.postMessage('ready');
+parentPort!.on('message', ({ id, job }: { id: number; job: SimulationJob }) => {
+  run(job).then(
+    (result) => parentPort!.postMessage({ id, result } satisfies SimulationReply),
+    (error: unknown) => {
+      const rpcCode = error instanceof JsonRpcError ? error.rpcCode : -32603;
+      const message = error instanceof Error ? error.message : String(error);
+      parentPort!.postMessage({ id, error: { rpcCode, message, data: error instanceof JsonRpcError ? error.data : undefined } } satisfies SimulationReply);
+    },
+  );
+});
