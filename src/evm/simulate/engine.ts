@@ -7,7 +7,7 @@ import { createTx, paramsTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Account, KECCAK256_RLP, bytesToHex, createAddressFromString, hexToBytes, type Address, type Withdrawal } from '@ethereumjs/util';
 import { createVM, encodeReceipt, runTx, type RunTxResult } from '@ethereumjs/vm';
 import { decodeErrorResult, keccak256, padHex, toHex, type Hex } from 'viem';
-import { JsonRpcError, ServerError } from '../../errors.ts';
+import { InvalidParamsError, JsonRpcError, ServerError } from '../../errors.ts';
 import type { AccountOverride, StateOverrides } from '../overrides.ts';
 import { ForkedState, type ForkSource } from './fork-state.ts';
 import type { BlockOverrides, SimulateCall, SimulatePayload } from './payload.ts';
@@ -50,6 +50,8 @@ export interface SimulationContext {
    */
   readonly common: Common;
   readonly scheduled: boolean;
+  /** Precompiles the chain has beyond its hardfork's (address -> ethereumjs precompile function). */
+  readonly precompiles?: ReadonlyMap<string, unknown>;
   /** State laid over the base before the first block (the pre-confirmed diff with `pending`). */
   readonly prestate?: StateOverrides;
   /** Gas all calls of the simulation may use together (geth's RPC gas cap). */
@@ -76,7 +78,7 @@ type JsonObject = Record<string, unknown>;
 interface PlannedBlock {
   readonly number: bigint;
   readonly timestamp: bigint;
-  readonly entry: { blockOverrides?: BlockOverrides | null; stateOverrides?: StateOverrides | null; calls?: SimulateCall[] | null } | undefined;
+  readonly entry: { index: number; blockOverrides?: BlockOverrides | null; stateOverrides?: StateOverrides | null; calls?: SimulateCall[] | null } | undefined;
 }
 
 /**
@@ -99,12 +101,13 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
   };
   const common = ctx.common.copy();
   if (ctx.scheduled) common.setHardforkBy({ blockNumber: ctx.base.number, timestamp: ctx.base.timestamp });
-  if (ctx.prestate) await applyOverrides(state, ctx.prestate, new PrecompileMoves(common));
+  if (ctx.prestate) await applyOverrides(state, ctx.prestate, new PrecompileMoves(common), false);
   let parent = baseHeader(ctx.base, common);
   let coinbase = createAddressFromString(ctx.base.miner);
   let gasLimit = ctx.base.gasLimit;
   let budget = ctx.gasCap;
-  let vm = await createVM({ common, stateManager: state, blockchain });
+  const extra = ctx.precompiles ?? new Map<string, unknown>();
+  let vm = await createVM({ common, stateManager: state, blockchain, evmOpts: { customPrecompiles: new PrecompileMoves(common, extra).custom() } });
   let moved = false;
   const blocks: JsonObject[] = [];
 
@@ -112,10 +115,10 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
     if (ctx.scheduled) common.setHardforkBy({ blockNumber: planned.number, timestamp: planned.timestamp });
     const overrides = planned.entry?.blockOverrides ?? {};
     // Precompile moves hold for their block only: each block starts from the chain's own set (geth).
-    const moves = new PrecompileMoves(common);
+    const moves = new PrecompileMoves(common, extra);
     await applyOverrides(state, planned.entry?.stateOverrides ?? {}, moves);
-    if (moves.any || moved) vm = await createVM({ common, stateManager: state, blockchain, evmOpts: { customPrecompiles: moves.custom() } });
-    moved = moves.any;
+    if (moves.changed || moved) vm = await createVM({ common, stateManager: state, blockchain, evmOpts: { customPrecompiles: moves.custom() } });
+    moved = moves.changed;
     // The fee recipient and gas limit carry over from the block before (geth's header template).
     if (overrides.feeRecipient !== undefined) coinbase = createAddressFromString(overrides.feeRecipient);
     if (overrides.gasLimit !== undefined) gasLimit = BigInt(overrides.gasLimit);
@@ -151,10 +154,11 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
     let blobGasUsed = 0n;
     for (const [index, call] of (planned.entry?.calls ?? []).entries()) {
       if (ctx.deadline !== undefined && Date.now() > ctx.deadline) {
-        throw new ServerError(`eth_simulateV1: execution took longer than the ${ctx.timeoutMs ?? 0} ms limit (--call-timeout-ms)`);
+        throw new JsonRpcError(-32016, `eth_simulateV1: execution took longer than the ${ctx.timeoutMs ?? 0} ms limit (--call-timeout-ms)`);
       }
       const blockGasLeft = header.gasLimit - gasUsed;
-      const tx = await buildTx(call, { state, common, budget, blockGasLeft, chainId: common.chainId() });
+      const where = `params[0].blockStateCalls[${planned.entry?.index ?? 0}].calls[${index}]`;
+      const tx = await buildTx(call, { state, common, budget, blockGasLeft, chainId: common.chainId(), where });
       if (tx.gasLimit > blockGasLeft) {
         throw new JsonRpcError(-38015, `block gas limit reached: ${tx.gasLimit} > ${blockGasLeft}`);
       }
@@ -204,7 +208,7 @@ function planBlocks(payload: SimulatePayload, base: SimulationBase): PlannedBloc
   const plan: PlannedBlock[] = [];
   let number = base.number;
   let timestamp = base.timestamp;
-  for (const entry of payload.blockStateCalls) {
+  for (const [index, entry] of payload.blockStateCalls.entries()) {
     const overrides = entry.blockOverrides ?? {};
     const next = overrides.number !== undefined ? BigInt(overrides.number) : number + 1n;
     if (next <= number) throw new JsonRpcError(-38020, `block numbers must be in order: ${next} <= ${number}`);
@@ -217,7 +221,7 @@ function planBlocks(payload: SimulatePayload, base: SimulationBase): PlannedBloc
     if (time <= timestamp) throw new JsonRpcError(-38021, `block timestamps must be in order: ${time} <= ${timestamp}`);
     number = next;
     timestamp = time;
-    plan.push({ number, timestamp, entry: { ...entry, stateOverrides: lowerKeys(entry.stateOverrides ?? {}) } });
+    plan.push({ number, timestamp, entry: { ...entry, index, stateOverrides: lowerKeys(entry.stateOverrides ?? {}) } });
   }
   return plan;
 }
@@ -245,31 +249,47 @@ function parentHashOf(parent: BlockHeader, hashes: Map<bigint, Hex>, base: Simul
 const toWithdrawal = (w: { index: bigint; validatorIndex: bigint; address: Address; amount: bigint }) => w as unknown as Withdrawal;
 
 /**
- * Precompiles as one simulated block sees them: `movePrecompileToAddress` takes the precompile at
- * an address and serves it at another (applied before that address's `code`); a later move to the
- * same address wins (as geth answers). A class for its private state, like the EVM it configures.
+ * Precompiles as one simulated block sees them, as geth keeps them: `movePrecompileToAddress`
+ * takes the precompile at an address and serves it at another (a later move to the same address
+ * wins), and any other override of a precompile's address removes the precompile there. A class
+ * for its private state, like the EVM it configures.
  */
 class PrecompileMoves {
   readonly #active: Map<string, unknown>;
+  readonly #extra: Map<string, unknown>;
   readonly #moved = new Map<string, { from: string; fn: unknown }>();
   readonly #vacated = new Set<string>();
 
-  constructor(common: Common) {
+  constructor(common: Common, extra: ReadonlyMap<string, unknown> = new Map()) {
+    this.#extra = new Map([...extra].map(([address, fn]) => [address.toLowerCase(), fn]));
     this.#active = new Map([...getActivePrecompiles(common).entries()].map(([key, fn]) => [`0x${key}`.toLowerCase(), fn]));
+    for (const [address, fn] of this.#extra) if (!this.#active.has(address)) this.#active.set(address, fn);
+  }
+
+  /** The precompile served at an address now, if any. */
+  at(address: string): unknown {
+    return this.#moved.get(address)?.fn ?? (this.#vacated.has(address) ? undefined : this.#active.get(address));
+  }
+
+  isDestination(address: string): boolean {
+    return this.#moved.has(address);
   }
 
   move(from: string, to: string): void {
-    const fn = this.#moved.get(from)?.fn ?? (this.#vacated.has(from) ? undefined : this.#active.get(from));
-    if (fn === undefined) throw new ServerError(`account ${from} is not a precompile`);
-    if (from === to) throw new JsonRpcError(-38022, `account ${from} is moved to itself (movePrecompileToAddress references itself)`);
+    const fn = this.at(from);
     this.#moved.delete(from);
     this.#vacated.add(from);
     this.#moved.set(to, { from, fn });
     this.#vacated.delete(to);
   }
 
-  get any(): boolean {
-    return this.#moved.size > 0;
+  vacate(address: string): void {
+    this.#moved.delete(address);
+    this.#vacated.add(address);
+  }
+
+  get changed(): boolean {
+    return this.#moved.size > 0 || this.#vacated.size > 0;
   }
 
   /** Where the moved precompiles now live (warm only if the transaction names them, as in geth). */
@@ -282,9 +302,13 @@ class PrecompileMoves {
     return [...this.#vacated];
   }
 
+  /** ethereumjs `customPrecompiles`: the chain's extra precompiles, the moves, the removals. */
   custom() {
     const out: { address: Address; function?: (input: PrecompileInput) => Promise<ExecResult> | ExecResult }[] = [];
     for (const address of this.#vacated) out.push({ address: createAddressFromString(address) });
+    for (const [address, fn] of this.#extra) {
+      if (!this.#vacated.has(address) && !this.#moved.has(address)) out.push({ address: createAddressFromString(address), function: fn as (input: PrecompileInput) => ExecResult });
+    }
     for (const [address, { fn }] of this.#moved) out.push({ address: createAddressFromString(address), function: fn as (input: PrecompileInput) => ExecResult });
     return out as never;
   }
@@ -297,18 +321,36 @@ class PrecompileMoves {
  * starts, after ethereumjs has warmed its set.
  */
 function warmAsGeth(evm: EVM, moves: PrecompileMoves, tx: TypedTransaction, from: Address, coinbase: Address): void {
-  if (!moves.any || !evm.common.isActivatedEIP(2929)) return;
+  if (!moves.changed || !evm.common.isActivatedEIP(2929)) return;
   const journal = evm.journal as unknown as { addAlwaysWarmAddress(address: string): void; alwaysWarmJournal: Map<string, Set<string>> };
   for (const address of moves.vacated()) journal.addAlwaysWarmAddress(address.slice(2));
   const named = new Set<string | undefined>([tx.to?.toString(), from.toString(), coinbase.toString(), ...('accessList' in tx ? (tx.accessList as [Uint8Array, Uint8Array[]][]).map(([a]) => bytesToHex(a)) : [])]);
   for (const address of moves.destinations()) if (!named.has(address)) journal.alwaysWarmJournal.delete(address.slice(2));
 }
 
-async function applyOverrides(state: ForkedState, overrides: StateOverrides, moves: PrecompileMoves): Promise<void> {
+/**
+ * Lays state overrides over the state. The caller's overrides also act on precompiles, with
+ * geth's checks (request-level -32000 errors); the pre-confirmed diff (`asUser` false) is chain
+ * state and never removes a precompile.
+ */
+async function applyOverrides(state: ForkedState, overrides: StateOverrides, moves: PrecompileMoves, asUser = true): Promise<void> {
+  const named = new Set(Object.keys(overrides).map((key) => key.toLowerCase()));
   for (const [key, override] of Object.entries(overrides)) {
-    const address = createAddressFromString(key);
-    if (override.movePrecompileToAddress) moves.move(key.toLowerCase(), override.movePrecompileToAddress.toLowerCase());
-    await applyAccount(state, address, override);
+    const address = key.toLowerCase();
+    if (asUser) {
+      if (moves.isDestination(address)) throw new ServerError(`account ${address} has already been overridden by a precompile`);
+      const isPrecompile = moves.at(address) !== undefined;
+      const to = override.movePrecompileToAddress?.toLowerCase();
+      if (to !== undefined) {
+        if (!isPrecompile) throw new ServerError(`account ${address} is not a precompile`);
+        if (to === address) throw new JsonRpcError(-38022, `account ${address} is moved to itself (movePrecompileToAddress references itself)`);
+        if (named.has(to)) throw new ServerError(`account ${to} is already overridden`);
+        moves.move(address, to);
+      } else if (isPrecompile) {
+        moves.vacate(address);
+      }
+    }
+    await applyAccount(state, createAddressFromString(address), override);
   }
 }
 
@@ -341,6 +383,8 @@ interface TxContext {
   readonly budget: bigint;
   readonly blockGasLeft: bigint;
   readonly chainId: bigint;
+  /** The call's place in the request, for errors: `params[0].blockStateCalls[0].calls[1]`. */
+  readonly where: string;
 }
 
 /**
@@ -356,7 +400,8 @@ async function buildTx(call: SimulateCall, ctx: TxContext): Promise<TypedTransac
   const gasLeft = ctx.budget < ctx.blockGasLeft ? ctx.budget : ctx.blockGasLeft;
   const data = {
     nonce,
-    gasLimit: call.gas !== undefined ? BigInt(call.gas) : gasLeft,
+    // the request's gas budget bounds every call, an explicit gas included (geth)
+    gasLimit: call.gas !== undefined ? (BigInt(call.gas) < ctx.budget ? BigInt(call.gas) : ctx.budget) : gasLeft,
     to: call.to ?? undefined,
     value: call.value !== undefined ? BigInt(call.value) : 0n,
     data: (call.input ?? call.data ?? '0x') as Hex,
@@ -380,7 +425,7 @@ async function buildTx(call: SimulateCall, ctx: TxContext): Promise<TypedTransac
     tx = createTx({ ...fields, ...signature, nonce: overflowing ? 0n : nonce } as never, { common: ctx.common, params: txParams as never, freeze: false, allowUnlimitedInitCodeSize: false });
     if (overflowing) Object.defineProperty(tx, 'nonce', { value: nonce });
   } catch (error) {
-    throw new JsonRpcError(-32602, `invalid call: ${(error as Error).message}`);
+    throw new InvalidParamsError(`invalid ${ctx.where}: ${(error as Error).message.split(' (tx type=')[0]}`);
   }
   Object.defineProperty(tx, 'getSenderAddress', { value: () => from });
   return tx;

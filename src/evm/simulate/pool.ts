@@ -38,14 +38,20 @@ interface Queued {
   readonly job: SimulationJob;
   resolve(value: unknown): void;
   reject(error: unknown): void;
+  /** Answers the job -32016 when its deadline passes while it still waits for a thread. */
+  expiry?: NodeJS.Timeout;
 }
+
+/** Simulations that may wait for a thread, per thread; more are refused at once. */
+const QUEUE_PER_WORKER = 64;
 
 /**
  * Simulations run on worker threads, so that one long call (the EVM cannot be interrupted inside
  * a call; 50M gas of a tight loop takes seconds in ethereumjs) never stops the gateway's event
- * loop. A job not answered within the time limit is answered -32000 and its thread is
- * terminated and replaced; a job that waited past its deadline in the queue never starts.
- * Threads start on first use and keep their state-read cache between jobs.
+ * loop. A job not answered within the time limit is answered -32016 and its thread is
+ * terminated and replaced; a job still queued at its deadline is answered -32016 then and never
+ * starts; a full queue refuses at once. Threads start on first use and keep their state-read
+ * cache between jobs.
  */
 export function createSimulationPool(options: { readonly workers: number }): SimulationPool {
   const slots: Slot[] = Array.from({ length: Math.max(1, options.workers) }, () => ({ worker: undefined, ready: Promise.resolve(), busy: false }));
@@ -53,7 +59,8 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
   let nextId = 1;
   let closed = false;
 
-  const timeoutError = (job: SimulationJob) => new ServerError(`eth_simulateV1: execution took longer than the ${job.timeoutMs} ms limit (--call-timeout-ms)`);
+  const capacity = slots.length * QUEUE_PER_WORKER;
+  const timeoutError = (job: SimulationJob) => new JsonRpcError(-32016, `eth_simulateV1: execution took longer than the ${job.timeoutMs} ms limit (--call-timeout-ms)`);
 
   function start(slot: Slot): Worker {
     const worker = new Worker(new URL('./worker.ts', import.meta.url));
@@ -69,16 +76,21 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
   }
 
   function dispatch(): void {
+    if (closed) return;
     for (const slot of slots) {
-      if (slot.busy || closed) continue;
+      if (slot.busy) continue;
       const next = queue.shift();
       if (!next) return;
-      if (Date.now() >= next.job.deadline) {
-        next.reject(timeoutError(next.job));
-        continue;
-      }
+      clearTimeout(next.expiry);
       void runOn(slot, next);
     }
+  }
+
+  function expire(queued: Queued): void {
+    const at = queue.indexOf(queued);
+    if (at < 0) return;
+    queue.splice(at, 1);
+    queued.reject(timeoutError(queued.job));
   }
 
   /**
@@ -87,8 +99,9 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
    */
   async function runOn(slot: Slot, queued: Queued): Promise<void> {
     slot.busy = true;
-    const worker = slot.worker ?? start(slot);
+    let worker: Worker;
     try {
+      worker = slot.worker ?? start(slot);
       await slot.ready;
     } catch (error) {
       slot.worker = undefined;
@@ -134,14 +147,22 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
   return {
     run(job) {
       if (closed) return Promise.reject(new ServerError('eth_simulateV1: the gateway is shutting down'));
+      if (queue.length >= capacity) {
+        return Promise.reject(new JsonRpcError(-32005, `eth_simulateV1: ${queue.length} simulations are already waiting for a thread; retry later or raise --simulate-workers`));
+      }
       return new Promise((resolve, reject) => {
-        queue.push({ job, resolve, reject });
+        const queued: Queued = { job, resolve, reject };
+        queued.expiry = setTimeout(() => expire(queued), Math.max(0, job.deadline - Date.now()));
+        queue.push(queued);
         dispatch();
       });
     },
     async close() {
       closed = true;
-      for (const queued of queue.splice(0)) queued.reject(new ServerError('eth_simulateV1: the gateway is shutting down'));
+      for (const queued of queue.splice(0)) {
+        clearTimeout(queued.expiry);
+        queued.reject(new ServerError('eth_simulateV1: the gateway is shutting down'));
+      }
       await Promise.all(slots.map((slot) => slot.worker?.terminate()));
     },
   };

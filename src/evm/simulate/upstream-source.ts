@@ -7,9 +7,10 @@ export type RpcCall = (method: string, params: readonly unknown[]) => Promise<un
 /**
  * Reads of canonical state at one block, shared by every simulation at that block: an account is
  * three calls (eth_getBalance, eth_getTransactionCount, eth_getCode, made together), a slot is
- * one eth_getStorageAt. Answers are kept in a bounded cache keyed by the block's hash, so a warm
- * simulation reads nothing from the node, and a reorged block's reads are never reused. A failed
- * read is not kept. Block hashes by number (for BLOCKHASH) are kept too: after a reorg below the
+ * one eth_getStorageAt. Answers are kept in a cache keyed by the block's hash and bounded by its
+ * size (contract code counted byte for byte; oldest entries leave first), so a warm simulation
+ * reads nothing from the node, and a reorged block's reads are never reused. A failed read is
+ * not kept. Block hashes by number (for BLOCKHASH) are kept too: after a reorg below the
  * base, BLOCKHASH may answer the old hash until the entry ages out (the cache is bounded).
  */
 export interface StateReads {
@@ -18,16 +19,43 @@ export interface StateReads {
   blockHash(blockNumber: bigint, call: RpcCall): Promise<Hex>;
 }
 
-export function createStateReads(maxEntries = 200_000): StateReads {
-  const cache = new Map<string, Promise<unknown>>();
+/** What one cache entry costs beyond its value: the key, the map's entry, the promise. */
+const ENTRY_BYTES = 256;
+
+/** The bytes an answer holds: contract code counts at its length, anything else as an entry. */
+function sizeOf(value: unknown): number {
+  const code = (value as ForkAccount | undefined)?.code;
+  return ENTRY_BYTES + (typeof code === 'string' ? code.length : 0);
+}
+
+/** @example createStateReads(64 * 1024 * 1024) */
+export function createStateReads(maxBytes = 64 * 1024 * 1024): StateReads {
+  const cache = new Map<string, { value: Promise<unknown>; bytes: number }>();
+  let bytes = 0;
+  const drop = (key: string) => {
+    const entry = cache.get(key);
+    if (!entry) return;
+    cache.delete(key);
+    bytes -= entry.bytes;
+  };
   function remember<T>(key: string, read: () => Promise<T>): Promise<T> {
     const held = cache.get(key);
-    if (held) return held as Promise<T>;
-    const pending = read();
-    cache.set(key, pending);
-    pending.catch(() => cache.delete(key));
-    if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
-    return pending;
+    if (held) return held.value as Promise<T>;
+    const value = read();
+    const entry = { value: value as Promise<unknown>, bytes: ENTRY_BYTES };
+    cache.set(key, entry);
+    bytes += entry.bytes;
+    value.then((answer) => {
+      if (cache.get(key) !== entry) return;
+      const size = sizeOf(answer);
+      bytes += size - entry.bytes;
+      entry.bytes = size;
+      while (bytes > maxBytes && cache.size > 1) drop(cache.keys().next().value!);
+    }, () => {
+      if (cache.get(key) === entry) drop(key);
+    });
+    while (bytes > maxBytes && cache.size > 1) drop(cache.keys().next().value!);
+    return value;
   }
   return {
     blockHash: (blockNumber, call) => remember(`hash/${blockNumber}`, async () => {

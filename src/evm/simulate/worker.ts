@@ -25,7 +25,7 @@ function rulesFor(spec: RulesSpec): Promise<ChainRules> {
 }
 
 async function run(job: SimulationJob): Promise<unknown> {
-  const { common, scheduled } = await rulesFor(job.rules);
+  const { common, scheduled, precompiles } = await rulesFor(job.rules);
   const call = (method: string, params: readonly unknown[]) =>
     createUpstream(job.upstreamUrl, { timeoutMs: Math.max(1, job.deadline - Date.now()) }).call(method, params);
   return simulate(job.payload, {
@@ -34,6 +34,7 @@ async function run(job: SimulationJob): Promise<unknown> {
     blockHash: (number) => reads.blockHash(number, call),
     common,
     scheduled,
+    precompiles,
     prestate: job.prestate,
     gasCap: job.gasCap,
     deadline: job.deadline,

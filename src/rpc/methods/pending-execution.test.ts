@@ -117,7 +117,7 @@ describe('eth_simulateV1 with pending', () => {
     await expect(invoke(ethSimulateV1(limits, deps()), simulation('latest'), context(stub.url, await pendingView()))).rejects.toMatchObject({ rpcCode: -38014 });
   });
 
-  it('a call that runs past the time limit is answered -32000 on time while the event loop keeps turning; the next simulation runs', async () => {
+  it('a call that runs past the time limit is answered -32016 on time while the event loop keeps turning; the next simulation runs', async () => {
     stub = await canonical();
     const ctx = context(stub.url, await pendingView());
     const loop = { blockStateCalls: [{ stateOverrides: { [touched]: { code: '0x5b600056' } }, calls: [{ to: touched, gas: '0x1c9c380' }] }] };
@@ -127,7 +127,7 @@ describe('eth_simulateV1 with pending', () => {
     const error = await invoke(ethSimulateV1({ gasCap: 50_000_000n, timeoutMs: 800 }, deps()), [loop, 'latest'], ctx).catch((e: unknown) => e);
     clearInterval(ticker);
     expect(error).toBeInstanceOf(JsonRpcError);
-    expect((error as JsonRpcError).rpcCode).toBe(-32000);
+    expect((error as JsonRpcError).rpcCode).toBe(-32016);
     expect((error as JsonRpcError).message).toContain('800 ms limit (--call-timeout-ms)');
     expect(Date.now() - started).toBeLessThan(800 + 1500);
     expect(ticks, 'the event loop was not blocked').toBeGreaterThan(8);
