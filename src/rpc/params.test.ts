@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidParamsError } from '../errors.ts';
-import { blockParam, logFilterParam, matchesFilter, slotParam } from './params.ts';
+import { blockParam, logFilterParam, matchesFilter, slotParam, stateBlockParam } from './params.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { handleText } from './protocol.ts';
 
@@ -19,6 +19,19 @@ describe('block parameters', () => {
     expect(() => blockParam('0x01', 'params[0].toBlock')).toThrow(InvalidParamsError);
     expect(() => blockParam(12, 'params[0].toBlock')).toThrow('params[0].toBlock: expected hex block number or tag (latest, pending, safe, finalized, earliest), got 12');
     expect(() => blockParam(undefined, 'params[1]')).toThrow('got nothing');
+  });
+  it('takes EIP-1898 block objects for state methods, naming the bad field', () => {
+    const hash = `0x${'ab'.repeat(32)}`;
+    expect(stateBlockParam({ blockHash: hash }, 'params[1]')).toEqual({ kind: 'hash', hash, requireCanonical: false });
+    expect(stateBlockParam({ blockHash: hash, requireCanonical: true }, 'params[1]')).toEqual({ kind: 'hash', hash, requireCanonical: true });
+    expect(stateBlockParam({ blockNumber: '0x10' }, 'params[1]')).toEqual({ kind: 'number', number: 16n });
+    expect(stateBlockParam('pending', 'params[1]')).toEqual({ kind: 'tag', tag: 'pending' });
+    expect(() => stateBlockParam({ blockHash: '0x12' }, 'params[1]')).toThrow('params[1].blockHash: expected a 32-byte 0x-hex hash, got "0x12"');
+    expect(() => stateBlockParam({ blockHash: hash, requireCanonical: 'yes' }, 'params[1]')).toThrow('params[1].requireCanonical: expected true or false');
+    expect(() => stateBlockParam({ blockHash: hash, blockNumber: '0x1' }, 'params[1]')).toThrow('params[1]: give blockHash or blockNumber, not both');
+    expect(() => stateBlockParam({ blockNumber: 5 }, 'params[2]')).toThrow('params[2].blockNumber: expected a hex block number, got 5');
+    expect(() => stateBlockParam({ block: 'latest' }, 'params[1]')).toThrow('(EIP-1898)');
+    expect(() => blockParam({ blockHash: hash }, 'params[0]'), 'block methods take no object').toThrow(InvalidParamsError);
   });
   it('pads storage slots to 32 bytes', () => {
     expect(slotParam('0x1', 'p')).toBe(`0x${'0'.repeat(63)}1`);

@@ -31,7 +31,34 @@ export function blockParam(value: unknown, where: string, fallback?: BlockTag): 
   throw new InvalidParamsError(`${where}: expected hex block number or tag (latest, pending, safe, finalized, earliest), got ${shown(value)}`);
 }
 
-export const isPending = (param: BlockParam): boolean => param.kind === 'tag' && param.tag === 'pending';
+/** A block named as EIP-1898 allows for state methods: a number or tag, or a block hash. */
+export type StateBlockParam = BlockParam | { readonly kind: 'hash'; readonly hash: `0x${string}`; readonly requireCanonical: boolean };
+
+/**
+ * EIP-1898: what `blockParam` takes, or `{ blockNumber }`, or `{ blockHash, requireCanonical? }`
+ * (eth_call, eth_estimateGas, eth_simulateV1, eth_getBalance, eth_getCode, eth_getStorageAt,
+ * eth_getTransactionCount). The object form names a canonical block, never `pending`.
+ */
+export function stateBlockParam(value: unknown, where: string, fallback?: BlockTag): StateBlockParam {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return blockParam(value, where, fallback);
+  const given = value as Record<string, unknown>;
+  const keys = Object.keys(given);
+  if ('blockHash' in given && 'blockNumber' in given) throw new InvalidParamsError(`${where}: give blockHash or blockNumber, not both`);
+  if ('blockNumber' in given && keys.length === 1) {
+    if (typeof given.blockNumber === 'string' && quantityPattern.test(given.blockNumber)) return { kind: 'number', number: BigInt(given.blockNumber) };
+    throw new InvalidParamsError(`${where}.blockNumber: expected a hex block number, got ${shown(given.blockNumber)}`);
+  }
+  if ('blockHash' in given && keys.every((key) => key === 'blockHash' || key === 'requireCanonical')) {
+    const hash = hashParam(given.blockHash, `${where}.blockHash`);
+    if (given.requireCanonical !== undefined && typeof given.requireCanonical !== 'boolean') {
+      throw new InvalidParamsError(`${where}.requireCanonical: expected true or false, got ${shown(given.requireCanonical)}`);
+    }
+    return { kind: 'hash', hash, requireCanonical: given.requireCanonical === true };
+  }
+  throw new InvalidParamsError(`${where}: expected hex block number, tag, { blockNumber } or { blockHash, requireCanonical? } (EIP-1898), got ${shown(value)}`);
+}
+
+export const isPending = (param: StateBlockParam): boolean => param.kind === 'tag' && param.tag === 'pending';
 
 export function addressParam(value: unknown, where: string): `0x${string}` {
   if (typeof value === 'string' && /^0x[0-9a-fA-F]{40}$/.test(value)) return value.toLowerCase() as `0x${string}`;

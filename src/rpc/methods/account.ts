@@ -1,6 +1,6 @@
 import { pendingAccount } from '../../view/state.ts';
 import type { AccountDiff } from '../../schemas/records.ts';
-import { addressParam, blockParam, isPending, requireParam } from '../params.ts';
+import { addressParam, isPending, requireParam, stateBlockParam } from '../params.ts';
 import type { Method, MethodContext } from '../method.ts';
 import { asLatest, canonicalBase } from './pending.ts';
 
@@ -16,7 +16,7 @@ export function accountRead(
   return async (params, ctx: MethodContext) => {
     const address = addressParam(requireParam(params, 0, 'an address'), 'params[0]');
     validate(params);
-    const block = blockParam(params[blockPosition], `params[${blockPosition}]`, 'latest');
+    const block = stateBlockParam(params[blockPosition], `params[${blockPosition}]`, 'latest');
     if (!isPending(block)) return ctx.forward();
     const state = ctx.view();
     if (state.blocks.length === 0) return ctx.forward(asLatest(params, blockPosition));

@@ -5,7 +5,7 @@ import { simulatePayloadParam } from '../../evm/simulate/payload.ts';
 import type { SimulationPool } from '../../evm/simulate/pool.ts';
 import { JsonRpcError } from '../../errors.ts';
 import type { Method } from '../method.ts';
-import { blockParam } from '../params.ts';
+import { stateBlockParam } from '../params.ts';
 import type { Upstream } from '../upstream.ts';
 import { blockForUpstream, deadlineUpstream, pendingTarget, type ExecutionLimits } from './pending-execution.ts';
 
@@ -29,11 +29,13 @@ export function ethSimulateV1(limits: ExecutionLimits, deps: SimulationDeps): Me
     if (BigInt(payload.blockStateCalls.length) > MAX_SIMULATED_BLOCKS) {
       throw new JsonRpcError(-38026, `too many blocks: params[0].blockStateCalls has ${payload.blockStateCalls.length}, the limit is ${MAX_SIMULATED_BLOCKS}`);
     }
-    const block = blockParam(params[1], 'params[1]', 'latest');
+    const block = stateBlockParam(params[1], 'params[1]', 'latest');
     const upstream = deadlineUpstream(ctx.upstream, 'eth_simulateV1', limits.timeoutMs);
-    const target = pendingTarget(ctx.view(), { block, overrides: {} });
-    const header = await upstream.call('eth_getBlockByNumber', [target ? target.block : blockForUpstream(block, params[1]), false]) as Record<string, string> | null;
-    if (!header) throw new ServerError('header not found');
+    const target = pendingTarget(ctx.view(), { block, overrides: {} }, false);
+    const header = (block.kind === 'hash'
+      ? await upstream.call('eth_getBlockByHash', [block.hash, false])
+      : await upstream.call('eth_getBlockByNumber', [target ? target.block : blockForUpstream(block, params[1]), false])) as Record<string, string> | null;
+    if (!header) throw new ServerError(block.kind === 'hash' ? `header not found: no block ${block.hash}` : 'header not found');
     const base: SimulationBase = {
       number: BigInt(header.number!),
       hash: header.hash as `0x${string}`,

@@ -20,10 +20,14 @@ const touched = '0x00000000000000000000000000000000000000c0';
 const slot = `0x${'0'.repeat(63)}1`;
 const limits = { gasCap: 1_000_000n, timeoutMs: 800 };
 
-async function pendingView(): Promise<ViewState> {
+const ECRECOVER = '0x0000000000000000000000000000000000000001';
+
+/** Block 101 pre-confirmed over canonical 100; `touched` changed, and with `paidPrecompile` 0x01's balance too. */
+async function pendingView(paidPrecompile = false): Promise<ViewState> {
   const builder = blockBuilder(101n);
   const [tx] = await signedTransfers(1);
-  const records = builder.flashblock([tx!], { stateDiff: { [touched]: { balance: '0x64', nonce: '0x1', code: '0x00', storage: { [slot]: `0x${'0'.repeat(63)}5` } } } });
+  const diff = { [touched]: { balance: '0x64', nonce: '0x1', code: '0x00', storage: { [slot]: `0x${'0'.repeat(63)}5` } } };
+  const records = builder.flashblock([tx!], { stateDiff: paidPrecompile ? { ...diff, [ECRECOVER]: { balance: '0x5' } } : diff });
   let state = apply(initialViewState(), { type: 'head', blockNumber: 100n });
   records.forEach((record, offset) => {
     state = apply(state, { type: 'record', record: { ...record, key: record.key ?? null, partition: 0, offset: BigInt(offset), timestamp: 0 } });
@@ -81,6 +85,30 @@ describe('eth_estimateGas with pending', () => {
   });
 });
 
+describe('eth_call with pending: what goes upstream', () => {
+  it('leaves a precompile the pending diff touched out of the overrides (geth would remove the precompile), unless the caller names it', async () => {
+    stub = await createRpcStub({ eth_call: () => '0x' });
+    const ctx = context(stub.url, await pendingView(true));
+    await invoke(ethCall(limits), [{ to: ECRECOVER }, 'pending'], ctx);
+    const sent = stub.calls[0]!.params[2] as Record<string, unknown>;
+    expect(sent).toHaveProperty(touched);
+    expect(sent).not.toHaveProperty(ECRECOVER);
+    await invoke(ethCall(limits), [{ to: ECRECOVER }, 'pending', { [ECRECOVER]: { code: '0x00' } }], ctx);
+    expect(stub.calls[1]!.params[2]).toHaveProperty(ECRECOVER, { code: '0x00' });
+  });
+
+  it('forwards an EIP-1898 block hash as given, and a { blockNumber } as its number', async () => {
+    stub = await createRpcStub({ eth_call: () => '0x' });
+    const ctx = context(stub.url, await pendingView());
+    const byHash = { blockHash: `0x${'cd'.repeat(32)}`, requireCanonical: true };
+    await invoke(ethCall(limits), [{ to: touched }, byHash], ctx);
+    expect(stub.calls[0]!.params[1]).toEqual(byHash);
+    await invoke(ethCall(limits), [{ to: touched }, { blockNumber: '0x20' }], ctx);
+    expect(stub.calls[1]!.params[1]).toBe('0x20');
+    await expect(invoke(ethCall(limits), [{ to: touched }, { blockHash: 'x' }], ctx)).rejects.toThrow('params[1].blockHash');
+  });
+});
+
 describe('eth_call time limit', () => {
   it('an upstream that never answers gives -32000 naming the limit, within it', async () => {
     stub = await createRpcStub({ eth_call: () => hang });
@@ -98,6 +126,7 @@ describe('eth_simulateV1 with pending', () => {
   const canonical = () => createRpcStub({
     eth_chainId: () => '0x2105',
     eth_getBlockByNumber: ([block]) => header(block === 'latest' ? '0x64' : String(block)),
+    eth_getBlockByHash: () => header('0x100'),
     eth_getBalance: () => '0x0',
     eth_getTransactionCount: () => '0x0',
     eth_getCode: () => '0x',
@@ -133,6 +162,18 @@ describe('eth_simulateV1 with pending', () => {
     expect(ticks, 'the event loop was not blocked').toBeGreaterThan(8);
     const [block] = await invoke(ethSimulateV1(limits, deps()), simulation('pending'), ctx) as [{ calls: { status: string }[] }];
     expect(block.calls[0]!.status).toBe('0x1');
+  });
+
+  it('runs on the block an EIP-1898 block hash names (eth_getBlockByHash), and says which hash is missing', async () => {
+    stub = await canonical();
+    const hash = `0x${'ab'.repeat(32)}`;
+    const ctx = context(stub.url, await pendingView());
+    const payload = { blockStateCalls: [{ calls: [{ from: touched, to: '0x00000000000000000000000000000000000000c1' }] }] };
+    const [block] = await invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash }], ctx) as [{ number: string }];
+    expect(stub.calls.find((call) => call.method === 'eth_getBlockByHash')!.params[0]).toBe(hash);
+    expect(block.number).toBe('0x101');
+    stub.handlers = { ...stub.handlers, eth_getBlockByHash: () => null };
+    await expect(invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash }], ctx)).rejects.toThrow(`no block ${hash}`);
   });
 
   it('refuses more than 256 blocks (-38026) and a payload without blockStateCalls (-32602, naming it)', async () => {

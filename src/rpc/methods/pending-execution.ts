@@ -5,7 +5,7 @@ import { layerOverrides, stateOverridesParam, type StateOverrides } from '../../
 import type { ViewState } from '../../view/state.ts';
 import type { MethodContext } from '../method.ts';
 import { createUpstream, type Upstream } from '../upstream.ts';
-import { blockParam, isPending, requireParam, type BlockParam } from '../params.ts';
+import { isPending, requireParam, stateBlockParam, type StateBlockParam } from '../params.ts';
 import { canonicalBase, pendingOverrides } from './pending.ts';
 
 /**
@@ -52,14 +52,14 @@ export interface ExecutionLimits {
 /** The parsed `[tx, block, stateOverrides?]` of eth_call / eth_estimateGas. */
 export interface CallRequest {
   readonly call: CallObject;
-  readonly block: BlockParam;
+  readonly block: StateBlockParam;
   readonly overrides: StateOverrides;
   readonly overridesGiven: boolean;
 }
 
 export function callRequest(params: readonly unknown[], blockFallback?: 'latest'): CallRequest {
   const call = callObjectParam(requireParam(params, 0, 'a transaction call object'), 'params[0]');
-  const block = blockParam(params[1], 'params[1]', blockFallback);
+  const block = stateBlockParam(params[1], 'params[1]', blockFallback);
   return { call, block, overrides: stateOverridesParam(params[2], 'params[2]'), overridesGiven: params[2] !== undefined && params[2] !== null };
 }
 
@@ -80,13 +80,31 @@ export interface PendingTarget {
   readonly blockGasLimit: bigint;
 }
 
-export function pendingTarget(state: ViewState, request: Pick<CallRequest, 'block' | 'overrides'>): PendingTarget | undefined {
+/**
+ * Base's precompiles: Prague's 0x01-0x11 and RIP-7212's P256VERIFY at 0x100. geth and op-geth
+ * remove the precompile at any address a state override names.
+ */
+const PRECOMPILES = new Set([...Array.from({ length: 0x11 }, (_, i) => i + 1), 0x100].map((n) => `0x${n.toString(16).padStart(40, '0')}`));
+
+/** The pending layer without precompile addresses: as overrides it would remove the precompile. */
+function withoutPrecompiles(overrides: StateOverrides): StateOverrides {
+  if (!Object.keys(overrides).some((address) => PRECOMPILES.has(address))) return overrides;
+  return Object.fromEntries(Object.entries(overrides).filter(([address]) => !PRECOMPILES.has(address)));
+}
+
+/**
+ * With `forUpstream` the pending layer leaves precompile addresses out (a pre-confirmed payment
+ * to a precompile would otherwise disable it for the call; its balance is then the canonical
+ * one); flashlog's own engine keeps the whole diff and the precompiles.
+ */
+export function pendingTarget(state: ViewState, request: Pick<CallRequest, 'block' | 'overrides'>, forUpstream = true): PendingTarget | undefined {
   if (!isPending(request.block)) return undefined;
   const newest = state.blocks[state.blocks.length - 1];
   if (!newest) return undefined;
+  const pending = forUpstream ? withoutPrecompiles(pendingOverrides(state)) : pendingOverrides(state);
   return {
     block: canonicalBase(state),
-    overrides: layerOverrides(pendingOverrides(state), request.overrides),
+    overrides: layerOverrides(pending, request.overrides),
     blockGasLimit: BigInt(newest.header.gasLimit),
   };
 }
@@ -113,7 +131,8 @@ export function deadlineUpstream(upstream: Upstream, method: string, timeoutMs: 
 }
 
 /** The block to send upstream when the call does not run on pending state: `pending` is `latest`. */
-export function blockForUpstream(block: BlockParam, given: unknown): unknown {
+export function blockForUpstream(block: StateBlockParam, given: unknown): unknown {
+  if (block.kind === 'number') return `0x${block.number.toString(16)}`;
   return isPending(block) ? 'latest' : given ?? 'latest';
 }
 
