@@ -8,6 +8,12 @@ import type { Provider } from '@nomicfoundation/edr';
  */
 export interface EdrCaller {
   call<T = unknown>(method: string, params?: readonly unknown[]): Promise<T>;
+  /**
+   * Several calls in one request, answered in order (one crossing into EDR instead of one per
+   * call). EDR answers a batch all or nothing: one failing call fails the batch with its error,
+   * and the calls before it have taken effect.
+   */
+  batch<T = unknown>(calls: readonly (readonly [method: string, params: readonly unknown[]])[]): Promise<T[]>;
 }
 
 export class EdrError extends Error {
@@ -43,6 +49,16 @@ export function edrCaller(provider: Provider): EdrCaller {
       const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as { result?: T; error?: { code: number; message: string } };
       if (body.error) throw new EdrError(method, body.error.code, body.error.message);
       return body.result as T;
+    },
+    async batch<T>(calls: readonly (readonly [string, readonly unknown[]])[]): Promise<T[]> {
+      if (calls.length === 0) return [];
+      const request = calls.map(([method, params]) => ({ jsonrpc: '2.0', id: nextId++, method, params }));
+      const response = await provider.handleRequest(JSON.stringify(request, hexBigints));
+      const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as { result?: T[]; error?: { code: number; message: string } };
+      const methods = [...new Set(calls.map(([method]) => method))].join(', ');
+      if (body.error) throw new EdrError(`batch of ${calls.length} (${methods})`, body.error.code, body.error.message);
+      if (!Array.isArray(body.result) || body.result.length !== calls.length) throw new EdrError(`batch of ${calls.length} (${methods})`, -32603, 'answered no list of results');
+      return body.result;
     },
   };
 }

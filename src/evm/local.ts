@@ -168,7 +168,20 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
     await caller.call('evm_setNextBlockTimestamp', [header.timestamp]);
   }
 
-  async function sendAll(caller: EdrCaller, raws: readonly `0x${string}`[], block: AssembledBlock, from: number) {
+  /**
+   * Sends the flashblock's new transactions to the mempool in one batch (one crossing into EDR).
+   * A batch fails whole with EDR's error and without naming the transaction, so `oneByOne` (the
+   * rebuild after a refusal) sends them singly to name the one refused.
+   */
+  async function sendAll(caller: EdrCaller, raws: readonly `0x${string}`[], block: AssembledBlock, from: number, oneByOne: boolean) {
+    if (!oneByOne && raws.length > 1) {
+      try {
+        await caller.batch(raws.map((raw) => ['eth_sendRawTransaction', [raw]] as const));
+        return;
+      } catch (error) {
+        throw new ExecutionError(`block ${block.blockNumber} index ${block.index}: one of transactions ${from}-${from + raws.length - 1} was refused by the engine: ${errorMessage(error)}`);
+      }
+    }
     for (let i = 0; i < raws.length; i++) {
       try {
         await caller.call('eth_sendRawTransaction', [raws[i]]);
@@ -187,17 +200,21 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
    */
   async function pinRequested(caller: EdrCaller) {
     const { accounts, slots } = forkCache.drainRequested();
-    for (const address of accounts) {
-      await caller.call('hardhat_setBalance', [address, await caller.call<string>('eth_getBalance', [address, 'latest'])]);
-    }
-    for (const entry of slots) {
-      const [address, slot] = entry.split('|') as [string, string];
-      await caller.call('hardhat_setStorageAt', [address, slot, await caller.call<string>('eth_getStorageAt', [address, slot, 'latest'])]);
-    }
+    const addresses = [...accounts];
+    const cells = [...slots].map((entry) => entry.split('|') as [string, string]);
+    // Two batches: every current value, then every write.
+    const values = await caller.batch<string>([
+      ...addresses.map((address) => ['eth_getBalance', [address, 'latest']] as const),
+      ...cells.map(([address, slot]) => ['eth_getStorageAt', [address, slot, 'latest']] as const),
+    ]);
+    await caller.batch([
+      ...addresses.map((address, i) => ['hardhat_setBalance', [address, values[i]]] as const),
+      ...cells.map(([address, slot], i) => ['hardhat_setStorageAt', [address, slot, values[addresses.length + i]]] as const),
+    ]);
   }
 
   /** Mines the block so far; `pending` must hold the block's transactions in its snapshot. */
-  async function mine(caller: EdrCaller, block: AssembledBlock, state: Pending) {
+  async function mine(caller: EdrCaller, block: AssembledBlock, state: Pending, attempt: number) {
     if (state.snapshot) {
       // The snapshot is consumed by the revert; take it again afterwards.
       await caller.call('evm_revert', [state.snapshot]);
@@ -205,7 +222,7 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
     }
     await pinRequested(caller);
     const raws = block.transactions.slice(state.txCount).map((tx) => tx.raw);
-    await sendAll(caller, raws, block, state.txCount);
+    await sendAll(caller, raws, block, state.txCount, attempt > 0);
     state.txCount = block.transactions.length;
     state.snapshot = await caller.call<string>('evm_snapshot');
     await setEnv(caller, block);
@@ -254,14 +271,20 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
       if (receipt.contractAddress) touched.add(receipt.contractAddress.toLowerCase());
       for (const log of receipt.logs) touched.add(log.address.toLowerCase());
     }
-    for (const address of touched) {
+    // One batch: balance and nonce of each, code once per account and block (it changes only by creation).
+    const addresses = [...touched];
+    const calls = addresses.flatMap((address) => [
+      ['eth_getBalance', [address, 'latest']] as const,
+      ['eth_getTransactionCount', [address, 'latest']] as const,
+      ...(state.diff.get(address)?.code !== undefined ? [] : [['eth_getCode', [address, 'latest']] as const]),
+    ]);
+    const answers = await caller.batch<string>(calls);
+    let next = 0;
+    for (const address of addresses) {
       const known = state.diff.get(address);
-      const [balance, nonce] = await Promise.all([
-        caller.call<string>('eth_getBalance', [address, 'latest']),
-        caller.call<string>('eth_getTransactionCount', [address, 'latest']),
-      ]);
-      // Code changes only by creation: read it once per account and block.
-      const code = known?.code ?? await caller.call<string>('eth_getCode', [address, 'latest']);
+      const balance = answers[next++]!;
+      const nonce = answers[next++]!;
+      const code = known?.code ?? answers[next++]!;
       state.diff.set(address, { ...known, balance, nonce, code });
     }
   }
@@ -295,7 +318,7 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
     const { caller, state } = await prepare(block);
     let mined: MinedHeader;
     try {
-      mined = await mine(caller, block, state);
+      mined = await mine(caller, block, state, attempt);
     } catch (error) {
       if (attempt > 0 || !(error instanceof ExecutionError)) throw error;
       // Refused by the engine (nonce too low after a reorg the executor has not heard of yet, for
@@ -322,12 +345,12 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
     } else {
       checks.inc({ result: 'match' });
     }
-    const receipts: RpcReceipt[] = [];
-    for (const tx of block.transactions.slice(block.firstNew)) {
-      const raw = await caller.call<Record<string, unknown> | null>('eth_getTransactionReceipt', [tx.hash]);
-      if (!raw) throw new ExecutionError(`block ${block.blockNumber} index ${block.index}: no receipt for ${tx.hash} after mining`);
-      receipts.push(pendingReceipt(raw, block));
-    }
+    const fresh = block.transactions.slice(block.firstNew);
+    const raws = await caller.batch<Record<string, unknown> | null>(fresh.map((tx) => ['eth_getTransactionReceipt', [tx.hash]] as const));
+    const receipts = raws.map((raw, i) => {
+      if (!raw) throw new ExecutionError(`block ${block.blockNumber} index ${block.index}: no receipt for ${fresh[i]!.hash} after mining`);
+      return pendingReceipt(raw, block);
+    });
     if (stateDiffMode === 'full') await tracedStateDiff(caller, state, receipts);
     else if (stateDiffMode === 'accounts') await accountsStateDiff(caller, block, state, receipts);
     let gas = 0n;
