@@ -29,7 +29,8 @@ describe('block parameters', () => {
     expect(() => stateBlockParam({ blockHash: '0x12' }, 'params[1]')).toThrow('params[1].blockHash: expected a 32-byte 0x-hex hash, got "0x12"');
     expect(() => stateBlockParam({ blockHash: hash, requireCanonical: 'yes' }, 'params[1]')).toThrow('params[1].requireCanonical: expected true or false');
     expect(() => stateBlockParam({ blockHash: hash, blockNumber: '0x1' }, 'params[1]')).toThrow('params[1]: give blockHash or blockNumber, not both');
-    expect(() => stateBlockParam({ blockNumber: 5 }, 'params[2]')).toThrow('params[2].blockNumber: expected a hex block number, got 5');
+    expect(stateBlockParam({ blockNumber: 'pending', requireCanonical: false }, 'params[1]')).toEqual({ kind: 'tag', tag: 'pending' });
+    expect(() => stateBlockParam({ blockNumber: 5 }, 'params[2]')).toThrow('params[2].blockNumber: expected hex block number or tag');
     expect(() => stateBlockParam({ block: 'latest' }, 'params[1]')).toThrow('(EIP-1898)');
     expect(() => blockParam({ blockHash: hash }, 'params[0]'), 'block methods take no object').toThrow(InvalidParamsError);
   });

@@ -37,23 +37,20 @@ export type StateBlockParam = BlockParam | { readonly kind: 'hash'; readonly has
 /**
  * EIP-1898: what `blockParam` takes, or `{ blockNumber }`, or `{ blockHash, requireCanonical? }`
  * (eth_call, eth_estimateGas, eth_simulateV1, eth_getBalance, eth_getCode, eth_getStorageAt,
- * eth_getTransactionCount). The object form names a canonical block, never `pending`.
+ * eth_getTransactionCount). `{ blockNumber }` takes what `blockParam` takes, tags included.
  */
 export function stateBlockParam(value: unknown, where: string, fallback?: BlockTag): StateBlockParam {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return blockParam(value, where, fallback);
   const given = value as Record<string, unknown>;
   const keys = Object.keys(given);
   if ('blockHash' in given && 'blockNumber' in given) throw new InvalidParamsError(`${where}: give blockHash or blockNumber, not both`);
-  if ('blockNumber' in given && keys.length === 1) {
-    if (typeof given.blockNumber === 'string' && quantityPattern.test(given.blockNumber)) return { kind: 'number', number: BigInt(given.blockNumber) };
-    throw new InvalidParamsError(`${where}.blockNumber: expected a hex block number, got ${shown(given.blockNumber)}`);
+  const known = keys.every((key) => key === 'blockHash' || key === 'blockNumber' || key === 'requireCanonical');
+  if (known && given.requireCanonical !== undefined && typeof given.requireCanonical !== 'boolean') {
+    throw new InvalidParamsError(`${where}.requireCanonical: expected true or false, got ${shown(given.requireCanonical)}`);
   }
-  if ('blockHash' in given && keys.every((key) => key === 'blockHash' || key === 'requireCanonical')) {
-    const hash = hashParam(given.blockHash, `${where}.blockHash`);
-    if (given.requireCanonical !== undefined && typeof given.requireCanonical !== 'boolean') {
-      throw new InvalidParamsError(`${where}.requireCanonical: expected true or false, got ${shown(given.requireCanonical)}`);
-    }
-    return { kind: 'hash', hash, requireCanonical: given.requireCanonical === true };
+  if (known && 'blockNumber' in given) return blockParam(given.blockNumber, `${where}.blockNumber`);
+  if (known && 'blockHash' in given) {
+    return { kind: 'hash', hash: hashParam(given.blockHash, `${where}.blockHash`), requireCanonical: given.requireCanonical === true };
   }
   throw new InvalidParamsError(`${where}: expected hex block number, tag, { blockNumber } or { blockHash, requireCanonical? } (EIP-1898), got ${shown(value)}`);
 }

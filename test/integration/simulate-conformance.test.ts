@@ -26,6 +26,8 @@ let chain: FixtureChain;
 let execution: ExecutionMethods;
 let gateway: Gateway;
 const outcomes = new Map<string, string[]>();
+/** Fixtures that pass only once simulated block hashes are mapped to geth's. */
+const translated = new Set<string>();
 
 beforeAll(async () => {
   chain = await startFixtureChain();
@@ -45,7 +47,7 @@ afterAll(async () => {
   await execution?.close();
   await chain?.close();
   const passed = [...outcomes.values()].filter((d) => d.length === 0).length;
-  console.log(`eth_simulateV1 conformance: ${passed}/${fixtures.length} fixtures pass (${Object.keys(KNOWN_GAPS).length} known gaps)`);
+  console.log(`eth_simulateV1 conformance: ${passed}/${fixtures.length} fixtures pass (${passed - translated.size} exactly, ${translated.size} with simulated block hashes mapped to geth's: ${[...translated].join(', ')}; ${Object.keys(KNOWN_GAPS).length} known gaps)`);
 });
 
 describe('eth_simulateV1 execution-apis conformance', () => {
@@ -66,8 +68,10 @@ describe('eth_simulateV1 execution-apis conformance', () => {
     const response = await fetch(gateway.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fixture.request) });
     const body = await response.json() as Record<string, unknown>;
     const expected = fixture.response.error ? { error: fixture.response.error } : { result: fixture.response.result };
-    const actual = body.error ? { error: body.error } : { result: asGethHashes(fixture.response.result, body.result) };
-    const diff = differences(expected, actual);
+    const exact = differences(expected, body.error ? { error: body.error } : { result: body.result });
+    // Only where the exact comparison fails: simulated blocks' hashes read by calls, as geth's.
+    const diff = exact.length === 0 || body.error ? exact : differences(expected, { result: asGethHashes(fixture.response.result, body.result) });
+    if (exact.length > 0 && diff.length === 0) translated.add(name);
     outcomes.set(name, diff);
     if (KNOWN_GAPS[name]) {
       expect(diff, `${name} is listed as a known gap (${KNOWN_GAPS[name]}) but now passes: remove it from KNOWN_GAPS`).not.toEqual([]);

@@ -39,14 +39,16 @@ const customCrypto = () => ({ kzg: (kzg ??= new KZG(trustedSetup)) });
 /**
  * The rules of an OP Stack chain known only by its ID (flashlog's chains: Base, the devnet): one
  * fixed Ethereum hardfork for every simulated block (Isthmus runs Prague's EVM), plus RIP-7212's
- * P256VERIFY at 0x100 where that hardfork lacks it.
+ * P256VERIFY at 0x100 from Prague on (where EIP-7951 is not active: Osaka's 6,900-gas version
+ * then serves it).
  *
  * @example fixedRules(8453n, 'prague')
  */
 export function fixedRules(chainId: bigint, hardfork: string = Hardfork.Prague): ChainRules {
   const common = new Common({ chain: { ...Mainnet, chainId: Number(chainId), name: `chain-${chainId}` }, hardfork, customCrypto: customCrypto() });
-  const p256 = common.isActivatedEIP(7951) ? [] : [[P256VERIFY, rip7212] as const];
-  return { common, scheduled: false, precompiles: new Map(p256) };
+  // Prague's EVM runs on OP Stack chains only since Isthmus, well after Fjord brought RIP-7212.
+  const p256 = common.gteHardfork(Hardfork.Prague) && !common.isActivatedEIP(7951);
+  return { common, scheduled: false, precompiles: new Map(p256 ? [[P256VERIFY, rip7212]] : []) };
 }
 
 type BlobSchedule = Record<string, { target: number; max: number; baseFeeUpdateFraction: number }>;
@@ -59,7 +61,7 @@ type BlobSchedule = Record<string, { target: number; max: number; baseFeeUpdateF
  * a BPO block then fails with "Missing parameter value for target". So BPO forks keep ethereumjs's
  * built-in schedule, and a genesis asking for another one is refused.
  */
-export function genesisRules(genesis: GethGenesis & { config: { blobSchedule?: BlobSchedule } }): ChainRules {
+export function genesisRules(genesis: GethGenesis & { config: { blobSchedule?: BlobSchedule; fjordTime?: number } }): ChainRules {
   const { blobSchedule = {} } = genesis.config;
   const bpo = Object.fromEntries(Object.entries(blobSchedule).filter(([fork]) => /^bpo\d+$/.test(fork)));
   const rest = Object.fromEntries(Object.entries(blobSchedule).filter(([fork]) => !(fork in bpo)));
@@ -71,7 +73,10 @@ export function genesisRules(genesis: GethGenesis & { config: { blobSchedule?: B
     const wanted = [schedule.target, schedule.max, schedule.baseFeeUpdateFraction].map(BigInt).join();
     if (builtIn !== wanted) throw new Error(`genesis ${fork} blob schedule ${wanted} differs from the one ethereumjs knows (${builtIn})`);
   }
-  return { common, scheduled: true };
+  // An OP Stack genesis (fjordTime set) has RIP-7212's P256VERIFY, from Fjord on: simulated
+  // blocks are far past it, so it is served for every block.
+  const p256 = genesis.config.fjordTime !== undefined && !common.isActivatedEIP(7951);
+  return { common, scheduled: true, precompiles: new Map(p256 ? [[P256VERIFY, rip7212]] : []) };
 }
 
 /**

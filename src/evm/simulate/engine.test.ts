@@ -79,4 +79,21 @@ describe('simulate on an OP Stack chain by ID (fixedRules)', () => {
     expect(block!.calls[0]!.returnData).toBe(padHex('0x2a', { size: 32 }));
     expect(block!.calls[1]!.returnData).toBe(padHex('0x1', { size: 32 }));
   });
+
+  it('an override without a move removes the precompile: code runs in its place, a balance alone leaves an empty account', async () => {
+    const sha256Address = '0x0000000000000000000000000000000000000002';
+    const code = '0x602a60005260206000f3';
+    const [plain] = await run({ blockStateCalls: [{ calls: [{ to: sha256Address, input: '0x' }] }] });
+    expect(plain!.calls[0]!.returnData, 'sha256 of nothing').toBe('0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+    const [withCode] = await run({ blockStateCalls: [{ stateOverrides: { [sha256Address]: { code } }, calls: [{ to: sha256Address, input: '0x' }] }] });
+    expect(withCode!.calls[0]!.returnData).toBe(padHex('0x2a', { size: 32 }));
+    const [withBalance] = await run({ blockStateCalls: [{ stateOverrides: { [sha256Address]: { balance: '0x1' } }, calls: [{ to: sha256Address, input: '0x' }] }] });
+    expect(withBalance!.calls[0]!.returnData).toBe('0x');
+  });
+
+  it('checks a call\'s own gas against the block gas limit before the request\'s budget lowers it (-38015)', async () => {
+    const payload = { blockStateCalls: [{ blockOverrides: { gasLimit: '0x1c9c380' }, calls: [{ to: P256VERIFY, gas: '0x1c9c381' }] }] };
+    const error = await run(payload).catch((e: unknown) => e);
+    expect((error as JsonRpcError).rpcCode).toBe(-38015);
+  });
 });

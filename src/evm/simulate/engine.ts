@@ -343,6 +343,7 @@ async function applyOverrides(state: ForkedState, overrides: StateOverrides, mov
       const to = override.movePrecompileToAddress?.toLowerCase();
       if (to !== undefined) {
         if (!isPrecompile) throw new ServerError(`account ${address} is not a precompile`);
+        // the specification's -38022; geth answers this case -32000 "is already overridden"
         if (to === address) throw new JsonRpcError(-38022, `account ${address} is moved to itself (movePrecompileToAddress references itself)`);
         if (named.has(to)) throw new ServerError(`account ${to} is already overridden`);
         moves.move(address, to);
@@ -398,6 +399,10 @@ async function buildTx(call: SimulateCall, ctx: TxContext): Promise<TypedTransac
   // an account nonce past 2^64-1 wraps to 0, as geth's uint64 does
   const nonce = call.nonce !== undefined ? BigInt(call.nonce) : ((await ctx.state.getAccount(from))?.nonce ?? 0n) & MAX_NONCE;
   const gasLeft = ctx.budget < ctx.blockGasLeft ? ctx.budget : ctx.blockGasLeft;
+  // geth checks a call's own gas against the block before the budget lowers it
+  if (call.gas !== undefined && BigInt(call.gas) > ctx.blockGasLeft) {
+    throw new JsonRpcError(-38015, `block gas limit reached: ${BigInt(call.gas)} > ${ctx.blockGasLeft}`);
+  }
   const data = {
     nonce,
     // the request's gas budget bounds every call, an explicit gas included (geth)

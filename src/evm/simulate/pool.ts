@@ -44,6 +44,8 @@ interface Queued {
 
 /** Simulations that may wait for a thread, per thread; more are refused at once. */
 const QUEUE_PER_WORKER = 64;
+/** A thread that has not loaded the engine by then is given up on (it takes about a second). */
+const START_TIMEOUT_MS = 30_000;
 
 /**
  * Simulations run on worker threads, so that one long call (the EVM cannot be interrupted inside
@@ -67,11 +69,19 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
     worker.unref();
     slot.worker = worker;
     slot.ready = new Promise((resolve, reject) => {
-      worker.once('message', () => resolve());
-      worker.once('error', reject);
-      worker.once('exit', (code) => reject(new Error(`exited with code ${code} while starting`)));
+      const timer = setTimeout(() => {
+        void worker.terminate();
+        reject(new Error(`did not load the engine within ${START_TIMEOUT_MS} ms`));
+      }, START_TIMEOUT_MS);
+      worker.once('message', () => { clearTimeout(timer); resolve(); });
+      worker.once('error', (error) => { clearTimeout(timer); reject(error); });
+      worker.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited with code ${code} while starting`)); });
     });
     slot.ready.catch(() => {});
+    // A thread that dies between jobs is replaced when the next job comes.
+    worker.on('exit', () => {
+      if (slot.worker === worker) slot.worker = undefined;
+    });
     return worker;
   }
 
@@ -79,7 +89,13 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
     if (closed) return;
     for (const slot of slots) {
       if (slot.busy) continue;
-      const next = queue.shift();
+      // a job whose deadline has passed (its expiry timer not yet run) never starts
+      let next = queue.shift();
+      while (next && Date.now() >= next.job.deadline) {
+        clearTimeout(next.expiry);
+        next.reject(timeoutError(next.job));
+        next = queue.shift();
+      }
       if (!next) return;
       clearTimeout(next.expiry);
       void runOn(slot, next);

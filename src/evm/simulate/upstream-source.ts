@@ -8,24 +8,24 @@ export type RpcCall = (method: string, params: readonly unknown[]) => Promise<un
  * Reads of canonical state at one block, shared by every simulation at that block: an account is
  * three calls (eth_getBalance, eth_getTransactionCount, eth_getCode, made together), a slot is
  * one eth_getStorageAt. Answers are kept in a cache keyed by the block's hash and bounded by its
- * size (contract code counted byte for byte; oldest entries leave first), so a warm simulation
+ * size (contract code counted byte for byte; least recently used entries leave first), so a warm simulation
  * reads nothing from the node, and a reorged block's reads are never reused. A failed read is
  * not kept. Block hashes by number (for BLOCKHASH) are kept too: after a reorg below the
  * base, BLOCKHASH may answer the old hash until the entry ages out (the cache is bounded).
  */
 export interface StateReads {
-  at(block: { readonly number: bigint; readonly hash: Hex }, call: RpcCall): ForkSource;
+  at(block: { readonly hash: Hex }, call: RpcCall): ForkSource;
   /** The hash of a canonical block (BLOCKHASH in a simulation). */
   blockHash(blockNumber: bigint, call: RpcCall): Promise<Hex>;
 }
 
-/** What one cache entry costs beyond its value: the key, the map's entry, the promise. */
-const ENTRY_BYTES = 256;
+/** What one cache entry costs beyond its key and value: the map's entry, the promise, the answer. */
+const ENTRY_BYTES = 320;
 
-/** The bytes an answer holds: contract code counts at its length, anything else as an entry. */
-function sizeOf(value: unknown): number {
+/** The bytes an entry holds: its key (2 bytes a character) and contract code at its length. */
+function sizeOf(key: string, value: unknown): number {
   const code = (value as ForkAccount | undefined)?.code;
-  return ENTRY_BYTES + (typeof code === 'string' ? code.length : 0);
+  return ENTRY_BYTES + 2 * key.length + (typeof code === 'string' ? code.length : 0);
 }
 
 /** @example createStateReads(64 * 1024 * 1024) */
@@ -40,14 +40,19 @@ export function createStateReads(maxBytes = 64 * 1024 * 1024): StateReads {
   };
   function remember<T>(key: string, read: () => Promise<T>): Promise<T> {
     const held = cache.get(key);
-    if (held) return held.value as Promise<T>;
+    if (held) {
+      // least recently used leaves first: a hit moves the entry to the back
+      cache.delete(key);
+      cache.set(key, held);
+      return held.value as Promise<T>;
+    }
     const value = read();
-    const entry = { value: value as Promise<unknown>, bytes: ENTRY_BYTES };
+    const entry = { value: value as Promise<unknown>, bytes: sizeOf(key, undefined) };
     cache.set(key, entry);
     bytes += entry.bytes;
     value.then((answer) => {
       if (cache.get(key) !== entry) return;
-      const size = sizeOf(answer);
+      const size = sizeOf(key, answer);
       bytes += size - entry.bytes;
       entry.bytes = size;
       while (bytes > maxBytes && cache.size > 1) drop(cache.keys().next().value!);
@@ -63,8 +68,10 @@ export function createStateReads(maxBytes = 64 * 1024 * 1024): StateReads {
       if (!block?.hash) throw new Error(`block ${blockNumber} not found upstream`);
       return block.hash;
     }),
-    at({ number, hash }, call) {
-      const block = `0x${number.toString(16)}`;
+    at({ hash }, call) {
+      // By hash (EIP-1898): the reads are of exactly the block the cache key names, even when a
+      // reorg replaces the block at that height while the simulation runs.
+      const block = { blockHash: hash };
       return {
         account: (address) => remember(`${hash}/${address}`, async (): Promise<ForkAccount | undefined> => {
           const [balance, nonce, code] = await Promise.all([

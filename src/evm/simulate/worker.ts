@@ -47,8 +47,12 @@ parentPort!.on('message', ({ id, job }: { id: number; job: SimulationJob }) => {
   run(job).then(
     (result) => parentPort!.postMessage({ id, result } satisfies SimulationReply),
     (error: unknown) => {
-      const rpcCode = error instanceof JsonRpcError ? error.rpcCode : -32603;
-      const message = error instanceof Error ? error.message : String(error);
+      // An upstream read cut off by the deadline is the time limit, whichever timer fired first.
+      const late = Date.now() >= job.deadline && !(error instanceof JsonRpcError && error.rpcCode === -32016);
+      const rpcCode = late ? -32016 : error instanceof JsonRpcError ? error.rpcCode : -32603;
+      const message = late
+        ? `eth_simulateV1: execution took longer than the ${job.timeoutMs} ms limit (--call-timeout-ms)`
+        : error instanceof Error ? error.message : String(error);
       parentPort!.postMessage({ id, error: { rpcCode, message, data: error instanceof JsonRpcError ? error.data : undefined } } satisfies SimulationReply);
     },
   );

@@ -36,6 +36,10 @@ export function ethSimulateV1(limits: ExecutionLimits, deps: SimulationDeps): Me
       ? await upstream.call('eth_getBlockByHash', [block.hash, false])
       : await upstream.call('eth_getBlockByNumber', [target ? target.block : blockForUpstream(block, params[1]), false])) as Record<string, string> | null;
     if (!header) throw new ServerError(block.kind === 'hash' ? `header not found: no block ${block.hash}` : 'header not found');
+    if (block.kind === 'hash' && block.requireCanonical) {
+      const canonical = await upstream.call('eth_getBlockByNumber', [header.number, false]) as { hash?: string } | null;
+      if (canonical?.hash?.toLowerCase() !== block.hash) throw new ServerError(`hash ${block.hash} is not currently canonical`);
+    }
     const base: SimulationBase = {
       number: BigInt(header.number!),
       hash: header.hash as `0x${string}`,

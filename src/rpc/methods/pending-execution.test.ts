@@ -94,7 +94,7 @@ describe('eth_call with pending: what goes upstream', () => {
     expect(sent).toHaveProperty(touched);
     expect(sent).not.toHaveProperty(ECRECOVER);
     await invoke(ethCall(limits), [{ to: ECRECOVER }, 'pending', { [ECRECOVER]: { code: '0x00' } }], ctx);
-    expect(stub.calls[1]!.params[2]).toHaveProperty(ECRECOVER, { code: '0x00' });
+    expect(stub.calls[1]!.params[2], 'named by the caller: the pending balance under the caller\'s code').toHaveProperty(ECRECOVER, { balance: '0x5', code: '0x00' });
   });
 
   it('forwards an EIP-1898 block hash as given, and a { blockNumber } as its number', async () => {
@@ -172,6 +172,9 @@ describe('eth_simulateV1 with pending', () => {
     const [block] = await invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash }], ctx) as [{ number: string }];
     expect(stub.calls.find((call) => call.method === 'eth_getBlockByHash')!.params[0]).toBe(hash);
     expect(block.number).toBe('0x101');
+    await expect(invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: `0x${'ef'.repeat(32)}`, requireCanonical: true }], ctx))
+      .rejects.toThrow(`hash 0x${'ef'.repeat(32)} is not currently canonical`);
+    await invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash, requireCanonical: true }], ctx);
     stub.handlers = { ...stub.handlers, eth_getBlockByHash: () => null };
     await expect(invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash }], ctx)).rejects.toThrow(`no block ${hash}`);
   });

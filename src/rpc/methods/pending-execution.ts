@@ -86,22 +86,27 @@ export interface PendingTarget {
  */
 const PRECOMPILES = new Set([...Array.from({ length: 0x11 }, (_, i) => i + 1), 0x100].map((n) => `0x${n.toString(16).padStart(40, '0')}`));
 
-/** The pending layer without precompile addresses: as overrides it would remove the precompile. */
-function withoutPrecompiles(overrides: StateOverrides): StateOverrides {
-  if (!Object.keys(overrides).some((address) => PRECOMPILES.has(address))) return overrides;
-  return Object.fromEntries(Object.entries(overrides).filter(([address]) => !PRECOMPILES.has(address)));
+/**
+ * The pending layer without the precompile addresses the caller does not override itself: as
+ * overrides they would remove the precompile. One the caller names loses its precompile anyway,
+ * so it keeps its pending state under the caller's fields.
+ */
+function withoutPrecompiles(overrides: StateOverrides, caller: StateOverrides): StateOverrides {
+  const dropped = (address: string) => PRECOMPILES.has(address) && !(address in caller);
+  if (!Object.keys(overrides).some(dropped)) return overrides;
+  return Object.fromEntries(Object.entries(overrides).filter(([address]) => !dropped(address)));
 }
 
 /**
- * With `forUpstream` the pending layer leaves precompile addresses out (a pre-confirmed payment
- * to a precompile would otherwise disable it for the call; its balance is then the canonical
- * one); flashlog's own engine keeps the whole diff and the precompiles.
+ * With `forUpstream` the pending layer leaves out precompile addresses the caller does not
+ * override (a pre-confirmed payment to a precompile would otherwise disable it for the call; its
+ * balance is then the canonical one); flashlog's own engine keeps the whole diff and the precompiles.
  */
 export function pendingTarget(state: ViewState, request: Pick<CallRequest, 'block' | 'overrides'>, forUpstream = true): PendingTarget | undefined {
   if (!isPending(request.block)) return undefined;
   const newest = state.blocks[state.blocks.length - 1];
   if (!newest) return undefined;
-  const pending = forUpstream ? withoutPrecompiles(pendingOverrides(state)) : pendingOverrides(state);
+  const pending = forUpstream ? withoutPrecompiles(pendingOverrides(state), request.overrides) : pendingOverrides(state);
   return {
     block: canonicalBase(state),
     overrides: layerOverrides(pending, request.overrides),
