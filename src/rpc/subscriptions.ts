@@ -10,6 +10,11 @@ import type { PendingBlock, ViewState } from '../view/state.ts';
 import { formatPendingBlock, type TransactionFormatter } from './format.ts';
 import { boolParam, logFilterParam, matchesFilter, objectParam, paramsArray, type LogFilter } from './params.ts';
 
+/** pendingLogs subscribers written per turn of the event loop. */
+const FAN_OUT_SLICE = 100;
+/** Times in a row a pendingLogs pass goes back to its first subscribers for newer logs. */
+const MAX_RESTARTS = 3;
+
 /**
  * eth_subscribe / eth_unsubscribe over WebSocket:
  * - `pendingLogs` [filter {address, topics}]: one notification per log of the latest flashblock;
@@ -42,6 +47,15 @@ interface Sub {
   readonly filter: LogFilter | null;
   readonly full: boolean;
   readonly socket: WebSocket;
+  /** pendingLogs: the newest log batch this subscriber has been written. */
+  sent: number;
+}
+
+/** One flashblock's new logs (or a reorg's withdrawn ones), each serialized once when first needed. */
+interface LogBatch {
+  readonly seq: number;
+  readonly logs: readonly RpcLog[];
+  readonly bodies: (Buffer | undefined)[];
 }
 
 /** The header of one unmasked, final WebSocket text frame (RFC 6455 5.2) with `length` payload bytes. */
@@ -105,34 +119,83 @@ export function createSubscriptionHub(options: {
   };
 
   /**
-   * pendingLogs is the hot path (every log to every subscriber): each log is serialized once, and
-   * each subscriber gets all its notifications of one flashblock as ready-made WebSocket text
-   * frames in one write, instead of one `ws.send` per log. Frames go straight to the connection's
-   * socket: without permessage-deflate (the server never enables it) `ws` writes its own frames
-   * synchronously too, so the order on the wire is kept.
+   * pendingLogs is the hot path (every log to every subscriber). Each batch of logs is serialized
+   * once, and a subscriber gets all its notifications in one write of ready-made WebSocket text
+   * frames. Frames go straight to the connection's socket: without permessage-deflate (the server
+   * never enables it) `ws` writes its own frames synchronously too, so the order on the wire is kept.
+   *
+   * One writer (`pump`) serves the subscribers in the order they came, a slice per turn of the
+   * event loop, so a fan-out to thousands never holds back the pipeline behind it. When newer logs
+   * arrive during a pass, the writer goes back to the first subscribers (those up to date get the
+   * new batch; the rest get every batch they lack in one write), so a subscriber that keeps up
+   * waits for one slice, not for the whole previous fan-out. Each subscriber gets the batches in order.
    */
-  const notifyLogs = (logs: readonly RpcLog[]): void => {
+  const logBatches: LogBatch[] = [];
+  let logSeq = 0;
+  let pumping = false;
+
+  const queueLogs = (logs: readonly RpcLog[]): void => {
     if (kinds.pendingLogs.size === 0 || logs.length === 0) return;
-    const bodies: (Buffer | undefined)[] = new Array(logs.length);
-    const body = (i: number): Buffer => (bodies[i] ??= Buffer.from(`${JSON.stringify(logs[i])}}}`));
-    for (const sub of kinds.pendingLogs) {
-      const socket = sub.socket;
-      if (slow.has(socket) || socket.readyState !== socket.OPEN || dropIfSlow(socket)) continue;
-      const raw = (socket as unknown as { _socket?: { write(data: Buffer): boolean } })._socket;
-      const prefix = logPrefix(sub);
-      const parts: Buffer[] = [];
-      let count = 0;
-      for (let i = 0; i < logs.length; i++) {
-        if (sub.filter && !matchesFilter(logs[i]!, sub.filter)) continue;
-        parts.push(textFrameHeader(prefix.length + body(i).length), prefix, body(i));
+    logBatches.push({ seq: ++logSeq, logs, bodies: new Array(logs.length) });
+    if (!pumping) void pump();
+  };
+
+  /** Writes `sub` every batch after its cursor up to `target`, in one write. */
+  const writeLogs = (sub: Sub, target: number): void => {
+    const from = sub.sent;
+    sub.sent = target;
+    const socket = sub.socket;
+    if (slow.has(socket) || socket.readyState !== socket.OPEN || dropIfSlow(socket)) return;
+    const raw = (socket as unknown as { _socket?: { write(data: Buffer): boolean } })._socket;
+    const prefix = logPrefix(sub);
+    const parts: Buffer[] = [];
+    let count = 0;
+    for (const batch of logBatches) {
+      if (batch.seq <= from || batch.seq > target) continue;
+      for (let i = 0; i < batch.logs.length; i++) {
+        if (sub.filter && !matchesFilter(batch.logs[i]!, sub.filter)) continue;
+        const body = (batch.bodies[i] ??= Buffer.from(`${JSON.stringify(batch.logs[i])}}}`));
+        parts.push(textFrameHeader(prefix.length + body.length), prefix, body);
         count++;
       }
-      if (count === 0) continue;
-      if (raw) raw.write(Buffer.concat(parts));
-      else for (let i = 0; i < parts.length; i += 3) socket.send(Buffer.concat([parts[i + 1]!, parts[i + 2]!]).toString('utf8'));
-      notifications.inc({ kind: 'pendingLogs' }, count);
     }
+    if (count === 0) return;
+    if (raw) raw.write(Buffer.concat(parts));
+    else for (let i = 0; i < parts.length; i += 3) socket.send(Buffer.concat([parts[i + 1]!, parts[i + 2]!]).toString('utf8'));
+    notifications.inc({ kind: 'pendingLogs' }, count);
   };
+
+  async function pump(): Promise<void> {
+    pumping = true;
+    try {
+      let restarts = 0;
+      for (;;) {
+        const target = logSeq;
+        let written = 0;
+        let complete = true;
+        for (const sub of [...kinds.pendingLogs]) {
+          if (sub.sent >= target || !kinds.pendingLogs.has(sub)) continue;
+          writeLogs(sub, target);
+          if (++written % FAN_OUT_SLICE !== 0) continue;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (logSeq !== target && restarts < MAX_RESTARTS) {
+            restarts++;
+            complete = false;
+            break;
+          }
+        }
+        if (!complete) continue;
+        restarts = 0;
+        // every subscriber has every batch up to target
+        while (logBatches.length > 0 && logBatches[0]!.seq <= target) logBatches.shift();
+        if (logSeq === target) return;
+      }
+    } catch (error) {
+      logger.warn({ err: errorMessage(error) }, 'pendingLogs notification failed');
+    } finally {
+      pumping = false;
+    }
+  }
   const prefixes = new WeakMap<Sub, Buffer>();
   const logPrefix = (sub: Sub): Buffer => {
     let prefix = prefixes.get(sub);
@@ -143,8 +206,7 @@ export function createSubscriptionHub(options: {
   const notifyFlashblock = async (block: PendingBlock, firstNew: number, newLogs: readonly RpcLog[]): Promise<void> => {
     // Logs first: they are small and what latency-sensitive readers (indexers) wait for; whole
     // blocks to many subscribers take longer to write out.
-    notifyLogs(newLogs);
-    uncorkAll();
+    queueLogs(newLogs);
     if (kinds.newFlashblocks.size > 0) {
       const json = JSON.stringify(await formatPendingBlock(block, true, formatter));
       for (const sub of kinds.newFlashblocks) send(sub, json);
@@ -181,7 +243,7 @@ export function createSubscriptionHub(options: {
       if (byId.size === 0) return;
       try {
         if (change.type === 'flashblock') await notifyFlashblock(change.block, change.firstNew, change.newLogs);
-        else if (change.type === 'removed') notifyLogs(change.logs);
+        else if (change.type === 'removed') queueLogs(change.logs);
       } catch (error) {
         logger.warn({ err: errorMessage(error) }, 'notification failed');
       } finally {
@@ -221,7 +283,7 @@ export function createSubscriptionHub(options: {
         ? logFilterParam(objectParam(params[1], 'params[1]', 'a filter object {address, topics}'), 'params[1]')
         : null;
       const full = kind === 'newFlashblockTransactions' ? boolParam(params[1], 'params[1]', false) : false;
-      const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind, filter, full, socket };
+      const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind, filter, full, socket, sent: logSeq };
       byId.set(sub.id, sub);
       mine.set(sub.id, sub);
       bySocket.set(socket, mine);

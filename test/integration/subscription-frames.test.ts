@@ -68,4 +68,32 @@ describe('pendingLogs frames', () => {
     expect(new Set(expected.map((l) => l.data.length)).size).toBeGreaterThanOrEqual(4);
     expect(messages.find((m) => m.id === 10)).toMatchObject({ result: '0x385' });
   });
+
+  it('with more subscribers than one write slice, flashblocks arriving mid-fan-out reach every subscriber once, in order', async () => {
+    const count = 250;
+    const received: string[][] = Array.from({ length: count }, () => []);
+    const sockets = await Promise.all(received.map(async (got) => {
+      const socket = new WebSocket(serve.gateway.wsUrl);
+      socket.on('message', (data: Buffer) => {
+        const message = JSON.parse(data.toString()) as { params?: { result: { blockNumber: string; logIndex: string } } };
+        if (message.params) got.push(`${message.params.result.blockNumber}/${message.params.result.logIndex}`);
+      });
+      await new Promise<void>((resolve, reject) => { socket.once('open', () => resolve()); socket.once('error', reject); });
+      const confirmed = new Promise<void>((resolve) => socket.once('message', () => resolve()));
+      socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['pendingLogs'] }));
+      await confirmed;
+      return socket;
+    }));
+    const block = blockBuilder(3n);
+    const txs = (await signedTransfers(30, 10)).slice(0, 20);
+    // four flashblocks appended back to back: later ones arrive while earlier ones are being written
+    for (let fb = 0; fb < 4; fb++) await log.produce(block.flashblock(txs.slice(fb * 5, fb * 5 + 5), { logsPerTx: 2 }));
+    const expected = block.logs().map((l) => `${l.blockNumber}/${l.logIndex}`);
+    expect(expected).toHaveLength(40);
+    await eventually(() => (received.every((got) => got.length >= expected.length) ? true : undefined), 10_000, 'every subscriber has every log')
+      .catch((error: unknown) => { throw new Error(`${String(error)}: counts ${[...new Set(received.map((got) => got.length))]}`); });
+    await new Promise((resolve) => setTimeout(resolve, 200)); // nothing more may come
+    for (const got of received) expect(got).toEqual(expected);
+    for (const socket of sockets) socket.close();
+  }, 30_000);
 });
