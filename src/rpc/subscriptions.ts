@@ -106,9 +106,17 @@ export function createSubscriptionHub(options: {
     return true;
   };
 
+  /** Writes a connection's pendingLogs subscriptions what they still lack (logs before other news). */
+  const flushLogs = (socket: WebSocket): void => {
+    for (const other of bySocket.get(socket)?.values() ?? []) {
+      if (other.kind === 'pendingLogs' && other.sent < logSeq) writeLogs(other, logSeq);
+    }
+  };
+
   const send = (sub: Sub, result: string): void => {
     const socket = sub.socket;
     if (slow.has(socket) || socket.readyState !== socket.OPEN || dropIfSlow(socket)) return;
+    if (logSeq > 0) flushLogs(socket);
     const raw = (socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
     if (raw && !corked.has(raw)) {
       raw.cork();
@@ -143,9 +151,11 @@ export function createSubscriptionHub(options: {
   /** Writes `sub` every batch after its cursor up to `target`, in one write. */
   const writeLogs = (sub: Sub, target: number): void => {
     const from = sub.sent;
-    sub.sent = target;
     const socket = sub.socket;
-    if (slow.has(socket) || socket.readyState !== socket.OPEN || dropIfSlow(socket)) return;
+    if (slow.has(socket) || socket.readyState !== socket.OPEN || dropIfSlow(socket)) {
+      sub.sent = target;
+      return;
+    }
     const raw = (socket as unknown as { _socket?: { write(data: Buffer): boolean } })._socket;
     const prefix = logPrefix(sub);
     const parts: Buffer[] = [];
@@ -159,6 +169,7 @@ export function createSubscriptionHub(options: {
         count++;
       }
     }
+    sub.sent = target;
     if (count === 0) return;
     if (raw) raw.write(Buffer.concat(parts));
     else for (let i = 0; i < parts.length; i += 3) socket.send(Buffer.concat([parts[i + 1]!, parts[i + 2]!]).toString('utf8'));
@@ -175,7 +186,13 @@ export function createSubscriptionHub(options: {
         let complete = true;
         for (const sub of [...kinds.pendingLogs]) {
           if (sub.sent >= target || !kinds.pendingLogs.has(sub)) continue;
-          writeLogs(sub, target);
+          try {
+            writeLogs(sub, target);
+          } catch (error) {
+            // one subscriber's failure (a socket error) skips it, never the others
+            sub.sent = target;
+            logger.warn({ err: errorMessage(error), subscription: sub.id }, 'pendingLogs notification failed');
+          }
           if (++written % FAN_OUT_SLICE !== 0) continue;
           await new Promise<void>((resolve) => setImmediate(resolve));
           if (logSeq !== target && restarts < MAX_RESTARTS) {
@@ -268,6 +285,8 @@ export function createSubscriptionHub(options: {
         if (typeof id !== 'string') throw new InvalidParamsError(`params[0]: expected a subscription id, got ${JSON.stringify(id) ?? 'nothing'}`);
         const sub = byId.get(id);
         if (!sub || sub.socket !== socket) return false;
+        // what the gateway had for it before the unsubscribe still goes out
+        if (sub.kind === 'pendingLogs' && sub.sent < logSeq) writeLogs(sub, logSeq);
         remove(sub);
         return true;
       }

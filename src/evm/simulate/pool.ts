@@ -45,7 +45,7 @@ interface Queued {
 /** Simulations that may wait for a thread, per thread; more are refused at once. */
 const QUEUE_PER_WORKER = 64;
 /** A thread that has not loaded the engine by then is given up on (it takes about a second). */
-const START_TIMEOUT_MS = 30_000;
+const START_TIMEOUT_MS = 10_000;
 
 /**
  * Simulations run on worker threads, so that one long call (the EVM cannot be interrupted inside
@@ -110,12 +110,14 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
   }
 
   /**
-   * The time limit counts from when a started thread takes the job: a thread's start (loading
-   * the engine, about a second) is the pool's cost, not the request's execution.
+   * The time limit counts from the request, waiting for a thread included, except a thread's
+   * start (loading the engine, about a second; at most START_TIMEOUT_MS): that is the pool's
+   * cost, not the request's.
    */
   async function runOn(slot: Slot, queued: Queued): Promise<void> {
     slot.busy = true;
     let worker: Worker;
+    const waitedFrom = Date.now();
     try {
       worker = slot.worker ?? start(slot);
       await slot.ready;
@@ -126,7 +128,13 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
       dispatch();
       return;
     }
-    const job = { ...queued.job, deadline: Date.now() + queued.job.timeoutMs };
+    const job = { ...queued.job, deadline: queued.job.deadline + (Date.now() - waitedFrom) };
+    if (Date.now() >= job.deadline) {
+      slot.busy = false;
+      queued.reject(timeoutError(job));
+      dispatch();
+      return;
+    }
     const id = nextId++;
     const finish = () => {
       clearTimeout(timer);
@@ -153,7 +161,7 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
       void worker.terminate();
       finish();
       queued.reject(timeoutError(job));
-    }, job.timeoutMs);
+    }, job.deadline - Date.now());
     worker.on('message', onMessage);
     worker.on('error', onError);
     worker.on('exit', onExit);

@@ -10,13 +10,13 @@ export type RpcCall = (method: string, params: readonly unknown[]) => Promise<un
  * one eth_getStorageAt. Answers are kept in a cache keyed by the block's hash and bounded by its
  * size (contract code counted byte for byte; least recently used entries leave first), so a warm simulation
  * reads nothing from the node, and a reorged block's reads are never reused. A failed read is
- * not kept. Block hashes by number (for BLOCKHASH) are kept too: after a reorg below the
- * base, BLOCKHASH may answer the old hash until the entry ages out (the cache is bounded).
+ * not kept. Block hashes by number (for BLOCKHASH) are kept per base block, so a reorg below
+ * the base gives a new base and new answers.
  */
 export interface StateReads {
   at(block: { readonly hash: Hex }, call: RpcCall): ForkSource;
-  /** The hash of a canonical block (BLOCKHASH in a simulation). */
-  blockHash(blockNumber: bigint, call: RpcCall): Promise<Hex>;
+  /** The hash of the canonical block at a height below `base` (BLOCKHASH in a simulation). */
+  blockHash(base: Hex, blockNumber: bigint, call: RpcCall): Promise<Hex>;
 }
 
 /** What one cache entry costs beyond its key and value: the map's entry, the promise, the answer. */
@@ -63,7 +63,7 @@ export function createStateReads(maxBytes = 64 * 1024 * 1024): StateReads {
     return value;
   }
   return {
-    blockHash: (blockNumber, call) => remember(`hash/${blockNumber}`, async () => {
+    blockHash: (base, blockNumber, call) => remember(`${base}/hash/${blockNumber}`, async () => {
       const block = await call('eth_getBlockByNumber', [`0x${blockNumber.toString(16)}`, false]) as { hash?: Hex } | null;
       if (!block?.hash) throw new Error(`block ${blockNumber} not found upstream`);
       return block.hash;

@@ -31,7 +31,7 @@ async function run(job: SimulationJob): Promise<unknown> {
   return simulate(job.payload, {
     base: job.base,
     source: reads.at(job.base, call),
-    blockHash: (number) => reads.blockHash(number, call),
+    blockHash: (number) => reads.blockHash(job.base.hash, number, call),
     common,
     scheduled,
     precompiles,
@@ -48,7 +48,9 @@ parentPort!.on('message', ({ id, job }: { id: number; job: SimulationJob }) => {
     (result) => parentPort!.postMessage({ id, result } satisfies SimulationReply),
     (error: unknown) => {
       // An upstream read cut off by the deadline is the time limit, whichever timer fired first.
-      const late = Date.now() >= job.deadline && !(error instanceof JsonRpcError && error.rpcCode === -32016);
+      // (an upstream failure: a ServerError -32000, or a fetch abort; an answer's own error stands)
+      const upstreamFailure = !(error instanceof JsonRpcError) || error.rpcCode === -32000;
+      const late = Date.now() >= job.deadline && upstreamFailure;
       const rpcCode = late ? -32016 : error instanceof JsonRpcError ? error.rpcCode : -32603;
       const message = late
         ? `eth_simulateV1: execution took longer than the ${job.timeoutMs} ms limit (--call-timeout-ms)`

@@ -105,6 +105,8 @@ describe('eth_call with pending: what goes upstream', () => {
     expect(stub.calls[0]!.params[1]).toEqual(byHash);
     await invoke(ethCall(limits), [{ to: touched }, { blockNumber: '0x20' }], ctx);
     expect(stub.calls[1]!.params[1]).toBe('0x20');
+    await invoke(ethCall(limits), [{ to: touched }, { blockNumber: 'safe' }], ctx);
+    expect(stub.calls[2]!.params[1], 'a tag in object form goes as the tag').toBe('safe');
     await expect(invoke(ethCall(limits), [{ to: touched }, { blockHash: 'x' }], ctx)).rejects.toThrow('params[1].blockHash');
   });
 });
@@ -175,6 +177,8 @@ describe('eth_simulateV1 with pending', () => {
     await expect(invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: `0x${'ef'.repeat(32)}`, requireCanonical: true }], ctx))
       .rejects.toThrow(`hash 0x${'ef'.repeat(32)} is not currently canonical`);
     await invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash, requireCanonical: true }], ctx);
+    await invoke(ethSimulateV1(limits, deps()), [payload, { blockNumber: 'latest' }], ctx);
+    expect(stub.calls.filter((call) => call.method === 'eth_getBlockByNumber').at(-1)!.params[0], '{ blockNumber: tag } asks for the tag').toBe('latest');
     stub.handlers = { ...stub.handlers, eth_getBlockByHash: () => null };
     await expect(invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash }], ctx)).rejects.toThrow(`no block ${hash}`);
   });

@@ -138,7 +138,8 @@ export function deadlineUpstream(upstream: Upstream, method: string, timeoutMs: 
 /** The block to send upstream when the call does not run on pending state: `pending` is `latest`. */
 export function blockForUpstream(block: StateBlockParam, given: unknown): unknown {
   if (block.kind === 'number') return `0x${block.number.toString(16)}`;
-  return isPending(block) ? 'latest' : given ?? 'latest';
+  if (block.kind === 'tag') return block.tag === 'pending' ? 'latest' : block.tag;
+  return given;
 }
 
 /**
