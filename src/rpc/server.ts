@@ -39,6 +39,11 @@ export interface GatewayOptions {
   readonly maxLogsRange: number;
   /** Extra or replacing methods (e.g. eth_call on pending state). */
   readonly methods?: Readonly<Record<string, Method>>;
+  /**
+   * WebSocket heartbeat: every connection is pinged this often, and one that has not answered the
+   * previous ping is closed (default 60 s): peers that are gone, or stopped reading, are found.
+   */
+  readonly heartbeatMs?: number;
 }
 
 export interface Gateway {
@@ -57,6 +62,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const formatter = createTransactionFormatter();
   const requests = counter(options.metrics, 'flashlog_rpc_requests_total', 'JSON-RPC calls, by method and whether the view or the upstream answered', ['method', 'source', 'outcome']);
   const connections = gauge(options.metrics, 'flashlog_ws_connections', 'open WebSocket connections');
+  const unanswered = counter(options.metrics, 'flashlog_ws_heartbeat_disconnects_total', 'WebSocket connections closed for not answering a ping');
   const limiter = createRateLimiter(options.rateLimit);
   const limits = { maxLogsRange: options.maxLogsRange };
   const protocolLimits = { maxBatch: options.maxBatch };
@@ -190,6 +196,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     metrics: options.metrics,
   });
   const sockets = new Set<WebSocket>();
+  /** Connections that have answered the last ping (or connected since). */
+  const answered = new WeakSet<WebSocket>();
+  const heartbeat = setInterval(() => {
+    for (const ws of sockets) {
+      if (!answered.has(ws)) {
+        unanswered.inc();
+        logger.info('websocket peer did not answer a ping; closing');
+        ws.terminate();
+        continue;
+      }
+      answered.delete(ws);
+      ws.ping();
+    }
+  }, options.heartbeatMs ?? 60_000);
+  heartbeat.unref();
   server.on('upgrade', (request, socket, head) => {
     if (sockets.size >= options.maxConnections) {
       socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nconnection limit of ${options.maxConnections} reached\n`);
@@ -197,6 +218,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
       sockets.add(ws);
+      answered.add(ws);
+      ws.on('pong', () => answered.add(ws));
       connections.set(sockets.size);
       const client = request.socket.remoteAddress ?? 'unknown';
       ws.on('message', (data, isBinary) => {
@@ -234,6 +257,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     wsUrl: `ws://${host}:${port}`,
     port,
     async close() {
+      clearInterval(heartbeat);
       hub.close();
       for (const ws of sockets) ws.terminate();
       wss.close();
