@@ -272,19 +272,18 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
       for (const log of receipt.logs) touched.add(log.address.toLowerCase());
     }
     // One batch: balance and nonce of each, code once per account and block (it changes only by creation).
-    const addresses = [...touched];
-    const calls = addresses.flatMap((address) => [
+    const accounts = [...touched].map((address) => ({ address, known: state.diff.get(address) }));
+    const calls = accounts.flatMap(({ address, known }) => [
       ['eth_getBalance', [address, 'latest']] as const,
       ['eth_getTransactionCount', [address, 'latest']] as const,
-      ...(state.diff.get(address)?.code !== undefined ? [] : [['eth_getCode', [address, 'latest']] as const]),
+      ...(known?.code === undefined ? [['eth_getCode', [address, 'latest']] as const] : []),
     ]);
     const answers = await caller.batch<string>(calls);
     let next = 0;
-    for (const address of addresses) {
-      const known = state.diff.get(address);
+    for (const { address, known } of accounts) {
       const balance = answers[next++]!;
       const nonce = answers[next++]!;
-      const code = known?.code ?? answers[next++]!;
+      const code = known?.code === undefined ? answers[next++]! : known.code;
       state.diff.set(address, { ...known, balance, nonce, code });
     }
   }

@@ -106,11 +106,13 @@ export function createSubscriptionHub(options: {
     return true;
   };
 
-  /** Writes a connection's pendingLogs subscriptions what they still lack (logs before other news). */
+  /** Writes a pendingLogs subscription every batch it still lacks, now. */
+  const catchUp = (sub: Sub): void => {
+    if (sub.kind === 'pendingLogs' && sub.sent < logSeq) writeLogs(sub, logSeq);
+  };
+  /** A connection's logs go out before its other notifications. */
   const flushLogs = (socket: WebSocket): void => {
-    for (const other of bySocket.get(socket)?.values() ?? []) {
-      if (other.kind === 'pendingLogs' && other.sent < logSeq) writeLogs(other, logSeq);
-    }
+    for (const other of bySocket.get(socket)?.values() ?? []) catchUp(other);
   };
 
   const send = (sub: Sub, result: string): void => {
@@ -135,8 +137,9 @@ export function createSubscriptionHub(options: {
    * One writer (`pump`) serves the subscribers in the order they came, a slice per turn of the
    * event loop, so a fan-out to thousands never holds back the pipeline behind it. When newer logs
    * arrive during a pass, the writer goes back to the first subscribers (those up to date get the
-   * new batch; the rest get every batch they lack in one write), so a subscriber that keeps up
-   * waits for one slice, not for the whole previous fan-out. Each subscriber gets the batches in order.
+   * new batch; the rest get every batch they lack in one write), so the earliest subscribers wait
+   * for one slice, not for the whole previous fan-out; a later one waits for the slices before it.
+   * Each subscriber gets the batches in order.
    */
   const logBatches: LogBatch[] = [];
   let logSeq = 0;
@@ -286,7 +289,7 @@ export function createSubscriptionHub(options: {
         const sub = byId.get(id);
         if (!sub || sub.socket !== socket) return false;
         // what the gateway had for it before the unsubscribe still goes out
-        if (sub.kind === 'pendingLogs' && sub.sent < logSeq) writeLogs(sub, logSeq);
+        catchUp(sub);
         remove(sub);
         return true;
       }

@@ -109,6 +109,13 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
     queued.reject(timeoutError(queued.job));
   }
 
+  /** Frees a slot that did not run its job, answers the job, and hands the slot the next one. */
+  function giveBack(slot: Slot, queued: Queued, error: JsonRpcError): void {
+    slot.busy = false;
+    queued.reject(error);
+    dispatch();
+  }
+
   /**
    * The time limit counts from the request, waiting for a thread included, except a thread's
    * start (loading the engine, about a second; at most START_TIMEOUT_MS): that is the pool's
@@ -123,16 +130,12 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
       await slot.ready;
     } catch (error) {
       slot.worker = undefined;
-      slot.busy = false;
-      queued.reject(new ServerError(`eth_simulateV1: the simulation thread did not start: ${(error as Error).message}`, { cause: error }));
-      dispatch();
+      giveBack(slot, queued, new ServerError(`eth_simulateV1: the simulation thread did not start: ${(error as Error).message}`, { cause: error }));
       return;
     }
     const job = { ...queued.job, deadline: queued.job.deadline + (Date.now() - waitedFrom) };
     if (Date.now() >= job.deadline) {
-      slot.busy = false;
-      queued.reject(timeoutError(job));
-      dispatch();
+      giveBack(slot, queued, timeoutError(job));
       return;
     }
     const id = nextId++;

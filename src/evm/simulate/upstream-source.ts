@@ -38,6 +38,10 @@ export function createStateReads(maxBytes = 64 * 1024 * 1024): StateReads {
     cache.delete(key);
     bytes -= entry.bytes;
   };
+  /** Least recently used entries leave until the cache fits (the newest always stays). */
+  const evict = () => {
+    while (bytes > maxBytes && cache.size > 1) drop(cache.keys().next().value!);
+  };
   function remember<T>(key: string, read: () => Promise<T>): Promise<T> {
     const held = cache.get(key);
     if (held) {
@@ -55,11 +59,11 @@ export function createStateReads(maxBytes = 64 * 1024 * 1024): StateReads {
       const size = sizeOf(key, answer);
       bytes += size - entry.bytes;
       entry.bytes = size;
-      while (bytes > maxBytes && cache.size > 1) drop(cache.keys().next().value!);
+      evict();
     }, () => {
       if (cache.get(key) === entry) drop(key);
     });
-    while (bytes > maxBytes && cache.size > 1) drop(cache.keys().next().value!);
+    evict();
     return value;
   }
   return {
