@@ -1,16 +1,20 @@
-import { EMPTY, map, merge, scan, shareReplay, tap, type Observable, type Subscription } from 'rxjs';
+import { EMPTY, catchError, concat, defer, map, merge, of, scan, shareReplay, tap, type Observable, type Subscription } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { errorMessage } from '../src/errors.ts';
-import type { Log, RecordPosition } from '../src/log/port.ts';
+import type { Log, LogConsumer, LogRecord, RecordPosition } from '../src/log/port.ts';
 import { topics } from '../src/log/topics.ts';
 import { counter, gauge } from '../src/obs/metrics.ts';
+import { checkResume } from '../src/view/resume.ts';
+import { encodeSnapshot, valueDigest, type ViewSnapshot } from '../src/view/snapshot.ts';
+import { readSnapshotFile, writeSnapshotFile } from '../src/view/snapshot-file.ts';
 import { apply, initialViewState, type ViewInput, type ViewState } from '../src/view/state.ts';
 
 /**
- * log -> view. Reads flashlog.blocks, flashlog.logs and flashlog.chain from the beginning (replay,
- * with a progress line and metrics), then follows them live:
+ * log -> view. Reads flashlog.blocks, flashlog.logs and flashlog.chain from the beginning, or from
+ * the view's own snapshot when one matches the log (replay, with a progress line and metrics), then
+ * follows them live:
  *
- *   merge(records$, heads$).pipe(scan(apply), shareReplay(1))
+ *   merge(records$, heads$).pipe(scan(apply), shareReplay(1))      (a snapshot -> snapshot file)
  *
  * The reader has no consumer group (ephemeral) unless one is given, so every gateway reads every
  * record of every partition and builds the whole view itself.
@@ -21,6 +25,17 @@ export interface MaterializeDeps {
   readonly heads$?: Observable<bigint>;
   /** A per-instance group id, when the log needs one; default none. */
   readonly group?: string;
+  /** Where the view keeps its snapshot, and how often it writes it (also once replayed and at close). */
+  readonly snapshot?: { readonly path: string; readonly intervalMs: number };
+}
+
+export interface Replayed {
+  /** Records read by this replay (after the snapshot, when one was used). */
+  readonly records: number;
+  readonly ms: number;
+  readonly perSecond: number;
+  /** Whether the replay started from a snapshot. */
+  readonly fromSnapshot: boolean;
 }
 
 export interface Materialized {
@@ -29,11 +44,15 @@ export interface Materialized {
   /** The view now. */
   current(): ViewState;
   /** Resolves once the records present at start are applied (replay done). */
-  readonly replayed: Promise<{ records: number; ms: number; perSecond: number }>;
+  readonly replayed: Promise<Replayed>;
+  /** Writes the snapshot now (no-op without a snapshot path). */
+  writeSnapshot(): void;
   close(): Promise<void>;
 }
 
 export const viewTopics = [topics.blocks, topics.logs, topics.chain] as const;
+
+type Input = ViewInput | { readonly type: 'reset' };
 
 export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<Materialized> {
   const { logger, metrics } = ctx;
@@ -44,40 +63,79 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
   const pendingNumber = gauge(metrics, 'flashlog_view_pending_block_number', 'number of the latest pre-confirmed block');
   const replayRate = gauge(metrics, 'flashlog_view_replay_records_per_second', 'records per second of the start-up replay');
   const replayProgress = gauge(metrics, 'flashlog_view_replay_progress_ratio', 'fraction of the start-up replay applied (1 once live)');
+  const snapshotFallbacks = counter(metrics, 'flashlog_view_snapshot_fallbacks_total', 'restarts that replayed the whole log although a snapshot existed', ['reason']);
 
   const targets: RecordPosition[] = (await Promise.all(viewTopics.map((topic) => deps.log.endOffsets(topic)))).flat();
   const total = targets.reduce((sum, position) => sum + Number(position.offset), 0);
-  const consumer = deps.log.consumer({ topics: [...viewTopics], ...(deps.group ? { group: deps.group } : {}), from: 'earliest' });
+  const logIdentity = deps.log.identity ? await deps.log.identity() : null;
+  const resume = loadSnapshot(ctx, deps, targets, logIdentity, snapshotFallbacks);
+  let start = resume?.state ?? initialViewState();
+  let fromSnapshot = resume !== undefined;
+  const consumers: LogConsumer[] = [];
+  const open = (seek?: readonly RecordPosition[]) => {
+    const consumer = deps.log.consumer({ topics: [...viewTopics], ...(deps.group ? { group: deps.group } : {}), from: 'earliest', ...(seek ? { seek } : {}) });
+    consumers.push(consumer);
+    return consumer.records$;
+  };
+  // The last record applied per partition: what a snapshot written now resumes after.
+  const lastRecords = new Map<string, LogRecord>();
+  const track = tap((record: LogRecord) => lastRecords.set(`${record.topic}/${record.partition}`, record));
+  const records$: Observable<Input> = resume
+    ? open(resume.checks.map(({ topic, partition, offset }) => ({ topic, partition, offset }))).pipe(
+      checkResume(resume.checks),
+      track,
+      map((record): Input => ({ type: 'record', record })),
+      catchError((error: unknown) => {
+        logger.warn({ err: errorMessage(error) }, 'view snapshot does not match the log; replaying the whole log');
+        snapshotFallbacks.inc({ reason: 'mismatch' });
+        void consumers[0]?.close();
+        return defer(() => {
+          lastRecords.clear();
+          start = initialViewState();
+          fromSnapshot = false;
+          return concat(of<Input>({ type: 'reset' }), open().pipe(track, map((record): Input => ({ type: 'record', record }))));
+        });
+      }))
+    : open().pipe(track, map((record): Input => ({ type: 'record', record })));
+
   const startedAt = Date.now();
   let replayDone = false;
-  let resolveReplay!: (value: { records: number; ms: number; perSecond: number }) => void;
+  let resolveReplay!: (value: Replayed) => void;
   let rejectReplay!: (error: unknown) => void;
-  const replayed = new Promise<{ records: number; ms: number; perSecond: number }>((resolve, reject) => {
+  const replayed = new Promise<Replayed>((resolve, reject) => {
     resolveReplay = resolve;
     rejectReplay = reject;
   });
   replayed.catch(() => {});
-  let current = initialViewState();
-  let lastInvalid = 0;
-  const caughtUp = (state: ViewState): boolean =>
-    targets.every((target) => (state.offsets[`${target.topic}/${target.partition}`] ?? 0n) >= target.offset);
+  let current = start;
+  let lastInvalid = start.invalid;
+  let lastProgressAt = Date.now();
+  const targetKeys = targets.map((target) => [`${target.topic}/${target.partition}`, target.offset] as const);
+  const caughtUp = (state: ViewState): boolean => targetKeys.every(([key, offset]) => (state.offsets[key] ?? 0n) >= offset);
+  const read = (state: ViewState) => state.applied + state.invalid - start.applied - start.invalid;
   const finishReplay = (state: ViewState): void => {
     replayDone = true;
     const ms = Date.now() - startedAt;
-    const perSecond = ms > 0 ? Math.round((state.applied + state.invalid) / (ms / 1000)) : state.applied + state.invalid;
+    const done = read(state);
+    const perSecond = ms > 0 ? Math.round(done / (ms / 1000)) : done;
     replayRate.set(perSecond);
     replayProgress.set(1);
-    logger.info({ records: state.applied + state.invalid, invalid: state.invalid, ms, perSecond, pendingBlocks: state.blocks.length }, 'view replayed; following live');
-    resolveReplay({ records: state.applied + state.invalid, ms, perSecond });
+    setOffsetGauges(state);
+    pendingBlocks.set(state.blocks.length);
+    logger.info({ records: done, invalid: state.invalid, ms, perSecond, pendingBlocks: state.blocks.length, fromSnapshot }, 'view replayed; following live');
+    resolveReplay({ records: done, ms, perSecond, fromSnapshot });
+    writeSnapshot();
   };
-  let lastProgressAt = Date.now();
+  const setOffsetGauges = (state: ViewState) => {
+    for (const [key, offset] of Object.entries(state.offsets)) {
+      const slash = key.lastIndexOf('/');
+      appliedOffset.set({ topic: key.slice(0, slash), partition: key.slice(slash + 1) }, Number(offset));
+    }
+  };
 
-  const inputs$: Observable<ViewInput> = merge(
-    consumer.records$.pipe(map((record) => ({ type: 'record' as const, record }))),
-    (deps.heads$ ?? EMPTY).pipe(map((blockNumber) => ({ type: 'head' as const, blockNumber }))),
-  );
+  const inputs$: Observable<Input> = merge(records$, (deps.heads$ ?? EMPTY).pipe(map((blockNumber): Input => ({ type: 'head', blockNumber }))));
   const states$ = inputs$.pipe(
-    scan(apply, initialViewState()),
+    scan((state: ViewState, input: Input) => (input.type === 'reset' ? initialViewState() : apply(state, input)), start),
     tap((state) => {
       current = state;
       if (state.invalid > lastInvalid) {
@@ -85,52 +143,94 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
         lastInvalid = state.invalid;
         logger.warn({ reason: state.lastInvalid }, 'record rejected by the view');
       }
-      pendingBlocks.set(state.blocks.length);
-      const latest = state.blocks[state.blocks.length - 1];
-      if (latest) pendingNumber.set(Number(latest.number));
       if (!replayDone) {
         const now = Date.now();
         if (now - lastProgressAt >= 1000) {
           lastProgressAt = now;
-          const done = state.applied + state.invalid;
-          replayProgress.set(total ? done / total : 1);
+          const done = read(state);
+          replayProgress.set(total ? (state.applied + state.invalid) / total : 1);
           logger.info({ applied: done, of: total, perSecond: Math.round(done / ((now - startedAt) / 1000)) }, 'replaying the view');
+          setOffsetGauges(state);
         }
         if (caughtUp(state)) finishReplay(state);
+        return;
       }
+      pendingBlocks.set(state.blocks.length);
+      const latest = state.blocks[state.blocks.length - 1];
+      if (latest) pendingNumber.set(Number(latest.number));
+      if (state.change.type !== 'none') setOffsetGauges(state);
     }),
     shareReplay({ bufferSize: 1, refCount: false }),
   );
+
+  let written = -1;
+  function writeSnapshot(): void {
+    if (!deps.snapshot || !replayDone || current.seq === written) return;
+    const checks: ViewSnapshot['checks'] = [...lastRecords.values()].map((record) => ({ topic: record.topic, partition: record.partition, offset: record.offset, sha256: valueDigest(record.value) }));
+    try {
+      writeSnapshotFile(deps.snapshot.path, encodeSnapshot({ logIdentity, state: current, checks }));
+      written = current.seq;
+    } catch (error) {
+      logger.warn({ err: errorMessage(error), path: deps.snapshot.path }, 'could not write the view snapshot');
+    }
+  }
+  const snapshotTimer = deps.snapshot && deps.snapshot.intervalMs > 0 ? setInterval(writeSnapshot, deps.snapshot.intervalMs) : undefined;
+  snapshotTimer?.unref();
+
   const subscription: Subscription = states$.subscribe({
-    next: (state) => {
-      if (state.change.type !== 'none' || state.applied) {
-        for (const [key, offset] of Object.entries(state.offsets)) {
-          const slash = key.lastIndexOf('/');
-          appliedOffset.set({ topic: key.slice(0, slash), partition: key.slice(slash + 1) }, Number(offset));
-        }
-      }
-    },
     error: (error: unknown) => {
       logger.error({ err: errorMessage(error) }, 'the view stopped: log failed');
       rejectReplay(error);
     },
   });
   if (total === 0 || caughtUp(current)) finishReplay(current);
-  let applied = 0;
+  let applied = start.applied;
   const counted = states$.subscribe((state) => {
-    if (state.applied > applied) {
-      records.inc(state.applied - applied);
-      applied = state.applied;
-    }
+    if (state.applied > applied) records.inc(state.applied - applied);
+    applied = state.applied;
   });
   return {
     states$,
     current: () => current,
     replayed,
+    writeSnapshot,
     async close() {
+      if (snapshotTimer) clearInterval(snapshotTimer);
+      writeSnapshot();
       counted.unsubscribe();
       subscription.unsubscribe();
-      await consumer.close();
+      await Promise.all(consumers.map((consumer) => consumer.close()));
     },
   };
+}
+
+/** The snapshot to resume from, if there is one that fits this log; otherwise one line saying why not. */
+function loadSnapshot(ctx: Context, deps: MaterializeDeps, targets: readonly RecordPosition[], logIdentity: string | null, fallbacks: ReturnType<typeof counter>): ViewSnapshot | undefined {
+  if (!deps.snapshot) return undefined;
+  const { path } = deps.snapshot;
+  const loaded = readSnapshotFile(path);
+  if (!loaded.ok) {
+    if ('missing' in loaded) ctx.logger.info({ path }, 'no view snapshot; replaying the whole log');
+    else {
+      ctx.logger.warn({ path, reason: loaded.reason }, 'view snapshot unusable; replaying the whole log');
+      fallbacks.inc({ reason: 'unreadable' });
+    }
+    return undefined;
+  }
+  if (loaded.snapshot.logIdentity !== logIdentity) {
+    ctx.logger.warn({ path, snapshotOf: loaded.snapshot.logIdentity, log: logIdentity }, 'view snapshot was taken from another log; replaying the whole log');
+    fallbacks.inc({ reason: 'other-log' });
+    return undefined;
+  }
+  const ahead = loaded.snapshot.checks.find((check) => {
+    const end = targets.find((target) => target.topic === check.topic && target.partition === check.partition);
+    return end === undefined || end.offset <= check.offset;
+  });
+  if (ahead) {
+    ctx.logger.warn({ path, topic: ahead.topic, partition: ahead.partition, offset: String(ahead.offset) }, 'view snapshot is ahead of the log (a different or truncated log); replaying the whole log');
+    fallbacks.inc({ reason: 'ahead' });
+    return undefined;
+  }
+  ctx.logger.info({ path, applied: loaded.snapshot.state.applied }, 'resuming the view from its snapshot');
+  return loaded.snapshot;
 }

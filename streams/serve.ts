@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { warnIfUpstreamBehind } from './node-status.ts';
 import { EMPTY, catchError, distinctUntilChanged, exhaustMap, from, map, timer, type Observable } from 'rxjs';
 import type { Context } from '../src/context.ts';
@@ -31,7 +32,7 @@ export interface ServeDeps {
 
 export const gatewaySettings = [
   'rpc', 'rpcTimeoutMs', 'host', 'port', 'public', 'rateLimit', 'maxBodyBytes', 'maxBatch', 'maxConnections',
-  'maxSubscriptions', 'maxBufferedBytes', 'maxLogsRange', 'headPollMs', 'callGasCap', 'callTimeoutMs', 'simulateGenesis', 'simulateHardfork', 'simulateWorkers',
+  'maxSubscriptions', 'maxBufferedBytes', 'maxLogsRange', 'viewSnapshot', 'viewSnapshotIntervalMs', 'headPollMs', 'callGasCap', 'callTimeoutMs', 'simulateGenesis', 'simulateHardfork', 'simulateWorkers',
 ] as const;
 
 /** Canonical head numbers, polled from the upstream (errors skip a tick). */
@@ -47,7 +48,9 @@ export function upstreamHeads$(upstream: Upstream, intervalMs: number): Observab
 export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve> {
   const { config, logger } = ctx;
   const upstream = createUpstream(deps.rpcUrl, { timeoutMs: config.rpcTimeoutMs });
-  const view = await materialize(ctx, { log: deps.log, heads$: upstreamHeads$(upstream, config.headPollMs) });
+  const snapshot = config.viewSnapshot === 'off' ? undefined
+    : { path: config.viewSnapshot || join(config.dataDir, deps.log.kind === 'kafka' ? 'view.kafka.snapshot.json' : 'view.snapshot.json'), intervalMs: config.viewSnapshotIntervalMs };
+  const view = await materialize(ctx, { log: deps.log, heads$: upstreamHeads$(upstream, config.headPollMs), ...(snapshot ? { snapshot } : {}) });
   try {
     await view.replayed;
   } catch (error) {

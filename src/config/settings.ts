@@ -108,6 +108,8 @@ export const settings = {
   simulateGenesis: setting({ schema: z.string().min(1).optional(), expects: 'a path to a geth genesis.json', describe: 'eth_simulateV1: take the chain rules (fork schedule) from this genesis file instead of --simulate-hardfork' }),
   simulateHardfork: setting({ schema: enumOf(['shanghai', 'cancun', 'prague', 'osaka']), default: 'prague', expects: 'shanghai|cancun|prague|osaka', describe: 'eth_simulateV1: the EVM rules simulated blocks run under (Base since Isthmus: prague)' }),
   simulateWorkers: setting({ schema: integer(1, 64), default: '1', expects: 'an integer 1-64', describe: 'eth_simulateV1: worker threads simulations run on (a simulation past --call-timeout-ms is stopped with its thread)' }),
+  viewSnapshot: setting({ schema: z.string().optional(), expects: 'a file path, or "off"', describe: 'where the gateway checkpoints its view so a restart replays only the log after it (default <data-dir>/view.snapshot.json; "off" disables)' }),
+  viewSnapshotIntervalMs: setting({ schema: integer(0), default: '10000', expects: 'milliseconds, 0 to write only once replayed and at shutdown', describe: 'how often the gateway writes its view snapshot' }),
   headPollMs: setting({ schema: integer(0), default: '1000', expects: 'milliseconds, 0 to disable', describe: 'how often the gateway asks the upstream for its head (clears pending blocks that became canonical)' }),
   devnet: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'run: start a local devnet in-process and use its feed and RPC' }),
   network: setting({ schema: enumOf(['base-mainnet', 'base-sepolia']).optional(), expects: 'base-mainnet|base-sepolia', describe: "run: use Base's public flashblocks feed and RPC" }),

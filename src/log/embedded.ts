@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { EventEmitter } from 'node:events';
@@ -33,7 +34,10 @@ export function createEmbeddedLog(options: EmbeddedLogOptions): Log {
     CREATE TABLE IF NOT EXISTS topics (name TEXT PRIMARY KEY, retention_ms INTEGER NOT NULL, next_offset INTEGER NOT NULL DEFAULT 0);
     CREATE TABLE IF NOT EXISTS records (topic TEXT NOT NULL, offset INTEGER NOT NULL, key TEXT, value TEXT NOT NULL, ts INTEGER NOT NULL, PRIMARY KEY (topic, offset)) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS commits (grp TEXT NOT NULL, topic TEXT NOT NULL, offset INTEGER NOT NULL, PRIMARY KEY (grp, topic)) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   `);
+  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('log_id', ?)").run(randomUUID());
+  const logId = (db.prepare("SELECT value FROM meta WHERE key = 'log_id'").get() as { value: string }).value;
   const pollIntervalMs = options.pollIntervalMs ?? 20;
   const batchSize = options.batchSize ?? 2000;
   const appended = new EventEmitter();
@@ -189,6 +193,10 @@ export function createEmbeddedLog(options: EmbeddedLogOptions): Log {
     async listTopics() {
       assertOpen();
       return (statements.listTopics.all() as { name: string }[]).map((row) => row.name);
+    },
+
+    async identity() {
+      return `embedded:${logId}`;
     },
 
     async endOffsets(topic) {

@@ -215,6 +215,11 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
       return (await client.listTopics()).filter((name) => !name.startsWith('__')).sort();
     },
 
+    async identity() {
+      const client = await connectedAdmin();
+      return `kafka:${(await client.describeCluster()).clusterId}`;
+    },
+
     async endOffsets(topic: string) {
       const client = await connectedAdmin();
       const offsets = await client.fetchTopicOffsets(topic);

@@ -67,6 +67,11 @@ export interface Log {
   produce(records: readonly ProduceRecord[]): Promise<RecordPosition[]>;
   consumer(options: ConsumeOptions): LogConsumer;
   listTopics(): Promise<string[]>;
+  /**
+   * Names this log instance (the embedded file's id, the Kafka cluster id), so state derived from
+   * one log (the view's snapshot) is never taken for another's.
+   */
+  identity?(): Promise<string>;
   /** The next offset to be written, per partition: a reader at these offsets has seen everything. */
   endOffsets(topic: string): Promise<RecordPosition[]>;
   close(): Promise<void>;

@@ -133,3 +133,22 @@ describe('view reducer', () => {
     expect(pendingAccount(state, account)).toEqual({ balance: '0x2', nonce: '0x1', code: undefined, storage: { [slot1]: `0x${'1'.repeat(64)}`, [slot2]: `0x${'2'.repeat(64)}` } });
   });
 });
+
+describe('view reducer: block records that repeat the transactions the view holds', () => {
+  it('validates only the new transactions when the repeated ones are the same, and all of them when not', async () => {
+    const txs = await signedTransfers(3);
+    const block = blockBuilder(40n);
+    const held = applyAll(initialViewState(), asLog(block.flashblock([txs[0]!])));
+    const [next] = asLog(block.flashblock([txs[1]!]));
+    const applied = apply(held, { type: 'record', record: next! });
+    expect(applied.invalid).toBe(0);
+    expect(latestPending(applied)!.transactions.map((tx) => tx.hash)).toEqual([txs[0]!.hash, txs[1]!.hash]);
+    // The same record with its first (already held) transaction altered to bad hex: validated again, rejected.
+    const tampered = JSON.parse(next!.value) as { transactions: { hash: string; raw: string }[] };
+    tampered.transactions[0]!.raw = '0xzz';
+    const rejected = apply(held, { type: 'record', record: { ...next!, value: JSON.stringify(tampered) } });
+    expect(rejected.invalid).toBe(1);
+    expect(rejected.lastInvalid).toContain('transactions.0.raw');
+    expect(latestPending(rejected)!.index).toBe(0);
+  });
+});

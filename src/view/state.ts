@@ -84,7 +84,7 @@ export function apply(state: ViewState, input: ViewInput): ViewState {
   if (input.type === 'head') return { ...advanceCanonical(state, input.blockNumber), seq };
   const { record } = input;
   const offsets = { ...state.offsets, [`${record.topic}/${record.partition}`]: record.offset + 1n };
-  const base: ViewState = { ...state, offsets, seq, change: { type: 'none' } };
+  const base: ViewState = { ...state, offsets, seq, change: noChange };
   let value: unknown;
   try {
     value = JSON.parse(record.value);
@@ -92,9 +92,10 @@ export function apply(state: ViewState, input: ViewInput): ViewState {
     return invalid(base, `${record.topic}@${record.offset}: value is not JSON`);
   }
   if (record.topic === topics.blocks) {
-    const parsed = blockRecordSchema.safeParse(value);
+    const parsed = parseBlockRecord(state, value);
     if (!parsed.success) return invalid(base, describeIssue(record, parsed.error.issues[0]));
-    return { ...applyBlock(base, parsed.data), applied: state.applied + 1 };
+    const next = applyBlock(base, parsed.data);
+    return next === base ? { ...base, applied: state.applied + 1 } : { ...next, applied: state.applied + 1 };
   }
   if (record.topic === topics.chain) {
     const parsed = chainRecordSchema.safeParse(value);
@@ -106,9 +107,43 @@ export function apply(state: ViewState, input: ViewInput): ViewState {
     // which names the dropped transactions. The log records are still validated and counted.
     const parsed = logRecordSchema.safeParse(value);
     if (!parsed.success) return invalid(base, describeIssue(record, parsed.error.issues[0]));
-    return { ...base, applied: state.applied + 1 };
+    return { ...state, offsets, seq, change: noChange, applied: state.applied + 1 };
   }
   return base;
+}
+
+const noChange: ViewChange = { type: 'none' };
+
+/**
+ * Validates a block record. A record that continues the block the view holds repeats that block's
+ * transactions before `firstNew`; when they are the same strings as the ones already validated,
+ * only the new ones go through the schema (a block record carries every transaction so far, so
+ * validating all of them again made replay quadratic in a block's flashblocks).
+ */
+function parseBlockRecord(state: ViewState, value: unknown): ReturnType<typeof blockRecordSchema.safeParse> {
+  const held = reusablePrefix(state, value);
+  if (held === undefined) return blockRecordSchema.safeParse(value);
+  const record = value as { transactions: unknown[]; firstNew: number };
+  const parsed = blockRecordSchema.safeParse({ ...record, transactions: record.transactions.slice(record.firstNew) });
+  if (!parsed.success) return parsed;
+  parsed.data.transactions = [...held.slice(0, record.firstNew), ...parsed.data.transactions];
+  return parsed;
+}
+
+function reusablePrefix(state: ViewState, value: unknown): PendingBlock['transactions'] | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { blockNumber, payloadId, firstNew, transactions } = value as Record<string, unknown>;
+  if (typeof firstNew !== 'number' || !Number.isInteger(firstNew) || firstNew <= 0 || !Array.isArray(transactions) || transactions.length < firstNew) return undefined;
+  if (typeof blockNumber !== 'string' || !/^0x[0-9a-fA-F]{1,64}$/.test(blockNumber)) return undefined;
+  const number = BigInt(blockNumber);
+  const previous = state.blocks.find((block) => block.number === number && block.payloadId === payloadId);
+  if (previous === undefined || previous.transactions.length < firstNew) return undefined;
+  for (let i = 0; i < firstNew; i++) {
+    const tx = transactions[i] as { hash?: unknown; raw?: unknown } | null;
+    const known = previous.transactions[i]!;
+    if (tx === null || typeof tx !== 'object' || tx.hash !== known.hash || tx.raw !== known.raw) return undefined;
+  }
+  return previous.transactions;
 }
 
 function invalid(state: ViewState, reason: string): ViewState {

@@ -10,7 +10,8 @@ import { createMetricsRegistry } from '../../src/obs/metrics.ts';
 export function testContext(overrides: Partial<Config> = {}, level = process.env.FLASHLOG_TEST_LOG_LEVEL ?? 'silent'): Context {
   const { config } = parseConfig([], {}, []);
   const logger = createLogger({ level, name: 'test', destination: process.stderr as never });
-  return { config: { ...config, ...overrides }, logger, metrics: createMetricsRegistry({ defaults: false }), shutdown: createShutdown(logger) };
+  // Tests share ./data: a gateway writes its view snapshot only where a test asks for one.
+  return { config: { ...config, viewSnapshot: 'off', ...overrides }, logger, metrics: createMetricsRegistry({ defaults: false }), shutdown: createShutdown(logger) };
 }
 
 /** A temporary directory removed by the returned function. */

@@ -26,6 +26,7 @@ export function prefixedLog(log: Log, prefix: string): Log {
       };
     },
     listTopics: async () => (await log.listTopics()).filter((topic) => topic.startsWith(prefix)).map(back),
+    ...(log.identity ? { identity: async () => `${await log.identity!()}/${prefix}` } : {}),
     endOffsets: async (topic) => (await log.endOffsets(to(topic))).map((position) => ({ ...position, topic })),
     close: () => log.close(),
   };
