@@ -31,7 +31,7 @@ import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
 type Row = Record<string, unknown>;
 const counts = (process.env.FLASHLOG_BENCH_FANOUT_COUNTS ?? '1,100,1000,10000').split(',').map(Number);
 const phases = [{ perSecond: 5, seconds: 3 }, { perSecond: 50, seconds: 2 }];
-const perProcess = 1000;
+const perProcess = Number(process.env.FLASHLOG_BENCH_FANOUT_PER_PROCESS ?? 1000);
 const clientScript = fileURLToPath(new URL('./peers/fanout-client.ts', import.meta.url));
 const nowUs = (): Hex => numberToHex(process.hrtime.bigint() / 1000n, { size: 32 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
