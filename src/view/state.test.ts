@@ -150,5 +150,9 @@ describe('view reducer: block records that repeat the transactions the view hold
     expect(rejected.invalid).toBe(1);
     expect(rejected.lastInvalid).toContain('transactions.0.raw');
     expect(latestPending(rejected)!.index).toBe(0);
+    // A bad new transaction is named by its index in the record.
+    const badNew = JSON.parse(next!.value) as { transactions: { hash: string; raw: string }[] };
+    badNew.transactions[1]!.hash = '0x12';
+    expect(apply(held, { type: 'record', record: { ...next!, value: JSON.stringify(badNew) } }).lastInvalid).toContain('transactions.1.hash');
   });
 });

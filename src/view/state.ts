@@ -94,8 +94,7 @@ export function apply(state: ViewState, input: ViewInput): ViewState {
   if (record.topic === topics.blocks) {
     const parsed = parseBlockRecord(state, value);
     if (!parsed.success) return invalid(base, describeIssue(record, parsed.error.issues[0]));
-    const next = applyBlock(base, parsed.data);
-    return next === base ? { ...base, applied: state.applied + 1 } : { ...next, applied: state.applied + 1 };
+    return { ...applyBlock(base, parsed.data), applied: state.applied + 1 };
   }
   if (record.topic === topics.chain) {
     const parsed = chainRecordSchema.safeParse(value);
@@ -125,7 +124,8 @@ function parseBlockRecord(state: ViewState, value: unknown): ReturnType<typeof b
   if (held === undefined) return blockRecordSchema.safeParse(value);
   const record = value as { transactions: unknown[]; firstNew: number };
   const parsed = blockRecordSchema.safeParse({ ...record, transactions: record.transactions.slice(record.firstNew) });
-  if (!parsed.success) return parsed;
+  // A rejected record is validated whole again, so the reason names the transaction's own index.
+  if (!parsed.success) return blockRecordSchema.safeParse(value);
   parsed.data.transactions = [...held.slice(0, record.firstNew), ...parsed.data.transactions];
   return parsed;
 }
