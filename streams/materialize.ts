@@ -45,8 +45,8 @@ export interface Materialized {
   current(): ViewState;
   /** Resolves once the records present at start are applied (replay done). */
   readonly replayed: Promise<Replayed>;
-  /** Writes the snapshot now (no-op without a snapshot path). */
-  writeSnapshot(): void;
+  /** Writes the snapshot now (no-op without a snapshot path, or while a write is under way). */
+  writeSnapshot(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -124,7 +124,7 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
     pendingBlocks.set(state.blocks.length);
     logger.info({ records: done, invalid: state.invalid, ms, perSecond, pendingBlocks: state.blocks.length, fromSnapshot }, 'view replayed; following live');
     resolveReplay({ records: done, ms, perSecond, fromSnapshot });
-    writeSnapshot();
+    void writeSnapshot();
   };
   const setOffsetGauges = (state: ViewState) => {
     for (const [key, offset] of Object.entries(state.offsets)) {
@@ -164,17 +164,22 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
   );
 
   let written = -1;
-  function writeSnapshot(): void {
-    if (!deps.snapshot || !replayDone || current.seq === written) return;
+  let writing: Promise<void> | undefined;
+  function writeSnapshot(): Promise<void> {
+    if (!deps.snapshot || !replayDone || current.seq === written) return Promise.resolve();
+    if (writing) return writing;
+    const { path } = deps.snapshot;
+    // The text is taken now, in one go, so it holds one state and the records it was built from.
+    const seq = current.seq;
     const checks: ViewSnapshot['checks'] = [...lastRecords.values()].map((record) => ({ topic: record.topic, partition: record.partition, offset: record.offset, sha256: valueDigest(record.value) }));
-    try {
-      writeSnapshotFile(deps.snapshot.path, encodeSnapshot({ logIdentity, state: current, checks }));
-      written = current.seq;
-    } catch (error) {
-      logger.warn({ err: errorMessage(error), path: deps.snapshot.path }, 'could not write the view snapshot');
-    }
+    const text = encodeSnapshot({ logIdentity, state: current, checks });
+    writing = writeSnapshotFile(path, text).then(
+      () => { written = seq; },
+      (error: unknown) => { logger.warn({ err: errorMessage(error), path }, 'could not write the view snapshot'); },
+    ).finally(() => { writing = undefined; });
+    return writing;
   }
-  const snapshotTimer = deps.snapshot && deps.snapshot.intervalMs > 0 ? setInterval(writeSnapshot, deps.snapshot.intervalMs) : undefined;
+  const snapshotTimer = deps.snapshot && deps.snapshot.intervalMs > 0 ? setInterval(() => void writeSnapshot(), deps.snapshot.intervalMs) : undefined;
   snapshotTimer?.unref();
 
   const subscription: Subscription = states$.subscribe({
@@ -196,7 +201,8 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
     writeSnapshot,
     async close() {
       if (snapshotTimer) clearInterval(snapshotTimer);
-      writeSnapshot();
+      await writing;
+      await writeSnapshot();
       counted.unsubscribe();
       subscription.unsubscribe();
       await Promise.all(consumers.map((consumer) => consumer.close()));

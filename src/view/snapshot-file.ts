@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { decodeSnapshot, type DecodedSnapshot } from './snapshot.ts';
 
@@ -15,9 +16,9 @@ export function readSnapshotFile(path: string): DecodedSnapshot | { readonly ok:
 }
 
 /** Writes the snapshot whole or not at all: a temporary file beside it, then a rename. */
-export function writeSnapshotFile(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
+export async function writeSnapshotFile(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, text);
-  renameSync(temporary, path);
+  await writeFile(temporary, text);
+  await rename(temporary, path);
 }
