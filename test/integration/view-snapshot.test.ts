@@ -137,6 +137,11 @@ describe('view snapshot on the embedded log', () => {
     const logB = createEmbeddedLog({ path: join(dir.path, 'b.db') });
     try {
       for (const log of [logA, logB]) await log.ensureTopics(allTopics.map((name) => ({ name })));
+      // The identity is the file's: the same after reopening it, another for another file.
+      const reopened = createEmbeddedLog({ path: join(dir.path, 'a.db') });
+      expect(await reopened.identity!()).toBe(await logA.identity!());
+      await reopened.close();
+      expect(await logB.identity!()).not.toBe(await logA.identity!());
       const { part1, part2 } = history();
       await logA.produce(part1);
       // Log B: the same number of records per topic, other contents (block 30 instead of 20), then more.
