@@ -45,6 +45,8 @@ export interface DevnetOptions {
   readonly blockGasLimit?: bigint;
   /** Where the devnet's metrics go (flashlog_devnet_*); none when absent. */
   readonly metrics?: Registry;
+  /** Serve `GET /metrics` from `metrics` on the JSON-RPC port (the `devnet` command does). */
+  readonly exposeMetrics?: boolean;
 }
 
 export interface DevnetAccount {
@@ -133,7 +135,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   let rpc: Awaited<ReturnType<typeof startRpcServer>> | undefined;
   try {
     await producer.started;
-    rpc = await startRpcServer({ host, port: options.rpcPort ?? 0, engine, producer, logger });
+    rpc = await startRpcServer({ host, port: options.rpcPort ?? 0, engine, producer, logger, metrics: options.exposeMetrics ? options.metrics : undefined });
     if (options.load) {
       const { startLoad } = await import('./load.ts');
       load = await startLoad({ engine, producer, logger, accounts, chainId, tps: options.load });

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { decodeErrorResult, fromRlp, isHex } from 'viem';
 import { z } from 'zod';
 import { InvalidParamsError, JsonRpcError } from '../errors.ts';
+import { answerMetrics, type Registry } from '../obs/metrics.ts';
 import { handleText, type RpcCall } from '../rpc/protocol.ts';
 import { hash32, hexBytes } from '../schemas/hex.ts';
 import type { Engine } from './engine.ts';
@@ -134,9 +135,10 @@ export function createDispatch(engine: Engine, producer: Producer): (call: RpcCa
   };
 }
 
-export async function startRpcServer(options: { host: string; port: number; engine: Engine; producer: Producer; logger: Logger }): Promise<RpcServer> {
+export async function startRpcServer(options: { host: string; port: number; engine: Engine; producer: Producer; logger: Logger; metrics?: Registry | undefined }): Promise<RpcServer> {
   const dispatch = createDispatch(options.engine, options.producer);
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    if (options.metrics && answerMetrics(options.metrics, request, response)) return;
     const reply = (status: number, body: string | null) => {
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(body ?? '');

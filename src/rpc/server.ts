@@ -4,7 +4,7 @@ import type { Observable } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { InvalidRequestError, JsonRpcError, MethodNotFoundError, errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
-import { counter, gauge, type Registry } from '../obs/metrics.ts';
+import { answerMetrics, counter, gauge, type Registry } from '../obs/metrics.ts';
 import type { ViewState } from '../view/state.ts';
 import { createTransactionFormatter } from './format.ts';
 import type { Method, MethodContext } from './method.ts';
@@ -44,6 +44,8 @@ export interface GatewayOptions {
    * previous ping is closed (default 60 s): peers that are gone, or stopped reading, are found.
    */
   readonly heartbeatMs?: number;
+  /** Serve `GET /metrics` from `metrics` on this port (never in public mode). */
+  readonly exposeMetrics?: boolean;
 }
 
 export interface Gateway {
@@ -113,6 +115,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       }).end();
       return;
     }
+    if (options.exposeMetrics && !options.public && answerMetrics(options.metrics, request, response)) return;
     if (request.method === 'GET' && (request.url === '/healthz' || request.url === '/health')) {
       reply(response, 200, JSON.stringify({ ok: true, blocks: options.view().blocks.length }));
       return;
