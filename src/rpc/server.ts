@@ -83,7 +83,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
         const handler = table[method];
         if (handler) {
-          const context: MethodContext = { view: options.view, upstream, formatter, limits, forward };
+          const context: MethodContext = { view: options.view, states$: options.states$, upstream, formatter, limits, forward };
           result = await handler(paramsArray(call.params, method), context);
         } else {
           result = await forward();
