@@ -20,8 +20,11 @@ const MAX_RESTARTS = 3;
  * - `pendingLogs` [filter {address, topics}]: one notification per log of the latest flashblock;
  *   on a reorg, the withdrawn logs with `removed: true`.
  * - `newFlashblocks`: the accumulated pending block (full transactions, hash 0x00..00) per flashblock.
- * - `newFlashblockTransactions` [full]: one notification per new transaction: its hash, or (full)
- *   the transaction object with its `logs`.
+ * - `newFlashblockTransactions` [false | true | {address, topics}]: one notification per new
+ *   transaction: its hash (false, the default), or (true) the transaction object with its receipt's
+ *   `gasUsed`, `status`, `cumulativeGasUsed`, `contractAddress`, `logsBloom` and all its `logs`,
+ *   or (a filter, as Base's node takes it) that full object for the transactions one of whose logs
+ *   matches the filter, still with all their logs.
  * Each notification covers only what the latest flashblock added. Every payload is serialized once
  * and shared by all subscribers. A connection whose unsent bytes exceed `maxBufferedBytes` is closed
  * (1008, with the reason) and never slows the others.
@@ -46,6 +49,8 @@ interface Sub {
   readonly kind: Kind;
   readonly filter: LogFilter | null;
   readonly full: boolean;
+  /** newFlashblockTransactions: only transactions with a log matching this (full objects). */
+  readonly txFilter: LogFilter | null;
   readonly socket: WebSocket;
   /** pendingLogs: the newest log batch this subscriber has been written. */
   sent: number;
@@ -223,6 +228,16 @@ export function createSubscriptionHub(options: {
     return prefix;
   };
 
+  /** A full transaction as Base's node sends it: the transaction, its receipt's outcome, all its logs. */
+  const fullTransaction = async (block: PendingBlock, position: number, logs: readonly RpcLog[]): Promise<Record<string, unknown>> => {
+    const receipt = block.receipts[position];
+    const outcome = receipt ? {
+      gasUsed: receipt.gasUsed, status: receipt.status, cumulativeGasUsed: receipt.cumulativeGasUsed,
+      contractAddress: receipt.contractAddress, logsBloom: receipt.logsBloom,
+    } : {};
+    return { ...(await formatter.transaction(block, position)), ...outcome, logs };
+  };
+
   const notifyFlashblock = async (block: PendingBlock, firstNew: number, newLogs: readonly RpcLog[]): Promise<void> => {
     // Logs first: they are small and what latency-sensitive readers (indexers) wait for; whole
     // blocks to many subscribers take longer to write out.
@@ -236,12 +251,13 @@ export function createSubscriptionHub(options: {
       for (let position = firstNew; position < block.transactions.length; position++) {
         const tx = block.transactions[position]!;
         const hashJson = JSON.stringify(tx.hash);
+        const logs = newLogs.filter((log) => log.transactionHash.toLowerCase() === tx.hash.toLowerCase());
         let fullJson: string | undefined;
-        if (anyFull) {
-          const logs = newLogs.filter((log) => log.transactionHash.toLowerCase() === tx.hash.toLowerCase());
-          fullJson = JSON.stringify({ ...(await formatter.transaction(block, position)), logs });
+        if (anyFull) fullJson = JSON.stringify(await fullTransaction(block, position, logs));
+        for (const sub of kinds.newFlashblockTransactions) {
+          if (!sub.full) send(sub, hashJson);
+          else if (!sub.txFilter || logs.some((log) => matchesFilter(log, sub.txFilter!))) send(sub, fullJson!);
         }
-        for (const sub of kinds.newFlashblockTransactions) send(sub, sub.full ? fullJson! : hashJson);
       }
     }
   };
@@ -304,8 +320,16 @@ export function createSubscriptionHub(options: {
       const filter = kind === 'pendingLogs' && params[1] !== undefined && params[1] !== null
         ? logFilterParam(objectParam(params[1], 'params[1]', 'a filter object {address, topics}'), 'params[1]')
         : null;
-      const full = kind === 'newFlashblockTransactions' ? boolParam(params[1], 'params[1]', false) : false;
-      const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind, filter, full, socket, sent: logSeq };
+      if (kind === 'newFlashblockTransactions' && !(params[1] === undefined || params[1] === null || typeof params[1] === 'boolean' || (typeof params[1] === 'object' && !Array.isArray(params[1])))) {
+        throw new InvalidParamsError(`params[1]: expected false, true or a filter {address, topics}, got ${JSON.stringify(params[1])?.slice(0, 80)}`);
+      }
+      const txFilter = kind === 'newFlashblockTransactions' && typeof params[1] === 'object' && params[1] !== null && !Array.isArray(params[1])
+        ? logFilterParam(params[1] as Record<string, unknown>, 'params[1]')
+        : null;
+      const full = kind === 'newFlashblockTransactions'
+        ? txFilter !== null || boolParam(params[1], 'params[1]', false)
+        : false;
+      const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind, filter, full, txFilter, socket, sent: logSeq };
       byId.set(sub.id, sub);
       mine.set(sub.id, sub);
       bySocket.set(socket, mine);
