@@ -201,6 +201,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     limits: { maxSubscriptions: options.maxSubscriptions, maxBufferedBytes: options.maxBufferedBytes },
     logger,
     metrics: options.metrics,
+    upstream,
   });
   const sockets = new Set<WebSocket>();
   /** Connections that have answered the last ping (or connected since). */
