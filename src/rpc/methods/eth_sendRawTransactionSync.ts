@@ -52,7 +52,8 @@ export const eth_sendRawTransactionSync: Method = async (params, ctx) => {
   return receipt;
 };
 
-function timeoutOf(value: unknown): number {
+/** The wait a request asks for: a positive integer up to the maximum (number or hex quantity), else the maximum. */
+export function timeoutOf(value: unknown): number {
   let ms: number | undefined;
   if (typeof value === 'number' && Number.isInteger(value)) ms = value;
   else if (typeof value === 'string' && /^0x[0-9a-fA-F]{1,13}$/.test(value)) ms = Number.parseInt(value.slice(2), 16);
