@@ -14,8 +14,10 @@ import type { Upstream } from './upstream.ts';
  * use these two over WebSocket.
  *
  * The first canonical number seen is the starting point, not news. A head that jumps ahead emits
- * at most `maxCatchUp` blocks (the newest); a head that goes back (a canonical reorg) only moves
- * the starting point. An upstream failure skips that block, with one log line.
+ * at most `maxCatchUp` blocks (the newest). Only numbers above the highest one emitted are news:
+ * a head that goes back (a lagging upstream replica, or a reorg of canonical blocks) emits
+ * nothing, and its blocks are not announced again. An upstream failure skips that block, with one
+ * log line.
  */
 export interface CanonicalBlock {
   readonly header: Record<string, unknown>;
@@ -38,7 +40,7 @@ export function canonicalBlocks$(options: {
     distinctUntilChanged(),
     mergeMap((canonical) => {
       const previous = last;
-      last = canonical;
+      if (previous === undefined || canonical > previous) last = canonical;
       if (previous === undefined || canonical <= previous) return EMPTY;
       const wanted = options.wanted();
       if (!wanted.heads && !wanted.logs) return EMPTY;
