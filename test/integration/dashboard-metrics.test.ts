@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { tempDir } from '../helpers/context.ts';
+import { eventually, tempDir } from '../helpers/context.ts';
 import { spawnFlashlog, type FlashlogProcess } from '../helpers/flashlog-process.ts';
 
 /**
@@ -61,11 +61,17 @@ describe('the Grafana dashboard', () => {
     // One call, so the view and gateway have served something.
     await fetch(String(gateway.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) });
 
-    const names = new Set<string>();
-    for (const url of [String(gateway.metrics), String(prover.metrics), String(bridgeMetrics.url), `${rpc}/metrics`]) {
-      for (const name of await exported(url)) names.add(name);
-    }
-    expect([...queried].filter((name) => !names.has(name)), 'metrics the dashboard queries that no command exports').toEqual([]);
+    // The executor's metrics appear once `run` has executed its first flashblock (auto picks the
+    // executor from the feed): scrape until everything is there, or show what is missing.
+    const missing = async () => {
+      const names = new Set<string>();
+      for (const url of [String(gateway.metrics), String(prover.metrics), String(bridgeMetrics.url), `${rpc}/metrics`]) {
+        for (const name of await exported(url)) names.add(name);
+      }
+      return [...queried].filter((name) => !names.has(name));
+    };
+    const complete = await eventually(async () => ((await missing()).length === 0 ? true : undefined), 30_000, 'every metric').catch(() => false);
+    if (!complete) expect(await missing(), 'metrics the dashboard queries that no command exports').toEqual([]);
   }, 120_000);
 
   it('is started by compose.yaml with Prometheus scraping the compose services', () => {

@@ -77,7 +77,8 @@ describe('a Python indexer (confluent-kafka + jsonschema)', () => {
       prove: async () => ({ error: { code: -32000, message: 'no enclave in this test' } }),
     });
     await bridge.start();
-    await eventually(() => (bridge.stats().stored > 0 ? true : undefined), 30_000, 'the reply');
+    // (The bridge also keeps the replies it re-read at start: wait for the reply topic to grow.)
+    await eventually(async () => (grown(before, await endOffsets(), topics.proofReplies) > 0 ? true : undefined), 30_000, 'the reply');
     await bridge.stop();
 
     // Enough blocks for sealed and reorg records (every second block is reorged).
