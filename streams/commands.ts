@@ -9,6 +9,7 @@ import { ingestCommand } from './ingest.ts';
 import { runCommand } from './run.ts';
 import { serveCommand } from './serve.ts';
 import { nodeStatusCommand } from './node-status.ts';
+import { schemaCommand } from './schema.ts';
 import { tailCommand } from './tail.ts';
 
 /** Every CLI command, in the order --help lists them. Add a command here. */
@@ -22,6 +23,7 @@ export const commands: readonly Command[] = [
   ingestCommand,
   serveCommand,
   tailCommand,
+  schemaCommand,
   nodeStatusCommand,
   devnetCommand,
 ];

@@ -21,6 +21,7 @@ export const devnetCommand: Command = {
     const devnet = await createDevnet({
       logger: ctx.logger,
       metrics: ctx.metrics,
+      exposeMetrics: config.metrics,
       host: config.devnetHost,
       rpcPort: config.devnetPort,
       wsPort: config.devnetWsPort,
@@ -47,7 +48,7 @@ export const devnetCommand: Command = {
     const lines = [
       '',
       `flashlog devnet: OP-stack L2 (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)})`,
-      `  JSON-RPC     ${devnet.rpcUrl}`,
+      `  JSON-RPC     ${devnet.rpcUrl}${config.metrics ? `  (Prometheus metrics at ${devnet.rpcUrl}/metrics)` : ''}`,
       `  flashblocks  ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
       `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,
       `  mnemonic     ${DEVNET_MNEMONIC}`,

@@ -16,6 +16,7 @@ export const enclaveCommand: Command = {
   summary: 'a local-mode TEE enclave (frames over TCP or a Unix socket)',
   usage: 'flashlog enclave [--listen tcp://127.0.0.1:8000 | unix:/path]',
   settings: [...serviceSettings, 'listen', 'proveDelayMs'],
+  defaults: { metricsPort: '9465' },
   longRunning: true,
   async run(ctx) {
     let endpoint;

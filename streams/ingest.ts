@@ -193,6 +193,7 @@ export const ingestCommand: Command = {
     ...serviceSettings, ...logSettings, 'ws', 'maxFrameBytes', 'pingIntervalMs', 'reconnectMinMs', 'reconnectMaxMs',
     'aheadBlocks', 'produceBufferRecords', 'rpc', 'rpcTimeoutMs', 'executor', 'stateDiff', 'canonicalPollMs',
   ],
+  defaults: { metricsPort: '9464' },
   longRunning: true,
   async run(ctx) {
     const urls = ctx.config.ws;

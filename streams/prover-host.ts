@@ -61,10 +61,11 @@ export const proverHostCommand: Command = {
       version,
       logger,
       metrics: ctx.metrics,
+      exposeMetrics: config.metrics,
     });
     const { url } = await host.listen(config.host, config.port);
     ctx.shutdown.register('prover-host', () => host.close());
-    logger.info({ url, chainId: l2ChainId, chain: chainNames.get(l2ChainId), enclaves: config.enclave, registry: config.registry ?? null, timeoutS: config.timeout, version }, 'prover host listening');
+    logger.info({ url, metrics: config.metrics ? `${url}/metrics` : null, chainId: l2ChainId, chain: chainNames.get(l2ChainId), enclaves: config.enclave, registry: config.registry ?? null, timeoutS: config.timeout, version }, 'prover host listening');
     await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     return 0;
   },

@@ -77,13 +77,17 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
       maxBufferedBytes: config.maxBufferedBytes,
       maxLogsRange: config.maxLogsRange,
       methods: { ...execution.methods, ...deps.methods },
+      exposeMetrics: config.metrics,
     });
   } catch (error) {
     await execution.close();
     await view.close();
     throw error;
   }
-  logger.info({ url: gateway.url, ws: gateway.wsUrl, upstream: deps.rpcUrl, public: config.public }, 'gateway listening');
+  if (config.metrics && config.public && config.metricsPort === undefined) {
+    logger.warn('--public: /metrics is not served on the public port; set --metrics-port to serve it on a port of its own');
+  }
+  logger.info({ url: gateway.url, ws: gateway.wsUrl, metrics: config.metrics && !config.public ? `${gateway.url}/metrics` : null, upstream: deps.rpcUrl, public: config.public }, 'gateway listening');
   return {
     gateway,
     view,
@@ -99,8 +103,10 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'serve pending JSON-RPC (HTTP + WebSocket) from the view of the log; everything else goes to --rpc',
-  usage: 'flashlog serve --rpc URL [--port 8547] [--public] [--kafka-brokers host:port] [options]',
+  usage: 'flashlog serve --rpc URL [--port 8548] [--public] [--kafka-brokers host:port] [options]',
   settings: [...serviceSettings, ...logSettings, ...gatewaySettings],
+  // Not run's 8547: a second gateway beside `run` (over the same embedded log) starts as it is.
+  defaults: { port: '8548' },
   longRunning: true,
   async run(ctx) {
     if (!ctx.config.rpc) throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL');

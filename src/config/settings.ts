@@ -56,7 +56,7 @@ export const settings = {
   // Shared by every long-running command.
   logLevel: setting({ schema: enumOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']), default: 'info', expects: 'trace|debug|info|warn|error|fatal|silent', describe: 'pino log level (JSON logs on stdout)' }),
   metricsHost: setting({ schema: z.string().min(1), default: '127.0.0.1', expects: 'a host or IP to bind', describe: 'Prometheus metrics bind address' }),
-  metricsPort: setting({ schema: port, default: '9464', expects: 'a TCP port 0-65535 (0 = any free port, 0 also disables when --no-metrics)', describe: 'Prometheus metrics port (GET /metrics)' }),
+  metricsPort: setting({ schema: port.optional(), expects: 'a TCP port 0-65535 (0 = any free port)', describe: 'Prometheus metrics port (GET /metrics); commands with their own HTTP port (run, serve, prover-host, devnet) serve /metrics there and open this one only when it is set' }),
   metrics: setting({ schema: bool, boolean: true, default: 'true', expects: 'true|false', describe: 'serve Prometheus metrics' }),
 
   // The log.
@@ -144,6 +144,7 @@ export const settings = {
   consensusRpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'node-status: the consensus client RPC (optimism_syncStatus, port 7545)' }),
   maxLagMinutes: setting({ schema: decimal(0), default: '5', expects: 'minutes', describe: 'node-status: behind more than this exits 1' }),
   expectChainId: setting({ schema: integer(1).optional(), expects: 'a chain ID, e.g. 8453', describe: 'node-status: exit 1 when the node serves another chain' }),
+  list: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'schema: list the topics instead of printing one schema' }),
   json: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'node-status: print one JSON object for machines' }),
 } satisfies Record<string, SettingSpec>;
 

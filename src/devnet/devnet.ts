@@ -45,6 +45,14 @@ export interface DevnetOptions {
   readonly blockGasLimit?: bigint;
   /** Where the devnet's metrics go (flashlog_devnet_*); none when absent. */
   readonly metrics?: Registry;
+  /**
+   * Testing: pre-confirm each eth_sendRawTransaction at once (its flashblock is on the feed before
+   * the answer), and hold the answer this many ms more, so the pre-confirmation reaches a gateway
+   * before the RPC answer does. Absent: transactions wait for the next flashblock tick.
+   */
+  readonly preconfirmOnSubmit?: { readonly answerDelayMs: number };
+  /** Serve `GET /metrics` from `metrics` on the JSON-RPC port (the `devnet` command does). */
+  readonly exposeMetrics?: boolean;
 }
 
 export interface DevnetAccount {
@@ -129,11 +137,12 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
       for (const listener of sealedListeners) listener(block);
     },
     takeDeposits: () => load?.takeDeposits() ?? [],
+    preconfirmOnSubmit: options.preconfirmOnSubmit !== undefined,
   });
   let rpc: Awaited<ReturnType<typeof startRpcServer>> | undefined;
   try {
     await producer.started;
-    rpc = await startRpcServer({ host, port: options.rpcPort ?? 0, engine, producer, logger });
+    rpc = await startRpcServer({ host, port: options.rpcPort ?? 0, engine, producer, logger, metrics: options.exposeMetrics ? options.metrics : undefined, sendAnswerDelayMs: options.preconfirmOnSubmit?.answerDelayMs ?? 0 });
     if (options.load) {
       const { startLoad } = await import('./load.ts');
       load = await startLoad({ engine, producer, logger, accounts, chainId, tps: options.load });

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { decodeErrorResult, fromRlp, isHex } from 'viem';
 import { z } from 'zod';
 import { InvalidParamsError, JsonRpcError } from '../errors.ts';
+import { answerMetrics, type Registry } from '../obs/metrics.ts';
 import { handleText, type RpcCall } from '../rpc/protocol.ts';
 import { hash32, hexBytes } from '../schemas/hex.ts';
 import type { Engine } from './engine.ts';
@@ -95,7 +96,7 @@ export function asNodeCallError(error: unknown): never {
   throw new JsonRpcError(-32000, error.message);
 }
 
-export function createDispatch(engine: Engine, producer: Producer): (call: RpcCall) => Promise<unknown> {
+export function createDispatch(engine: Engine, producer: Producer, sendAnswerDelayMs = 0): (call: RpcCall) => Promise<unknown> {
   return async (call) => {
     const method = call.method;
     if (/^(evm|hardhat)_/.test(method)) {
@@ -111,7 +112,9 @@ export function createDispatch(engine: Engine, producer: Producer): (call: RpcCa
         }
         return producer.submitDeposit(raw as `0x${string}`);
       }
-      return producer.submit(raw as `0x${string}`);
+      const hash = await producer.submit(raw as `0x${string}`);
+      if (sendAnswerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, sendAnswerDelayMs));
+      return hash;
     }
     if (method === 'eth_getBlockReceipts') {
       const [id] = parseParams(blockReceiptsParams, call.params, method);
@@ -134,9 +137,10 @@ export function createDispatch(engine: Engine, producer: Producer): (call: RpcCa
   };
 }
 
-export async function startRpcServer(options: { host: string; port: number; engine: Engine; producer: Producer; logger: Logger }): Promise<RpcServer> {
-  const dispatch = createDispatch(options.engine, options.producer);
+export async function startRpcServer(options: { host: string; port: number; engine: Engine; producer: Producer; logger: Logger; metrics?: Registry | undefined; sendAnswerDelayMs?: number }): Promise<RpcServer> {
+  const dispatch = createDispatch(options.engine, options.producer, options.sendAnswerDelayMs ?? 0);
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    if (options.metrics && answerMetrics(options.metrics, request, response)) return;
     const reply = (status: number, body: string | null) => {
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(body ?? '');

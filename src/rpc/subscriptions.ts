@@ -7,7 +7,9 @@ import type { Registry } from '../obs/metrics.ts';
 import { counter, gauge } from '../obs/metrics.ts';
 import type { RpcLog } from '../schemas/records.ts';
 import type { PendingBlock, ViewState } from '../view/state.ts';
+import { canonicalBlocks$ } from './canonical-blocks.ts';
 import { formatPendingBlock, type TransactionFormatter } from './format.ts';
+import type { Upstream } from './upstream.ts';
 import { boolParam, logFilterParam, matchesFilter, objectParam, paramsArray, type LogFilter } from './params.ts';
 
 /** pendingLogs subscribers written per turn of the event loop. */
@@ -20,8 +22,12 @@ const MAX_RESTARTS = 3;
  * - `pendingLogs` [filter {address, topics}]: one notification per log of the latest flashblock;
  *   on a reorg, the withdrawn logs with `removed: true`.
  * - `newFlashblocks`: the accumulated pending block (full transactions, hash 0x00..00) per flashblock.
- * - `newFlashblockTransactions` [full]: one notification per new transaction: its hash, or (full)
- *   the transaction object with its `logs`.
+ * - `newFlashblockTransactions` [false | true | {address, topics}]: one notification per new
+ *   transaction: its hash (false, the default), or (true) the transaction object with its receipt's
+ *   `gasUsed`, `status`, `cumulativeGasUsed`, `contractAddress`, `logsBloom` and all its `logs`,
+ *   or (a filter, as Base's node takes it) that full object for the transactions one of whose logs
+ *   matches the filter, still with all their logs.
+ * - `newHeads`, `logs` [filter]: the standard ones, of canonical blocks (canonical-blocks.ts).
  * Each notification covers only what the latest flashblock added. Every payload is serialized once
  * and shared by all subscribers. A connection whose unsent bytes exceed `maxBufferedBytes` is closed
  * (1008, with the reason) and never slows the others.
@@ -40,12 +46,15 @@ export interface SubscriptionHub {
   close(): void;
 }
 
-type Kind = 'pendingLogs' | 'newFlashblocks' | 'newFlashblockTransactions';
+type Kind = 'pendingLogs' | 'newFlashblocks' | 'newFlashblockTransactions' | 'newHeads' | 'logs';
+const kindNames: readonly Kind[] = ['pendingLogs', 'newFlashblocks', 'newFlashblockTransactions', 'newHeads', 'logs'];
 interface Sub {
   readonly id: string;
   readonly kind: Kind;
   readonly filter: LogFilter | null;
   readonly full: boolean;
+  /** newFlashblockTransactions: only transactions with a log matching this (full objects). */
+  readonly txFilter: LogFilter | null;
   readonly socket: WebSocket;
   /** pendingLogs: the newest log batch this subscriber has been written. */
   sent: number;
@@ -75,11 +84,13 @@ export function createSubscriptionHub(options: {
   limits: SubscriptionLimits;
   logger: Logger;
   metrics: Registry;
+  /** Where canonical blocks are read for `newHeads` and `logs` (absent: those kinds are refused). */
+  upstream?: Upstream;
 }): SubscriptionHub {
   const { formatter, limits, logger } = options;
   const byId = new Map<string, Sub>();
   const bySocket = new Map<WebSocket, Map<string, Sub>>();
-  const kinds: Record<Kind, Set<Sub>> = { pendingLogs: new Set(), newFlashblocks: new Set(), newFlashblockTransactions: new Set() };
+  const kinds: Record<Kind, Set<Sub>> = { pendingLogs: new Set(), newFlashblocks: new Set(), newFlashblockTransactions: new Set(), newHeads: new Set(), logs: new Set() };
   const notifications = counter(options.metrics, 'flashlog_ws_notifications_total', 'subscription notifications sent', ['kind']);
   const slowDrops = counter(options.metrics, 'flashlog_ws_slow_disconnects_total', 'subscribers disconnected for falling behind');
   const subscribers = gauge(options.metrics, 'flashlog_ws_subscriptions', 'active subscriptions', ['kind']);
@@ -223,6 +234,16 @@ export function createSubscriptionHub(options: {
     return prefix;
   };
 
+  /** A full transaction as Base's node sends it: the transaction, its receipt's outcome, all its logs. */
+  const fullTransaction = async (block: PendingBlock, position: number, logs: readonly RpcLog[]): Promise<Record<string, unknown>> => {
+    const receipt = block.receipts[position];
+    const outcome = receipt ? {
+      gasUsed: receipt.gasUsed, status: receipt.status, cumulativeGasUsed: receipt.cumulativeGasUsed,
+      contractAddress: receipt.contractAddress, logsBloom: receipt.logsBloom,
+    } : {};
+    return { ...(await formatter.transaction(block, position)), ...outcome, logs };
+  };
+
   const notifyFlashblock = async (block: PendingBlock, firstNew: number, newLogs: readonly RpcLog[]): Promise<void> => {
     // Logs first: they are small and what latency-sensitive readers (indexers) wait for; whole
     // blocks to many subscribers take longer to write out.
@@ -236,12 +257,13 @@ export function createSubscriptionHub(options: {
       for (let position = firstNew; position < block.transactions.length; position++) {
         const tx = block.transactions[position]!;
         const hashJson = JSON.stringify(tx.hash);
+        const logs = newLogs.filter((log) => log.transactionHash.toLowerCase() === tx.hash.toLowerCase());
         let fullJson: string | undefined;
-        if (anyFull) {
-          const logs = newLogs.filter((log) => log.transactionHash.toLowerCase() === tx.hash.toLowerCase());
-          fullJson = JSON.stringify({ ...(await formatter.transaction(block, position)), logs });
+        if (anyFull) fullJson = JSON.stringify(await fullTransaction(block, position, logs));
+        for (const sub of kinds.newFlashblockTransactions) {
+          if (!sub.full) send(sub, hashJson);
+          else if (!sub.txFilter || logs.some((log) => matchesFilter(log, sub.txFilter!))) send(sub, fullJson!);
         }
-        for (const sub of kinds.newFlashblockTransactions) send(sub, sub.full ? fullJson! : hashJson);
       }
     }
   };
@@ -273,6 +295,26 @@ export function createSubscriptionHub(options: {
   ).subscribe({ error: (error: unknown) => logger.error({ err: errorMessage(error) }, 'view stream failed; subscriptions stop') });
   subscribing = false;
 
+  // newHeads and logs: canonical blocks, read upstream as the view's head passes them.
+  const canonical = options.upstream ? canonicalBlocks$({
+    states$: options.states$, upstream: options.upstream, logger,
+    wanted: () => ({ heads: kinds.newHeads.size > 0, logs: kinds.logs.size > 0 }),
+  }).subscribe(({ header, logs }) => {
+    try {
+      const headerJson = JSON.stringify(header);
+      for (const sub of kinds.newHeads) send(sub, headerJson);
+      for (const log of logs) {
+        let json: string | undefined;
+        for (const sub of kinds.logs) {
+          if (sub.filter && !matchesFilter(log, sub.filter)) continue;
+          send(sub, (json ??= JSON.stringify(log)));
+        }
+      }
+    } finally {
+      uncorkAll();
+    }
+  }) : undefined;
+
   const remove = (sub: Sub): void => {
     byId.delete(sub.id);
     bySocket.get(sub.socket)?.delete(sub.id);
@@ -294,23 +336,32 @@ export function createSubscriptionHub(options: {
         return true;
       }
       const kind = params[0];
-      if (kind !== 'pendingLogs' && kind !== 'newFlashblocks' && kind !== 'newFlashblockTransactions') {
-        throw new InvalidParamsError(`params[0]: expected pendingLogs, newFlashblocks or newFlashblockTransactions, got ${JSON.stringify(kind) ?? 'nothing'}`);
+      const offered = kindNames.filter((name) => options.upstream || (name !== 'newHeads' && name !== 'logs'));
+      if (!offered.includes(kind as Kind)) {
+        throw new InvalidParamsError(`params[0]: expected one of ${offered.join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}`);
       }
       const mine = bySocket.get(socket) ?? new Map<string, Sub>();
       if (mine.size >= limits.maxSubscriptions) {
         throw new JsonRpcError(-32005, `subscription limit reached: at most ${limits.maxSubscriptions} per connection`);
       }
-      const filter = kind === 'pendingLogs' && params[1] !== undefined && params[1] !== null
+      const filter = (kind === 'pendingLogs' || kind === 'logs') && params[1] !== undefined && params[1] !== null
         ? logFilterParam(objectParam(params[1], 'params[1]', 'a filter object {address, topics}'), 'params[1]')
         : null;
-      const full = kind === 'newFlashblockTransactions' ? boolParam(params[1], 'params[1]', false) : false;
-      const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind, filter, full, socket, sent: logSeq };
+      if (kind === 'newFlashblockTransactions' && !(params[1] === undefined || params[1] === null || typeof params[1] === 'boolean' || (typeof params[1] === 'object' && !Array.isArray(params[1])))) {
+        throw new InvalidParamsError(`params[1]: expected false, true or a filter {address, topics}, got ${JSON.stringify(params[1])?.slice(0, 80)}`);
+      }
+      const txFilter = kind === 'newFlashblockTransactions' && typeof params[1] === 'object' && params[1] !== null && !Array.isArray(params[1])
+        ? logFilterParam(params[1] as Record<string, unknown>, 'params[1]')
+        : null;
+      const full = kind === 'newFlashblockTransactions'
+        ? txFilter !== null || boolParam(params[1], 'params[1]', false)
+        : false;
+      const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind: kind as Kind, filter, full, txFilter, socket, sent: logSeq };
       byId.set(sub.id, sub);
       mine.set(sub.id, sub);
       bySocket.set(socket, mine);
-      kinds[kind].add(sub);
-      subscribers.set({ kind }, kinds[kind].size);
+      kinds[sub.kind].add(sub);
+      subscribers.set({ kind: sub.kind }, kinds[sub.kind].size);
       return sub.id;
     },
     detach(socket) {
@@ -320,6 +371,7 @@ export function createSubscriptionHub(options: {
     subscriberCount: () => byId.size,
     close() {
       subscription.unsubscribe();
+      canonical?.unsubscribe();
     },
   };
 }
