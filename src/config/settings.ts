@@ -142,7 +142,7 @@ export const settings = {
   consensusRpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'node-status: the consensus client RPC (optimism_syncStatus, port 7545)' }),
   maxLagMinutes: setting({ schema: decimal(0), default: '5', expects: 'minutes', describe: 'node-status: behind more than this exits 1' }),
   expectChainId: setting({ schema: integer(1).optional(), expects: 'a chain ID, e.g. 8453', describe: 'node-status: exit 1 when the node serves another chain' }),
-  json: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'node-status: print one JSON object for machines' }),
+  json: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'node-status, execute-block: print one JSON object for machines' }),
 } satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof settings;

@@ -218,9 +218,20 @@ async function credit(state: MerkleStateManager, address: Address, amount: bigin
   await state.putAccount(address, account);
 }
 
+/** viem's parse of a 0x7e transaction (its return type names only Ethereum's types). */
+interface DepositFields {
+  readonly type: string;
+  readonly from: Hex;
+  readonly to?: Hex | null;
+  readonly mint?: bigint;
+  readonly value?: bigint;
+  readonly gas: bigint;
+  readonly data?: Hex;
+}
+
 /** OP Stack deposits.md "Execution" (Regolith and later). */
 async function runDeposit(vm: VM, state: MerkleStateManager, common: Common, raw: Hex, depositBlock: Block, rules: BlockRules) {
-  const deposit = parseTransaction(raw);
+  const deposit = parseTransaction(raw) as unknown as DepositFields;
   if (deposit.type !== 'deposit') throw new FlashlogError('TX_INVALID', 'type 0x7e that is not a deposit');
   const from = createAddressFromString(deposit.from);
   const before = await state.getAccount(from);
