@@ -57,9 +57,10 @@ function witnessDb(witness: Witness, written = new Map<string, Uint8Array>()): D
   return {
     async get(key) {
       const k = keyOf(key);
+      // The empty trie has no node (a proof may still carry its RLP, 0x80): answer as the library
+      // does for an absent node, which it reads as "empty".
+      if (`0x${k}` === emptyTrieRoot) throw new Error('Missing node in DB');
       const value = written.get(k) ?? witness.get(`0x${k}`);
-      // The empty trie has no node: answer as the library does for an absent node, which it reads as "empty".
-      if (value === undefined && `0x${k}` === emptyTrieRoot) throw new Error('Missing node in DB');
       if (value === undefined) throw new WitnessIncompleteError(`0x${k}`);
       return value;
     },
