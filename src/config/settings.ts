@@ -136,6 +136,8 @@ export const settings = {
   proverUrl: setting({ schema: url(['http:', 'https:']), default: 'http://127.0.0.1:7300', expects: 'http:// or https:// URL', describe: 'prover-bridge: the prover host' }),
   proverConcurrency: setting({ schema: integer(1, 1024), default: '4', expects: 'an integer 1-1024', describe: 'prover-bridge: proof requests in flight at once' }),
   teeImageHash: setting({ schema: z.string().regex(/^0x[0-9a-fA-F]{64}$/), default: `0x${'00'.repeat(32)}`, expects: '0x + 64 hex digits', describe: 'verify-proposal: the TEE image hash in the journal (zero for local mode)' }),
+  enclaveCheck: setting({ schema: z.enum(['reexecute', 'headers']), default: 'reexecute', expects: 'reexecute|headers', describe: 'enclave, prover-host: reexecute = every L2 block is re-executed from the witness and its rebuilt header must hash to the block hash (the host collects state, code and transactions); headers = only the hash-linked headers and output roots are checked (for chains whose blocks are not executable, e.g. synthetic test chains)' }),
+  rollupConfig: setting({ schema: z.string().min(1).optional(), expects: 'a path to a rollup config JSON (op-node/kona form)', describe: 'prover-host: the L2 rollup config the enclave re-executes with, for a chain it does not know by id (sent as boot local key 6)' }),
   proveDelayMs: setting({ schema: integer(0), default: '0', expects: 'milliseconds', describe: 'enclave: testing only, hold each Prove this long before answering' }),
 
   // Node operation (issue 7).

@@ -1,4 +1,4 @@
-import { keccak256, numberToHex, toRlp, type Hex } from 'viem';
+import { fromRlp, hexToBigInt, keccak256, numberToHex, toRlp, type Hex } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../errors.ts';
 
@@ -90,4 +90,19 @@ export function headerToRpc(header: BlockHeader): Record<HeaderField, string> {
     if (value !== undefined) out[field] = typeof value === 'bigint' ? numberToHex(value) : value;
   }
   return out as Record<HeaderField, string>;
+}
+
+/** A header from its RLP (field order as {@link encodeHeader} writes it). */
+export function decodeHeaderRlp(rlp: Hex, where = 'header'): BlockHeader {
+  const items = fromRlp(rlp, 'hex');
+  if (!Array.isArray(items) || items.length < 15 || items.length > order.length || items.some((item) => typeof item !== 'string')) {
+    throw new FlashlogError('HEADER_INVALID', `${where}: expected an RLP list of 15 to ${order.length} byte strings`);
+  }
+  const quantities = new Set<HeaderField>(['difficulty', 'number', 'gasLimit', 'gasUsed', 'timestamp', 'baseFeePerGas', 'blobGasUsed', 'excessBlobGas']);
+  const header: Record<string, unknown> = {};
+  (items as Hex[]).forEach((item, index) => {
+    const field = order[index]!;
+    header[field] = quantities.has(field) ? (item === '0x' ? 0n : hexToBigInt(item)) : item;
+  });
+  return header as unknown as BlockHeader;
 }

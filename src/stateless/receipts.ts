@@ -1,5 +1,6 @@
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
+import { MapDB, ValueEncoding } from '@ethereumjs/util';
 import { bytesToHex, concat, hexToBytes, numberToHex, toRlp, type Hex } from 'viem';
 
 /** A log as the receipt holds it. */
@@ -58,4 +59,17 @@ export function orBlooms(blooms: readonly Hex[]): Hex {
     for (let i = 0; i < 256; i++) out[i]! |= bytes[i]!;
   }
   return bytesToHex(out);
+}
+
+/**
+ * Every node of the trie keyed by rlp(index) over `values`, as keccak preimages (what a prover
+ * hands over so the transactions can be read back from a header's transactionsRoot).
+ */
+export async function orderedTrieNodes(values: readonly Hex[]): Promise<Hex[]> {
+  const db = new MapDB<string, Uint8Array>();
+  const trie = new MerklePatriciaTrie({ db, valueEncoding: ValueEncoding.Bytes });
+  for (const [index, value] of values.entries()) await trie.put(RLP.encode(index), hexToBytes(value));
+  const nodes: Hex[] = [];
+  for (const value of (db as unknown as { _database: Map<string, Uint8Array> })._database.values()) nodes.push(bytesToHex(value));
+  return nodes;
 }

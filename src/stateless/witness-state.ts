@@ -196,3 +196,17 @@ function orderedFlush(state: MerkleStateManager): () => Promise<void> {
     }
   };
 }
+
+/**
+ * The values of the trie keyed by rlp(index) under `root` (a block's transactions), read through
+ * the witness; a node it lacks is a {@link WitnessIncompleteError}.
+ */
+export async function readOrderedTrie(witness: Witness, root: Hex, what: string): Promise<Hex[]> {
+  const trie = new MerklePatriciaTrie({ db: witnessDb(witness), root: hexToBytes(root), valueEncoding: ValueEncoding.Bytes });
+  const values: Hex[] = [];
+  for (let index = 0; ; index++) {
+    const value = await naming(() => `${what} ${index}`, () => trie.get(RLP.encode(index)));
+    if (value === null) return values;
+    values.push(bytesToHex(value));
+  }
+}
