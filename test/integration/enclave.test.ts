@@ -43,7 +43,7 @@ describe('local-mode enclave (real process over TCP)', () => {
     expect(key.length).toBe(65);
     expect(key[0]).toBe(4);
     expect(publicKeyToAddress(toHex(key))).toBe(enclave.signer);
-    expect(enclave.process.lines.some((line) => /local mode: .*does not re-derive/.test(String(line.msg)))).toBe(true);
+    expect(enclave.process.lines.some((line) => /local mode, headers only: .*re-executes nothing, does not derive the blocks from L1/.test(String(line.msg)))).toBe(true);
     // Only the address is logged, never the key.
     expect(JSON.stringify(enclave.process.lines)).not.toMatch(/privateKey|secret/i);
   });
