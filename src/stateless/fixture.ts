@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises';
+import { size, slice, type Hex } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../errors.ts';
 import type { BlockToExecute } from './execute-block.ts';
 import { headerFromRpc, type BlockHeader } from './header.ts';
 import { parseRollupConfig } from './rollup-config.ts';
+import type { RpcBlockWitness } from './witness-rpc.ts';
 import { witnessFromRecord } from './witness-state.ts';
 
 /**
@@ -74,4 +76,24 @@ export async function readBlockFixture(path: string): Promise<BlockFixture> {
     throw new FlashlogError('FIXTURE_INVALID', `${path}: not JSON (${(error as Error).message})`);
   }
   return parseBlockFixture(json, path);
+}
+
+/**
+ * The fixture of a block collected from an L2 node ({@link RpcBlockWitness}): payload attributes
+ * taken from the block's own header (timestamp, prevRandao, fee recipient, gas limit, beacon
+ * root, Holocene eip1559Params from extraData), the expected hash and header the node's.
+ */
+export function fixtureFromRpc(witness: RpcBlockWitness, rollupConfig: unknown, where = 'L2 node'): BlockFixture {
+  const header = witness.header as Record<string, string | undefined>;
+  const extraData = (header.extraData ?? '0x') as Hex;
+  return parseBlockFixture({
+    rollupConfig,
+    parentHeader: witness.parentHeader,
+    payload: {
+      timestamp: header.timestamp, prevRandao: header.mixHash, feeRecipient: header.miner, parentBeaconBlockRoot: header.parentBeaconBlockRoot,
+      gasLimit: header.gasLimit, eip1559Params: size(extraData) >= 9 ? slice(extraData, 1, 9) : undefined, transactions: witness.transactions,
+    },
+    expected: { blockHash: witness.blockHash, header: witness.header },
+    preimages: witness.preimages,
+  }, where);
 }

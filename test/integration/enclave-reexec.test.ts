@@ -9,7 +9,11 @@ import { collectWitness } from '../../src/prover/witness.ts';
 import { decodeHeaderRlp, encodeHeader, headerFromRpc } from '../../src/stateless/header.ts';
 import { orderedTrieNodes, orderedTrieRoot } from '../../src/stateless/receipts.ts';
 import { collectBlockWitness } from '../../src/stateless/witness-rpc.ts';
+import { devnetRollupConfig } from '../../src/stateless/chains.ts';
+import { executeBlock } from '../../src/stateless/execute-block.ts';
+import { fixtureFromRpc } from '../../src/stateless/fixture.ts';
 import { eventually } from '../helpers/context.ts';
+import { spawnFlashlog } from '../helpers/flashlog-process.ts';
 import { rpcCall } from '../helpers/prover-fixture.ts';
 
 /**
@@ -46,6 +50,23 @@ const witness = (req: ProofRequest) => collectWitness(req, { l1: rpcCall(devnet.
 const keccakKey = (hash: Hex) => digestKey('keccak256', hash);
 const sameKey = (preimage: Preimage, hash: Hex) => preimage.key.type === 'keccak256' && Buffer.from(preimage.key.data).equals(Buffer.from(keccakKey(hash).data));
 const prove = async (core: typeof reexecuting, preimages: Preimage[]) => core.handle({ type: 'prove', preimages });
+
+describe('the devnet\'s own blocks re-executed from an eth_getProof witness', () => {
+  it('blocks 1-5 reproduce their hashes', async () => {
+    for (let n = 1n; n <= 5n; n++) {
+      const fixture = fixtureFromRpc(await collectBlockWitness(rpcCall(devnet.rpcUrl), n), devnetRollupConfig);
+      const executed = await executeBlock(fixture.block);
+      expect({ n, hash: executed.hash }).toEqual({ n, hash: fixture.expectedHash });
+    }
+  }, 60_000);
+
+  it('flashlog execute-block --l2-rpc URL --block-number N exits 0 on a devnet block', async () => {
+    // A child process (not spawnSync: the devnet it reads lives in this process).
+    const run = spawnFlashlog(['execute-block', '--l2-rpc', devnet.rpcUrl, '--block-number', '4', '--json']);
+    expect(await run.exited).toBe(0);
+    expect(run.lines.find((line) => 'matches' in line)).toMatchObject({ block: 4, matches: true, differing: [], hash: blocks.get(4)!.hash });
+  }, 60_000);
+});
 
 describe('the enclave proves by re-executing devnet blocks', () => {
   it('signs a range whose blocks re-execute to their hashes', async () => {
