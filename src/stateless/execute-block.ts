@@ -9,6 +9,7 @@ import { parseTransaction } from 'viem/op-stack';
 import { FlashlogError } from '../errors.ts';
 import { rip7212 } from '../evm/simulate/chain-rules.ts';
 import { blockExtraData, nextBaseFee } from './base-fee.ts';
+import { installJumpAnalysisCache } from './jump-analysis-cache.ts';
 import { encodeHeader, headerHash, type BlockHeader } from './header.ts';
 import { feeVaults, l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
 import { encodeReceipt, orBlooms, orderedTrieRoot, type Receipt } from './receipts.ts';
@@ -109,6 +110,7 @@ function ancestorHashes(parent: BlockHeader, witness: Witness) {
  */
 export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock> {
   const { config, parent, attributes, witness } = input;
+  await installJumpAnalysisCache();
   const rules = rulesAt(config, attributes.timestamp);
   if (!rules.active('regolith')) throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
   if (rules.active('jovian')) throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: Jovian (DA footprint, minimum base fee) is not executed yet`);
