@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createClient, http } from 'viem';
-import { ConfigError, errorMessage } from '../src/errors.ts';
+import { ConfigError, errorMessage, FlashlogError } from '../src/errors.ts';
 import type { Config } from '../src/config/settings.ts';
 import { knownRollupConfigs } from '../src/stateless/chains.ts';
 import { compareHeaders, fieldWidth, formatComparison } from '../src/stateless/compare.ts';
@@ -50,7 +50,14 @@ export const executeBlockCommand: Command = {
       throw new ConfigError('expected FIXTURE.json, or --l2-rpc URL with --block-number N (not both)');
     }
     if (!fromNode && (!file || extra.length > 0)) throw new ConfigError(`expected one FIXTURE.json, got ${JSON.stringify(positionals)}`);
-    const fixture = fromNode ? await fixtureFromNode(ctx.config) : await readBlockFixture(file!);
+    let fixture: BlockFixture;
+    try {
+      fixture = fromNode ? await fixtureFromNode(ctx.config) : await readBlockFixture(file!);
+    } catch (error) {
+      // An unreadable or malformed input is a usage error (exit 2), named by the parser.
+      if (!fromNode && error instanceof FlashlogError) throw new ConfigError(error.message);
+      throw error;
+    }
     const started = performance.now();
     const executed = await executeBlock(fixture.block);
     const ms = Math.round(performance.now() - started);
