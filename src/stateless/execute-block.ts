@@ -1,17 +1,16 @@
-import { createBlock, createBlockHeader, type Block } from '@ethereumjs/block';
+import { createBlock, createBlockHeader } from '@ethereumjs/block';
 import { Common, Mainnet } from '@ethereumjs/common';
 import { getActivePrecompiles, type ExecResult, type PrecompileInput } from '@ethereumjs/evm';
-import { createLegacyTx, createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
-import { Account, createAddressFromString, type Address } from '@ethereumjs/util';
-import { createVM, runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
+import { createAddressFromString, type Address } from '@ethereumjs/util';
+import { createVM } from '@ethereumjs/vm';
 import { bytesToHex, fromRlp, hexToBytes, sha256, type Hex } from 'viem';
-import { parseTransaction } from 'viem/op-stack';
 import { FlashlogError } from '../errors.ts';
 import { rip7212 } from '../evm/simulate/chain-rules.ts';
 import { blockExtraData, nextBaseFee } from './base-fee.ts';
 import { installJumpAnalysisCache } from './jump-analysis-cache.ts';
 import { encodeHeader, headerHash, type BlockHeader } from './header.ts';
-import { feeVaults, l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
+import { l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
+import { runDeposit, runUserTx, type TxReceipt } from './transactions.ts';
 import { encodeReceipt, orBlooms, orderedTrieRoot, type Receipt } from './receipts.ts';
 import { rulesAt, type BlockRules, type RollupConfig } from './rollup-config.ts';
 import { createWitnessState, emptyTrieRoot, WitnessIncompleteError, type Witness } from './witness-state.ts';
@@ -157,7 +156,7 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
   for (const [index, raw] of attributes.transactions.entries()) {
     const where = `transaction ${index}`;
     const bytes = hexToBytes(raw);
-    let receipt: Omit<Receipt, 'cumulativeGasUsed'>;
+    let receipt: TxReceipt;
     try {
       if (bytes[0] === 0x7e) {
         receipt = await runDeposit(vm, state, common, raw, depositBlock, rules);
@@ -166,7 +165,7 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
         receipt = await runUserTx(vm, state, common, bytes, block, baseFeePerGas, fees);
       }
     } catch (error) {
-      if (error instanceof WitnessIncompleteError) throw new WitnessIncompleteError(error.key, `${error.message.replace(/^.*?\(/, '').replace(/\)$/, '')}, ${where}`);
+      if (error instanceof WitnessIncompleteError) throw new WitnessIncompleteError(error.key, error.context ? `${error.context}, ${where}` : where);
       throw new FlashlogError('BLOCK_INVALID', `${where}: ${(error as Error).message}`, { cause: error });
     }
     cumulativeGasUsed += receipt.gasUsed;
@@ -203,74 +202,3 @@ async function storeIfDeployed(state: MerkleStateManager, address: string, write
   for (const [slot, value] of writes) await state.putStorage(contract, hexToBytes(slotKey(slot)), hexToBytes(value).slice(firstNonZero(value)));
 }
 const firstNonZero = (value: Hex) => { const bytes = hexToBytes(value); const i = bytes.findIndex((b) => b !== 0); return i < 0 ? bytes.length : i; };
-
-function receiptOf(type: number, result: RunTxResult, gasUsed: bigint, extra: Partial<Receipt> = {}): Omit<Receipt, 'cumulativeGasUsed'> {
-  return {
-    type, status: result.execResult.exceptionError ? 0 : 1, gasUsed,
-    logsBloom: bytesToHex(result.bloom.bitvector),
-    logs: (result.execResult.logs ?? []).map(([address, topics, data]) => ({ address: bytesToHex(address), topics: topics.map((t) => bytesToHex(t)), data: bytesToHex(data) })),
-    l1Fee: 0n, operatorFee: 0n, ...extra,
-  };
-}
-
-async function credit(state: MerkleStateManager, address: Address, amount: bigint) {
-  if (amount === 0n) return;
-  const account = (await state.getAccount(address)) ?? new Account();
-  account.balance += amount;
-  await state.putAccount(address, account);
-}
-
-/** viem's parse of a 0x7e transaction (its return type names only Ethereum's types). */
-interface DepositFields {
-  readonly type: string;
-  readonly from: Hex;
-  readonly to?: Hex | null;
-  readonly mint?: bigint;
-  readonly value?: bigint;
-  readonly gas: bigint;
-  readonly data?: Hex;
-}
-
-/** OP Stack deposits.md "Execution" (Regolith and later). */
-async function runDeposit(vm: VM, state: MerkleStateManager, common: Common, raw: Hex, depositBlock: Block, rules: BlockRules) {
-  const deposit = parseTransaction(raw) as unknown as DepositFields;
-  if (deposit.type !== 'deposit') throw new FlashlogError('TX_INVALID', 'type 0x7e that is not a deposit');
-  const from = createAddressFromString(deposit.from);
-  const before = await state.getAccount(from);
-  const depositNonce = before?.nonce ?? 0n;
-  await credit(state, from, deposit.mint ?? 0n);
-  const tx = createLegacyTx({ nonce: depositNonce, gasPrice: 0n, gasLimit: deposit.gas, to: deposit.to ?? undefined, value: deposit.value ?? 0n, data: deposit.data ?? '0x' }, { common, freeze: false });
-  (tx as { getSenderAddress: () => Address }).getSenderAddress = () => from;
-  const version = rules.active('canyon') ? { depositNonce, depositReceiptVersion: 1n } : { depositNonce };
-  try {
-    const result = await runTx(vm, { tx, block: depositBlock, skipNonce: true, skipHardForkValidation: true, skipBlockGasLimitValidation: true });
-    return receiptOf(0x7e, result, result.totalGasSpent, version);
-  } catch {
-    // A failed deposit: everything but the mint is undone, the nonce still moves, all gas is used.
-    const account = (await state.getAccount(from)) ?? new Account();
-    account.nonce += 1n;
-    await state.putAccount(from, account);
-    return { type: 0x7e, status: 0 as const, gasUsed: deposit.gas, logsBloom: bytesToHex(new Uint8Array(256)), logs: [], l1Fee: 0n, operatorFee: 0n, ...version };
-  }
-}
-
-async function runUserTx(vm: VM, state: MerkleStateManager, common: Common, bytes: Uint8Array, block: Block, baseFeePerGas: bigint, fees: TxFees) {
-  const tx: TypedTransaction = createTxFromRLP(bytes, { common });
-  const sender = tx.getSenderAddress();
-  const l1Fee = fees.l1Cost(bytes);
-  const operatorUpfront = fees.operatorCost(tx.gasLimit);
-  const account = (await state.getAccount(sender)) ?? new Account();
-  if (account.balance < l1Fee + operatorUpfront) {
-    throw new FlashlogError('TX_INVALID', `sender ${sender.toString()} cannot pay the L1 fee ${l1Fee} and operator fee ${operatorUpfront} (balance ${account.balance})`);
-  }
-  account.balance -= l1Fee + operatorUpfront;
-  await state.putAccount(sender, account);
-  const result = await runTx(vm, { tx, block, skipHardForkValidation: true });
-  const gasUsed = result.totalGasSpent;
-  const operatorFee = fees.operatorCost(gasUsed);
-  await credit(state, sender, operatorUpfront - operatorFee);
-  await credit(state, createAddressFromString(feeVaults.baseFee), gasUsed * baseFeePerGas);
-  await credit(state, createAddressFromString(feeVaults.l1Fee), l1Fee);
-  await credit(state, createAddressFromString(feeVaults.operatorFee), operatorFee);
-  return receiptOf(tx.type, result, gasUsed, { l1Fee, operatorFee });
-}

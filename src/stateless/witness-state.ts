@@ -23,10 +23,13 @@ export const emptyTrieRoot: Hex = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996
 /** The witness lacks a trie node or a contract code the execution needs. */
 export class WitnessIncompleteError extends FlashlogError {
   readonly key: Hex;
+  /** What was being read (an account, a slot, a code, a transaction). */
+  readonly context: string | undefined;
   constructor(key: Hex, context?: string) {
     super('WITNESS_INCOMPLETE', `witness incomplete: no preimage for ${key}${context ? ` (${context})` : ''}`);
     this.name = 'WitnessIncompleteError';
     this.key = key;
+    this.context = context;
   }
 }
 
