@@ -1,6 +1,7 @@
 import type { Command } from './command.ts';
 import { devnetCommand } from './devnet.ts';
 import { enclaveCommand } from './enclave.ts';
+import { executeBlockCommand } from './execute-block.ts';
 import { proverHostCommand } from './prover-host.ts';
 import { proverBridgeCommand } from './prover-bridge.ts';
 import { proveCommand } from './prove.ts';
@@ -19,6 +20,7 @@ export const commands: readonly Command[] = [
   proverBridgeCommand,
   proveCommand,
   verifyProposalCommand,
+  executeBlockCommand,
   runCommand,
   ingestCommand,
   serveCommand,
