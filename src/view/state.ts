@@ -173,6 +173,9 @@ function lowerKeys(diff: Record<string, AccountDiff>): Record<string, AccountDif
 function applyChain(state: ViewState, record: ChainRecord): ViewState {
   const number = BigInt(record.blockNumber);
   if (record.type === 'sealed') return advanceCanonical(state, number);
+  // Safe and finalized are for consumers choosing a confirmation level; pending is unaffected.
+  if (record.type === 'safe' || record.type === 'finalized') return state;
+  if (record.replacedBlockHash !== undefined) return replaceUnsafe(state, number, record.replacedBlockHash);
   // A reorg: the pre-confirmed logs of the dropped transactions are withdrawn.
   const block = state.blocks.find((candidate) => candidate.number === number)
     ?? state.dropped.find((candidate) => candidate.number === number);
@@ -184,6 +187,17 @@ function applyChain(state: ViewState, record: ChainRecord): ViewState {
   // Withdrawn once: the block is forgotten so a repeated reorg record withdraws nothing more.
   const forgotten = advanced.dropped.filter((candidate) => candidate.number !== number);
   return { ...advanced, dropped: forgotten, change: { type: 'removed', blockNumber: number, logs: removed } };
+}
+
+/**
+ * Blocks source: the unsafe block at `number` (and any above it) was replaced. Its logs are
+ * withdrawn, all of them (its hash is gone with it); the canonical head stays where it is, and the
+ * replacement arrives as a new block record.
+ */
+function replaceUnsafe(state: ViewState, number: bigint, replacedHash: string): ViewState {
+  const held = state.blocks.find((block) => block.number === number && (block.header as { hash?: string }).hash?.toLowerCase() === replacedHash.toLowerCase());
+  const removed = (held?.logs ?? []).map((log) => ({ ...log, removed: true }));
+  return { ...state, blocks: state.blocks.filter((block) => block !== held), change: { type: 'removed', blockNumber: number, logs: removed } };
 }
 
 function advanceCanonical(state: ViewState, number: bigint): ViewState {
