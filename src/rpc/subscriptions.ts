@@ -278,7 +278,10 @@ export function createSubscriptionHub(options: {
       const change = state.change;
       if (byId.size === 0) return;
       try {
-        if (change.type === 'flashblock') await notifyFlashblock(change.block, change.firstNew, change.newLogs);
+        if (change.type === 'flashblock') {
+          if (change.removedLogs) queueLogs(change.removedLogs);
+          await notifyFlashblock(change.block, change.firstNew, change.newLogs);
+        }
         else if (change.type === 'removed') queueLogs(change.logs);
       } catch (error) {
         logger.warn({ err: errorMessage(error) }, 'notification failed');

@@ -37,7 +37,11 @@ export interface PendingBlock {
 
 /** What the latest input changed, for subscriptions. Only the delta of the latest flashblock. */
 export type ViewChange =
-  | { readonly type: 'flashblock'; readonly block: PendingBlock; readonly firstNew: number; readonly newLogs: readonly RpcLog[] }
+  | {
+    readonly type: 'flashblock'; readonly block: PendingBlock; readonly firstNew: number; readonly newLogs: readonly RpcLog[];
+    /** Blocks source: the logs of the block this one replaced at its height, `removed: true` (sent first). */
+    readonly removedLogs?: readonly RpcLog[];
+  }
   | { readonly type: 'removed'; readonly blockNumber: bigint; readonly logs: readonly RpcLog[] }
   | { readonly type: 'canonical'; readonly blockNumber: bigint }
   | { readonly type: 'none' };
@@ -161,7 +165,17 @@ function applyBlock(state: ViewState, record: BlockRecord): ViewState {
   };
   const others = state.blocks.filter((candidate) => candidate.number !== number);
   const blocks = [...others, block].sort((a, b) => (a.number < b.number ? -1 : 1)).slice(-maxPendingBlocks);
-  return { ...state, blocks, change: { type: 'flashblock', block, firstNew: continues ? record.firstNew : 0, newLogs } };
+  // Blocks source: a block with another hash at a height held replaces it, whichever of it and
+  // its reorg record comes first (topics interleave freely): its logs are withdrawn here, once.
+  const previousHash = previous ? hashOf(previous) : undefined;
+  const replaced = previousHash !== undefined && hashOf(block) !== undefined && previousHash !== hashOf(block);
+  const removedLogs = replaced ? previous!.logs.map((log) => ({ ...log, removed: true })) : [];
+  return { ...state, blocks, change: { type: 'flashblock', block, firstNew: continues ? record.firstNew : 0, newLogs, ...(replaced ? { removedLogs } : {}) } };
+}
+
+/** A 200 ms block's hash (blocks source); undefined for a flashblocks block. */
+function hashOf(block: PendingBlock): string | undefined {
+  return (block.header as { hash?: string }).hash?.toLowerCase();
 }
 
 function lowerKeys(diff: Record<string, AccountDiff>): Record<string, AccountDiff> {
