@@ -200,7 +200,7 @@ export const ingestCommand: Command = {
     const source = ctx.config.source ?? (ctx.config.ws ? 'flashblocks' : ctx.config.rpc ? 'blocks' : 'flashblocks');
     if (source === 'blocks') return runBlocksIngest(ctx);
     const urls = ctx.config.ws;
-    if (!urls || urls.length === 0) throw new ConfigError('--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL');
+    if (!urls || urls.length === 0) throw new ConfigError('--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL (or --source blocks --rpc URL for a node\'s 200 ms blocks)');
     void warnIfUpstreamBehind(ctx.config.rpc, ctx.logger);
     const log = await openLog(ctx.config, ctx.logger);
     ctx.shutdown.register('log', () => log.close());
