@@ -11,7 +11,7 @@ import type { Source, SourceEvent } from './port.ts';
 
 /**
  * The blocks source: Base's 200 ms blocks after Denim, read from a node. Heads come from the
- * node's `eth_subscribe("newHeads")` over `wsUrl` (every reconnect also reads `latest`, which
+ * node's `eth_subscribe("newHeads")` over `wsUrl`, each read by hash (every reconnect reads `latest`, which
  * backfills what the dropped connection missed), or from polling `latest` every `pollMs`; with a
  * WebSocket a slow poll still runs, so a socket that stays open but goes quiet loses nothing.
  *
@@ -58,9 +58,9 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
     const segment: ReadBlock[] = [];
     let withdrawn: readonly ReadBlock[] = [];
     try {
-      // A notification only wakes the source up: it reads `latest`, so a stale head (already
-      // replaced when it is read) is never taken; parents are then read by hash.
-      head = await reader.read('latest');
+      // A notification names its block: read by hash, block and receipts at once. A head replaced
+      // meanwhile is withdrawn again when its replacement's notification (or the poll) comes.
+      head = await reader.read(trigger.id);
       if (!head) return [];
       const newest = tip(state);
       if (newest && head.number < newest.number && !state.held.some((held) => held.hash === head!.hash)) {

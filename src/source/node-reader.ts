@@ -50,6 +50,9 @@ export function createNodeReader(rpc: Upstream): NodeReader {
 
   return {
     async read(id) {
+      // By hash with eth_getBlockReceipts known to work: block and receipts in one round trip.
+      const early = id !== 'latest' && blockReceipts ? rpc.call('eth_getBlockReceipts', [id]) : undefined;
+      early?.catch(() => undefined);
       const raw = id === 'latest'
         ? await rpc.call('eth_getBlockByNumber', ['latest', true])
         : await rpc.call('eth_getBlockByHash', [id, true]);
@@ -61,7 +64,7 @@ export function createNodeReader(rpc: Upstream): NodeReader {
       }
       const block = parsed.data;
       const hashes = block.transactions.map((tx) => tx.hash.toLowerCase() as Hex);
-      const receiptsRaw = await receiptsOf(block.hash as Hex, hashes);
+      const receiptsRaw = early ? await early.catch(() => receiptsOf(block.hash as Hex, hashes)) : await receiptsOf(block.hash as Hex, hashes);
       const receiptsParsed = nodeReceiptsSchema.safeParse(receiptsRaw ?? []);
       if (!receiptsParsed.success) {
         const issue = receiptsParsed.error.issues[0];
