@@ -4,9 +4,9 @@
  * - Base mainnet / Sepolia: since Denim (2026-11-05 / 2026-10-21) 200 ms blocks and no
  *   flashblocks; the blocks source polls Base's public HTTP RPC (docs.base.org, "Network
  *   information"). Public endpoints are rate-limited: bring your own node (--rpc, --rpc-ws) for load.
- * - Unichain mainnet / Sepolia: flashblocks feeds (rollup-boost README, Unichain docs), receipts in
- *   the frames' metadata (op-rbuilder); public RPC from Unichain's docs.
- * - X Layer mainnet: flashblocks feed and RPC from X Layer's developer docs.
+ * - Unichain mainnet / Sepolia: flashblocks feeds (rollup-boost README), receipts in the frames'
+ *   metadata (op-rbuilder); public RPC as Unichain's docs give it (not re-checked; --rpc overrides).
+ * - X Layer mainnet: flashblocks feed and RPC from X Layer's developer docs (RPC: 100 req/s per IP).
  *
  * No preset points at a retired feed (Base's flashblocks feeds stopped at Denim).
  */
