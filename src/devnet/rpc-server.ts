@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { decodeErrorResult, fromRlp, isHex } from 'viem';
@@ -137,8 +137,19 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
   };
 }
 
-export async function startRpcServer(options: { host: string; port: number; engine: Engine; producer: Producer; logger: Logger; metrics?: Registry | undefined; sendAnswerDelayMs?: number }): Promise<RpcServer> {
-  const dispatch = createDispatch(options.engine, options.producer, options.sendAnswerDelayMs ?? 0);
+export async function startRpcServer(options: {
+  host: string; port: number; engine: Engine; producer: Producer; logger: Logger;
+  /** Serve `GET /metrics` from this registry on the JSON-RPC port. */
+  metrics?: Registry | undefined;
+  /** Testing: hold each eth_sendRawTransaction answer this many ms (see DevnetOptions.preconfirmOnSubmit). */
+  sendAnswerDelayMs?: number;
+  /** Wraps the devnet's dispatch (the Denim devnet adds its fields and tags). */
+  wrap?: (dispatch: (call: RpcCall) => Promise<unknown>) => (call: RpcCall) => Promise<unknown>;
+  /** Attaches more to the HTTP server (the Denim devnet's WebSocket on the same port); returns its closer. */
+  attach?: (server: Server, dispatch: (call: RpcCall) => Promise<unknown>) => () => Promise<void>;
+}): Promise<RpcServer> {
+  const plain = createDispatch(options.engine, options.producer, options.sendAnswerDelayMs ?? 0);
+  const dispatch = options.wrap ? options.wrap(plain) : plain;
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     if (options.metrics && answerMetrics(options.metrics, request, response)) return;
     const reply = (status: number, body: string | null) => {
@@ -181,10 +192,12 @@ export async function startRpcServer(options: { host: string; port: number; engi
     server.listen(options.port, options.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  const detach = options.attach?.(server, dispatch);
   return {
     port,
     url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
     close: () => new Promise<void>((resolve) => {
+      void detach?.();
       server.closeAllConnections();
       server.close(() => resolve());
     }),

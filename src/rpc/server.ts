@@ -46,6 +46,8 @@ export interface GatewayOptions {
   readonly heartbeatMs?: number;
   /** Serve `GET /metrics` from `metrics` on this port (never in public mode). */
   readonly exposeMetrics?: boolean;
+  /** Where `newHeads` and `logs` come from (see createSubscriptionHub): `view` for the blocks source. */
+  readonly standardKinds?: 'view' | 'upstream';
 }
 
 export interface Gateway {
@@ -202,6 +204,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     metrics: options.metrics,
     upstream,
+    ...(options.standardKinds ? { standardKinds: options.standardKinds } : {}),
   });
   const sockets = new Set<WebSocket>();
   /** Connections that have answered the last ping (or connected since). */

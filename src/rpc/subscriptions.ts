@@ -19,6 +19,13 @@ const MAX_RESTARTS = 3;
 
 /**
  * eth_subscribe / eth_unsubscribe over WebSocket:
+ * - `newHeads` and `logs` [filter], the standard kinds, speak of canonical blocks, from one of two
+ *   places (`standardKinds`):
+ *   - `view`, on a chain followed by the blocks source (Base since Denim): each 200 ms block the
+ *     view takes is canonical (unsafe), so `newHeads` is its header (with `timestampMs`) and `logs`
+ *     its logs, written by the `pendingLogs` writer, with `removed: true` copies on a reorg;
+ *   - `upstream`, on a flashblocks chain: each canonical block the view's head passes, read from
+ *     the upstream once (canonical-blocks.ts); pre-confirmed logs stay on `pendingLogs`.
  * - `pendingLogs` [filter {address, topics}]: one notification per log of the latest flashblock;
  *   on a reorg, the withdrawn logs with `removed: true`.
  * - `newFlashblocks`: the accumulated pending block (full transactions, hash 0x00..00) per flashblock.
@@ -27,7 +34,6 @@ const MAX_RESTARTS = 3;
  *   `gasUsed`, `status`, `cumulativeGasUsed`, `contractAddress`, `logsBloom` and all its `logs`,
  *   or (a filter, as Base's node takes it) that full object for the transactions one of whose logs
  *   matches the filter, still with all their logs.
- * - `newHeads`, `logs` [filter]: the standard ones, of canonical blocks (canonical-blocks.ts).
  * Each notification covers only what the latest flashblock added. Every payload is serialized once
  * and shared by all subscribers. A connection whose unsent bytes exceed `maxBufferedBytes` is closed
  * (1008, with the reason) and never slows the others.
@@ -46,8 +52,10 @@ export interface SubscriptionHub {
   close(): void;
 }
 
-type Kind = 'pendingLogs' | 'newFlashblocks' | 'newFlashblockTransactions' | 'newHeads' | 'logs';
-const kindNames: readonly Kind[] = ['pendingLogs', 'newFlashblocks', 'newFlashblockTransactions', 'newHeads', 'logs'];
+type Kind = 'pendingLogs' | 'newFlashblocks' | 'newFlashblockTransactions' | 'logs' | 'newHeads';
+const kindNames: readonly Kind[] = ['pendingLogs', 'newFlashblocks', 'newFlashblockTransactions', 'logs', 'newHeads'];
+/** pendingLogs and logs share one fan-out: on a Denim chain each block's logs are both. */
+const isLogKind = (kind: Kind): boolean => kind === 'pendingLogs' || kind === 'logs';
 interface Sub {
   readonly id: string;
   readonly kind: Kind;
@@ -84,13 +92,22 @@ export function createSubscriptionHub(options: {
   limits: SubscriptionLimits;
   logger: Logger;
   metrics: Registry;
-  /** Where canonical blocks are read for `newHeads` and `logs` (absent: those kinds are refused). */
+  /** Where canonical blocks are read for `newHeads` and `logs` with `standardKinds: 'upstream'`. */
   upstream?: Upstream;
+  /**
+   * Where `newHeads` and `logs` come from: `view` when each block of the view is canonical (the
+   * blocks source), `upstream` (the default) on a flashblocks chain, whose view holds pre-confirmed
+   * blocks. With `upstream` and no upstream, those two kinds are refused.
+   */
+  standardKinds?: 'view' | 'upstream';
 }): SubscriptionHub {
   const { formatter, limits, logger } = options;
+  const standardFromView = options.standardKinds === 'view';
   const byId = new Map<string, Sub>();
   const bySocket = new Map<WebSocket, Map<string, Sub>>();
-  const kinds: Record<Kind, Set<Sub>> = { pendingLogs: new Set(), newFlashblocks: new Set(), newFlashblockTransactions: new Set(), newHeads: new Set(), logs: new Set() };
+  const kinds: Record<Kind, Set<Sub>> = { pendingLogs: new Set(), newFlashblocks: new Set(), newFlashblockTransactions: new Set(), logs: new Set(), newHeads: new Set() };
+  /** Every pendingLogs and logs subscription, in arrival order: the log writer's list. */
+  const logSubs = new Set<Sub>();
   const notifications = counter(options.metrics, 'flashlog_ws_notifications_total', 'subscription notifications sent', ['kind']);
   const slowDrops = counter(options.metrics, 'flashlog_ws_slow_disconnects_total', 'subscribers disconnected for falling behind');
   const subscribers = gauge(options.metrics, 'flashlog_ws_subscriptions', 'active subscriptions', ['kind']);
@@ -119,7 +136,7 @@ export function createSubscriptionHub(options: {
 
   /** Writes a pendingLogs subscription every batch it still lacks, now. */
   const catchUp = (sub: Sub): void => {
-    if (sub.kind === 'pendingLogs' && sub.sent < logSeq) writeLogs(sub, logSeq);
+    if (logSubs.has(sub) && sub.sent < logSeq) writeLogs(sub, logSeq);
   };
   /** A connection's logs go out before its other notifications. */
   const flushLogs = (socket: WebSocket): void => {
@@ -157,7 +174,7 @@ export function createSubscriptionHub(options: {
   let pumping = false;
 
   const queueLogs = (logs: readonly RpcLog[]): void => {
-    if (kinds.pendingLogs.size === 0 || logs.length === 0) return;
+    if (logSubs.size === 0 || logs.length === 0) return;
     logBatches.push({ seq: ++logSeq, logs, bodies: new Array(logs.length) });
     if (!pumping) void pump();
   };
@@ -187,7 +204,7 @@ export function createSubscriptionHub(options: {
     if (count === 0) return;
     if (raw) raw.write(Buffer.concat(parts));
     else for (let i = 0; i < parts.length; i += 3) socket.send(Buffer.concat([parts[i + 1]!, parts[i + 2]!]).toString('utf8'));
-    notifications.inc({ kind: 'pendingLogs' }, count);
+    notifications.inc({ kind: sub.kind }, count);
   };
 
   async function pump(): Promise<void> {
@@ -198,8 +215,8 @@ export function createSubscriptionHub(options: {
         const target = logSeq;
         let written = 0;
         let complete = true;
-        for (const sub of [...kinds.pendingLogs]) {
-          if (sub.sent >= target || !kinds.pendingLogs.has(sub)) continue;
+        for (const sub of [...logSubs]) {
+          if (sub.sent >= target || !logSubs.has(sub)) continue;
           try {
             writeLogs(sub, target);
           } catch (error) {
@@ -248,6 +265,12 @@ export function createSubscriptionHub(options: {
     // Logs first: they are small and what latency-sensitive readers (indexers) wait for; whole
     // blocks to many subscribers take longer to write out.
     queueLogs(newLogs);
+    if (standardFromView && kinds.newHeads.size > 0 && firstNew === 0) {
+      // A new 200 ms block: its header.
+      const { transactions: _transactions, uncles: _uncles, ...header } = await formatPendingBlock(block, false, formatter);
+      const json = JSON.stringify(header);
+      for (const sub of kinds.newHeads) send(sub, json);
+    }
     if (kinds.newFlashblocks.size > 0) {
       const json = JSON.stringify(await formatPendingBlock(block, true, formatter));
       for (const sub of kinds.newFlashblocks) send(sub, json);
@@ -284,7 +307,10 @@ export function createSubscriptionHub(options: {
       const change = state.change;
       if (byId.size === 0) return;
       try {
-        if (change.type === 'flashblock') await notifyFlashblock(change.block, change.firstNew, change.newLogs);
+        if (change.type === 'flashblock') {
+          if (change.removedLogs) queueLogs(change.removedLogs);
+          await notifyFlashblock(change.block, change.firstNew, change.newLogs);
+        }
         else if (change.type === 'removed') queueLogs(change.logs);
       } catch (error) {
         logger.warn({ err: errorMessage(error) }, 'notification failed');
@@ -295,8 +321,8 @@ export function createSubscriptionHub(options: {
   ).subscribe({ error: (error: unknown) => logger.error({ err: errorMessage(error) }, 'view stream failed; subscriptions stop') });
   subscribing = false;
 
-  // newHeads and logs: canonical blocks, read upstream as the view's head passes them.
-  const canonical = options.upstream ? canonicalBlocks$({
+  // newHeads and logs on a flashblocks chain: canonical blocks, read upstream as the view's head passes them.
+  const canonical = !standardFromView && options.upstream ? canonicalBlocks$({
     states$: options.states$, upstream: options.upstream, logger,
     wanted: () => ({ heads: kinds.newHeads.size > 0, logs: kinds.logs.size > 0 }),
   }).subscribe(({ header, logs }) => {
@@ -319,6 +345,7 @@ export function createSubscriptionHub(options: {
     byId.delete(sub.id);
     bySocket.get(sub.socket)?.delete(sub.id);
     kinds[sub.kind].delete(sub);
+    logSubs.delete(sub);
     subscribers.set({ kind: sub.kind }, kinds[sub.kind].size);
   };
 
@@ -336,15 +363,15 @@ export function createSubscriptionHub(options: {
         return true;
       }
       const kind = params[0];
-      const offered = kindNames.filter((name) => options.upstream || (name !== 'newHeads' && name !== 'logs'));
-      if (!offered.includes(kind as Kind)) {
+      const offered = kindNames.filter((name) => standardFromView || options.upstream || (name !== 'newHeads' && name !== 'logs'));
+      if (typeof kind !== 'string' || !offered.includes(kind as Kind)) {
         throw new InvalidParamsError(`params[0]: expected one of ${offered.join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}`);
       }
       const mine = bySocket.get(socket) ?? new Map<string, Sub>();
       if (mine.size >= limits.maxSubscriptions) {
         throw new JsonRpcError(-32005, `subscription limit reached: at most ${limits.maxSubscriptions} per connection`);
       }
-      const filter = (kind === 'pendingLogs' || kind === 'logs') && params[1] !== undefined && params[1] !== null
+      const filter = isLogKind(kind as Kind) && params[1] !== undefined && params[1] !== null
         ? logFilterParam(objectParam(params[1], 'params[1]', 'a filter object {address, topics}'), 'params[1]')
         : null;
       if (kind === 'newFlashblockTransactions' && !(params[1] === undefined || params[1] === null || typeof params[1] === 'boolean' || (typeof params[1] === 'object' && !Array.isArray(params[1])))) {
@@ -361,6 +388,7 @@ export function createSubscriptionHub(options: {
       mine.set(sub.id, sub);
       bySocket.set(socket, mine);
       kinds[sub.kind].add(sub);
+      if (kind === 'pendingLogs' || (kind === 'logs' && standardFromView)) logSubs.add(sub);
       subscribers.set({ kind: sub.kind }, kinds[sub.kind].size);
       return sub.id;
     },
