@@ -72,7 +72,7 @@ function createAutoExecutor(deps: ExecutorDeps): Executor {
         last = 'metadata';
         return metadata.execute(block);
       }
-      if (!deps.rpcUrl) throw new ExecutionError(`no receipts in the feed (era C) and no --rpc to execute against (block ${block.blockNumber})`);
+      if (!deps.rpcUrl) throw new ExecutionError(`no receipts in the feed (era C, or the OP-specs format) and no --rpc to execute against (block ${block.blockNumber})`);
       local ??= localExecutor(deps, 'executing era C flashblocks');
       last = 'local';
       return (await local).execute(block);

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { keccak256 } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { extendBlock, startBlock, type AssembledBlock } from '../chain/assemble.ts';
 import { flashblockSchema } from '../schemas/flashblock.ts';
@@ -45,5 +46,45 @@ describe('metadata executor on real era A flashblocks', () => {
     await expect(createMetadataExecutor().execute(blocks[2]!)).rejects.toThrow(/from index 0/);
     const eraC = { ...blocks[0]!, metadataReceipts: null };
     await expect(createMetadataExecutor().execute(eraC)).rejects.toThrow(/metadata.receipts is absent/);
+  });
+});
+
+describe('receipts from other producers through the auto executor (as ingest runs it)', () => {
+  it('op-rbuilder frames (receipts keyed in hash order): metadata receipts in block order, gas adding up to gas_used', async () => {
+    const { opRbuilderMessages } = await import('../../test/helpers/feed-formats.ts');
+    const { createExecutor } = await import('./create.ts');
+    const { createLogger } = await import('../obs/logger.ts');
+    const { createMetricsRegistry } = await import('../obs/metrics.ts');
+    const frames = opRbuilderMessages() as { metadata: { receipts: Record<string, unknown> } }[];
+    // A BTreeMap orders receipts by hash, not by position; here index 0's two happen to sort in block
+    // order, so reverse them: the executor must look receipts up by transaction hash.
+    frames[0]!.metadata.receipts = Object.fromEntries(Object.entries(frames[0]!.metadata.receipts).reverse());
+    const messages = frames.map((m) => flashblockSchema.parse(m));
+    expect(Object.keys(messages[0]!.metadata.receipts!)).toEqual(messages[0]!.diff.transactions.map((raw) => keccak256(raw as `0x${string}`)).reverse());
+    const executor = await createExecutor('auto', { rpcUrl: undefined, timeoutMs: 1000, logger: createLogger({ level: 'silent', name: 'test' }), metrics: createMetricsRegistry({ defaults: false }) });
+    let block = startBlock(messages[0]!);
+    const receipts = [];
+    for (const [position, message] of messages.entries()) {
+      if (position > 0) block = extendBlock(block, message);
+      const output = await executor.execute(block);
+      expect(executor.kind).toBe('metadata');
+      expect(output.receipts.map((r) => r.transactionHash)).toEqual(block.transactions.slice(block.firstNew).map((tx) => tx.hash));
+      receipts.push(...output.receipts);
+      expect(receipts.reduce((sum, r) => sum + BigInt(r.gasUsed), 0n)).toBe(BigInt(block.header.gasUsed));
+    }
+    expect(receipts.map((r) => r.type)).toEqual(['0x7e', '0x2', '0x2', '0x2', '0x2', '0x2']);
+    expect(receipts.flatMap((r) => r.logs).length).toBe(4);
+    await executor.close();
+  });
+
+  it('OP-specs frames carry no receipts: auto without --rpc says so instead of guessing', async () => {
+    const { opSpecsMessages } = await import('../../test/helpers/feed-formats.ts');
+    const { createExecutor } = await import('./create.ts');
+    const { createLogger } = await import('../obs/logger.ts');
+    const { createMetricsRegistry } = await import('../obs/metrics.ts');
+    const first = flashblockSchema.parse((await opSpecsMessages())[0]);
+    const executor = await createExecutor('auto', { rpcUrl: undefined, timeoutMs: 1000, logger: createLogger({ level: 'silent', name: 'test' }), metrics: createMetricsRegistry({ defaults: false }) });
+    await expect(executor.execute(startBlock(first))).rejects.toThrow(/no receipts in the feed \(era C, or the OP-specs format\) and no --rpc/);
+    await expect(createMetadataExecutor().execute(startBlock(first))).rejects.toThrow(/OP-specs format, whose metadata has no logs/);
   });
 });

@@ -65,7 +65,7 @@ export function createMetadataExecutor(): Executor {
       const state = running;
       const newTxs = block.transactions.slice(block.firstNew);
       if (newTxs.length > 0 && !block.metadataReceipts) {
-        throw new ExecutionError(`metadata.receipts is absent (era C feed); use --executor local or node: ${where}`);
+        throw new ExecutionError(`metadata.receipts is absent (an era C feed, or the OP-specs format, whose metadata has no logs); use --executor local or node: ${where}`);
       }
       const blockNumber = hex(block.blockNumber);
       const baseFee = BigInt(block.header.baseFeePerGas);
