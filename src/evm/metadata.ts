@@ -1,7 +1,7 @@
 import { fromRlp, getContractAddress, parseTransaction, recoverTransactionAddress, type Hex, type TransactionSerialized } from 'viem';
 import type { AssembledBlock } from '../chain/assemble.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
-import type { RpcLog, RpcReceipt } from '../schemas/records.ts';
+import type { AccountDiff, RpcLog, RpcReceipt } from '../schemas/records.ts';
 import { logsBloom } from './bloom.ts';
 import { ExecutionError } from './local.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
@@ -17,7 +17,9 @@ import type { ExecutionOutput, Executor } from './port.ts';
  * - contractAddress from sender and nonce for a creation (null for a deposit creation: the
  *   deposit carries no nonce);
  * - logsBloom from the logs.
- * No L1 fee fields (the metadata has none) and no state diff.
+ * No L1 fee fields (the metadata has none). The state diff is balances only, from
+ * `new_account_balances` (op-rbuilder fills it from the builder's bundle state: every account
+ * touched in the block so far); nonce, code and storage stay with the upstream.
  *
  * It is an invariant that a block is seen from its index 0: cumulative gas and log numbering
  * start there. A block first seen later is refused with an error, not guessed.
@@ -51,6 +53,12 @@ export async function summarizeTransaction(raw: Hex, baseFee: bigint): Promise<T
 }
 
 const hex = (value: bigint | number) => `0x${value.toString(16)}` as Hex;
+
+/** `new_account_balances` as a balances-only state diff; null when the feed sent none (or `{}`, which says nothing). */
+function balanceDiff(balances: Readonly<Record<string, string>> | null): Record<string, AccountDiff> | null {
+  if (!balances || Object.keys(balances).length === 0) return null;
+  return Object.fromEntries(Object.entries(balances).map(([address, balance]) => [address.toLowerCase(), { balance }]));
+}
 
 export function createMetadataExecutor(): Executor {
   let running: Running | null = null;
@@ -94,7 +102,7 @@ export function createMetadataExecutor(): Executor {
         state.cumulativeGas = cumulative;
         state.txCount++;
       }
-      return { receipts, stateDiff: null };
+      return { receipts, stateDiff: balanceDiff(block.metadataBalances) };
     },
     onReorg() {
       running = null;

@@ -120,6 +120,9 @@ describe('ingest of the producers that still stream flashblocks: real WebSocket,
     const receipts = blocks.flatMap((block) => block.receipts ?? []);
     expect(receipts.map((receipt) => receipt.transactionHash)).toEqual(blocks.at(-1)!.transactions.map((tx) => tx.hash));
     expect(receipts.map((receipt) => receipt.cumulativeGasUsed).at(-1)).toBe('0x32138');
+    // Balances from new_account_balances are the state diff (every account touched so far); nothing else is claimed.
+    const lastBalances = (opRbuilderMessages().at(-1)!.metadata as { new_account_balances: Record<string, string> }).new_account_balances;
+    expect(blocks.at(-1)!.stateDiff).toEqual(Object.fromEntries(Object.entries(lastBalances).map(([address, balance]) => [address, { balance }])));
     expect(logs.map((log) => log.logIndex)).toEqual(['0x0', '0x1', '0x2', '0x3']);
     expect(logs.map((log) => log.transactionHash)).toEqual(receipts.filter((receipt) => receipt.logs.length > 0).map((receipt) => receipt.transactionHash));
     expect(await metricValue(ctx, 'flashlog_ingest_rejected_total')).toBe(0);
