@@ -122,7 +122,11 @@ export const settings = {
   metadataReceipts: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'devnet: flashblock metadata carries type-tagged receipts (pre-Azul era B) instead of {block_number, access_list: null}' }),
   plain: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'devnet: send flashblocks as text frames instead of brotli binary frames' }),
   load: setting({ schema: decimal(0), default: '0', expects: 'transactions per second (0 = none)', describe: 'devnet: built-in load generator rate (transfers, ERC-20, deployments, reverts, logs, deposits)' }),
-  reorgEvery: setting({ schema: integer(0), default: '0', expects: 'blocks (0 = never)', describe: 'devnet: every K-th block seals without its last pre-confirmed transaction' }),
+  reorgEvery: setting({ schema: integer(0), default: '0', expects: 'blocks (0 = never)', describe: 'devnet: every K-th block seals without its last pre-confirmed transaction (with --denim: the unsafe head is replaced by a block without it)' }),
+  denim: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: "devnet / run --devnet: Base after Denim: complete blocks every --denim-block-ms, no flashblocks feed, tx[1] the BaseTime deposit, WebSocket JSON-RPC (newHeads, logs) on the RPC port" }),
+  denimBlockMs: setting({ schema: integer(1), default: '200', expects: 'milliseconds', describe: 'devnet --denim: block time' }),
+  safeLagBlocks: setting({ schema: integer(1), default: '10', expects: 'blocks', describe: 'devnet --denim: how far `safe` trails the unsafe head' }),
+  finalizedLagBlocks: setting({ schema: integer(1), default: '50', expects: 'blocks', describe: 'devnet --denim: how far `finalized` trails the unsafe head' }),
 
   // Proofs: prover host, enclave, bridge, prove (issue 6).
   listen: setting({ schema: z.string().regex(/^(tcp:\/\/[^/]+:\d{1,5}|unix:.+)$/), default: 'tcp://127.0.0.1:8000', expects: 'tcp://host:port or unix:/path', describe: 'enclave: where to listen for host connections' }),

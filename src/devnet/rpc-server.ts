@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { decodeErrorResult, fromRlp, isHex } from 'viem';
@@ -134,8 +134,15 @@ export function createDispatch(engine: Engine, producer: Producer): (call: RpcCa
   };
 }
 
-export async function startRpcServer(options: { host: string; port: number; engine: Engine; producer: Producer; logger: Logger }): Promise<RpcServer> {
-  const dispatch = createDispatch(options.engine, options.producer);
+export async function startRpcServer(options: {
+  host: string; port: number; engine: Engine; producer: Producer; logger: Logger;
+  /** Wraps the devnet's dispatch (the Denim devnet adds its fields and tags). */
+  wrap?: (dispatch: (call: RpcCall) => Promise<unknown>) => (call: RpcCall) => Promise<unknown>;
+  /** Attaches more to the HTTP server (the Denim devnet's WebSocket on the same port); returns its closer. */
+  attach?: (server: Server, dispatch: (call: RpcCall) => Promise<unknown>) => () => Promise<void>;
+}): Promise<RpcServer> {
+  const plain = createDispatch(options.engine, options.producer);
+  const dispatch = options.wrap ? options.wrap(plain) : plain;
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const reply = (status: number, body: string | null) => {
       response.writeHead(status, { 'content-type': 'application/json' });
@@ -177,10 +184,12 @@ export async function startRpcServer(options: { host: string; port: number; engi
     server.listen(options.port, options.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  const detach = options.attach?.(server, dispatch);
   return {
     port,
     url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
     close: () => new Promise<void>((resolve) => {
+      void detach?.();
       server.closeAllConnections();
       server.close(() => resolve());
     }),
