@@ -147,7 +147,7 @@ export const settings = {
   maxLagMinutes: setting({ schema: decimal(0), default: '5', expects: 'minutes', describe: 'node-status: behind more than this exits 1' }),
   expectChainId: setting({ schema: integer(1).optional(), expects: 'a chain ID, e.g. 8453', describe: 'node-status: exit 1 when the node serves another chain' }),
   json: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'node-status: print one JSON object for machines' }),
-  cadenceWindowMs: setting({ schema: integer(0, 60_000), default: '2000', expects: 'milliseconds (0 = lag only)', describe: 'node-status: how long to watch the head of a Denim node (200 ms blocks) before judging its cadence' }),
+  cadenceWindowMs: setting({ schema: integer(0, 60_000), default: '2000', expects: 'milliseconds', describe: 'node-status: how long to watch the head of a Denim node (200 ms blocks) before judging its cadence; 0 = lag only' }),
 } satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof settings;
