@@ -39,7 +39,7 @@ export async function createExecutor(kind: ExecutorKind, deps: ExecutorDeps): Pr
     case 'local':
       return localExecutor(deps, '--executor local');
     case 'metadata':
-      return createMetadataExecutor();
+      return createMetadataExecutor({ metrics: deps.metrics, logger: deps.logger });
     case 'node': {
       if (!deps.rpcUrl) throw new ConfigError('--rpc (FLASHLOG_RPC): --executor node needs a flashblocks-aware upstream RPC; got nothing');
       const { createNodeExecutor } = await import('./node.ts');
@@ -51,7 +51,7 @@ export async function createExecutor(kind: ExecutorKind, deps: ExecutorDeps): Pr
 }
 
 function createAutoExecutor(deps: ExecutorDeps): Executor {
-  const metadata = createMetadataExecutor();
+  const metadata = createMetadataExecutor({ metrics: deps.metrics, logger: deps.logger });
   let local: Promise<Executor> | null = null;
   let last: Executor['kind'] = 'metadata';
   /** Whether the block being built started with metadata receipts; a block never switches adapter. */

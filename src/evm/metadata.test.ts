@@ -91,3 +91,32 @@ describe('receipts from other producers through the auto executor (as ingest run
     await expect(createMetadataExecutor().execute(startBlock(first))).rejects.toThrow(/OP-specs format, whose metadata has no logs/);
   });
 });
+
+describe('the metadata receipts are checked against the feed\'s own receipts_root and gas_used', () => {
+  it('the real Unichain receipts give the real receipts_root at every index (deposit and EIP-1559 encodings, OP trie)', async () => {
+    const { createMetricsRegistry } = await import('../obs/metrics.ts');
+    const metrics = createMetricsRegistry({ defaults: false });
+    const executor = createMetadataExecutor({ metrics });
+    for (const block of assembled()) await executor.execute(block);
+    const checks = await metrics.getSingleMetric('flashlog_executor_checks_total')!.get();
+    expect(checks.values.map((sample) => [sample.labels.result, sample.value])).toEqual([['match', 5]]);
+  });
+
+  it('a tampered receipt is counted as a mismatch by field and logged once; its receipts are still published', async () => {
+    const { createMetricsRegistry } = await import('../obs/metrics.ts');
+    const metrics = createMetricsRegistry({ defaults: false });
+    const warnings: unknown[] = [];
+    const logger = { warn: (fields: unknown) => warnings.push(fields) } as unknown as import('../obs/logger.ts').Logger;
+    const executor = createMetadataExecutor({ metrics, logger });
+    const blocks = assembled();
+    await executor.execute(blocks[0]!);
+    // Index 1's one receipt with its log's data changed: gas still adds up, the root does not.
+    const [hash, receipt] = Object.entries(blocks[1]!.metadataReceipts!)[0]!;
+    const tampered = { ...blocks[1]!, metadataReceipts: { [hash]: { ...receipt, logs: receipt.logs.map((log) => ({ ...log, data: `0x${'ff'.repeat(32)}` })) } } };
+    const output = await executor.execute(tampered);
+    expect(output.receipts).toHaveLength(1);
+    const mismatches = await metrics.getSingleMetric('flashlog_executor_mismatches_total')!.get();
+    expect(mismatches.values.map((sample) => [sample.labels.field, sample.value])).toEqual([['receipts_root', 1]]);
+    expect(warnings).toEqual([expect.objectContaining({ fields: ['receipts_root'], index: 1, expected: expect.objectContaining({ receiptsRoot: blocks[1]!.header.receiptsRoot }) })]);
+  });
+});

@@ -1,10 +1,13 @@
 import { fromRlp, getContractAddress, parseTransaction, recoverTransactionAddress, type Hex, type TransactionSerialized } from 'viem';
 import type { AssembledBlock } from '../chain/assemble.ts';
+import { createOnceLogger, type Logger } from '../obs/logger.ts';
+import { counter, type Registry } from '../obs/metrics.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
 import type { AccountDiff, RpcLog, RpcReceipt } from '../schemas/records.ts';
 import { logsBloom } from './bloom.ts';
 import { ExecutionError } from './local.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
+import { receiptsRoot } from './receipts-root.ts';
 
 /**
  * The `metadata` executor: receipts from the era A/B flashblock metadata (`metadata.receipts`,
@@ -23,12 +26,25 @@ import type { ExecutionOutput, Executor } from './port.ts';
  *
  * It is an invariant that a block is seen from its index 0: cumulative gas and log numbering
  * start there. A block first seen later is refused with an error, not guessed.
+ *
+ * The feed's receipts are not taken on trust: after each flashblock the receipts of the block so
+ * far must give the flashblock's `receipts_root` (src/evm/receipts-root.ts) and add up to its
+ * `gas_used`. A mismatch is counted (`flashlog_executor_checks_total{result="mismatch"}`,
+ * `flashlog_executor_mismatches_total{field}`) and logged once per field set; the receipts are
+ * still published, as the feed gave them, since there is nothing truer to publish.
  */
 interface Running {
   blockNumber: bigint;
   txCount: number;
   cumulativeGas: bigint;
   logCount: number;
+  /** Every receipt of the block so far, in order: the receipts root is over all of them. */
+  receipts: RpcReceipt[];
+}
+
+export interface MetadataExecutorDeps {
+  readonly metrics?: Registry;
+  readonly logger?: Logger;
 }
 
 export interface TxSummary { from: Hex; to: Hex | null; type: Hex; nonce: bigint | null; effectiveGasPrice: bigint }
@@ -60,13 +76,34 @@ function balanceDiff(balances: Readonly<Record<string, string>> | null): Record<
   return Object.fromEntries(Object.entries(balances).map(([address, balance]) => [address.toLowerCase(), { balance }]));
 }
 
-export function createMetadataExecutor(): Executor {
+export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executor {
   let running: Running | null = null;
+  const checks = deps.metrics ? counter(deps.metrics, 'flashlog_executor_checks_total', 'flashblocks checked against the feed (gas_used, receipts_root), by result', ['result']) : null;
+  const mismatches = deps.metrics ? counter(deps.metrics, 'flashlog_executor_mismatches_total', 'checks that failed, by field', ['field']) : null;
+  const warnOnce = deps.logger ? createOnceLogger(deps.logger) : null;
+
+  /** The receipts so far against the flashblock's running fields; the names of those that differ. */
+  async function check(block: AssembledBlock, state: Running): Promise<string[]> {
+    const failed: string[] = [];
+    if (state.cumulativeGas !== BigInt(block.header.gasUsed)) failed.push('gas_used');
+    const root = await receiptsRoot(state.receipts);
+    if (root !== block.header.receiptsRoot.toLowerCase()) failed.push('receipts_root');
+    checks?.inc({ result: failed.length ? 'mismatch' : 'match' });
+    for (const field of failed) mismatches?.inc({ field });
+    if (failed.length) {
+      warnOnce?.(`metadata-mismatch:${failed.join(',')}`, {
+        block: Number(block.blockNumber), index: block.index, fields: failed,
+        expected: { gasUsed: block.header.gasUsed, receiptsRoot: block.header.receiptsRoot }, got: { gasUsed: hex(state.cumulativeGas), receiptsRoot: root },
+      }, 'the feed\'s metadata receipts do not match its own gas_used / receipts_root; publishing them as given');
+    }
+    return failed;
+  }
+
   return {
     kind: 'metadata',
     async execute(block: AssembledBlock): Promise<ExecutionOutput> {
       const where = `block ${block.blockNumber} index ${block.index}`;
-      if (block.firstNew === 0) running = { blockNumber: block.blockNumber, txCount: 0, cumulativeGas: 0n, logCount: 0 };
+      if (block.firstNew === 0) running = { blockNumber: block.blockNumber, txCount: 0, cumulativeGas: 0n, logCount: 0, receipts: [] };
       if (!running || running.blockNumber !== block.blockNumber || running.txCount !== block.firstNew) {
         throw new ExecutionError(`the metadata executor needs every flashblock of a block from index 0 (cumulative gas and log indexes count from there): ${where}`);
       }
@@ -101,7 +138,9 @@ export function createMetadataExecutor(): Executor {
         });
         state.cumulativeGas = cumulative;
         state.txCount++;
+        state.receipts.push(receipts.at(-1)!);
       }
+      await check(block, state);
       return { receipts, stateDiff: balanceDiff(block.metadataBalances) };
     },
     onReorg() {

@@ -127,6 +127,9 @@ describe('ingest of the producers that still stream flashblocks: real WebSocket,
     expect(logs.map((log) => log.transactionHash)).toEqual(receipts.filter((receipt) => receipt.logs.length > 0).map((receipt) => receipt.transactionHash));
     expect(await metricValue(ctx, 'flashlog_ingest_rejected_total')).toBe(0);
     expect(await metricValue(ctx, 'flashlog_execution_errors_total')).toBe(0);
+    // Each flashblock's receipts give its own receipts_root and gas_used.
+    expect(await metricValue(ctx, 'flashlog_executor_checks_total', { result: 'match' })).toBe(5);
+    expect(await metricValue(ctx, 'flashlog_executor_mismatches_total')).toBe(0);
   });
 
   it('X Layer frames: target_index kept in the raw record, the end-of-sequence frame counted and not rejected', async () => {
