@@ -174,6 +174,15 @@ describe('flashlog node-status on a Denim node (devnet --denim)', () => {
     expect(text.code, text.stdout).toBe(0);
   });
 
+  it('checkUpstreamLag (ingest/serve at start) on a Denim upstream: judged by lag only, without watching the head', async () => {
+    const warnings: string[] = [];
+    const logger = { warn: (_fields: unknown, message: string) => { warnings.push(message); } } as unknown as Logger;
+    const status = await checkUpstreamLag(denim.rpcUrl, logger);
+    expect(status).toMatchObject({ exitCode: 0, rule: 'denim', cadence: null, preconfirmations: null });
+    expect(status?.lines.join('\n')).toContain('in sync: latest block');
+    expect(warnings).toEqual([]);
+  });
+
   it('not serving: a Denim node whose head stops advancing exits 1 and says so', async () => {
     let frozen: unknown = null;
     const stalled = await proxy(() => denim.rpcUrl, (method, params, result) => {
