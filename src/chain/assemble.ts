@@ -18,8 +18,11 @@ export interface AssembledBlock {
   readonly firstNew: number;
   /** Era A/B receipts of this flashblock's new transactions, by hash; null in era C. */
   readonly metadataReceipts: Readonly<Record<string, MetadataReceipt>> | null;
-  /** Era A/B `new_account_balances`: the balance of every account touched in the block so far; null when absent. */
-  readonly metadataBalances: Readonly<Record<string, string>> | null;
+  /**
+   * Era A/B `new_account_balances`: the balance of every account touched in the block so far; null
+   * or absent when the feed sent none (a block from another source has none).
+   */
+  readonly metadataBalances?: Readonly<Record<string, string>> | null;
 }
 
 /**

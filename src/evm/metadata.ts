@@ -141,7 +141,7 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
         state.receipts.push(receipts.at(-1)!);
       }
       await check(block, state);
-      return { receipts, stateDiff: balanceDiff(block.metadataBalances) };
+      return { receipts, stateDiff: balanceDiff(block.metadataBalances ?? null) };
     },
     onReorg() {
       running = null;
