@@ -27,6 +27,12 @@ export interface ServeDeps {
   readonly rpcUrl: string;
   /** Extra or replacing methods (pending execution). */
   readonly methods?: Readonly<Record<string, Method>>;
+  /**
+   * Whether the upstream's head (polled every --head-poll-ms) drops pending blocks at or below it
+   * (default true). Not on a Denim chain (blocks source): there the upstream's head is the newest
+   * unsafe block itself, which is what `pending` serves.
+   */
+  readonly followUpstreamHead?: boolean;
 }
 
 export const gatewaySettings = [
@@ -47,7 +53,8 @@ export function upstreamHeads$(upstream: Upstream, intervalMs: number): Observab
 export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve> {
   const { config, logger } = ctx;
   const upstream = createUpstream(deps.rpcUrl, { timeoutMs: config.rpcTimeoutMs });
-  const view = await materialize(ctx, { log: deps.log, heads$: upstreamHeads$(upstream, config.headPollMs) });
+  const follow = deps.followUpstreamHead ?? config.source !== 'blocks';
+  const view = await materialize(ctx, { log: deps.log, heads$: upstreamHeads$(upstream, follow ? config.headPollMs : 0) });
   try {
     await view.replayed;
   } catch (error) {
@@ -96,8 +103,8 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'serve pending JSON-RPC (HTTP + WebSocket) from the view of the log; everything else goes to --rpc',
-  usage: 'flashlog serve --rpc URL [--port 8547] [--public] [--kafka-brokers host:port] [options]',
-  settings: [...serviceSettings, ...logSettings, ...gatewaySettings],
+  usage: 'flashlog serve --rpc URL [--port 8547] [--public] [--source blocks] [--kafka-brokers host:port] [options]',
+  settings: [...serviceSettings, ...logSettings, ...gatewaySettings, 'source'],
   longRunning: true,
   async run(ctx) {
     if (!ctx.config.rpc) throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL');

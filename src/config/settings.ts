@@ -78,6 +78,14 @@ export const settings = {
   aheadBlocks: setting({ schema: integer(0, 64), default: '5', expects: 'an integer 0-64', describe: 'blocks buffered ahead of their canonical parent' }),
   produceBufferRecords: setting({ schema: integer(1), default: '100000', expects: 'records', describe: 'records held while the log is unavailable before the oldest are dropped' }),
 
+  // The blocks source (Base after Denim, issue 14).
+  source: setting({ schema: enumOf(['flashblocks', 'blocks']).optional(), expects: 'flashblocks|blocks', describe: 'where pre-confirmations come from: a flashblocks feed (--ws) or a node\'s 200 ms blocks (--rpc, --rpc-ws); default from --network, else flashblocks with --ws, blocks without' }),
+  rpcWs: setting({ schema: url(['ws:', 'wss:']).optional(), expects: 'ws:// or wss:// URL', describe: 'blocks source: the node\'s WebSocket JSON-RPC (eth_subscribe newHeads); without it, --rpc is polled every --blocks-poll-ms' }),
+  blocksPollMs: setting({ schema: integer(10), default: '200', expects: 'milliseconds', describe: 'blocks source: how often to read the node\'s latest block without --rpc-ws (one block time); with it, a safety poll at 10x this' }),
+  maxReorgBlocks: setting({ schema: integer(1, 10000), default: '64', expects: 'blocks', describe: 'blocks source: newest blocks held for linking; a reorg deeper than this resyncs from the node\'s head' }),
+  maxBackfillBlocks: setting({ schema: integer(1, 100000), default: '600', expects: 'blocks', describe: 'blocks source: most blocks walked back after a gap or a reorg before resyncing (600 = 2 minutes of 200 ms blocks)' }),
+  lifecyclePollMs: setting({ schema: integer(0), default: '1000', expects: 'milliseconds, 0 to disable', describe: 'how often to read the safe / finalized heads (node tags, or optimism_syncStatus with --consensus-rpc) for flashlog.chain' }),
+
   // Tail.
   fromBeginning: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'read the topic from its first record' }),
   limit: setting({ schema: integer(1).optional(), expects: 'a positive integer', describe: 'stop after this many records' }),
@@ -110,7 +118,7 @@ export const settings = {
   simulateWorkers: setting({ schema: integer(1, 64), default: '1', expects: 'an integer 1-64', describe: 'eth_simulateV1: worker threads simulations run on (a simulation past --call-timeout-ms is stopped with its thread)' }),
   headPollMs: setting({ schema: integer(0), default: '1000', expects: 'milliseconds, 0 to disable', describe: 'how often the gateway asks the upstream for its head (clears pending blocks that became canonical)' }),
   devnet: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'run: start a local devnet in-process and use its feed and RPC' }),
-  network: setting({ schema: enumOf(['base-mainnet', 'base-sepolia']).optional(), expects: 'base-mainnet|base-sepolia', describe: "run: use Base's public flashblocks feed and RPC" }),
+  network: setting({ schema: enumOf(['base-mainnet', 'base-sepolia', 'unichain-mainnet', 'unichain-sepolia', 'xlayer']).optional(), expects: 'base-mainnet|base-sepolia|unichain-mainnet|unichain-sepolia|xlayer', describe: "run: a chain's public endpoints: Base (200 ms blocks from its public RPC, polled) or a chain that still streams flashblocks (see README)" }),
   execute: setting({ schema: bool, boolean: true, default: 'true', expects: 'true|false', describe: 'run: execute pre-confirmed transactions with the local EDR executor (receipts, logs, state diff); --no-execute publishes blocks without them' }),
 
   // The local devnet (`flashlog devnet`, issue 3).
@@ -143,7 +151,7 @@ export const settings = {
   proveDelayMs: setting({ schema: integer(0), default: '0', expects: 'milliseconds', describe: 'enclave: testing only, hold each Prove this long before answering' }),
 
   // Node operation (issue 7).
-  consensusRpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'node-status: the consensus client RPC (optimism_syncStatus, port 7545)' }),
+  consensusRpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'the consensus client RPC (optimism_syncStatus, port 7545): node-status, and the safe/finalized heads of ingest and run' }),
   maxLagMinutes: setting({ schema: decimal(0), default: '5', expects: 'minutes', describe: 'node-status: behind more than this exits 1' }),
   expectChainId: setting({ schema: integer(1).optional(), expects: 'a chain ID, e.g. 8453', describe: 'node-status: exit 1 when the node serves another chain' }),
   json: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'node-status: print one JSON object for machines' }),

@@ -73,7 +73,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   const chainId = options.chainId ?? DEVNET_CHAIN_ID;
   const blockTimeMs = options.blockTimeMs ?? 2000;
   const flashblockMs = options.flashblockMs ?? 200;
-  if (!(flashblockMs > 0 && blockTimeMs >= flashblockMs)) {
+  if (!options.denim && !(flashblockMs > 0 && blockTimeMs >= flashblockMs)) {
     throw new RangeError(`blockTimeMs (${blockTimeMs}) must be at least flashblockMs (${flashblockMs}), and flashblockMs positive`);
   }
   const accounts = devnetAccounts();

@@ -17,6 +17,11 @@ const MAX_RESTARTS = 3;
 
 /**
  * eth_subscribe / eth_unsubscribe over WebSocket:
+ * - `logs` [filter]: the standard kind, served from the view exactly as `pendingLogs` (on a Denim
+ *   chain each 200 ms block's logs; on a flashblocks chain the pre-confirmed logs), `removed: true`
+ *   on a reorg.
+ * - `newHeads`: the header of each new block the view takes (a 200 ms block, or index 0 of a
+ *   flashblocks block), with `timestampMs` where the block has one.
  * - `pendingLogs` [filter {address, topics}]: one notification per log of the latest flashblock;
  *   on a reorg, the withdrawn logs with `removed: true`.
  * - `newFlashblocks`: the accumulated pending block (full transactions, hash 0x00..00) per flashblock.
@@ -40,7 +45,10 @@ export interface SubscriptionHub {
   close(): void;
 }
 
-type Kind = 'pendingLogs' | 'newFlashblocks' | 'newFlashblockTransactions';
+type Kind = 'pendingLogs' | 'newFlashblocks' | 'newFlashblockTransactions' | 'logs' | 'newHeads';
+const kindNames: readonly Kind[] = ['pendingLogs', 'newFlashblocks', 'newFlashblockTransactions', 'logs', 'newHeads'];
+/** pendingLogs and logs share one fan-out: on a Denim chain each block's logs are both. */
+const isLogKind = (kind: Kind): boolean => kind === 'pendingLogs' || kind === 'logs';
 interface Sub {
   readonly id: string;
   readonly kind: Kind;
@@ -79,7 +87,9 @@ export function createSubscriptionHub(options: {
   const { formatter, limits, logger } = options;
   const byId = new Map<string, Sub>();
   const bySocket = new Map<WebSocket, Map<string, Sub>>();
-  const kinds: Record<Kind, Set<Sub>> = { pendingLogs: new Set(), newFlashblocks: new Set(), newFlashblockTransactions: new Set() };
+  const kinds: Record<Kind, Set<Sub>> = { pendingLogs: new Set(), newFlashblocks: new Set(), newFlashblockTransactions: new Set(), logs: new Set(), newHeads: new Set() };
+  /** Every pendingLogs and logs subscription, in arrival order: the log writer's list. */
+  const logSubs = new Set<Sub>();
   const notifications = counter(options.metrics, 'flashlog_ws_notifications_total', 'subscription notifications sent', ['kind']);
   const slowDrops = counter(options.metrics, 'flashlog_ws_slow_disconnects_total', 'subscribers disconnected for falling behind');
   const subscribers = gauge(options.metrics, 'flashlog_ws_subscriptions', 'active subscriptions', ['kind']);
@@ -108,7 +118,7 @@ export function createSubscriptionHub(options: {
 
   /** Writes a pendingLogs subscription every batch it still lacks, now. */
   const catchUp = (sub: Sub): void => {
-    if (sub.kind === 'pendingLogs' && sub.sent < logSeq) writeLogs(sub, logSeq);
+    if (isLogKind(sub.kind) && sub.sent < logSeq) writeLogs(sub, logSeq);
   };
   /** A connection's logs go out before its other notifications. */
   const flushLogs = (socket: WebSocket): void => {
@@ -146,7 +156,7 @@ export function createSubscriptionHub(options: {
   let pumping = false;
 
   const queueLogs = (logs: readonly RpcLog[]): void => {
-    if (kinds.pendingLogs.size === 0 || logs.length === 0) return;
+    if (logSubs.size === 0 || logs.length === 0) return;
     logBatches.push({ seq: ++logSeq, logs, bodies: new Array(logs.length) });
     if (!pumping) void pump();
   };
@@ -176,7 +186,7 @@ export function createSubscriptionHub(options: {
     if (count === 0) return;
     if (raw) raw.write(Buffer.concat(parts));
     else for (let i = 0; i < parts.length; i += 3) socket.send(Buffer.concat([parts[i + 1]!, parts[i + 2]!]).toString('utf8'));
-    notifications.inc({ kind: 'pendingLogs' }, count);
+    notifications.inc({ kind: sub.kind }, count);
   };
 
   async function pump(): Promise<void> {
@@ -187,8 +197,8 @@ export function createSubscriptionHub(options: {
         const target = logSeq;
         let written = 0;
         let complete = true;
-        for (const sub of [...kinds.pendingLogs]) {
-          if (sub.sent >= target || !kinds.pendingLogs.has(sub)) continue;
+        for (const sub of [...logSubs]) {
+          if (sub.sent >= target || !logSubs.has(sub)) continue;
           try {
             writeLogs(sub, target);
           } catch (error) {
@@ -227,6 +237,12 @@ export function createSubscriptionHub(options: {
     // Logs first: they are small and what latency-sensitive readers (indexers) wait for; whole
     // blocks to many subscribers take longer to write out.
     queueLogs(newLogs);
+    if (kinds.newHeads.size > 0 && firstNew === 0) {
+      // A new block (a 200 ms block, or index 0 of a flashblocks block): its header.
+      const { transactions: _transactions, uncles: _uncles, ...header } = await formatPendingBlock(block, false, formatter);
+      const json = JSON.stringify(header);
+      for (const sub of kinds.newHeads) send(sub, json);
+    }
     if (kinds.newFlashblocks.size > 0) {
       const json = JSON.stringify(await formatPendingBlock(block, true, formatter));
       for (const sub of kinds.newFlashblocks) send(sub, json);
@@ -262,7 +278,10 @@ export function createSubscriptionHub(options: {
       const change = state.change;
       if (byId.size === 0) return;
       try {
-        if (change.type === 'flashblock') await notifyFlashblock(change.block, change.firstNew, change.newLogs);
+        if (change.type === 'flashblock') {
+          if (change.removedLogs) queueLogs(change.removedLogs);
+          await notifyFlashblock(change.block, change.firstNew, change.newLogs);
+        }
         else if (change.type === 'removed') queueLogs(change.logs);
       } catch (error) {
         logger.warn({ err: errorMessage(error) }, 'notification failed');
@@ -277,6 +296,7 @@ export function createSubscriptionHub(options: {
     byId.delete(sub.id);
     bySocket.get(sub.socket)?.delete(sub.id);
     kinds[sub.kind].delete(sub);
+    logSubs.delete(sub);
     subscribers.set({ kind: sub.kind }, kinds[sub.kind].size);
   };
 
@@ -294,23 +314,24 @@ export function createSubscriptionHub(options: {
         return true;
       }
       const kind = params[0];
-      if (kind !== 'pendingLogs' && kind !== 'newFlashblocks' && kind !== 'newFlashblockTransactions') {
-        throw new InvalidParamsError(`params[0]: expected pendingLogs, newFlashblocks or newFlashblockTransactions, got ${JSON.stringify(kind) ?? 'nothing'}`);
+      if (typeof kind !== 'string' || !kindNames.includes(kind as Kind)) {
+        throw new InvalidParamsError(`params[0]: expected newHeads, logs, pendingLogs, newFlashblocks or newFlashblockTransactions, got ${JSON.stringify(kind) ?? 'nothing'}`);
       }
       const mine = bySocket.get(socket) ?? new Map<string, Sub>();
       if (mine.size >= limits.maxSubscriptions) {
         throw new JsonRpcError(-32005, `subscription limit reached: at most ${limits.maxSubscriptions} per connection`);
       }
-      const filter = kind === 'pendingLogs' && params[1] !== undefined && params[1] !== null
+      const filter = isLogKind(kind as Kind) && params[1] !== undefined && params[1] !== null
         ? logFilterParam(objectParam(params[1], 'params[1]', 'a filter object {address, topics}'), 'params[1]')
         : null;
       const full = kind === 'newFlashblockTransactions' ? boolParam(params[1], 'params[1]', false) : false;
-      const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind, filter, full, socket, sent: logSeq };
+      const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind: kind as Kind, filter, full, socket, sent: logSeq };
       byId.set(sub.id, sub);
       mine.set(sub.id, sub);
       bySocket.set(socket, mine);
-      kinds[kind].add(sub);
-      subscribers.set({ kind }, kinds[kind].size);
+      kinds[sub.kind].add(sub);
+      if (isLogKind(sub.kind)) logSubs.add(sub);
+      subscribers.set({ kind }, kinds[sub.kind].size);
       return sub.id;
     },
     detach(socket) {

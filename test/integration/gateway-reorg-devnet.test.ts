@@ -8,7 +8,7 @@ import { eventually, testContext } from '../helpers/context.ts';
 import { startFlashlog, type FlashlogUnderTest } from '../helpers/execution-harness.ts';
 
 /**
- * A reorg seen by a `pendingLogs` subscriber, all real: the devnet seals every 2nd block without
+ * A reorg seen by a `pendingLogs` subscriber (and a standard `logs` one), all real: the devnet seals every 2nd block without
  * its last pre-confirmed transaction; ingest executes it (local EDR) and reconciles with the
  * devnet's canonical blocks; the gateway follows the same log. The subscriber first gets the
  * pre-confirmed log (removed: false), then, once the block seals without it, the same log with
@@ -41,13 +41,19 @@ describe('pendingLogs through a reorg on the devnet', () => {
     serve = await createServe(ctx, { log: flashlog.log, rpcUrl: devnet.rpcUrl });
 
     const notified: Notified[] = [];
+    /** The standard `logs` kind on the same connection, served by the same writer. */
+    const standard: Notified[] = [];
+    const kindOf = new Map<string, 'pendingLogs' | 'logs'>();
     socket = new WebSocket(serve.gateway.wsUrl);
     await new Promise((resolve, reject) => { socket!.once('open', resolve); socket!.once('error', reject); });
     socket.on('message', (data) => {
-      const message = JSON.parse(String(data)) as { method?: string; params?: { result: Notified } };
-      if (message.method === 'eth_subscription' && message.params) notified.push(message.params.result);
+      const message = JSON.parse(String(data)) as { id?: number; result?: string; method?: string; params?: { subscription: string; result: Notified } };
+      if (message.id !== undefined && message.result) kindOf.set(message.result, message.id === 1 ? 'pendingLogs' : 'logs');
+      if (message.method === 'eth_subscription' && message.params) (kindOf.get(message.params.subscription) === 'logs' ? standard : notified).push(message.params.result);
     });
     socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['pendingLogs', { topics: [topic] }] }));
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_subscribe', params: ['logs', { topics: [topic] }] }));
+    await eventually(() => (kindOf.size === 2 ? true : undefined), 5000, 'both subscriptions');
 
     // One log-emitting deployment per block: with no other traffic it is the block's last
     // transaction, so every 2nd block leaves it out (and a later block includes it).
@@ -74,5 +80,8 @@ describe('pendingLogs through a reorg on the devnet', () => {
     const first = notified.find((log) => !log.removed && log.transactionHash === removed.transactionHash && log.blockNumber === removed.blockNumber);
     expect(first).toMatchObject({ logIndex: removed.logIndex, removed: false });
     expect(notified.indexOf(first!)).toBeLessThan(notified.indexOf(removed));
+    // `logs` saw the same notifications, once each and in the same order, the removed copy included.
+    await eventually(() => (standard.length >= notified.length ? true : undefined), 5000, 'the logs subscriber');
+    expect(standard.slice(0, notified.length)).toEqual(notified);
   }, 90_000);
 });
