@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { brotliCompressSync, constants } from 'node:zlib';
+import { createPayloadBlocks } from '../src/chain/payload-blocks.ts';
 import { initialSequencerState, step, type SequencerState } from '../src/chain/sequencer.ts';
 import { decodeFrame } from '../src/wire/frame.ts';
+import { opRbuilderMessages, opSpecsMessages, sourceMessages, xLayerFrames } from '../test/helpers/feed-formats.ts';
 import { sharedPath } from '../test/helpers/shared.ts';
 
 /**
@@ -49,9 +51,62 @@ export async function run(): Promise<Record<string, unknown>[]> {
   const brotliDecode = measure(brotliFrames, false);
   const textFull = measure(textFrames, true);
   const target = 5000;
+  const producers = await producerRows();
   return [
+    ...producers,
     { pipeline: 'decode+sequence+assemble, brotli frames', 'flashblocks/s': Math.round(brotliFull), 'x target (5,000/s)': brotliFull / target, 'x Base rate (5/s)': brotliFull / 5 },
     { pipeline: 'decode only, brotli frames', 'flashblocks/s': Math.round(brotliDecode), 'x target (5,000/s)': brotliDecode / target, 'x Base rate (5/s)': brotliDecode / 5 },
     { pipeline: 'decode+sequence+assemble, text frames', 'flashblocks/s': Math.round(textFull), 'x target (5,000/s)': textFull / target, 'x Base rate (5/s)': textFull / 5 },
   ];
+}
+
+/**
+ * The same real block (Unichain Sepolia 35535698, 5 flashblocks with era A receipts) in each
+ * producer's envelope (test/helpers/feed-formats.ts), renumbered into 100 blocks with their own
+ * payload ids, as text frames: decode+sequence+assemble throughput relative to Base's format.
+ */
+async function producerRows(): Promise<Record<string, unknown>[]> {
+  const renumber = (messages: Record<string, unknown>[], block: number) => messages.map((message) => {
+    const number = 35535698 + block;
+    const payloadId = `0x${(0x0300000000000000n + BigInt(block)).toString(16).padStart(16, '0')}`;
+    const out: Record<string, unknown> = { ...message, payload_id: payloadId };
+    if (message.base) out.base = { ...(message.base as object), block_number: `0x${number.toString(16)}` };
+    if (message.static) out.static = { ...(message.static as object), block_number: number };
+    if (message.metadata && (message.metadata as { block_number?: number }).block_number !== undefined) out.metadata = { ...(message.metadata as object), block_number: number };
+    return out;
+  });
+  const formats: [string, Record<string, unknown>[]][] = [
+    ['Base format (the source as sent)', sourceMessages() as Record<string, unknown>[]],
+    ['op-rbuilder', opRbuilderMessages()],
+    ['X Layer (+ end-of-sequence frame)', xLayerFrames()],
+    ['OP specs', await opSpecsMessages()],
+  ];
+  const options = { maxBytes: 16 * 1024 * 1024 };
+  const rates = formats.map(([name, messages]) => {
+    const frames = Array.from({ length: 100 }, (_, block) => renumber(messages, block)).flat().map((message) => Buffer.from(JSON.stringify(message)));
+    const measure = (minMs: number) => {
+      let count = 0;
+      const started = performance.now();
+      while (performance.now() - started < minMs) {
+        let state: SequencerState = initialSequencerState();
+        const payloadBlocks = createPayloadBlocks();
+        for (const frame of frames) {
+          const decoded = decodeFrame(frame, { ...options, payloadBlocks });
+          if (!decoded.ok) {
+            if (decoded.reason === 'end_of_sequence') continue;
+            throw new Error(`${name}: ${decoded.detail}`);
+          }
+          const result = step(state, { type: 'flashblock', flashblock: decoded.flashblock });
+          if (result.events[0]?.type !== 'accepted') throw new Error(`${name}: not accepted`);
+          state = result.state;
+          count++;
+        }
+      }
+      return count / ((performance.now() - started) / 1000);
+    };
+    measure(200); // warm up
+    return [name, measure(1000)] as const;
+  });
+  const baseline = rates[0]![1];
+  return rates.map(([name, rate]) => ({ pipeline: `decode+sequence+assemble, text frames, ${name}`, 'flashblocks/s': Math.round(rate), 'x Base format': rate / baseline }));
 }

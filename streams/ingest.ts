@@ -1,6 +1,7 @@
 import {
   EMPTY, Observable, concatMap, filter, from, fromEvent, lastValueFrom, map, merge, mergeMap, of, scan, share, takeUntil,
 } from 'rxjs';
+import { createPayloadBlocks } from '../src/chain/payload-blocks.ts';
 import { initialSequencerState, step, type SequencerEvent, type SequencerState } from '../src/chain/sequencer.ts';
 import { blockRecords, flashblockRecord } from '../src/chain/records.ts';
 import type { Context } from '../src/context.ts';
@@ -57,8 +58,11 @@ export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
   const head = gauge(metrics, 'flashlog_ingest_block_number', 'block number of the latest accepted flashblock');
   const headIndex = gauge(metrics, 'flashlog_ingest_flashblock_index', 'index of the latest accepted flashblock');
   const latency = histogram(metrics, 'flashlog_ingest_latency_seconds', 'frame arrival to block record appended', [], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
+  const endOfSequence = counter(metrics, 'flashlog_ingest_end_of_sequence_total', 'X Layer end-of-sequence frames (a bare payload_id; no flashblock in them)');
   const warnOnce = createOnceLogger(logger);
   const arrivals = new Map<string, number>();
+  // Numbers OP-specs messages after index 0, which carry no block number (src/chain/payload-blocks.ts).
+  const payloadBlocks = createPayloadBlocks();
 
   const publisher = createPublisher(deps.log, {
     logger,
@@ -100,7 +104,11 @@ export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
         return EMPTY;
       }
       frames.inc({ upstream: event.url });
-      const result = decodeFrame(event.data, { maxBytes: config.maxFrameBytes });
+      const result = decodeFrame(event.data, { maxBytes: config.maxFrameBytes, payloadBlocks });
+      if (!result.ok && result.reason === 'end_of_sequence') {
+        endOfSequence.inc();
+        return EMPTY;
+      }
       if (!result.ok) {
         rejected.inc({ reason: result.reason });
         warnOnce(result.reason, { upstream: event.url, detail: result.detail, bytes: event.data.byteLength }, 'frame dropped');

@@ -3,12 +3,15 @@ import { checkNodeStatus, checkUpstreamLag } from '../src/node/status.ts';
 import type { Logger } from '../src/obs/logger.ts';
 import type { Command } from './command.ts';
 
-/** `flashlog node-status`: exit 0 healthy, 1 behind (or wrong chain), 2 unreachable. */
+/**
+ * `flashlog node-status`: exit 0 healthy, 1 behind (or wrong chain, or a Denim node not making
+ * 200 ms blocks), 2 unreachable. The rule (denim or flashblocks) is chosen from the node's answers.
+ */
 export const nodeStatusCommand: Command = {
   name: 'node-status',
-  summary: 'how far a self-run Base node is behind, and whether it serves pre-confirmations',
-  usage: 'flashlog node-status --rpc URL [--consensus-rpc URL] [--max-lag-minutes 5] [--expect-chain-id N] [--json]',
-  settings: ['logLevel', 'rpc', 'consensusRpc', 'maxLagMinutes', 'expectChainId', 'json', 'rpcTimeoutMs'],
+  summary: 'how far a self-run node is behind; on Denim (Base) its 200 ms block cadence, on a flashblocks chain whether it serves pending',
+  usage: 'flashlog node-status --rpc URL [--consensus-rpc URL] [--max-lag-minutes 5] [--expect-chain-id N] [--cadence-window-ms 2000] [--json]',
+  settings: ['logLevel', 'rpc', 'consensusRpc', 'maxLagMinutes', 'expectChainId', 'json', 'rpcTimeoutMs', 'cadenceWindowMs'],
   defaults: { rpcTimeoutMs: '5000', logLevel: 'silent' },
   longRunning: false,
   async run(ctx) {
@@ -20,6 +23,7 @@ export const nodeStatusCommand: Command = {
       maxLagMinutes: config.maxLagMinutes,
       expectChainId: config.expectChainId,
       timeoutMs: config.rpcTimeoutMs,
+      cadenceWindowMs: config.cadenceWindowMs,
     });
     process.stdout.write(config.json ? `${JSON.stringify(status)}\n` : `${status.lines.join('\n')}\n${status.healthy ? 'healthy' : 'UNHEALTHY'}\n`);
     return status.exitCode;

@@ -18,6 +18,11 @@ export interface AssembledBlock {
   readonly firstNew: number;
   /** Era A/B receipts of this flashblock's new transactions, by hash; null in era C. */
   readonly metadataReceipts: Readonly<Record<string, MetadataReceipt>> | null;
+  /**
+   * Era A/B `new_account_balances`: the balance of every account touched in the block so far; null
+   * or absent when the feed sent none (a block from another source has none).
+   */
+  readonly metadataBalances?: Readonly<Record<string, string>> | null;
 }
 
 /**
@@ -53,6 +58,7 @@ export function startBlock(flashblock: Flashblock): AssembledBlock {
     transactions: [],
     firstNew: 0,
     metadataReceipts: null,
+    metadataBalances: null,
   }, flashblock);
 }
 
@@ -79,5 +85,6 @@ export function extendBlock(block: AssembledBlock, flashblock: Flashblock): Asse
     transactions: added.length ? [...block.transactions, ...added] : block.transactions,
     firstNew: block.transactions.length,
     metadataReceipts: flashblock.metadata.receipts ?? null,
+    metadataBalances: flashblock.metadata.new_account_balances ?? null,
   };
 }

@@ -161,6 +161,7 @@ export const settings = {
   expectChainId: setting({ schema: integer(1).optional(), expects: 'a chain ID, e.g. 8453', describe: 'node-status: exit 1 when the node serves another chain' }),
   list: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'schema: list the topics instead of printing one schema' }),
   json: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'node-status, execute-block: print one JSON object for machines' }),
+  cadenceWindowMs: setting({ schema: integer(0, 60_000), default: '2000', expects: 'milliseconds', describe: 'node-status: how long to watch the head of a Denim node (200 ms blocks) before judging its cadence; 0 = lag only' }),
 } satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof settings;

@@ -39,7 +39,7 @@ export async function createExecutor(kind: ExecutorKind, deps: ExecutorDeps): Pr
     case 'local':
       return localExecutor(deps, '--executor local');
     case 'metadata':
-      return createMetadataExecutor();
+      return createMetadataExecutor({ metrics: deps.metrics, logger: deps.logger });
     case 'node': {
       if (!deps.rpcUrl) throw new ConfigError('--rpc (FLASHLOG_RPC): --executor node needs a flashblocks-aware upstream RPC; got nothing');
       const { createNodeExecutor } = await import('./node.ts');
@@ -51,7 +51,7 @@ export async function createExecutor(kind: ExecutorKind, deps: ExecutorDeps): Pr
 }
 
 function createAutoExecutor(deps: ExecutorDeps): Executor {
-  const metadata = createMetadataExecutor();
+  const metadata = createMetadataExecutor({ metrics: deps.metrics, logger: deps.logger });
   let local: Promise<Executor> | null = null;
   let last: Executor['kind'] = 'metadata';
   /** Whether the block being built started with metadata receipts; a block never switches adapter. */
@@ -72,7 +72,7 @@ function createAutoExecutor(deps: ExecutorDeps): Executor {
         last = 'metadata';
         return metadata.execute(block);
       }
-      if (!deps.rpcUrl) throw new ExecutionError(`no receipts in the feed (era C) and no --rpc to execute against (block ${block.blockNumber})`);
+      if (!deps.rpcUrl) throw new ExecutionError(`no receipts in the feed (era C, or the OP-specs format) and no --rpc to execute against (block ${block.blockNumber})`);
       local ??= localExecutor(deps, 'executing era C flashblocks');
       last = 'local';
       return (await local).execute(block);

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { keccak256 } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { extendBlock, startBlock, type AssembledBlock } from '../chain/assemble.ts';
 import { flashblockSchema } from '../schemas/flashblock.ts';
@@ -7,10 +8,11 @@ import { sharedPath } from '../../test/helpers/shared.ts';
 import { createMetadataExecutor } from './metadata.ts';
 
 /** The real Unichain Sepolia sequence with era A metadata (5 flashblocks, 6 transactions). */
+const messages = () => (JSON.parse(readFileSync(sharedPath('fixtures/flashblocks/unichain-sepolia-35535698-with-receipts.json'), 'utf8')) as unknown[]).map((m) => flashblockSchema.parse(m));
 function assembled(): AssembledBlock[] {
-  const messages = (JSON.parse(readFileSync(sharedPath('fixtures/flashblocks/unichain-sepolia-35535698-with-receipts.json'), 'utf8')) as unknown[]).map((m) => flashblockSchema.parse(m));
-  const blocks = [startBlock(messages[0]!)];
-  for (const message of messages.slice(1)) blocks.push(extendBlock(blocks.at(-1)!, message));
+  const all = messages();
+  const blocks = [startBlock(all[0]!)];
+  for (const message of all.slice(1)) blocks.push(extendBlock(blocks.at(-1)!, message));
   return blocks;
 }
 
@@ -20,7 +22,9 @@ describe('metadata executor on real era A flashblocks', () => {
     const receipts = [];
     for (const block of assembled()) {
       const output = await executor.execute(block);
-      expect(output.stateDiff).toBeNull();
+      // Balances only, from new_account_balances: every account touched in the block so far.
+      const balances = messages()[block.index]!.metadata.new_account_balances!;
+      expect(output.stateDiff).toEqual(Object.fromEntries(Object.entries(balances).map(([address, balance]) => [address, { balance }])));
       expect(output.receipts.map((r) => r.transactionHash)).toEqual(block.transactions.slice(block.firstNew).map((tx) => tx.hash));
       receipts.push(...output.receipts);
       // Running fields of the feed: cumulative gas and the block bloom so far.
@@ -45,5 +49,74 @@ describe('metadata executor on real era A flashblocks', () => {
     await expect(createMetadataExecutor().execute(blocks[2]!)).rejects.toThrow(/from index 0/);
     const eraC = { ...blocks[0]!, metadataReceipts: null };
     await expect(createMetadataExecutor().execute(eraC)).rejects.toThrow(/metadata.receipts is absent/);
+  });
+});
+
+describe('receipts from other producers through the auto executor (as ingest runs it)', () => {
+  it('op-rbuilder frames (receipts keyed in hash order): metadata receipts in block order, gas adding up to gas_used', async () => {
+    const { opRbuilderMessages } = await import('../../test/helpers/feed-formats.ts');
+    const { createExecutor } = await import('./create.ts');
+    const { createLogger } = await import('../obs/logger.ts');
+    const { createMetricsRegistry } = await import('../obs/metrics.ts');
+    const frames = opRbuilderMessages() as { metadata: { receipts: Record<string, unknown> } }[];
+    // A BTreeMap orders receipts by hash, not by position; here index 0's two happen to sort in block
+    // order, so reverse them: the executor must look receipts up by transaction hash.
+    frames[0]!.metadata.receipts = Object.fromEntries(Object.entries(frames[0]!.metadata.receipts).reverse());
+    const messages = frames.map((m) => flashblockSchema.parse(m));
+    expect(Object.keys(messages[0]!.metadata.receipts!)).toEqual(messages[0]!.diff.transactions.map((raw) => keccak256(raw as `0x${string}`)).reverse());
+    const executor = await createExecutor('auto', { rpcUrl: undefined, timeoutMs: 1000, logger: createLogger({ level: 'silent', name: 'test' }), metrics: createMetricsRegistry({ defaults: false }) });
+    let block = startBlock(messages[0]!);
+    const receipts = [];
+    for (const [position, message] of messages.entries()) {
+      if (position > 0) block = extendBlock(block, message);
+      const output = await executor.execute(block);
+      expect(executor.kind).toBe('metadata');
+      expect(output.receipts.map((r) => r.transactionHash)).toEqual(block.transactions.slice(block.firstNew).map((tx) => tx.hash));
+      receipts.push(...output.receipts);
+      expect(receipts.reduce((sum, r) => sum + BigInt(r.gasUsed), 0n)).toBe(BigInt(block.header.gasUsed));
+    }
+    expect(receipts.map((r) => r.type)).toEqual(['0x7e', '0x2', '0x2', '0x2', '0x2', '0x2']);
+    expect(receipts.flatMap((r) => r.logs).length).toBe(4);
+    await executor.close();
+  });
+
+  it('OP-specs frames carry no receipts: auto without --rpc says so instead of guessing', async () => {
+    const { opSpecsMessages } = await import('../../test/helpers/feed-formats.ts');
+    const { createExecutor } = await import('./create.ts');
+    const { createLogger } = await import('../obs/logger.ts');
+    const { createMetricsRegistry } = await import('../obs/metrics.ts');
+    const first = flashblockSchema.parse((await opSpecsMessages())[0]);
+    const executor = await createExecutor('auto', { rpcUrl: undefined, timeoutMs: 1000, logger: createLogger({ level: 'silent', name: 'test' }), metrics: createMetricsRegistry({ defaults: false }) });
+    await expect(executor.execute(startBlock(first))).rejects.toThrow(/no receipts in the feed \(era C, or the OP-specs format\) and no --rpc/);
+    await expect(createMetadataExecutor().execute(startBlock(first))).rejects.toThrow(/OP-specs format, whose metadata has no logs/);
+  });
+});
+
+describe('the metadata receipts are checked against the feed\'s own receipts_root and gas_used', () => {
+  it('the real Unichain receipts give the real receipts_root at every index (deposit and EIP-1559 encodings, OP trie)', async () => {
+    const { createMetricsRegistry } = await import('../obs/metrics.ts');
+    const metrics = createMetricsRegistry({ defaults: false });
+    const executor = createMetadataExecutor({ metrics });
+    for (const block of assembled()) await executor.execute(block);
+    const checks = await metrics.getSingleMetric('flashlog_executor_checks_total')!.get();
+    expect(checks.values.map((sample) => [sample.labels.result, sample.value])).toEqual([['match', 5]]);
+  });
+
+  it('a tampered receipt is counted as a mismatch by field and logged once; its receipts are still published', async () => {
+    const { createMetricsRegistry } = await import('../obs/metrics.ts');
+    const metrics = createMetricsRegistry({ defaults: false });
+    const warnings: unknown[] = [];
+    const logger = { warn: (fields: unknown) => warnings.push(fields) } as unknown as import('../obs/logger.ts').Logger;
+    const executor = createMetadataExecutor({ metrics, logger });
+    const blocks = assembled();
+    await executor.execute(blocks[0]!);
+    // Index 1's one receipt with its log's data changed: gas still adds up, the root does not.
+    const [hash, receipt] = Object.entries(blocks[1]!.metadataReceipts!)[0]!;
+    const tampered = { ...blocks[1]!, metadataReceipts: { [hash]: { ...receipt, logs: receipt.logs.map((log) => ({ ...log, data: `0x${'ff'.repeat(32)}` })) } } };
+    const output = await executor.execute(tampered);
+    expect(output.receipts).toHaveLength(1);
+    const mismatches = await metrics.getSingleMetric('flashlog_executor_mismatches_total')!.get();
+    expect(mismatches.values.map((sample) => [sample.labels.field, sample.value])).toEqual([['receipts_root', 1]]);
+    expect(warnings).toEqual([expect.objectContaining({ fields: ['receipts_root'], index: 1, expected: expect.objectContaining({ receiptsRoot: blocks[1]!.header.receiptsRoot }) })]);
   });
 });

@@ -1,10 +1,13 @@
 import { fromRlp, getContractAddress, parseTransaction, recoverTransactionAddress, type Hex, type TransactionSerialized } from 'viem';
 import type { AssembledBlock } from '../chain/assemble.ts';
+import { createOnceLogger, type Logger } from '../obs/logger.ts';
+import { counter, type Registry } from '../obs/metrics.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
-import type { RpcLog, RpcReceipt } from '../schemas/records.ts';
+import type { AccountDiff, RpcLog, RpcReceipt } from '../schemas/records.ts';
 import { logsBloom } from './bloom.ts';
 import { ExecutionError } from './local.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
+import { receiptsRoot } from './receipts-root.ts';
 
 /**
  * The `metadata` executor: receipts from the era A/B flashblock metadata (`metadata.receipts`,
@@ -17,16 +20,31 @@ import type { ExecutionOutput, Executor } from './port.ts';
  * - contractAddress from sender and nonce for a creation (null for a deposit creation: the
  *   deposit carries no nonce);
  * - logsBloom from the logs.
- * No L1 fee fields (the metadata has none) and no state diff.
+ * No L1 fee fields (the metadata has none). The state diff is balances only, from
+ * `new_account_balances` (op-rbuilder fills it from the builder's bundle state: every account
+ * touched in the block so far); nonce, code and storage stay with the upstream.
  *
  * It is an invariant that a block is seen from its index 0: cumulative gas and log numbering
  * start there. A block first seen later is refused with an error, not guessed.
+ *
+ * The feed's receipts are not taken on trust: after each flashblock the receipts of the block so
+ * far must give the flashblock's `receipts_root` (src/evm/receipts-root.ts) and add up to its
+ * `gas_used`. A mismatch is counted (`flashlog_executor_checks_total{result="mismatch"}`,
+ * `flashlog_executor_mismatches_total{field}`) and logged once per field set; the receipts are
+ * still published, as the feed gave them, since there is nothing truer to publish.
  */
 interface Running {
   blockNumber: bigint;
   txCount: number;
   cumulativeGas: bigint;
   logCount: number;
+  /** Every receipt of the block so far, in order: the receipts root is over all of them. */
+  receipts: RpcReceipt[];
+}
+
+export interface MetadataExecutorDeps {
+  readonly metrics?: Registry;
+  readonly logger?: Logger;
 }
 
 export interface TxSummary { from: Hex; to: Hex | null; type: Hex; nonce: bigint | null; effectiveGasPrice: bigint }
@@ -52,20 +70,47 @@ export async function summarizeTransaction(raw: Hex, baseFee: bigint): Promise<T
 
 const hex = (value: bigint | number) => `0x${value.toString(16)}` as Hex;
 
-export function createMetadataExecutor(): Executor {
+/** `new_account_balances` as a balances-only state diff; null when the feed sent none (or `{}`, which says nothing). */
+function balanceDiff(balances: Readonly<Record<string, string>> | null): Record<string, AccountDiff> | null {
+  if (!balances || Object.keys(balances).length === 0) return null;
+  return Object.fromEntries(Object.entries(balances).map(([address, balance]) => [address.toLowerCase(), { balance }]));
+}
+
+export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executor {
   let running: Running | null = null;
+  const checks = deps.metrics ? counter(deps.metrics, 'flashlog_executor_checks_total', 'flashblocks checked against the feed (gas_used, receipts_root), by result', ['result']) : null;
+  const mismatches = deps.metrics ? counter(deps.metrics, 'flashlog_executor_mismatches_total', 'checks that failed, by field', ['field']) : null;
+  const warnOnce = deps.logger ? createOnceLogger(deps.logger) : null;
+
+  /** The receipts so far against the flashblock's running fields; the names of those that differ. */
+  async function check(block: AssembledBlock, state: Running): Promise<string[]> {
+    const failed: string[] = [];
+    if (state.cumulativeGas !== BigInt(block.header.gasUsed)) failed.push('gas_used');
+    const root = await receiptsRoot(state.receipts);
+    if (root !== block.header.receiptsRoot.toLowerCase()) failed.push('receipts_root');
+    checks?.inc({ result: failed.length ? 'mismatch' : 'match' });
+    for (const field of failed) mismatches?.inc({ field });
+    if (failed.length) {
+      warnOnce?.(`metadata-mismatch:${failed.join(',')}`, {
+        block: Number(block.blockNumber), index: block.index, fields: failed,
+        expected: { gasUsed: block.header.gasUsed, receiptsRoot: block.header.receiptsRoot }, got: { gasUsed: hex(state.cumulativeGas), receiptsRoot: root },
+      }, 'the feed\'s metadata receipts do not match its own gas_used / receipts_root; publishing them as given');
+    }
+    return failed;
+  }
+
   return {
     kind: 'metadata',
     async execute(block: AssembledBlock): Promise<ExecutionOutput> {
       const where = `block ${block.blockNumber} index ${block.index}`;
-      if (block.firstNew === 0) running = { blockNumber: block.blockNumber, txCount: 0, cumulativeGas: 0n, logCount: 0 };
+      if (block.firstNew === 0) running = { blockNumber: block.blockNumber, txCount: 0, cumulativeGas: 0n, logCount: 0, receipts: [] };
       if (!running || running.blockNumber !== block.blockNumber || running.txCount !== block.firstNew) {
         throw new ExecutionError(`the metadata executor needs every flashblock of a block from index 0 (cumulative gas and log indexes count from there): ${where}`);
       }
       const state = running;
       const newTxs = block.transactions.slice(block.firstNew);
       if (newTxs.length > 0 && !block.metadataReceipts) {
-        throw new ExecutionError(`metadata.receipts is absent (era C feed); use --executor local or node: ${where}`);
+        throw new ExecutionError(`metadata.receipts is absent (an era C feed, or the OP-specs format, whose metadata has no logs); use --executor local or node: ${where}`);
       }
       const blockNumber = hex(block.blockNumber);
       const baseFee = BigInt(block.header.baseFeePerGas);
@@ -93,8 +138,10 @@ export function createMetadataExecutor(): Executor {
         });
         state.cumulativeGas = cumulative;
         state.txCount++;
+        state.receipts.push(receipts.at(-1)!);
       }
-      return { receipts, stateDiff: null };
+      await check(block, state);
+      return { receipts, stateDiff: balanceDiff(block.metadataBalances ?? null) };
     },
     onReorg() {
       running = null;

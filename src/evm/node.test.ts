@@ -18,7 +18,7 @@ const block: AssembledBlock = {
   blockNumber: 0x20n, index: 1, payloadId: '0x0000000000000001',
   header: { number: '0x20', timestamp: '0x6553f100' } as AssembledBlock['header'],
   transactions: [{ hash: h(1), raw: '0x01' }, { hash: h(2), raw: '0x02' }, { hash: h(3), raw: '0x03' }],
-  firstNew: 1, metadataReceipts: null,
+  firstNew: 1, metadataReceipts: null, metadataBalances: null,
 };
 const receipt = (hash: string, index: number) => ({
   transactionHash: hash, transactionIndex: `0x${index.toString(16)}`, blockHash: h(0xbb), blockNumber: '0x20',

@@ -1,14 +1,24 @@
 import { z } from 'zod';
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
+import { createUpstream, type Upstream } from '../rpc/upstream.ts';
+import { DENIM_BLOCK_MS, judgeCadence, sampleHead, type Cadence } from './cadence.ts';
+import { checkLag } from './lag.ts';
+import { checkPending, readLatest, type Latest, type Preconfirmations } from './latest.ts';
 
 /**
- * Health of a self-run Base node, as an operator (or cron, or a container health check) needs it:
- * how far behind it is (the consensus client's `optimism_syncStatus`, `unsafe_l2.timestamp`
- * against now), whether it serves pre-confirmations (`eth_getBlockByNumber("pending")` newer than
- * `latest`), its chain ID and latest block.
+ * Health of a self-run node, as an operator (or cron, or a container health check) needs it:
+ * chain ID and latest block; how far behind it is (the consensus client's `optimism_syncStatus`,
+ * `unsafe_l2.timestamp` against now, else the latest block's age); and whether it serves what its
+ * chain offers instead of plain blocks, judged by one of two rules:
+ * - **denim** (Base since Denim: the latest block carries `timestampMs`, or the chain is Base):
+ *   the head advances about every 200 ms with `timestampMs` on every block (src/node/cadence.ts);
+ *   `pending` is just `latest` there, so it is not asked.
+ * - **flashblocks** (a chain that streams flashblocks: no `timestampMs`): whether
+ *   `eth_getBlockByNumber("pending")` is newer than `latest`, reported as before (a node without the
+ *   feed is a healthy canonical node; flashlog reads the feed itself).
  *
- * Exit codes: 0 healthy, 1 behind (or wrong chain, or not serving what was asked), 2 unreachable.
+ * Exit codes: 0 healthy, 1 behind (or wrong chain, or not serving 200 ms blocks), 2 unreachable.
  */
 export interface NodeStatusOptions {
   readonly rpcUrl: string;
@@ -17,41 +27,36 @@ export interface NodeStatusOptions {
   readonly maxLagMinutes: number;
   readonly expectChainId?: number | undefined;
   readonly timeoutMs: number;
+  /** How long the Denim rule watches the head; 0 skips the cadence check (lag only). */
+  readonly cadenceWindowMs?: number;
   /** Seconds since the epoch; injectable for tests. */
   readonly nowSeconds?: number;
 }
+
+export type NodeRule = 'denim' | 'flashblocks';
 
 export interface NodeStatus {
   readonly exitCode: 0 | 1 | 2;
   readonly healthy: boolean;
   readonly chainId: number | null;
+  /** Which rule judged the node, and why; null when the node was unreachable. */
+  readonly rule: NodeRule | null;
+  readonly ruleReason: string | null;
   readonly latestBlock: number | null;
   readonly latestTimestamp: number | null;
+  readonly latestTimestampMs: number | null;
   readonly unsafeL2: { readonly number: number; readonly timestamp: number } | null;
   readonly minutesBehind: number | null;
-  readonly preconfirmations: { readonly served: boolean; readonly pendingBlock: number | null } | null;
+  /** The denim rule's measure; null under the flashblocks rule or with a zero window. */
+  readonly cadence: Cadence | null;
+  /** The flashblocks rule's measure; null under the denim rule. */
+  readonly preconfirmations: Preconfirmations | null;
   /** One line per finding, for people. */
   readonly lines: readonly string[];
 }
 
-/** The part of `optimism_syncStatus` we read; the rest of the (large) object is ignored. */
-const syncStatusSchema = z.object({
-  unsafe_l2: z.object({ number: z.number().int().nonnegative(), timestamp: z.number().int().nonnegative() }),
-}).loose();
-const blockSchema = z.object({ number: z.string(), timestamp: z.string() }).loose();
-
-async function call(url: string, method: string, params: unknown[], timeoutMs: number): Promise<unknown> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  if (!response.ok) throw new Error(`HTTP ${response.status} from ${method}`);
-  const body = await response.json() as { result?: unknown; error?: { code: number; message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message} (${body.error.code})`);
-  return body.result;
-}
+/** Base mainnet and Base Sepolia: Denim since 2026-11-05 and 2026-10-21. */
+const DENIM_CHAINS = new Set([8453, 84532]);
 
 export async function checkNodeStatus(options: NodeStatusOptions): Promise<NodeStatus> {
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
@@ -61,13 +66,14 @@ export async function checkNodeStatus(options: NodeStatusOptions): Promise<NodeS
     exitCode = Math.max(exitCode, code) as 0 | 1 | 2;
     lines.push(line);
   };
+  const node = createUpstream(options.rpcUrl, { timeoutMs: options.timeoutMs });
+  const cadenceWindowMs = options.cadenceWindowMs ?? 2000;
 
   let chainId: number | null = null;
-  let latest: { number: number; timestamp: number } | null = null;
+  let latest: Latest | null = null;
   try {
-    chainId = Number(BigInt(z.string().parse(await call(options.rpcUrl, 'eth_chainId', [], options.timeoutMs))));
-    const block = blockSchema.parse(await call(options.rpcUrl, 'eth_getBlockByNumber', ['latest', false], options.timeoutMs));
-    latest = { number: Number(BigInt(block.number)), timestamp: Number(BigInt(block.timestamp)) };
+    chainId = Number(BigInt(z.string().parse(await node.call('eth_chainId', []))));
+    latest = await readLatest(node);
     lines.push(`execution RPC ${options.rpcUrl}: chain ${chainId}, latest block ${latest.number} (${now - latest.timestamp}s old)`);
   } catch (error) {
     fail(2, `execution RPC ${options.rpcUrl} unreachable: ${errorMessage(error)}`);
@@ -76,55 +82,40 @@ export async function checkNodeStatus(options: NodeStatusOptions): Promise<NodeS
     fail(1, `wrong chain: the node serves chain ${chainId}, expected ${options.expectChainId}`);
   }
 
+  let rule: NodeRule | null = null;
+  let ruleReason: string | null = null;
+  let cadence: Cadence | null = null;
   let preconfirmations: NodeStatus['preconfirmations'] = null;
   if (latest) {
-    try {
-      const pending = await call(options.rpcUrl, 'eth_getBlockByNumber', ['pending', false], options.timeoutMs);
-      const pendingBlock = pending === null ? null : Number(BigInt(blockSchema.parse(pending).number));
-      const served = pendingBlock !== null && pendingBlock > latest.number;
-      preconfirmations = { served, pendingBlock };
-      lines.push(served
-        ? `pre-confirmations: served (pending block ${pendingBlock} is ahead of latest ${latest.number})`
-        : `pre-confirmations: not served (pending ${pendingBlock === null ? 'is null' : `block ${pendingBlock} is not newer than latest ${latest.number}`}); is the flashblocks websocket URL set on the node?`);
-    } catch (error) {
-      preconfirmations = { served: false, pendingBlock: null };
-      lines.push(`pre-confirmations: not served (eth_getBlockByNumber("pending") failed: ${errorMessage(error)})`);
+    const baseChain = chainId !== null && DENIM_CHAINS.has(chainId);
+    rule = latest.timestampMs !== null || baseChain ? 'denim' : 'flashblocks';
+    ruleReason = latest.timestampMs !== null
+      ? 'the latest block carries timestampMs: a Denim chain (200 ms blocks, no flashblocks)'
+      : baseChain ? `chain ${chainId} is Base, on Denim since ${chainId === 8453 ? '2026-11-05' : '2026-10-21'} (200 ms blocks, no flashblocks)` : 'the latest block has no timestampMs: a chain that streams flashblocks';
+    lines.push(`rule: ${rule} (${ruleReason})`);
+    if (rule === 'denim') {
+      if (latest.timestampMs === null) {
+        fail(1, `not serving Denim blocks: the latest block has no timestampMs; base-reth-node and base-consensus must be base/base v1.5.1 or later`);
+      } else if (cadenceWindowMs > 0) {
+        try {
+          cadence = judgeCadence(await sampleHead(() => readLatest(node), cadenceWindowMs), DENIM_BLOCK_MS);
+          if (cadence.healthy) lines.push(cadence.line);
+          else fail(1, cadence.line);
+        } catch (error) {
+          fail(2, `execution RPC ${options.rpcUrl} stopped answering while its head was watched: ${errorMessage(error)}`);
+        }
+      }
+      lines.push('pending: on Denim `pending` is the latest block (no flashblocks); judged by block cadence instead');
+    } else {
+      preconfirmations = await checkPending(node, latest.number, lines);
     }
   }
 
-  let unsafeL2: NodeStatus['unsafeL2'] = null;
-  let minutesBehind: number | null = null;
-  if (options.consensusRpcUrl) {
-    try {
-      const status = syncStatusSchema.parse(await call(options.consensusRpcUrl, 'optimism_syncStatus', [], options.timeoutMs));
-      unsafeL2 = { number: status.unsafe_l2.number, timestamp: status.unsafe_l2.timestamp };
-      minutesBehind = Math.max(0, (now - unsafeL2.timestamp) / 60);
-      if (unsafeL2.number === 0 || unsafeL2.timestamp === 0) {
-        fail(1, `not syncing: the consensus client reports no unsafe L2 head yet`);
-      } else if (minutesBehind > options.maxLagMinutes) {
-        fail(1, `behind: unsafe L2 head ${unsafeL2.number} is ${minutesBehind.toFixed(1)} minutes old (limit ${options.maxLagMinutes})`);
-      } else {
-        lines.push(`in sync: unsafe L2 head ${unsafeL2.number} is ${minutesBehind.toFixed(1)} minutes old (limit ${options.maxLagMinutes})`);
-      }
-    } catch (error) {
-      fail(2, `consensus RPC ${options.consensusRpcUrl} unreachable: ${errorMessage(error)}`);
-    }
-  } else if (latest) {
-    // Without the consensus RPC, the latest block's age is the best measure there is.
-    minutesBehind = Math.max(0, (now - latest.timestamp) / 60);
-    if (minutesBehind > options.maxLagMinutes) fail(1, `behind: latest block ${latest.number} is ${minutesBehind.toFixed(1)} minutes old (limit ${options.maxLagMinutes})`);
-    else lines.push(`in sync: latest block ${latest.number} is ${minutesBehind.toFixed(1)} minutes old (limit ${options.maxLagMinutes}; no --consensus-rpc, so judged by the latest block)`);
-  }
+  const lag = await checkLag(options, now, latest, fail, lines);
   return {
-    exitCode,
-    healthy: exitCode === 0,
-    chainId,
-    latestBlock: latest?.number ?? null,
-    latestTimestamp: latest?.timestamp ?? null,
-    unsafeL2,
-    minutesBehind,
-    preconfirmations,
-    lines,
+    exitCode, healthy: exitCode === 0, chainId, rule, ruleReason,
+    latestBlock: latest?.number ?? null, latestTimestamp: latest?.timestamp ?? null, latestTimestampMs: latest?.timestampMs ?? null,
+    unsafeL2: lag.unsafeL2, minutesBehind: lag.minutesBehind, cadence, preconfirmations, lines,
   };
 }
 
@@ -139,7 +130,7 @@ export async function checkNodeStatus(options: NodeStatusOptions): Promise<NodeS
  */
 export async function checkUpstreamLag(rpcUrl: string | undefined, logger: Logger, maxLagMinutes = 5, timeoutMs = 3000): Promise<NodeStatus | null> {
   if (!rpcUrl) return null;
-  const status = await checkNodeStatus({ rpcUrl, maxLagMinutes, timeoutMs }).catch(() => null);
+  const status = await checkNodeStatus({ rpcUrl, maxLagMinutes, timeoutMs, cadenceWindowMs: 0 }).catch(() => null);
   if (!status) return null;
   if (status.exitCode === 2) logger.warn({ upstream: rpcUrl, detail: status.lines }, 'upstream RPC unreachable at start');
   else if (status.exitCode === 1) logger.warn({ upstream: rpcUrl, minutesBehind: status.minutesBehind, detail: status.lines }, 'upstream RPC is behind: pending answers will be stale until it catches up');

@@ -80,3 +80,65 @@ describe('transactionHash', () => {
     }
   });
 });
+
+describe('producers that still stream flashblocks (the real Unichain Sepolia 35535698 in each envelope)', async () => {
+  const { opRbuilderMessages, opSpecsMessages, sourceMessages, xLayerFrames } = await import('../../test/helpers/feed-formats.ts');
+  const { createPayloadBlocks } = await import('../chain/payload-blocks.ts');
+  const { extendBlock, startBlock } = await import('../chain/assemble.ts');
+  const { flashblockSchema } = await import('../schemas/flashblock.ts');
+  type Fb = import('../schemas/flashblock.ts').Flashblock;
+  const assemble = (flashblocks: Fb[]) => flashblocks.slice(1).reduce((block, flashblock) => extendBlock(block, flashblock), startBlock(flashblocks[0]!));
+  const decodeAll = (messages: object[], payloadBlocks = createPayloadBlocks()) => messages.map((message) => decodeFrame(JSON.stringify(message), { ...options, payloadBlocks }));
+  const flashblocksOf = (decoded: ReturnType<typeof decodeFrame>[]) => decoded.map((result) => {
+    if (!result.ok) throw new Error(`${result.reason}: ${result.detail}`);
+    return result.flashblock;
+  });
+  const reference = assemble(sourceMessages().map((message) => flashblockSchema.parse(message)));
+
+  it('op-rbuilder: receipts and balances in hash/address order, blob_gas_used; the same block as the source', () => {
+    const flashblocks = flashblocksOf(decodeAll(opRbuilderMessages()));
+    const block = assemble(flashblocks);
+    expect(block.header).toEqual({ ...reference.header, blobGasUsed: '0x0' });
+    expect(block.transactions).toEqual(reference.transactions);
+    expect(flashblocks.map((flashblock) => Object.keys(flashblock.metadata.receipts ?? {}).length)).toEqual([2, 1, 1, 1, 1]);
+    expect(Object.values(flashblocks[0]!.metadata.receipts!).map((receipt) => receipt.type).sort()).toEqual(['0x2', '0x7e']);
+  });
+
+  it('X Layer: target_index is read and kept; a bare {payload_id} frame ends the sequence; an odd target_index is ignored, not fatal', () => {
+    const decoded = decodeAll(xLayerFrames());
+    const last = decoded.at(-1)!;
+    expect(last).toMatchObject({ ok: false, reason: 'end_of_sequence', payloadId: (sourceMessages()[0]!).payload_id });
+    const flashblocks = flashblocksOf(decoded.slice(0, -1));
+    expect(flashblocks.map((flashblock) => flashblock.target_index)).toEqual([0, 4, 4, 4, 4]);
+    expect(assemble(flashblocks).transactions).toEqual(reference.transactions);
+    const odd = decodeFrame(JSON.stringify({ ...xLayerFrames()[1]!, target_index: 'soon' }), options);
+    expect(odd.ok && odd.flashblock.target_index).toBe(undefined);
+    expect(odd.ok && (odd.json as { target_index: unknown }).target_index).toBe('soon');
+    // A bare payload_id that is not a payload id is not an end-of-sequence frame.
+    expect(decodeFrame('{"payload_id":"0x12"}', options)).toMatchObject({ ok: false, reason: 'schema' });
+  });
+
+  it('OP specs: static read as base, JSON-number and decimal quantities as hex, later indices numbered by payload id; the same block as the source', async () => {
+    const messages = await opSpecsMessages();
+    const decoded = decodeAll(messages);
+    const flashblocks = flashblocksOf(decoded);
+    expect(flashblocks[0]!.base).toMatchObject({ block_number: '0x21e3b52', gas_limit: '0x3938700', timestamp: '0x690be89e', base_fee_per_gas: '0x33' });
+    expect(flashblocks.map((flashblock) => flashblock.metadata.block_number)).toEqual([35535698, 35535698, 35535698, 35535698, 35535698]);
+    expect(flashblocks[4]!.diff.gas_used).toBe('0x32138');
+    expect(flashblocks[1]!.metadata.transactions).toEqual([{ status: '0x1', gas_used: '0x85e9', contract_address: null }]);
+    const block = assemble(flashblocks);
+    expect(block.header).toEqual(reference.header);
+    expect(block.transactions).toEqual(reference.transactions);
+    expect(block.metadataReceipts).toBeNull(); // no logs in the OP-specs metadata: receipts come from execution
+  });
+
+  it('OP specs: a later index whose index 0 was not seen is refused as unknown_payload; malformed spec fields name the path', async () => {
+    const messages = await opSpecsMessages();
+    expect(decodeFrame(JSON.stringify(messages[2]), options)).toMatchObject({ ok: false, reason: 'unknown_payload', detail: expect.stringContaining('was not seen at index 0') });
+    expect(decodeFrame(JSON.stringify({ ...messages[1]!, parent_flash_hash: 'yesterday' }), options)).toMatchObject({ ok: false, reason: 'schema', detail: expect.stringContaining('parent_flash_hash') });
+    const unsafe = { ...messages[0]!, diff: { ...(messages[0]!.diff as object), gas_used: 2 ** 60 } };
+    expect(decodeFrame(JSON.stringify(unsafe), options)).toMatchObject({ ok: false, reason: 'schema', detail: expect.stringContaining('diff.gas_used') });
+    const noStatic = { ...messages[0]!, static: undefined };
+    expect(decodeFrame(JSON.stringify(noStatic), options)).toMatchObject({ ok: false, reason: 'schema', detail: expect.stringContaining('base (or static)') });
+  });
+});

@@ -157,6 +157,7 @@ export async function startOpUpstream(options: { chainId?: bigint } = {}): Promi
           transactions: all.map((raw) => ({ hash: transactionHash(raw), raw })),
           firstNew,
           metadataReceipts: null,
+          metadataBalances: null,
         });
       }
       if (produceOptions.omitFromCanonical !== undefined) {

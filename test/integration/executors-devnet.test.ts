@@ -73,6 +73,9 @@ describe('metadata and node executors on the devnet', () => {
     await eventually(async () => ((await metricValue(ctx, 'flashlog_reconcile_total', { result: 'sealed' })) >= 6 ? true : undefined), 40_000, '6 sealed blocks');
     await flashlog.stop();
     expect(await metricValue(ctx, 'flashlog_execution_errors_total')).toBe(0);
+    // Every flashblock's metadata receipts give its receipts_root and gas_used (src/evm/receipts-root.ts).
+    expect(await metricValue(ctx, 'flashlog_executor_checks_total', { result: 'match' })).toBeGreaterThan(20);
+    expect(await metricValue(ctx, 'flashlog_executor_checks_total', { result: 'mismatch' })).toBe(0);
     const compared = await compareSealed(devnet, flashlog, (receipt) => [
       'transactionIndex', 'blockNumber', 'from', 'to', 'cumulativeGasUsed', 'gasUsed', 'effectiveGasPrice', 'logs', 'logsBloom', 'status', 'type',
       ...(receipt.type === '0x7e' ? ['depositNonce', 'depositReceiptVersion'] : ['contractAddress']),

@@ -41,9 +41,15 @@ describe('infra/node', () => {
     const values = Object.fromEntries(lines.filter((line) => /^[A-Z_0-9]+=/.test(line)).map((line) => line.split(/=(.*)/s).slice(0, 2)));
     expect(values).toMatchObject({
       NODE_TAG: 'latest', HOST_DATA_DIR: './reth-data', PROFILE: 'maxperf', NETWORK_ENV: file, EXEC_HISTORICAL_PROOFS: 'false',
-      EXEC_PROOFS_HISTORY_WINDOW: String((28 * 24 * 3600) / 2), // 28 days of 2 s blocks
+      EXEC_PROOFS_HISTORY_WINDOW: String((28 * 24 * 3600) / 2), // 28 days of 2 s blocks; 2.8 days of Denim's 200 ms blocks
     });
-    expect(values.EXEC_FB_WEBSOCKET_URL).toMatch(/^wss:\/\/(mainnet|sepolia)\.flashblocks\.base\.org\/ws$/);
+    // Base since Denim: no flashblocks feed to point the node at (the old one is retired), and the comments say so.
+    expect(values.EXEC_FB_WEBSOCKET_URL).toBe('');
+    const commentAbove = (variable: string) => lines[lines.findIndex((line) => line.startsWith(`${variable}=`)) - 1]!;
+    expect(commentAbove('EXEC_FB_WEBSOCKET_URL')).toMatch(/unused on Base since Denim .*retired.*chain that still streams flashblocks/);
+    expect(commentAbove('NODE_TAG')).toContain('base/base v1.5.1 or later');
+    expect(commentAbove('EXEC_PROOFS_HISTORY_WINDOW')).toContain('2.8 days');
+    expect(lines.slice(0, 3).join('\n')).toMatch(/Denim \(2026-(11-05|10-21) 18:00 UTC\).*200 ms.*\n.*timestampMs/);
   });
 
   it('the compose file parses and both services use the defaults the README states', () => {

@@ -8,11 +8,15 @@ import { checkUpstreamLag } from '../../src/node/status.ts';
 import type { Logger } from '../../src/obs/logger.ts';
 
 /**
- * `flashlog node-status` as operators run it: the devnet is the execution RPC; a local server
- * speaks the consensus client's `optimism_syncStatus` with the real response shape.
+ * `flashlog node-status` as operators run it: the devnet (flashblocks mode) and the Denim devnet
+ * (`devnet --denim`: 200 ms blocks with timestampMs, optimism_syncStatus on the same port) are
+ * the execution RPCs; a local server speaks the consensus client's `optimism_syncStatus` with the
+ * real response shape; small proxies make the faults (a frozen head, Base's chain ID on a node
+ * without timestampMs).
  */
 const cli = fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url));
 let devnet: Devnet;
+let denim: Devnet;
 const servers: Server[] = [];
 
 async function listen(handler: (body: { method: string; params: unknown[]; id: unknown }) => Promise<unknown> | unknown): Promise<string> {
@@ -56,12 +60,20 @@ function nodeStatus(args: string[]): Promise<{ code: number; stdout: string }> {
 }
 
 beforeAll(async () => {
-  devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 200 });
+  [devnet, denim] = await Promise.all([createDevnet({ blockTimeMs: 1000, flashblockMs: 200 }), createDevnet({ denim: true })]);
   await new Promise((resolve) => setTimeout(resolve, 1500)); // a block or two
 });
 afterAll(async () => {
   for (const server of servers) server.close();
   await devnet?.close();
+  await denim?.close();
+});
+
+/** A JSON-RPC proxy to `target` that may rewrite one answer. */
+const proxy = (target: () => string, rewrite: (method: string, params: unknown[], result: unknown) => unknown) => listen(async (body) => {
+  const response = await fetch(target(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = await response.json() as { result?: unknown };
+  return { ...answer, result: rewrite(body.method, body.params ?? [], answer.result) };
 });
 
 describe('flashlog node-status', () => {
@@ -72,8 +84,9 @@ describe('flashlog node-status', () => {
     expect(stdout).toContain('in sync: unsafe L2 head 1234');
     expect(stdout).toMatch(/pre-confirmations: (served|not served)/);
     expect(code, stdout).toBe(0);
+    expect(stdout).toContain('rule: flashblocks (the latest block has no timestampMs: a chain that streams flashblocks)');
     const json = await nodeStatus(['--rpc', devnet.rpcUrl, '--consensus-rpc', consensusUrl, '--json']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 0, healthy: true, chainId: 1337, unsafeL2: { number: 1234 } });
+    expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 0, healthy: true, chainId: 1337, rule: 'flashblocks', cadence: null, unsafeL2: { number: 1234 } });
   });
 
   it('behind: more than --max-lag-minutes exits 1 with the minutes', async () => {
@@ -139,5 +152,59 @@ describe('flashlog node-status', () => {
     expect(warnings).toEqual(['upstream RPC is behind: pending answers will be stale until it catches up']);
     expect((await checkUpstreamLag('http://127.0.0.1:1', logger, 5, 1000))?.exitCode).toBe(2);
     expect(warnings[1]).toBe('upstream RPC unreachable at start');
+  });
+});
+
+describe('flashlog node-status on a Denim node (devnet --denim)', () => {
+  it('healthy: judged by the denim rule, the head advancing about every 200 ms with timestampMs; --json says which rule; exit 0', async () => {
+    const { code, stdout } = await nodeStatus(['--rpc', denim.rpcUrl, '--consensus-rpc', denim.rpcUrl, '--expect-chain-id', '1337', '--cadence-window-ms', '1500', '--json']);
+    const status = JSON.parse(stdout) as { rule: string; ruleReason: string; cadence: { healthy: boolean; blocks: number; timestampMs: boolean; chainIntervalMs: number; targetMs: number }; preconfirmations: unknown; latestTimestampMs: number; lines: string[] };
+    expect(status.rule, stdout).toBe('denim');
+    expect(status.ruleReason).toContain('timestampMs');
+    expect(status.cadence).toMatchObject({ healthy: true, timestampMs: true, chainIntervalMs: 200, targetMs: 200 });
+    expect(status.cadence.blocks).toBeGreaterThan(0);
+    expect(status.preconfirmations).toBeNull(); // pending is latest on Denim: not asked
+    expect(status.latestTimestampMs % 200).toBe(0);
+    expect(status.lines.join('\n')).toMatch(/in sync: unsafe L2 head \d+/);
+    expect(code, stdout).toBe(0);
+    const text = await nodeStatus(['--rpc', denim.rpcUrl, '--cadence-window-ms', '1000']);
+    expect(text.stdout).toMatch(/rule: denim \(the latest block carries timestampMs/);
+    expect(text.stdout).toMatch(/cadence: \d+ blocks in 1\.\d s, one every \d+ ms \(target 200 ms; chain time 200 ms per block\)/);
+    expect(text.stdout).toContain('pending: on Denim `pending` is the latest block');
+    expect(text.code, text.stdout).toBe(0);
+  });
+
+  it('checkUpstreamLag (ingest/serve at start) on a Denim upstream: judged by lag only, without watching the head', async () => {
+    const warnings: string[] = [];
+    const logger = { warn: (_fields: unknown, message: string) => { warnings.push(message); } } as unknown as Logger;
+    const status = await checkUpstreamLag(denim.rpcUrl, logger);
+    expect(status).toMatchObject({ exitCode: 0, rule: 'denim', cadence: null, preconfirmations: null });
+    expect(status?.lines.join('\n')).toContain('in sync: latest block');
+    expect(warnings).toEqual([]);
+  });
+
+  it('not serving: a Denim node whose head stops advancing exits 1 and says so', async () => {
+    let frozen: unknown = null;
+    const stalled = await proxy(() => denim.rpcUrl, (method, params, result) => {
+      if (method !== 'eth_getBlockByNumber' || params[0] !== 'latest') return result;
+      frozen ??= result;
+      return frozen;
+    });
+    const { code, stdout } = await nodeStatus(['--rpc', stalled, '--cadence-window-ms', '800', '--json']);
+    const status = JSON.parse(stdout) as { rule: string; cadence: { healthy: boolean; blocks: number }; lines: string[] };
+    expect(status.rule).toBe('denim');
+    expect(status.cadence).toMatchObject({ healthy: false, blocks: 0 });
+    expect(status.lines.join('\n')).toMatch(/not advancing: the head stayed at block \d+ for 0\.\d s/);
+    expect(code).toBe(1);
+  });
+
+  it('Base without timestampMs: a node on chain 8453 that serves no timestampMs is judged by the denim rule and exits 1 naming the version', async () => {
+    const oldBase = await proxy(() => devnet.rpcUrl, (method, _params, result) => (method === 'eth_chainId' ? '0x2105' : result));
+    const { code, stdout } = await nodeStatus(['--rpc', oldBase, '--json']);
+    const status = JSON.parse(stdout) as { rule: string; ruleReason: string; chainId: number; lines: string[] };
+    expect(status).toMatchObject({ rule: 'denim', chainId: 8453 });
+    expect(status.ruleReason).toContain('chain 8453 is Base');
+    expect(status.lines.join('\n')).toContain('the latest block has no timestampMs; base-reth-node and base-consensus must be base/base v1.5.1 or later');
+    expect(code).toBe(1);
   });
 });
