@@ -81,8 +81,13 @@ describe('a Python indexer (confluent-kafka + jsonschema)', () => {
     await eventually(async () => (grown(before, await endOffsets(), topics.proofReplies) > 0 ? true : undefined), 30_000, 'the reply');
     await bridge.stop();
 
-    // Enough blocks for sealed and reorg records (every second block is reorged).
-    await eventually(async () => (grown(before, await endOffsets(), topics.chain) >= 4 ? true : undefined), 60_000, 'four chain records');
+    // Enough blocks for sealed and reorg records (every second block is reorged). The chain topic
+    // also gets safe/finalized records from the start, so count flashblocks too: 40 is eight
+    // blocks of five, well past the first seals and reorgs (canonical heads are polled).
+    await eventually(async () => {
+      const now = await endOffsets();
+      return grown(before, now, topics.flashblocks) >= 40 && grown(before, now, topics.logs) > 0 && grown(before, now, topics.chain) >= 8 ? true : undefined;
+    }, 90_000, 'eight blocks of flashblocks, their logs, and chain records');
     await flashlog.stop();
     const after = await endOffsets();
 
