@@ -296,6 +296,9 @@ export function createProducer(options: ProducerOptions): Producer {
           logger.info({ block: block.number }, 'devnet: --reorg-every block has no user transaction to leave out; sealed as pre-confirmed');
         }
       }
+      // The seal's snapshot is needed no more: drop it, or EDR keeps one per block for good.
+      // (evm_revert drops every snapshot from the given id on; ids start at 1, so 0 restores nothing.)
+      await call('evm_revert', ['0x0']);
       // Transactions still in the mempool (the block was full, or their nonce has a gap) leave it
       // until the next block's deposits are in, so the L1-attributes deposit stays first.
       const requeue: Hex[] = dropped ? [rawOf(dropped)] : [];
