@@ -73,6 +73,8 @@ interface Pending {
   snapshot: string | null;
   /** Accumulated state of every account the block touched. */
   diff: Map<string, AccountDiff>;
+  /** The block as last mined with `txCount` transactions (a flashblock with none new mines nothing). */
+  mined: MinedHeader | null;
 }
 
 interface MinedHeader {
@@ -274,7 +276,7 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
       else if (fork!.chained >= maxChainedBlocks || fork!.transactions >= maxForkTransactions) reason = 'refresh';
     }
     const caller = reason ? await refork(parent, reason) : fork!.caller;
-    const state: Pending = { blockNumber: block.blockNumber, txCount: 0, snapshot: null, diff: new Map() };
+    const state: Pending = { blockNumber: block.blockNumber, txCount: 0, snapshot: null, diff: new Map(), mined: null };
     if (!reason && current?.snapshot) {
       // The previous block is final on this fork: drop its snapshot, or EDR keeps it (with a copy
       // of the fork's irregular state, which grows with every pin) until the fork is dropped.
@@ -340,7 +342,10 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
     const { caller, state } = await prepare(block);
     let mined: MinedHeader;
     try {
-      mined = await mine(caller, block, state, attempt);
+      // Nothing new since the last flashblock: the block is the one already mined (mining it again
+      // would cost CPU, and memory that EDR keeps until the fork is dropped).
+      mined = state.mined && block.transactions.length === state.txCount ? state.mined : await mine(caller, block, state, attempt);
+      state.mined = mined;
     } catch (error) {
       if (attempt > 0 || !(error instanceof ExecutionError)) throw error;
       // Refused by the engine (nonce too low after a reorg the executor has not heard of yet, for
