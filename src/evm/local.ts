@@ -23,7 +23,8 @@ import { pendingReceipt } from './receipts.ts';
  * canonical state (a fresh fork at the canonical parent, reads served by the fork cache) when:
  * the first block arrives; a block does not follow the pending one; a flashblock does not follow
  * the last one (a replay after a reorg starts at transaction 0); `onReorg` says the pending chain
- * is wrong; the fork has carried `maxChainedBlocks`; or a check fails. A check that still fails
+ * is wrong; the fork has carried `maxChainedBlocks` blocks or `maxForkTransactions` transactions (the old fork
+ * is then freed at once, see releaseDroppedProviders); or a check fails. A check that still fails
  * after a rebuild is reported and the receipts are returned as computed.
  *
  * It is an invariant that calls are serialized: `execute` runs one at a time (ingest concatMaps).
