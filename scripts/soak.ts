@@ -160,8 +160,8 @@ interface Row {
 }
 
 /**
- * The slope of the RSS floor after warm-up: the lowest sample of the second half minus the lowest
- * of the first half, over the time between the halves' middles. The local executor's saw-tooth
+ * The slope of the RSS floor after warm-up: from the lowest sample of the first half to the lowest
+ * of the second half. The local executor's saw-tooth
  * (a fork grows for ~1 min, then is replaced) makes a least-squares slope over a few minutes swing
  * by tens of MB/min with the phase; what it keeps for good shows in the floor.
  */
@@ -170,8 +170,9 @@ function floorSlope(afterWarm: readonly ProcessSample[]): number {
   const middle = (afterWarm[0]!.atS + afterWarm.at(-1)!.atS) / 2;
   const first = afterWarm.filter((sample) => sample.atS < middle);
   const second = afterWarm.filter((sample) => sample.atS >= middle);
-  const minutesApart = (middle - afterWarm[0]!.atS) / 60;
-  return (Math.min(...second.map((sample) => sample.rssMiB)) - Math.min(...first.map((sample) => sample.rssMiB))) / minutesApart;
+  const lowest = (samples: readonly ProcessSample[]) => samples.reduce((low, sample) => (sample.rssMiB < low.rssMiB ? sample : low));
+  const [low1, low2] = [lowest(first), lowest(second)];
+  return (low2.rssMiB - low1.rssMiB) / ((low2.atS - low1.atS) / 60);
 }
 
 const round = (value: number) => Math.round(value * 10) / 10;
