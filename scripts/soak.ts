@@ -47,7 +47,16 @@ interface Scenario {
   setup(dir: string): Promise<{ measured: { proc: FlashlogProcess; metricsUrl: string | undefined }; stop(): Promise<void> }>;
 }
 
-const stopAll = async (procs: readonly FlashlogProcess[]) => { for (const proc of [...procs].reverse()) await proc.stop(); };
+/** SIGTERM, then SIGKILL after 20 s (said on stderr: a command that does not stop is a finding). */
+async function stopAll(procs: readonly FlashlogProcess[]): Promise<void> {
+  for (const proc of [...procs].reverse()) {
+    const stopped = await Promise.race([proc.stop().then(() => true), sleep(20_000).then(() => false)]);
+    if (!stopped) {
+      process.stderr.write(`  ${proc.child.spawnargs.slice(2, 3).join(' ')} did not exit within 20 s of SIGTERM; killed\n`);
+      await proc.stop('SIGKILL');
+    }
+  }
+}
 
 async function devnetHelper(extra: readonly string[] = []) {
   const { proc, line } = await start(['devnet', '--devnet-port', '0', '--devnet-ws-port', '0', '--no-metrics', ...extra], 'devnet started');
