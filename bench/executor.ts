@@ -69,7 +69,7 @@ export async function run(): Promise<Record<string, unknown>[]> {
   for (const shape of shapes) {
     const { upstreamUrl, blocks, close } = await workload(shape);
     try {
-      const modes = shape.flashblocks === 1 ? (['none', 'accounts', 'full'] as const) : (['none', 'accounts'] as const);
+      const modes = ['none', 'accounts', 'full'] as const;
       for (const stateDiff of modes) {
         const logger = createLogger({ level: 'warn', name: 'bench', destination: process.stderr as never });
         const executor = await createLocalExecutor({ upstreamUrl, timeoutMs: 10_000, logger, metrics: createMetricsRegistry({ defaults: false }), stateDiff });

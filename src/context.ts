@@ -34,6 +34,7 @@ export function createShutdown(logger?: Logger): Shutdown {
         controller.abort(reason);
         for (const { name, close } of closers.reverse()) {
           try {
+            logger?.debug({ resource: name }, 'closing');
             await close();
           } catch (error) {
             logger?.warn({ err: error, resource: name }, 'error while closing');

@@ -130,9 +130,10 @@ export const runCommand: Command = {
     'aheadBlocks', 'produceBufferRecords', ...gatewaySettings, 'devnet', 'network', 'execute', 'executor', 'stateDiff', 'canonicalPollMs', 'load', 'reorgEvery',
     'source', 'denim', ...blocksSettings.filter((key) => key !== 'rpc' && key !== 'rpcTimeoutMs')],
   // With --devnet, some traffic so a newcomer sees pre-confirmations flowing (--load 0 for none).
-  // One process serves pending eth_call/eth_getStorageAt from its own executor's diff, so it keeps
-  // every changed storage slot by default (ingest defaults to `accounts`, which scales further).
-  defaults: { load: '10', stateDiff: 'full' },
+  // The state diff is `accounts`, as for ingest: `full` (every changed storage slot, so pending
+  // eth_call/eth_getStorageAt see pre-confirmed storage) cost 7x per 20-tx flashblock and 25x per
+  // 200-tx one in `npm run bench -- executor` (p50 1.0 s and 12.7 s), more than a flashblock's 200 ms.
+  defaults: { load: '10' },
   longRunning: true,
   async run(ctx) {
     const handle = await startRun(ctx);

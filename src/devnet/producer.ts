@@ -133,6 +133,8 @@ export function createProducer(options: ProducerOptions): Producer {
     number: bigint; timestamp: bigint; prevRandao: Hex; payloadId: Hex; announced: Hex[]; index: number;
     /** `sender:nonce` -> hash of every pre-confirmed user transaction of the block. */
     announcedKeys: Map<string, Hex>;
+    /** The block as last trial-mined, while no transaction has reached the mempool since. */
+    unchanged: RpcBlock | null;
   }
   let current: Current | undefined;
   let stepStarted = 0;
@@ -148,9 +150,18 @@ export function createProducer(options: ProducerOptions): Producer {
 
   /** Mines a trial block, emits its flashblock (receipts are readable until the revert), reverts. */
   async function trial(call: Call, block: Current): Promise<void> {
+    if (block.unchanged) {
+      // Nothing new since the last trial: the same block again, a flashblock without transactions.
+      // Mining it again would cost CPU and memory (EDR keeps ~3 KB per executed transaction, even
+      // reverted) for nothing.
+      await emit(call, block, block.unchanged);
+      return;
+    }
     const snapshot = await call<Hex>('evm_snapshot');
     try {
-      await emit(call, block, await mine(call, block));
+      const mined = await mine(call, block);
+      block.unchanged = mined;
+      await emit(call, block, mined);
     } finally {
       const reverted = await call<boolean>('evm_revert', [snapshot]);
       if (!reverted) throw new Error(`evm_revert ${snapshot} failed: the devnet's state is inconsistent`);
@@ -252,7 +263,7 @@ export function createProducer(options: ProducerOptions): Producer {
       number, timestamp,
       prevRandao: keccak256(toHex(`devnet prevRandao ${number}`)),
       payloadId: keccak256(`0x${parent.hash.slice(2)}${numberToHex(timestamp, { size: 8 }).slice(2)}`).slice(0, 18) as Hex,
-      announced: [], announcedKeys: new Map(), index: 0,
+      announced: [], announcedKeys: new Map(), index: 0, unchanged: null,
     };
     const deposits = [l1AttributesDeposit(l1AttributesFor(number, timestamp), number), ...queuedDeposits.splice(0), ...(options.takeDeposits?.() ?? [])];
     for (const raw of deposits) {
@@ -301,6 +312,9 @@ export function createProducer(options: ProducerOptions): Producer {
           logger.info({ block: block.number }, 'devnet: --reorg-every block has no user transaction to leave out; sealed as pre-confirmed');
         }
       }
+      // The seal's snapshot is needed no more: drop it, or EDR keeps one per block for good.
+      // (evm_revert drops every snapshot from the given id on; ids start at 1, so 0 restores nothing.)
+      await call('evm_revert', ['0x0']);
       // Transactions still in the mempool (the block was full, or their nonce has a gap) leave it
       // until the next block's deposits are in, so the L1-attributes deposit stays first.
       const requeue: Hex[] = dropped ? [rawOf(dropped)] : [];
@@ -316,6 +330,7 @@ export function createProducer(options: ProducerOptions): Producer {
       }
       options.onSealed?.({ number: block.number, hash: sealed.hash, transactions: sealed.transactions, dropped });
       current = await openBlock(call);
+      if (requeue.length > 0) current.unchanged = null;
       for (const raw of requeue) {
         try {
           const hash = await call<Hex>('eth_sendRawTransaction', [raw]);
@@ -354,6 +369,7 @@ export function createProducer(options: ProducerOptions): Producer {
       return engine.exclusive(async (call) => {
         const hash = await call<Hex>('eth_sendRawTransaction', [raw]);
         rawByHash.set(hash, raw);
+        if (current) current.unchanged = null;
         const tx = await call<{ from: Hex; nonce: Hex } | null>('eth_getTransactionByHash', [hash]);
         if (!tx) return hash;
         const key = `${tx.from.toLowerCase()}:${BigInt(tx.nonce)}`;

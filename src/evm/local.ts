@@ -3,7 +3,7 @@ import { FlashlogError, errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { AccountDiff, RpcReceipt } from '../schemas/records.ts';
-import { createForkProvider, type EdrCaller } from './edr.ts';
+import { createForkProvider, releaseDroppedProviders, type EdrCaller } from './edr.ts';
 import { createForkCache, type ForkCache } from './fork-cache.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
 import { pendingReceipt } from './receipts.ts';
@@ -23,7 +23,8 @@ import { pendingReceipt } from './receipts.ts';
  * canonical state (a fresh fork at the canonical parent, reads served by the fork cache) when:
  * the first block arrives; a block does not follow the pending one; a flashblock does not follow
  * the last one (a replay after a reorg starts at transaction 0); `onReorg` says the pending chain
- * is wrong; the fork has carried `maxChainedBlocks`; or a check fails. A check that still fails
+ * is wrong; the fork has carried `maxChainedBlocks` blocks or `maxForkTransactions` transactions (the old fork
+ * is then freed at once, see releaseDroppedProviders); or a check fails. A check that still fails
  * after a rebuild is reported and the receipts are returned as computed.
  *
  * It is an invariant that calls are serialized: `execute` runs one at a time (ingest concatMaps).
@@ -48,8 +49,14 @@ export interface LocalExecutorOptions {
   readonly stateDiff?: 'accounts' | 'full' | 'none';
   /** How long to wait for the canonical parent to appear upstream before a rebuild fails. */
   readonly parentWaitMs?: number;
-  /** Re-fork from canonical state after this many chained blocks, to bound memory (default 256). */
+  /**
+   * Re-fork from canonical state after this many chained blocks (default 32), or once the fork
+   * has executed `maxForkTransactions` (default 1000), whichever comes first. A fork only grows:
+   * EDR keeps what every mine, revert and pin wrote (about 0.1 MB per executed transaction on the
+   * devnet workload, measured) until the provider is dropped. These bound it to ~100-300 MB.
+   */
   readonly maxChainedBlocks?: number;
+  readonly maxForkTransactions?: number;
 }
 
 export interface LocalExecutor extends Executor {
@@ -67,6 +74,8 @@ interface Pending {
   snapshot: string | null;
   /** Accumulated state of every account the block touched. */
   diff: Map<string, AccountDiff>;
+  /** The block as last mined with `txCount` transactions (a flashblock with none new mines nothing). */
+  mined: MinedHeader | null;
 }
 
 interface MinedHeader {
@@ -98,7 +107,8 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
   const { logger, metrics } = options;
   const stateDiffMode = options.stateDiff ?? 'accounts';
   const parentWaitMs = options.parentWaitMs ?? 5000;
-  const maxChainedBlocks = options.maxChainedBlocks ?? 256;
+  const maxChainedBlocks = options.maxChainedBlocks ?? 32;
+  const maxForkTransactions = options.maxForkTransactions ?? 1000;
   const checks = counter(metrics, 'flashlog_executor_checks_total', 'flashblocks checked against the feed (gas_used, receipts_root), by result', ['result']);
   const mismatches = counter(metrics, 'flashlog_executor_mismatches_total', 'checks that failed, by field', ['field']);
   const rebuilds = counter(metrics, 'flashlog_executor_rebuilds_total', 'forks rebuilt from canonical state, by reason', ['reason']);
@@ -108,7 +118,7 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
 
   const forkCache = await createForkCache({ upstreamUrl: options.upstreamUrl, timeoutMs: options.timeoutMs });
   let chainId: bigint | null = null;
-  let fork: { caller: EdrCaller; forkedAt: bigint; chained: number } | null = null;
+  let fork: { caller: EdrCaller; forkedAt: bigint; chained: number; transactions: number } | null = null;
   let pending: Pending | null = null;
   let dirty: string | null = 'first block';
   const totals = { gasUsed: 0n, transactions: 0, checks: 0, mismatches: 0, rebuilds: 0 };
@@ -141,6 +151,9 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
       if (Date.now() > deadline) throw new ExecutionError(`canonical block ${parent} did not appear upstream within ${parentWaitMs} ms`, { retryable: true });
       await sleep(100);
     }
+    const replaced = fork !== null;
+    fork = null;
+    pending = null;
     const caller = await createForkProvider({ url: forkCache.url, chainId: chainId!, blockNumber: parent, ...(options.hardfork ? { hardfork: options.hardfork } : {}) });
     // EDR reads the L1Block predeploy's fee parameters from the remote for every transaction
     // (6 account and 5 storage reads per tx, measured) unless the account is local. Writing
@@ -150,13 +163,21 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
       await caller.call('hardhat_setStorageAt', [L1_BLOCK, key, await caller.call<string>('eth_getStorageAt', [L1_BLOCK, key, 'latest'])]);
     }
     forkCache.drainRequested();
-    fork = { caller, forkedAt: parent, chained: 0 };
-    pending = null;
+    fork = { caller, forkedAt: parent, chained: 0, transactions: 0 };
     dirty = null;
+    if (replaced) releaseDroppedProviders();
     totals.rebuilds++;
     rebuilds.inc({ reason: reason.split(':')[0]! });
     logger.debug({ parent: Number(parent), reason }, 'executor forked from canonical state');
     return caller;
+  }
+
+  /**
+   * Drops every snapshot EDR holds without changing state. EDR's evm_revert removes every snapshot
+   * from the given id on and restores only if that id exists; ids start at 1, so 0 restores nothing.
+   */
+  async function releaseSnapshots(caller: EdrCaller) {
+    await caller.call('evm_revert', ['0x0']);
   }
 
   async function setEnv(caller: EdrCaller, block: AssembledBlock) {
@@ -253,11 +274,16 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
       const head = current ? current.blockNumber : fork!.forkedAt;
       if (head !== parent) reason = `discontinuity: block ${block.blockNumber} does not follow ${head}`;
       else if (block.firstNew !== 0) reason = `discontinuity: block ${block.blockNumber} starts at tx ${block.firstNew}`;
-      else if (fork!.chained >= maxChainedBlocks) reason = 'refresh';
+      else if (fork!.chained >= maxChainedBlocks || fork!.transactions >= maxForkTransactions) reason = 'refresh';
     }
     const caller = reason ? await refork(parent, reason) : fork!.caller;
-    const state: Pending = { blockNumber: block.blockNumber, txCount: 0, snapshot: null, diff: new Map() };
-    if (!reason && current?.snapshot) current.snapshot = null;
+    const state: Pending = { blockNumber: block.blockNumber, txCount: 0, snapshot: null, diff: new Map(), mined: null };
+    if (!reason && current?.snapshot) {
+      // The previous block is final on this fork: drop its snapshot, or EDR keeps it (with a copy
+      // of the fork's irregular state, which grows with every pin) until the fork is dropped.
+      await releaseSnapshots(caller);
+      current.snapshot = null;
+    }
     pending = state;
     fork!.chained++;
     return { caller, state };
@@ -317,7 +343,10 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
     const { caller, state } = await prepare(block);
     let mined: MinedHeader;
     try {
-      mined = await mine(caller, block, state, attempt);
+      // Nothing new since the last flashblock: the block is the one already mined (mining it again
+      // would cost CPU, and memory that EDR keeps until the fork is dropped).
+      mined = state.mined && block.transactions.length === state.txCount ? state.mined : await mine(caller, block, state, attempt);
+      state.mined = mined;
     } catch (error) {
       if (attempt > 0 || !(error instanceof ExecutionError)) throw error;
       // Refused by the engine (nonce too low after a reorg the executor has not heard of yet, for
@@ -356,6 +385,7 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
     for (const receipt of receipts) gas += BigInt(receipt.gasUsed);
     totals.gasUsed += gas;
     totals.transactions += receipts.length;
+    if (fork) fork.transactions += receipts.length;
     gasTotal.inc({ kind: 'local' }, Number(gas));
     return { receipts, stateDiff: stateDiffMode === 'none' ? null : Object.fromEntries(state.diff) };
   }

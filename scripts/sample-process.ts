@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * Memory and CPU of a running flashlog process, read from outside: resident memory and CPU time
+ * from /proc/<pid>, the JavaScript heap and external memory from its Prometheus /metrics (prom-client's
+ * default process metrics). Used by `npm run soak` and the memory chaos scenario.
+ */
+export interface ProcessSample {
+  /** Seconds since sampling started. */
+  readonly atS: number;
+  readonly rssMiB: number;
+  /** V8 heap in use, MiB (NaN without /metrics). */
+  readonly heapMiB: number;
+  /** Memory V8 is told about outside its heap (Buffers, native addons that report it), MiB. */
+  readonly externalMiB: number;
+  /** user + system CPU seconds since the process started. */
+  readonly cpuS: number;
+}
+
+const CLOCK_TICKS = 100;
+
+function procFigures(pid: number): { rssMiB: number; cpuS: number } | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const rss = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    // Fields after the command name (which may hold spaces) are split by spaces: utime is 14th, stime 15th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cpuS = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return rss ? { rssMiB: Number(rss[1]) / 1024, cpuS } : null;
+  } catch {
+    return null;
+  }
+}
+
+async function metricsFigures(metricsUrl: string | undefined): Promise<{ heapMiB: number; externalMiB: number }> {
+  if (!metricsUrl) return { heapMiB: Number.NaN, externalMiB: Number.NaN };
+  try {
+    const text = await (await fetch(metricsUrl, { signal: AbortSignal.timeout(5000) })).text();
+    const value = (name: string) => {
+      const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
+      return match ? Number(match[1]) / 2 ** 20 : Number.NaN;
+    };
+    return { heapMiB: value('flashlog_nodejs_heap_size_used_bytes'), externalMiB: value('flashlog_nodejs_external_memory_bytes') };
+  } catch {
+    return { heapMiB: Number.NaN, externalMiB: Number.NaN };
+  }
+}
+
+/** One sample of `pid` (null once it is gone). */
+export async function sampleProcess(pid: number, metricsUrl: string | undefined, startedAt: number): Promise<ProcessSample | null> {
+  const proc = procFigures(pid);
+  if (!proc) return null;
+  const metrics = await metricsFigures(metricsUrl);
+  return { atS: (Date.now() - startedAt) / 1000, ...proc, ...metrics };
+}
+
+/** Least-squares slope of `value` over `atS`, per minute. */
+export function slopePerMinute(samples: readonly ProcessSample[], value: (sample: ProcessSample) => number): number {
+  const points = samples.map((sample) => [sample.atS / 60, value(sample)] as const).filter(([, y]) => Number.isFinite(y));
+  if (points.length < 2) return Number.NaN;
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - meanX) * (y - meanY);
+    den += (x - meanX) ** 2;
+  }
+  return den === 0 ? Number.NaN : num / den;
+}

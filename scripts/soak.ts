@@ -1,0 +1,254 @@
+/**
+ * `npm run soak [-- --minutes N] [-- --only run-devnet,devnet,...]`: each long-running command as a
+ * real process under load for N minutes (10 by default), one after the other. Every 10 s it samples
+ * the command's resident memory and CPU (/proc) and its JavaScript heap (/metrics), and at the end
+ * prints one row per command: RSS and heap at start, after warm-up and at the end, the slope of RSS
+ * and heap in MB per minute after warm-up (least squares), and CPU in % of one core after warm-up.
+ * Goal: every slope under 5 MB/min ("flat": the heap slope, and the RSS slope or the RSS floor's
+ * slope, see floorSlope). Results and samples also go to bench/results/soak.json and soak.md.
+ *
+ * Warm-up is the first fifth of the run, at least 60 s. The local executor re-forks about once a
+ * minute (src/evm/local.ts), so its RSS is a saw-tooth: read the slope over several minutes.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createEmbeddedLog } from '../src/log/embedded.ts';
+import { topics } from '../src/log/topics.ts';
+import { zeroHash } from '../src/prover/enclave-core.ts';
+import { proofRequestToWire } from '../src/prover/request.ts';
+import { startEdrChain } from '../test/helpers/edr-chain.ts';
+import { spawnFlashlog, type FlashlogProcess } from '../test/helpers/flashlog-process.ts';
+import { buildHeaderChain, serveHeaderChain } from '../test/helpers/header-chain.ts';
+import { sampleProcess, slopePerMinute, type ProcessSample } from './sample-process.ts';
+
+const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, only: { type: 'string' }, 'sample-s': { type: 'string', default: '10' } } });
+const minutes = Number(values.minutes);
+const sampleMs = Number(values['sample-s']) * 1000;
+if (!(minutes > 0)) throw new Error(`--minutes: expected a positive number, got ${values.minutes}`);
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Starts a flashlog command, waits for `ready`, and returns it with its metrics URL. */
+async function start(args: readonly string[], ready: string): Promise<{ proc: FlashlogProcess; metricsUrl: string | undefined; line: Record<string, unknown> }> {
+  const proc = spawnFlashlog(args, { FLASHLOG_LOG_LEVEL: 'info' });
+  const metrics = args.includes('--no-metrics') ? undefined : await proc.waitFor((line) => line.msg === 'metrics listening', 60_000);
+  const line = await proc.waitFor((candidate) => candidate.msg === ready, 120_000);
+  return { proc, metricsUrl: metrics ? String(metrics.url) : undefined, line };
+}
+
+interface Scenario {
+  readonly name: string;
+  readonly load: string;
+  /** Starts helpers and the measured process; returns it and a stop for everything. */
+  setup(dir: string): Promise<{ measured: { proc: FlashlogProcess; metricsUrl: string | undefined }; stop(): Promise<void> }>;
+}
+
+/** SIGTERM, then SIGKILL after 20 s (said on stderr: a command that does not stop is a finding). */
+async function stopAll(procs: readonly FlashlogProcess[]): Promise<void> {
+  for (const proc of [...procs].reverse()) {
+    const stopped = await Promise.race([proc.stop().then(() => true), sleep(20_000).then(() => false)]);
+    if (!stopped) {
+      process.stderr.write(`  ${proc.child.spawnargs.slice(2, 3).join(' ')} did not exit within 20 s of SIGTERM; killed\n`);
+      await proc.stop('SIGKILL');
+    }
+  }
+}
+
+async function devnetHelper(extra: readonly string[] = []) {
+  const { proc, line } = await start(['devnet', '--devnet-port', '0', '--devnet-ws-port', '0', '--no-metrics', ...extra], 'devnet started');
+  return { proc, rpc: String(line.rpc), ws: String(line.ws) };
+}
+
+const scenarios: readonly Scenario[] = [
+  {
+    name: 'run-devnet', load: 'run --devnet (defaults: load 10 tx/s, state diff as default)',
+    async setup(dir) {
+      const run = await start(['run', '--devnet', '--port', '0', '--metrics-port', '0', '--data-dir', dir], 'upstream connected');
+      return { measured: run, stop: () => stopAll([run.proc]) };
+    },
+  },
+  {
+    name: 'run-devnet-idle', load: 'run --devnet --load 0 (no transactions)',
+    async setup(dir) {
+      const run = await start(['run', '--devnet', '--load', '0', '--port', '0', '--metrics-port', '0', '--data-dir', dir], 'upstream connected');
+      return { measured: run, stop: () => stopAll([run.proc]) };
+    },
+  },
+  {
+    name: 'devnet', load: 'devnet --load 30',
+    async setup() {
+      const devnet = await start(['devnet', '--load', '30', '--devnet-port', '0', '--devnet-ws-port', '0', '--metrics-port', '0'], 'devnet started');
+      return { measured: devnet, stop: () => stopAll([devnet.proc]) };
+    },
+  },
+  {
+    name: 'ingest-local', load: 'ingest --executor local, devnet --load 30 (separate process)',
+    async setup(dir) {
+      const devnet = await devnetHelper(['--load', '30']);
+      const ingest = await start(['ingest', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'local', '--metrics-port', '0', '--data-dir', dir], 'ingest started');
+      return { measured: ingest, stop: () => stopAll([devnet.proc, ingest.proc]) };
+    },
+  },
+  {
+    name: 'serve', load: 'serve on a growing log (devnet --load 30 --metadata-receipts, ingest), 20 JSON-RPC calls/s',
+    async setup(dir) {
+      const devnet = await devnetHelper(['--load', '30', '--metadata-receipts']);
+      const ingest = await start(['ingest', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'metadata', '--no-metrics', '--data-dir', dir], 'ingest started');
+      const serve = await start(['serve', '--rpc', devnet.rpc, '--port', '0', '--metrics-port', '0', '--data-dir', dir], 'gateway listening');
+      const url = String(serve.line.url);
+      let stopped = false;
+      const calls = [
+        { method: 'eth_getBlockByNumber', params: ['pending', true] },
+        { method: 'eth_getTransactionCount', params: ['0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', 'pending'] },
+        { method: 'eth_getLogs', params: [{ fromBlock: 'pending', toBlock: 'pending' }] },
+        { method: 'eth_blockNumber', params: [] },
+      ];
+      const client = (async () => {
+        for (let i = 0; !stopped; i++) {
+          const call = calls[i % calls.length]!;
+          await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: i, ...call }) }).then((response) => response.text()).catch(() => undefined);
+          await sleep(50);
+        }
+      })();
+      return { measured: serve, stop: async () => { stopped = true; await client; await stopAll([devnet.proc, ingest.proc, serve.proc]); } };
+    },
+  },
+  {
+    name: 'prover-bridge', load: 'prover-bridge, one proof request every 5 s (enclave local mode, prover-host)',
+    async setup(dir) {
+      const l2Blocks = buildHeaderChain({ length: 30, seed: `soak-${randomUUID().slice(0, 8)}` });
+      const [l1, l2] = await Promise.all([startEdrChain(), serveHeaderChain(l2Blocks, 1337)]);
+      const head = await l1.request('eth_getBlockByNumber', ['latest', false]) as { hash: `0x${string}`; number: `0x${string}` };
+      const enclave = await start(['enclave', '--listen', 'tcp://127.0.0.1:0', '--no-metrics', '--prove-delay-ms', '200'], 'enclave listening');
+      const enclaveUrl = String(enclave.line.listen);
+      const host = await start(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', l2.url, '--enclave', enclaveUrl, '--port', '0', '--no-metrics'], 'prover host listening');
+      const bridge = await start(['prover-bridge', '--prover-url', String(host.line.url), '--metrics-port', '0', '--data-dir', dir], 'prover bridge consuming');
+      const log = createEmbeddedLog({ path: join(dir, 'flashlog.db') });
+      let stopped = false;
+      const producer = (async () => {
+        for (let i = 0; !stopped; i++) {
+          const claimed = 1 + (i % 28);
+          const requestId = randomUUID();
+          const request = {
+            l1Head: head.hash, agreedL2HeadHash: l2Blocks[claimed - 1]!.hash, agreedL2OutputRoot: l2Blocks[claimed - 1]!.outputRoot,
+            claimedL2OutputRoot: l2Blocks[claimed]!.outputRoot, claimedL2BlockNumber: claimed, proposer: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC' as const,
+            intermediateBlockInterval: 1, l1HeadNumber: Number(BigInt(head.number)), imageHash: zeroHash,
+          };
+          await log.produce([{ topic: topics.proofRequests, key: requestId, value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, request: proofRequestToWire(request) }) }]);
+          await sleep(5000);
+        }
+      })();
+      return {
+        measured: bridge,
+        stop: async () => {
+          stopped = true;
+          await producer;
+          await stopAll([enclave.proc, host.proc, bridge.proc]);
+          await log.close();
+          await l2.close();
+          await l1.close();
+        },
+      };
+    },
+  },
+];
+
+interface Row {
+  command: string;
+  load: string;
+  'rss start': number; 'rss warm': number; 'rss end': number; 'rss MB/min': number;
+  'heap start': number; 'heap warm': number; 'heap end': number; 'heap MB/min': number;
+  /** Growth of the lowest RSS: second half after warm-up against the first half, per minute. */
+  'rss floor MB/min': number;
+  'cpu %core': number;
+  verdict: string;
+}
+
+/**
+ * The slope of the RSS floor after warm-up: from the lowest sample of the first half to the lowest
+ * of the second half. The local executor's saw-tooth
+ * (a fork grows for ~1 min, then is replaced) makes a least-squares slope over a few minutes swing
+ * by tens of MB/min with the phase; what it keeps for good shows in the floor.
+ */
+function floorSlope(afterWarm: readonly ProcessSample[]): number {
+  if (afterWarm.length < 4) return Number.NaN;
+  const middle = (afterWarm[0]!.atS + afterWarm.at(-1)!.atS) / 2;
+  const first = afterWarm.filter((sample) => sample.atS < middle);
+  const second = afterWarm.filter((sample) => sample.atS >= middle);
+  const lowest = (samples: readonly ProcessSample[]) => samples.reduce((low, sample) => (sample.rssMiB < low.rssMiB ? sample : low));
+  const [low1, low2] = [lowest(first), lowest(second)];
+  return (low2.rssMiB - low1.rssMiB) / ((low2.atS - low1.atS) / 60);
+}
+
+const round = (value: number) => Math.round(value * 10) / 10;
+
+async function soak(scenario: Scenario): Promise<Row> {
+  const dir = mkdtempSync(join(tmpdir(), `flashlog-soak-${scenario.name}-`));
+  process.stderr.write(`soak ${scenario.name}: ${scenario.load}, ${minutes} min\n`);
+  const { measured, stop } = await scenario.setup(dir);
+  const pid = measured.proc.child.pid!;
+  const startedAt = Date.now();
+  const samples: ProcessSample[] = [];
+  const durationMs = minutes * 60_000;
+  const warmMs = Math.max(60_000, durationMs / 5);
+  try {
+    for (;;) {
+      const sample = await sampleProcess(pid, measured.metricsUrl, startedAt);
+      if (!sample) throw new Error(`${scenario.name}: the process exited`);
+      samples.push(sample);
+      process.stderr.write(`  ${sample.atS.toFixed(0)} s: rss ${sample.rssMiB.toFixed(0)} MB, heap ${sample.heapMiB.toFixed(0)} MB\n`);
+      if (Date.now() - startedAt >= durationMs) break;
+      await sleep(Math.min(sampleMs, startedAt + durationMs - Date.now()));
+    }
+  } finally {
+    await stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const warmIndex = samples.findIndex((sample) => sample.atS * 1000 >= warmMs);
+  const afterWarm = samples.slice(Math.max(0, warmIndex));
+  const first = samples[0]!;
+  const warm = afterWarm[0]!;
+  const last = samples.at(-1)!;
+  const rssSlope = slopePerMinute(afterWarm, (sample) => sample.rssMiB);
+  const heapSlope = slopePerMinute(afterWarm, (sample) => sample.heapMiB);
+  const cpu = (100 * (last.cpuS - warm.cpuS)) / Math.max(1, last.atS - warm.atS);
+  const floor = floorSlope(afterWarm);
+  allSamples[scenario.name] = samples;
+  return {
+    command: scenario.name, load: scenario.load,
+    'rss start': round(first.rssMiB), 'rss warm': round(warm.rssMiB), 'rss end': round(last.rssMiB), 'rss MB/min': round(rssSlope),
+    'heap start': round(first.heapMiB), 'heap warm': round(warm.heapMiB), 'heap end': round(last.heapMiB), 'heap MB/min': round(heapSlope),
+    'rss floor MB/min': round(floor),
+    'cpu %core': round(cpu),
+    verdict: (rssSlope < 5 || floor < 5) && heapSlope < 5 ? 'flat' : 'GROWS',
+  };
+}
+
+const only = values.only?.split(',');
+const rows: Row[] = [];
+const allSamples: Record<string, ProcessSample[]> = {};
+for (const scenario of scenarios.filter((candidate) => !only || only.includes(candidate.name))) {
+  try {
+    rows.push(await soak(scenario));
+  } catch (error) {
+    process.stderr.write(`soak ${scenario.name} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    rows.push({ command: scenario.name, load: scenario.load, 'rss start': NaN, 'rss warm': NaN, 'rss end': NaN, 'rss MB/min': NaN, 'heap start': NaN, 'heap warm': NaN, 'heap end': NaN, 'heap MB/min': NaN, 'rss floor MB/min': NaN, 'cpu %core': NaN, verdict: 'FAILED' });
+  }
+}
+const columns = Object.keys(rows[0] ?? {}) as (keyof Row)[];
+const markdown = [
+  `# flashlog soak: ${minutes} min per command, ${new Date().toISOString()}`, '',
+  'Memory in MB (MiB): resident (rss) and JavaScript heap in use; slopes after warm-up (least squares, and of the RSS floor); CPU after warm-up in % of one core.', '',
+  `| ${columns.join(' | ')} |`, `| ${columns.map(() => '---').join(' | ')} |`,
+  ...rows.map((row) => `| ${columns.map((column) => String(row[column])).join(' | ')} |`), '',
+].join('\n');
+const out = fileURLToPath(new URL('../bench/results/', import.meta.url));
+mkdirSync(out, { recursive: true });
+writeFileSync(join(out, 'soak.json'), `${JSON.stringify({ at: new Date().toISOString(), minutes, rows, samples: allSamples }, null, 2)}\n`);
+writeFileSync(join(out, 'soak.md'), markdown);
+process.stdout.write(`${markdown}\nwritten: bench/results/soak.json, bench/results/soak.md\n`);
+process.exit(rows.every((row) => row.verdict === 'flat') ? 0 : 1);

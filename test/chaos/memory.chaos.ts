@@ -1,0 +1,70 @@
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { tempDir } from '../helpers/context.ts';
+import { sampleProcess, slopePerMinute, type ProcessSample } from '../../scripts/sample-process.ts';
+import { managed, report, rpcCall, sleep, startDevnet, stopAll } from './harness.ts';
+
+/**
+ * Scenario 9, memory that stays flat (issue 19): `flashlog run` with the local executor (fork,
+ * view, gateway in one process) against `flashlog devnet --load 30`, for CHAOS_MEMORY_SECONDS
+ * (default 180). Both processes are sampled every 5 s. After a 60 s warm-up, `run`'s memory floor
+ * (the lowest RSS in the second half after warm-up against the lowest in the first half) must grow
+ * by less than 60 MB. The floor, not the last sample: the executor replaces its fork every 32
+ * blocks or 1,000 transactions (~35 s at load 30) and a fork grows until then, so RSS is a saw-tooth.
+ *
+ * The devnet runs apart because EDR keeps ~3 KB per transaction the devnet ever executed (its
+ * chain and the reverted trial blocks of each flashblock): its growth is reported, not held to
+ * 60 MB. In one process (`run --devnet --load 30`) the two add up.
+ */
+const seconds = Number(process.env.CHAOS_MEMORY_SECONDS ?? 180);
+const warmUpSeconds = 60;
+const limitMiB = 60;
+
+afterAll(stopAll);
+
+function floorGrowth(samples: readonly ProcessSample[]): { first: number; second: number; growth: number } {
+  const afterWarmUp = samples.filter((sample) => sample.atS >= warmUpSeconds);
+  const middle = (afterWarmUp[0]!.atS + afterWarmUp.at(-1)!.atS) / 2;
+  const first = Math.min(...afterWarmUp.filter((sample) => sample.atS < middle).map((sample) => sample.rssMiB));
+  const second = Math.min(...afterWarmUp.filter((sample) => sample.atS >= middle).map((sample) => sample.rssMiB));
+  return { first, second, growth: second - first };
+}
+
+describe('scenario 9: memory under load', () => {
+  it(`run (local executor) against devnet --load 30 for ${seconds} s: RSS floor after a ${warmUpSeconds} s warm-up grows by less than ${limitMiB} MB`, async () => {
+    const dir = tempDir('flashlog-chaos-memory-');
+    onTestFinished(() => dir.remove());
+    const devnet = await startDevnet(['--load', '30']);
+    const run = managed(['run', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'local', '--port', '0', '--metrics-port', '0', '--data-dir', dir.path]);
+    const metrics = await run.current.waitFor((line) => line.msg === 'metrics listening', 60_000);
+    const gateway = await run.current.waitFor((line) => line.msg === 'gateway listening', 60_000);
+    await run.current.waitFor((line) => line.msg === 'upstream connected', 60_000);
+    const startedAt = Date.now();
+    const samples: ProcessSample[] = [];
+    const devnetSamples: ProcessSample[] = [];
+    while (Date.now() - startedAt < seconds * 1000) {
+      const sample = await sampleProcess(run.pid!, String(metrics.url), startedAt);
+      const devnetSample = await sampleProcess(devnet.proc.pid!, undefined, startedAt);
+      if (!sample || !devnetSample) throw new Error('a process exited during the scenario');
+      samples.push(sample);
+      devnetSamples.push(devnetSample);
+      await sleep(5000);
+    }
+    const pending = await rpcCall<{ transactions: unknown[] } | null>(String(gateway.url), 'eth_getBlockByNumber', ['pending', false]);
+    const receipts = await rpcCall<unknown[] | null>(String(gateway.url), 'eth_getBlockReceipts', ['pending']);
+    const afterWarmUp = samples.filter((sample) => sample.atS >= warmUpSeconds);
+    const floor = floorGrowth(samples);
+    const slope = slopePerMinute(afterWarmUp, (sample) => sample.rssMiB);
+    const heapSlope = slopePerMinute(afterWarmUp, (sample) => sample.heapMiB);
+    const devnetSlope = slopePerMinute(devnetSamples.filter((sample) => sample.atS >= warmUpSeconds), (sample) => sample.rssMiB);
+    const cpu = (100 * (samples.at(-1)!.cpuS - afterWarmUp[0]!.cpuS)) / (samples.at(-1)!.atS - afterWarmUp[0]!.atS);
+    const rss = samples.map((sample) => sample.rssMiB);
+    report({
+      scenario: '9 memory under load', load: `run --executor local on devnet --load 30, ${seconds} s`, faults: 'none (time)', lost: '-', duplicates: '-', recoveryMs: '-',
+      rssBeforeMiB: Math.round(afterWarmUp[0]!.rssMiB), rssAfterMiB: Math.round(rss.at(-1)!),
+      notes: `run: RSS floor ${Math.round(floor.first)} -> ${Math.round(floor.second)} MB (${floor.growth.toFixed(0)} MB), trend ${slope.toFixed(1)} MB/min, max ${Math.round(Math.max(...rss))} MB, heap ${heapSlope.toFixed(1)} MB/min, CPU ${cpu.toFixed(0)}% of a core; devnet (separate process): ${devnetSlope.toFixed(1)} MB/min`,
+    });
+    expect(pending?.transactions.length, 'the gateway serves a pending block at the end').toBeGreaterThan(0);
+    expect(receipts?.length, 'with receipts from the local executor').toBeGreaterThan(0);
+    expect(floor.growth, `run RSS samples (MB): ${rss.map((value) => Math.round(value)).join(' ')}`).toBeLessThan(limitMiB);
+  }, (seconds + 90) * 1000);
+});
