@@ -1,5 +1,6 @@
 import type { LogRecord } from '../log/port.ts';
 import { topics } from '../log/topics.ts';
+import { isBlockRecordValue, isLogRecordText, isLogRecordValue } from './record-check.ts';
 import {
   blockRecordSchema, chainRecordSchema, logRecordSchema,
   type AccountDiff, type BlockRecord, type ChainRecord, type PendingHeader, type RpcLog, type RpcReceipt,
@@ -85,6 +86,9 @@ export function apply(state: ViewState, input: ViewInput): ViewState {
   const { record } = input;
   const offsets = { ...state.offsets, [`${record.topic}/${record.partition}`]: record.offset + 1n };
   const base: ViewState = { ...state, offsets, seq, change: noChange };
+  // The view needs no log record's content (see below), only its verdict: most are judged valid
+  // from their text, without parsing them.
+  if (record.topic === topics.logs && isLogRecordText(record.value)) return { ...base, applied: state.applied + 1 };
   let value: unknown;
   try {
     value = JSON.parse(record.value);
@@ -103,10 +107,13 @@ export function apply(state: ViewState, input: ViewInput): ViewState {
   }
   if (record.topic === topics.logs) {
     // Live logs arrive inside their block's receipts; removed logs are derived from the reorg record,
-    // which names the dropped transactions. The log records are still validated and counted.
-    const parsed = logRecordSchema.safeParse(value);
-    if (!parsed.success) return invalid(base, describeIssue(record, parsed.error.issues[0]));
-    return { ...state, offsets, seq, change: noChange, applied: state.applied + 1 };
+    // which names the dropped transactions. The log records are still validated and counted (the
+    // schema is asked only when the fast check says no, for the reason or a yes after all).
+    if (!isLogRecordValue(value)) {
+      const parsed = logRecordSchema.safeParse(value);
+      if (!parsed.success) return invalid(base, describeIssue(record, parsed.error.issues[0]));
+    }
+    return { ...base, applied: state.applied + 1 };
   }
   return base;
 }
@@ -119,8 +126,16 @@ const noChange: ViewChange = { type: 'none' };
  * only the new ones go through the schema (a block record carries every transaction so far, so
  * validating all of them again made replay quadratic in a block's flashblocks).
  */
-function parseBlockRecord(state: ViewState, value: unknown): ReturnType<typeof blockRecordSchema.safeParse> {
+function parseBlockRecord(state: ViewState, value: unknown): { success: true; data: BlockRecord } | ReturnType<typeof blockRecordSchema.safeParse> {
   const held = reusablePrefix(state, value);
+  // The fast check first (record-check.ts): a yes means the schema accepts the value as it is.
+  if (isBlockRecordValue(value, held === undefined ? 0 : (value as { firstNew: number }).firstNew)) {
+    const data = value as BlockRecord;
+    if (held !== undefined) {
+      for (let i = 0; i < data.firstNew; i++) data.transactions[i] = held[i]!;
+    }
+    return { success: true, data };
+  }
   if (held === undefined) return blockRecordSchema.safeParse(value);
   const record = value as { transactions: unknown[]; firstNew: number };
   const parsed = blockRecordSchema.safeParse({ ...record, transactions: record.transactions.slice(record.firstNew) });
