@@ -187,11 +187,17 @@ function applyBlock(state: ViewState, record: BlockRecord): ViewState {
   const receipts = keptReceipts.length === record.firstNew ? [...keptReceipts, ...newReceipts] : keptReceipts;
   const newLogs = keptReceipts.length === record.firstNew ? newReceipts.flatMap((receipt) => receipt.logs) : [];
   const keptLogs = continues ? previous.logs.filter((log) => Number(log.transactionIndex) < record.firstNew) : [];
-  const positionByHash = new Map<string, number>();
-  record.transactions.forEach((tx, position) => positionByHash.set(tx.hash.toLowerCase(), position));
+  // A flashblock that keeps every transaction and log of the block held extends its indexes (copies:
+  // the previous state stays as it was); otherwise they are built again.
+  const extending = continues && record.firstNew === previous.transactions.length && keptLogs.length === previous.logs.length;
+  const positionByHash = extending ? new Map(previous.positionByHash) : new Map<string, number>();
+  for (let position = extending ? record.firstNew : 0; position < record.transactions.length; position++) {
+    positionByHash.set(record.transactions[position]!.hash.toLowerCase(), position);
+  }
   const logs = [...keptLogs, ...newLogs];
   const logsByAddress = new Map<string, RpcLog[]>();
-  for (const log of logs) {
+  if (extending) for (const [address, list] of previous.logsByAddress) logsByAddress.set(address, [...list]);
+  for (const log of extending ? newLogs : logs) {
     const key = log.address.toLowerCase();
     const list = logsByAddress.get(key);
     if (list) list.push(log);
