@@ -26,14 +26,14 @@ export async function run(): Promise<Record<string, unknown>[]> {
   rows.push({ case: 'journal encode + keccak + sign', perSecond: Math.round(count / ((performance.now() - started) / 1000)) });
 
   const chains = await startProverChains({ l2Length: 1802 });
-  const core = createEnclaveCore({ privateKey: key });
+  const core = createEnclaveCore({ privateKey: key, check: 'headers' });
   const server = await serveEnclave(core, { endpoint: { kind: 'tcp', host: '127.0.0.1', port: 0 } });
   const client = createEnclaveClient(server.endpoint);
   try {
     for (const blocks of [1, 10, 100, 1800]) {
       const request = chains.request(1, 1 + blocks, { intermediateBlockInterval: blocks >= 10 ? 10 : 1 });
       const t0 = performance.now();
-      const preimages = await collectWitness(request, { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337 });
+      const preimages = await collectWitness(request, { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337, check: 'headers' });
       const witnessMs = performance.now() - t0;
       const frameBytes = encodeEnclaveRequest({ type: 'prove', preimages }).length;
       const t1 = performance.now();

@@ -18,7 +18,11 @@ export interface Command {
   run(ctx: Context, positionals: readonly string[]): Promise<number>;
 }
 
-/** Settings every long-running command takes. */
+/**
+ * Settings every long-running command takes. A command without an HTTP listener of its own sets a
+ * default `metricsPort` unique among the commands (ingest 9464, enclave 9465, prover-bridge 9466),
+ * so any set of commands started with their defaults on one machine runs side by side.
+ */
 export const serviceSettings: readonly SettingKey[] = ['logLevel', 'metrics', 'metricsHost', 'metricsPort'];
 /** Settings of every command that opens the log. */
 export const logSettings: readonly SettingKey[] = [

@@ -1,6 +1,7 @@
 import type { Command } from './command.ts';
 import { devnetCommand } from './devnet.ts';
 import { enclaveCommand } from './enclave.ts';
+import { executeBlockCommand } from './execute-block.ts';
 import { proverHostCommand } from './prover-host.ts';
 import { proverBridgeCommand } from './prover-bridge.ts';
 import { proveCommand } from './prove.ts';
@@ -9,6 +10,7 @@ import { ingestCommand } from './ingest.ts';
 import { runCommand } from './run.ts';
 import { serveCommand } from './serve.ts';
 import { nodeStatusCommand } from './node-status.ts';
+import { schemaCommand } from './schema.ts';
 import { tailCommand } from './tail.ts';
 
 /** Every CLI command, in the order --help lists them. Add a command here. */
@@ -18,10 +20,12 @@ export const commands: readonly Command[] = [
   proverBridgeCommand,
   proveCommand,
   verifyProposalCommand,
+  executeBlockCommand,
   runCommand,
   ingestCommand,
   serveCommand,
   tailCommand,
+  schemaCommand,
   nodeStatusCommand,
   devnetCommand,
 ];

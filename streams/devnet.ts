@@ -8,8 +8,8 @@ import { serviceSettings, type Command } from './command.ts';
 export const devnetCommand: Command = {
   name: 'devnet',
   summary: 'a local OP-stack L2 (EDR) with JSON-RPC and a flashblocks WebSocket in Base\'s wire format',
-  usage: 'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--metadata-receipts] [--plain]',
-  settings: [...serviceSettings, 'devnetHost', 'devnetPort', 'devnetWsPort', 'blockTimeMs', 'flashblockMs', 'metadataReceipts', 'plain', 'load', 'reorgEvery'],
+  usage: 'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--metadata-receipts] [--plain]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
+  settings: [...serviceSettings, 'devnetHost', 'devnetPort', 'devnetWsPort', 'blockTimeMs', 'flashblockMs', 'metadataReceipts', 'plain', 'load', 'reorgEvery', 'denim', 'denimBlockMs', 'safeLagBlocks', 'finalizedLagBlocks'],
   longRunning: true,
   async run(ctx, positionals) {
     if (positionals.length) throw new ConfigError(`devnet takes no positional arguments, got ${JSON.stringify(positionals)}`);
@@ -21,6 +21,7 @@ export const devnetCommand: Command = {
     const devnet = await createDevnet({
       logger: ctx.logger,
       metrics: ctx.metrics,
+      exposeMetrics: config.metrics,
       host: config.devnetHost,
       rpcPort: config.devnetPort,
       wsPort: config.devnetWsPort,
@@ -30,6 +31,10 @@ export const devnetCommand: Command = {
       plain: config.plain,
       load: config.load,
       reorgEvery: config.reorgEvery,
+      denim: config.denim,
+      ...(config.denim ? { blockTimeMs: config.denimBlockMs } : {}),
+      safeLagBlocks: config.safeLagBlocks,
+      finalizedLagBlocks: config.finalizedLagBlocks,
     }).catch((error: unknown) => {
       const { code, port } = error as { code?: string; port?: number };
       if (code === 'EADDRINUSE' || code === 'EACCES') {
@@ -44,10 +49,20 @@ export const devnetCommand: Command = {
       blockTimeMs: config.blockTimeMs, flashblockMs: config.flashblockMs, load: config.load, reorgEvery: config.reorgEvery,
       frames: config.plain ? 'text' : 'brotli', metadata: config.metadataReceipts ? 'receipts' : 'era C',
     }, 'devnet started');
-    const lines = [
+    const lines = devnet.denim ? [
+      '',
+      `flashlog devnet --denim: Base after Denim (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)})`,
+      `  JSON-RPC     ${devnet.rpcUrl}  (WebSocket ${devnet.wsUrl}: eth_subscribe newHeads, logs)`,
+      `  blocks       a complete block every ${config.denimBlockMs} ms, no flashblocks; tx[1] the BaseTime deposit${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, unsafe head replaced every ${config.reorgEvery} blocks` : ''}`,
+      `  safe         head - ${config.safeLagBlocks}, finalized head - ${config.finalizedLagBlocks} (also optimism_syncStatus)`,
+      `  mnemonic     ${DEVNET_MNEMONIC}`,
+      '  funded accounts (10,000 ETH each):',
+      ...devnet.accounts.map((account, i) => `    (${i}) ${account.address}  ${account.privateKey}`),
+      '',
+    ] : [
       '',
       `flashlog devnet: OP-stack L2 (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)})`,
-      `  JSON-RPC     ${devnet.rpcUrl}`,
+      `  JSON-RPC     ${devnet.rpcUrl}${config.metrics ? `  (Prometheus metrics at ${devnet.rpcUrl}/metrics)` : ''}`,
       `  flashblocks  ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
       `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,
       `  mnemonic     ${DEVNET_MNEMONIC}`,

@@ -8,14 +8,16 @@ import { serviceSettings, type Command } from './command.ts';
 /**
  * `flashlog enclave`: a local-mode enclave. No security module here: teeImageHash is zero, the
  * signer key comes from a CSPRNG at start and lives only in memory; only its address is logged.
- * Prove checks the claimed output root against hash-verified headers; it does not re-derive
- * the blocks from L1.
+ * Prove re-executes every L2 block of the range from the request's preimages and signs only if the
+ * rebuilt headers hash to the blocks' hashes and the last output root is the claimed one
+ * (--enclave-check headers: hash-linked headers only). It does not derive the blocks from L1.
  */
 export const enclaveCommand: Command = {
   name: 'enclave',
   summary: 'a local-mode TEE enclave (frames over TCP or a Unix socket)',
   usage: 'flashlog enclave [--listen tcp://127.0.0.1:8000 | unix:/path]',
-  settings: [...serviceSettings, 'listen', 'proveDelayMs'],
+  settings: [...serviceSettings, 'listen', 'proveDelayMs', 'enclaveCheck'],
+  defaults: { metricsPort: '9465' },
   longRunning: true,
   async run(ctx) {
     let endpoint;
@@ -24,7 +26,8 @@ export const enclaveCommand: Command = {
     } catch (error) {
       throw new ConfigError(`--listen (FLASHLOG_LISTEN): ${errorMessage(error)}`);
     }
-    const core = createEnclaveCore({ privateKey: generatePrivateKey() });
+    const check = ctx.config.enclaveCheck;
+    const core = createEnclaveCore({ privateKey: generatePrivateKey(), check });
     const delayMs = ctx.config.proveDelayMs;
     const handled = delayMs > 0
       ? { ...core, handle: async (request: Parameters<typeof core.handle>[0]) => {
@@ -34,8 +37,10 @@ export const enclaveCommand: Command = {
       : core;
     const server = await serveEnclave(handled, { endpoint, logger: ctx.logger });
     ctx.shutdown.register('enclave', () => server.close());
-    ctx.logger.info({ listen: formatEndpoint(server.endpoint), signer: core.signerAddress, teeImageHash: core.teeImageHash, mode: 'local' }, 'enclave listening');
-    ctx.logger.warn({ mode: 'local' }, 'local mode: a proof checks the claimed output root against hash-verified L2 headers and message-passer storage roots; it does not re-derive or re-execute the blocks from L1, and there is no attestation');
+    ctx.logger.info({ listen: formatEndpoint(server.endpoint), signer: core.signerAddress, teeImageHash: core.teeImageHash, mode: 'local', check }, 'enclave listening');
+    ctx.logger.warn({ mode: 'local', check }, check === 'reexecute'
+      ? 'local mode: a proof re-executes every L2 block from the witness and checks its rebuilt header against the block hash; the transactions and payload attributes come from the L2 blocks themselves, not derived from L1, and there is no attestation'
+      : 'local mode, headers only: a proof checks the claimed output root against hash-verified L2 headers and message-passer storage roots; it re-executes nothing, does not derive the blocks from L1, and there is no attestation');
     await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     return 0;
   },

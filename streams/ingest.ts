@@ -18,6 +18,7 @@ import { decodeFrame } from '../src/wire/frame.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { warnIfUpstreamBehind } from './node-status.ts';
 import { createExecution } from './reconcile.ts';
+import { blocksSettings, runBlocksIngest, startLifecycle } from './ingest-blocks.ts';
 
 /**
  * The ingest topology:
@@ -187,16 +188,20 @@ export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
 
 export const ingestCommand: Command = {
   name: 'ingest',
-  summary: 'read flashblocks feeds into the log (flashlog.flashblocks, flashlog.blocks, flashlog.logs)',
-  usage: 'flashlog ingest --ws URL [--ws URL ...] [--kafka-brokers host:port] [options]',
+  summary: 'read flashblocks feeds, or a node\'s 200 ms blocks (--source blocks), into the log (flashlog.blocks, flashlog.logs, flashlog.chain)',
+  usage: 'flashlog ingest --ws URL [--ws URL ...] [--kafka-brokers host:port] [options]\n       flashlog ingest --source blocks --rpc URL [--rpc-ws URL] [--consensus-rpc URL] [options]',
   settings: [
     ...serviceSettings, ...logSettings, 'ws', 'maxFrameBytes', 'pingIntervalMs', 'reconnectMinMs', 'reconnectMaxMs',
     'aheadBlocks', 'produceBufferRecords', 'rpc', 'rpcTimeoutMs', 'executor', 'stateDiff', 'canonicalPollMs',
+    'source', ...blocksSettings,
   ],
+  defaults: { metricsPort: '9464' },
   longRunning: true,
   async run(ctx) {
+    const source = ctx.config.source ?? (ctx.config.ws ? 'flashblocks' : ctx.config.rpc ? 'blocks' : 'flashblocks');
+    if (source === 'blocks') return runBlocksIngest(ctx);
     const urls = ctx.config.ws;
-    if (!urls || urls.length === 0) throw new ConfigError('--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL');
+    if (!urls || urls.length === 0) throw new ConfigError('--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL (or --source blocks --rpc URL for a node\'s 200 ms blocks)');
     void warnIfUpstreamBehind(ctx.config.rpc, ctx.logger);
     const log = await openLog(ctx.config, ctx.logger);
     ctx.shutdown.register('log', () => log.close());
@@ -205,6 +210,7 @@ export const ingestCommand: Command = {
     ctx.shutdown.register('execution', () => execution.close());
     const ingest = createIngest(ctx, { log, urls, executor: execution.executor, canonical$: execution.canonical$ });
     execution.start(ingest.publisher);
+    startLifecycle(ctx, ingest.publisher, ctx.config.rpc);
     ctx.shutdown.register('publisher', () => ingest.publisher.flush());
     ctx.logger.info({ upstreams: urls, log: log.kind }, 'ingest started');
     await ingest.run();

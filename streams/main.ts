@@ -81,7 +81,9 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
   if (command.longRunning) {
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
-    if (config.metrics) {
+    // Commands with an HTTP listener serve /metrics on it; the others (and any command given
+    // --metrics-port) open a metrics port of their own.
+    if (config.metrics && config.metricsPort !== undefined) {
       try {
         const server = await serveMetrics(metrics, config.metricsHost, config.metricsPort);
         shutdown.register('metrics', () => server.close());

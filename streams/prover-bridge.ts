@@ -12,6 +12,7 @@ export const proverBridgeCommand: Command = {
   summary: 'carry proof requests from the log to the prover host and its replies back',
   usage: 'flashlog prover-bridge [--prover-url http://127.0.0.1:7300] [--prover-concurrency 4] [--timeout 1740] [log options]',
   settings: [...serviceSettings, ...logSettings, 'group', 'proverUrl', 'proverConcurrency', 'timeout'],
+  defaults: { metricsPort: '9466' },
   longRunning: true,
   async run(ctx) {
     const { config, logger } = ctx;

@@ -7,6 +7,8 @@ import { createProverHost } from '../src/prover/host.ts';
 import { createSignerRegistry } from '../src/prover/registry.ts';
 import { parseEndpoint } from '../src/prover/transport.ts';
 import { collectWitness, type RpcCall } from '../src/prover/witness.ts';
+import { knownRollupConfigs } from '../src/stateless/chains.ts';
+import { parseRollupConfig } from '../src/stateless/rollup-config.ts';
 import { serviceSettings, type Command } from './command.ts';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -25,7 +27,7 @@ export const proverHostCommand: Command = {
   name: 'prover-host',
   summary: 'the TEE prover host: prover_prove and enclave_* over JSON-RPC, routed across enclaves',
   usage: 'flashlog prover-host --l1-rpc URL --l2-rpc URL [--enclave tcp://127.0.0.1:8000 ...] [--registry 0x… ] [--port 7300]',
-  settings: [...serviceSettings, 'l1Rpc', 'l1BeaconRpc', 'l2Rpc', 'l2ChainId', 'host', 'port', 'enclave', 'timeout', 'registry', 'rpcTimeoutMs'],
+  settings: [...serviceSettings, 'l1Rpc', 'l1BeaconRpc', 'l2Rpc', 'l2ChainId', 'host', 'port', 'enclave', 'timeout', 'registry', 'rpcTimeoutMs', 'enclaveCheck', 'rollupConfig'],
   defaults: { port: '7300' },
   longRunning: true,
   async run(ctx) {
@@ -52,19 +54,32 @@ export const proverHostCommand: Command = {
       throw new ConfigError(`--l2-chain-id (FLASHLOG_L2_CHAIN_ID): unknown chain ${chainId}, expected one of ${[...chainNames].map(([id, name]) => `${id} (${name})`).join(', ')}`);
     }
     const l2ChainId = chainId;
+    let rollupConfigJson: string | undefined;
+    if (config.rollupConfig) {
+      try {
+        rollupConfigJson = readFileSync(config.rollupConfig, 'utf8');
+        parseRollupConfig(JSON.parse(rollupConfigJson), config.rollupConfig);
+      } catch (error) {
+        throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): ${errorMessage(error)}`);
+      }
+    } else if (config.enclaveCheck === 'reexecute' && !knownRollupConfigs.has(l2ChainId)) {
+      throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): required to re-execute chain ${l2ChainId}, whose rollup config flashlog does not know (or --enclave-check headers)`);
+    }
+    const check = config.enclaveCheck;
     const registry = config.registry ? createSignerRegistry({ address: config.registry as Address, l1RpcUrl: config.l1Rpc }) : undefined;
     const host = createProverHost({
       enclaves: endpoints.map((endpoint) => createEnclaveClient(endpoint)),
       registry,
-      witness: (request, signal) => collectWitness(request, { l1, l2, l2ChainId, signal }),
+      witness: (request, signal) => collectWitness(request, { l1, l2, l2ChainId, signal, check, ...(rollupConfigJson === undefined ? {} : { rollupConfigJson }) }),
       timeoutMs: config.timeout * 1000,
       version,
       logger,
       metrics: ctx.metrics,
+      exposeMetrics: config.metrics,
     });
     const { url } = await host.listen(config.host, config.port);
     ctx.shutdown.register('prover-host', () => host.close());
-    logger.info({ url, chainId: l2ChainId, chain: chainNames.get(l2ChainId), enclaves: config.enclave, registry: config.registry ?? null, timeoutS: config.timeout, version }, 'prover host listening');
+    logger.info({ url, metrics: config.metrics ? `${url}/metrics` : null, chainId: l2ChainId, chain: chainNames.get(l2ChainId), enclaves: config.enclave, registry: config.registry ?? null, check, timeoutS: config.timeout, version }, 'prover host listening');
     await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     return 0;
   },

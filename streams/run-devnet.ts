@@ -11,6 +11,7 @@ export async function startDevnetForRun(ctx: Context): Promise<{ rpcUrl: string;
     metrics: ctx.metrics,
     load: ctx.config.load,
     reorgEvery: ctx.config.reorgEvery,
+    denim: ctx.config.denim,
   });
   ctx.shutdown.register('devnet', () => devnet.close());
   return { rpcUrl: devnet.rpcUrl, wsUrl: devnet.wsUrl };

@@ -5,22 +5,23 @@ import { logSettings, serviceSettings, type Command } from './command.ts';
 import { createIngest } from './ingest.ts';
 import { createExecution, type Execution } from './reconcile.ts';
 import { createServe, gatewaySettings } from './serve.ts';
+import { blocksSettings, createBlocksIngest, startLifecycle } from './ingest-blocks.ts';
+import { networks, type NetworkPreset } from '../src/config/networks.ts';
 
 /**
  * `flashlog run`: ingest + view + gateway in one process, on the embedded log unless Kafka is
- * configured. `--devnet` starts a local devnet in-process and points both at it; `--network`
- * selects Base's public feed and RPC; `--ws`/`--rpc` select any other.
+ * configured. `--devnet` starts a local devnet in-process and points both at it (`--denim`: the
+ * 200 ms blocks devnet and the blocks source); `--network` selects a chain's public endpoints
+ * (src/config/networks.ts); `--ws`/`--rpc`/`--rpc-ws` select any other. `--source` defaults from
+ * the preset, else flashblocks with `--ws` and blocks without.
  */
-export const networks = {
-  'base-mainnet': { ws: 'wss://mainnet.flashblocks.base.org/ws', rpc: 'https://mainnet.base.org' },
-  'base-sepolia': { ws: 'wss://sepolia.flashblocks.base.org/ws', rpc: 'https://sepolia.base.org' },
-} as const;
-
 export interface RunHandle {
   readonly gatewayUrl: string;
   readonly gatewayWsUrl: string;
+  readonly source: 'flashblocks' | 'blocks';
   readonly feedUrls: readonly string[];
   readonly rpcUrl: string;
+  readonly rpcWsUrl?: string | undefined;
   /** The devnet, when started with --devnet. */
   readonly devnet?: { readonly rpcUrl: string; readonly wsUrl: string };
   /** One line of pre-confirmation stats. */
@@ -29,71 +30,94 @@ export interface RunHandle {
   done: Promise<void>;
 }
 
+interface Endpoints { source: 'flashblocks' | 'blocks'; feedUrls: readonly string[]; rpcUrl: string; rpcWsUrl: string | undefined; devnet?: { rpcUrl: string; wsUrl: string } }
+
+async function resolveEndpoints(ctx: Context): Promise<Endpoints> {
+  const { config } = ctx;
+  if (config.devnet && config.network !== undefined) throw new ConfigError('--devnet and --network: got both, expected one of them');
+  if (config.devnet) {
+    const { startDevnetForRun } = await import('./run-devnet.ts');
+    const devnet = await startDevnetForRun(ctx);
+    return config.denim
+      ? { source: 'blocks', feedUrls: [], rpcUrl: devnet.rpcUrl, rpcWsUrl: devnet.wsUrl, devnet }
+      : { source: 'flashblocks', feedUrls: [devnet.wsUrl], rpcUrl: devnet.rpcUrl, rpcWsUrl: undefined, devnet };
+  }
+  const preset: NetworkPreset | undefined = config.network ? networks[config.network] : undefined;
+  const feedUrls = config.ws ?? (preset?.ws ? [preset.ws] : []);
+  const rpcUrl = config.rpc ?? preset?.rpc;
+  const source = config.source ?? preset?.source ?? (feedUrls.length > 0 ? 'flashblocks' : 'blocks');
+  if (!rpcUrl) throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL (or --devnet / --network)');
+  if (source === 'flashblocks' && feedUrls.length === 0) {
+    throw new ConfigError('--ws (FLASHLOG_WS): got nothing, expected a flashblocks ws:// URL with --source flashblocks (or --source blocks, --devnet, --network)');
+  }
+  return { source, feedUrls: source === 'flashblocks' ? feedUrls : [], rpcUrl, rpcWsUrl: config.rpcWs ?? preset?.rpcWs };
+}
+
 /** Starts everything `run` composes; every resource registers with ctx.shutdown. */
 export async function startRun(ctx: Context): Promise<RunHandle> {
   const { config, logger } = ctx;
-  let feedUrls: readonly string[] | undefined = config.ws;
-  let rpcUrl: string | undefined = config.rpc;
-  let devnet: { rpcUrl: string; wsUrl: string } | undefined;
-  if ([config.devnet, config.network !== undefined].filter(Boolean).length > 1) {
-    throw new ConfigError('--devnet and --network: got both, expected one of them');
-  }
-  if (config.devnet) {
-    const { startDevnetForRun } = await import('./run-devnet.ts');
-    devnet = await startDevnetForRun(ctx);
-    feedUrls = [devnet.wsUrl];
-    rpcUrl = devnet.rpcUrl;
-  } else if (config.network) {
-    const network = networks[config.network];
-    feedUrls = config.ws ?? [network.ws];
-    rpcUrl = config.rpc ?? network.rpc;
-  }
-  if (!feedUrls || feedUrls.length === 0) {
-    throw new ConfigError('--ws (FLASHLOG_WS): got nothing, expected a flashblocks ws:// URL, or --devnet, or --network base-mainnet|base-sepolia');
-  }
-  if (!rpcUrl) throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL (or --devnet / --network)');
+  const endpoints = await resolveEndpoints(ctx);
+  const { feedUrls, rpcUrl } = endpoints;
   const log = await openLog(config, logger);
   ctx.shutdown.register('log', () => log.close());
-  const serve = await createServe(ctx, { log, rpcUrl });
-  // Receipts, logs and the state diff of pre-confirmed transactions (--executor, local EDR by
-  // default), and reconciliation with canonical heads from the upstream (sealed / reorg records).
-  let execution: Execution | undefined;
-  if (config.execute) {
-    execution = await createExecution(ctx, { rpcUrl });
-    ctx.shutdown.register('execution', () => execution!.close());
-  }
-  const ingest = createIngest(ctx, {
-    log, urls: feedUrls, ...(execution ? { executor: execution.executor, canonical$: execution.canonical$ } : {}),
-  });
-  execution?.start(ingest.publisher);
-  ctx.shutdown.register('publisher', () => ingest.publisher.flush());
-  ctx.shutdown.register('gateway', () => serve.close());
+  // On a Denim chain the upstream's head is the newest unsafe block: the view keeps what the
+  // source gave it instead of dropping it as "canonical".
+  const serve = await createServe(ctx, { log, rpcUrl, followUpstreamHead: endpoints.source === 'flashblocks' });
   const startedAt = Date.now();
-  let flashblocks = 0;
-  let blocks = 0;
-  const counted = ingest.events$.subscribe((event) => {
-    if (event.type !== 'accepted') return;
-    flashblocks += 1;
-    if (event.block.index === 0) blocks += 1;
-  });
-  ctx.shutdown.register('stats', () => counted.unsubscribe());
-  const done = ingest.run();
+  let counts = { flashblocks: 0, blocks: 0, reorgs: 0 };
+  let done: Promise<void>;
+  if (endpoints.source === 'blocks') {
+    const ingest = createBlocksIngest(ctx, { log, rpcUrl, rpcWsUrl: endpoints.rpcWsUrl, consensusRpcUrl: config.consensusRpc });
+    ctx.shutdown.register('publisher', () => ingest.publisher.flush());
+    const counted = ingest.events$.subscribe((event) => {
+      if (event.type === 'grew') counts = { ...counts, blocks: counts.blocks + 1 };
+      if (event.type === 'replaced') counts = { ...counts, reorgs: counts.reorgs + 1 };
+    });
+    ctx.shutdown.register('stats', () => counted.unsubscribe());
+    done = ingest.run();
+  } else {
+    // Receipts, logs and the state diff of pre-confirmed transactions (--executor, local EDR by
+    // default), and reconciliation with canonical heads from the upstream (sealed / reorg records).
+    let execution: Execution | undefined;
+    if (config.execute) {
+      execution = await createExecution(ctx, { rpcUrl });
+      ctx.shutdown.register('execution', () => execution!.close());
+    }
+    const ingest = createIngest(ctx, {
+      log, urls: feedUrls, ...(execution ? { executor: execution.executor, canonical$: execution.canonical$ } : {}),
+    });
+    execution?.start(ingest.publisher);
+    startLifecycle(ctx, ingest.publisher, rpcUrl);
+    ctx.shutdown.register('publisher', () => ingest.publisher.flush());
+    const counted = ingest.events$.subscribe((event) => {
+      if (event.type !== 'accepted') return;
+      counts = { ...counts, flashblocks: counts.flashblocks + 1, blocks: counts.blocks + (event.block.index === 0 ? 1 : 0) };
+    });
+    ctx.shutdown.register('stats', () => counted.unsubscribe());
+    done = ingest.run();
+  }
+  ctx.shutdown.register('gateway', () => serve.close());
   done.catch(() => {});
   return {
     gatewayUrl: serve.gateway.url,
     gatewayWsUrl: serve.gateway.wsUrl,
+    source: endpoints.source,
     feedUrls,
     rpcUrl,
-    ...(devnet ? { devnet } : {}),
+    rpcWsUrl: endpoints.rpcWsUrl,
+    ...(endpoints.devnet ? { devnet: endpoints.devnet } : {}),
     done,
     statsLine() {
       const view = serve.view.current();
       const latest = view.blocks[view.blocks.length - 1];
       const seconds = Math.max(1, (Date.now() - startedAt) / 1000);
       const pending = latest
-        ? `pending block ${latest.number} fb ${latest.index}: ${latest.transactions.length} txs, ${latest.receipts.length} receipts, ${latest.logs.length} logs`
+        ? `pending block ${latest.number}${endpoints.source === 'flashblocks' ? ` fb ${latest.index}` : ''}: ${latest.transactions.length} txs, ${latest.receipts.length} receipts, ${latest.logs.length} logs`
         : 'no pending block yet';
-      return `${pending} | ${flashblocks} flashblocks in ${blocks} blocks (${(flashblocks / seconds).toFixed(1)}/s) | canonical ${view.canonical >= 0n ? view.canonical : '?'} | ${view.applied} records in view`;
+      const rate = endpoints.source === 'blocks'
+        ? `${counts.blocks} blocks (${(counts.blocks / seconds).toFixed(1)}/s), ${counts.reorgs} replaced`
+        : `${counts.flashblocks} flashblocks in ${counts.blocks} blocks (${(counts.flashblocks / seconds).toFixed(1)}/s) | canonical ${view.canonical >= 0n ? view.canonical : '?'}`;
+      return `${pending} | ${rate} | ${view.applied} records in view`;
     },
   };
 }
@@ -101,9 +125,10 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
 export const runCommand: Command = {
   name: 'run',
   summary: 'ingest + view + gateway in one process (try: flashlog run --devnet)',
-  usage: 'flashlog run --devnet | --network base-mainnet|base-sepolia | --ws URL --rpc URL [options]',
+  usage: 'flashlog run --devnet [--denim] | --network base-mainnet|base-sepolia|unichain-mainnet|unichain-sepolia|xlayer | --ws URL --rpc URL | --source blocks --rpc URL [--rpc-ws URL] [options]',
   settings: [...serviceSettings, ...logSettings, 'ws', 'maxFrameBytes', 'pingIntervalMs', 'reconnectMinMs', 'reconnectMaxMs',
-    'aheadBlocks', 'produceBufferRecords', ...gatewaySettings, 'devnet', 'network', 'execute', 'executor', 'stateDiff', 'canonicalPollMs', 'load', 'reorgEvery'],
+    'aheadBlocks', 'produceBufferRecords', ...gatewaySettings, 'devnet', 'network', 'execute', 'executor', 'stateDiff', 'canonicalPollMs', 'load', 'reorgEvery',
+    'source', 'denim', ...blocksSettings.filter((key) => key !== 'rpc' && key !== 'rpcTimeoutMs')],
   // With --devnet, some traffic so a newcomer sees pre-confirmations flowing (--load 0 for none).
   // One process serves pending eth_call/eth_getStorageAt from its own executor's diff, so it keeps
   // every changed storage slot by default (ingest defaults to `accounts`, which scales further).
@@ -113,9 +138,10 @@ export const runCommand: Command = {
     const handle = await startRun(ctx);
     const out = process.stdout;
     out.write(`flashlog gateway: ${handle.gatewayUrl} (WebSocket ${handle.gatewayWsUrl})\n`);
-    out.write(`  feed ${handle.feedUrls.join(', ')}; upstream RPC ${handle.rpcUrl}\n`);
-    if (handle.devnet) out.write(`  devnet: RPC ${handle.devnet.rpcUrl}, flashblocks ${handle.devnet.wsUrl}\n`);
-    if (ctx.config.network) out.write(`  note: Base's public endpoints are rate-limited and the public RPC refuses eth_getBlockReceipts; use your own node for load\n`);
+    if (handle.source === 'blocks') out.write(`  source: 200 ms blocks from ${handle.rpcWsUrl ? `${handle.rpcWsUrl} (newHeads)` : `${handle.rpcUrl} (polled every ${ctx.config.blocksPollMs} ms)`}; upstream RPC ${handle.rpcUrl}\n`);
+    else out.write(`  source: flashblocks ${handle.feedUrls.join(', ')}; upstream RPC ${handle.rpcUrl}\n`);
+    if (handle.devnet) out.write(`  devnet: RPC ${handle.devnet.rpcUrl}, ${ctx.config.denim ? 'WebSocket JSON-RPC' : 'flashblocks'} ${handle.devnet.wsUrl}\n`);
+    if (ctx.config.network && !ctx.config.rpc) out.write(`  note: public endpoints are rate-limited (see README, "Chains"); use your own node (--rpc, --rpc-ws) for load\n`);
     const tty = out.isTTY === true;
     let lastPrinted = 0;
     const ticker = setInterval(() => {

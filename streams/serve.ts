@@ -28,6 +28,12 @@ export interface ServeDeps {
   readonly rpcUrl: string;
   /** Extra or replacing methods (pending execution). */
   readonly methods?: Readonly<Record<string, Method>>;
+  /**
+   * Whether the upstream's head (polled every --head-poll-ms) drops pending blocks at or below it
+   * (default true). Not on a Denim chain (blocks source): there the upstream's head is the newest
+   * unsafe block itself, which is what `pending` serves.
+   */
+  readonly followUpstreamHead?: boolean;
 }
 
 export const gatewaySettings = [
@@ -50,7 +56,10 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
   const upstream = createUpstream(deps.rpcUrl, { timeoutMs: config.rpcTimeoutMs });
   const snapshot = config.viewSnapshot === 'off' ? undefined
     : { path: config.viewSnapshot || join(config.dataDir, deps.log.kind === 'kafka' ? 'view.kafka.snapshot.json' : 'view.snapshot.json'), intervalMs: config.viewSnapshotIntervalMs };
-  const view = await materialize(ctx, { log: deps.log, heads$: upstreamHeads$(upstream, config.headPollMs), ...(snapshot ? { snapshot } : {}) });
+  // On the blocks source every block of the view is canonical: no upstream head poll (it would
+  // drop the newest block), and newHeads/logs come from the view.
+  const follow = deps.followUpstreamHead ?? config.source !== 'blocks';
+  const view = await materialize(ctx, { log: deps.log, heads$: upstreamHeads$(upstream, follow ? config.headPollMs : 0), ...(snapshot ? { snapshot } : {}) });
   try {
     await view.replayed;
   } catch (error) {
@@ -77,13 +86,18 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
       maxBufferedBytes: config.maxBufferedBytes,
       maxLogsRange: config.maxLogsRange,
       methods: { ...execution.methods, ...deps.methods },
+      exposeMetrics: config.metrics,
+      standardKinds: follow ? 'upstream' : 'view',
     });
   } catch (error) {
     await execution.close();
     await view.close();
     throw error;
   }
-  logger.info({ url: gateway.url, ws: gateway.wsUrl, upstream: deps.rpcUrl, public: config.public }, 'gateway listening');
+  if (config.metrics && config.public && config.metricsPort === undefined) {
+    logger.warn('--public: /metrics is not served on the public port; set --metrics-port to serve it on a port of its own');
+  }
+  logger.info({ url: gateway.url, ws: gateway.wsUrl, metrics: config.metrics && !config.public ? `${gateway.url}/metrics` : null, upstream: deps.rpcUrl, public: config.public }, 'gateway listening');
   return {
     gateway,
     view,
@@ -99,8 +113,10 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'serve pending JSON-RPC (HTTP + WebSocket) from the view of the log; everything else goes to --rpc',
-  usage: 'flashlog serve --rpc URL [--port 8547] [--public] [--kafka-brokers host:port] [options]',
-  settings: [...serviceSettings, ...logSettings, ...gatewaySettings],
+  usage: 'flashlog serve --rpc URL [--port 8548] [--public] [--source blocks] [--kafka-brokers host:port] [options]',
+  settings: [...serviceSettings, ...logSettings, ...gatewaySettings, 'source'],
+  // Not run's 8547: a second gateway beside `run` (over the same embedded log) starts as it is.
+  defaults: { port: '8548' },
   longRunning: true,
   async run(ctx) {
     if (!ctx.config.rpc) throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL');

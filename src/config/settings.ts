@@ -56,7 +56,7 @@ export const settings = {
   // Shared by every long-running command.
   logLevel: setting({ schema: enumOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']), default: 'info', expects: 'trace|debug|info|warn|error|fatal|silent', describe: 'pino log level (JSON logs on stdout)' }),
   metricsHost: setting({ schema: z.string().min(1), default: '127.0.0.1', expects: 'a host or IP to bind', describe: 'Prometheus metrics bind address' }),
-  metricsPort: setting({ schema: port, default: '9464', expects: 'a TCP port 0-65535 (0 = any free port, 0 also disables when --no-metrics)', describe: 'Prometheus metrics port (GET /metrics)' }),
+  metricsPort: setting({ schema: port.optional(), expects: 'a TCP port 0-65535 (0 = any free port)', describe: 'Prometheus metrics port (GET /metrics); commands with their own HTTP port (run, serve, prover-host, devnet) serve /metrics there and open this one only when it is set' }),
   metrics: setting({ schema: bool, boolean: true, default: 'true', expects: 'true|false', describe: 'serve Prometheus metrics' }),
 
   // The log.
@@ -77,6 +77,14 @@ export const settings = {
   reconnectMaxMs: setting({ schema: integer(1), default: '10000', expects: 'milliseconds', describe: 'longest reconnect delay' }),
   aheadBlocks: setting({ schema: integer(0, 64), default: '5', expects: 'an integer 0-64', describe: 'blocks buffered ahead of their canonical parent' }),
   produceBufferRecords: setting({ schema: integer(1), default: '100000', expects: 'records', describe: 'records held while the log is unavailable before the oldest are dropped' }),
+
+  // The blocks source (Base after Denim, issue 14).
+  source: setting({ schema: enumOf(['flashblocks', 'blocks']).optional(), expects: 'flashblocks|blocks', describe: 'where pre-confirmations come from: a flashblocks feed (--ws) or a node\'s 200 ms blocks (--rpc, --rpc-ws); default from --network, else flashblocks with --ws, blocks without' }),
+  rpcWs: setting({ schema: url(['ws:', 'wss:']).optional(), expects: 'ws:// or wss:// URL', describe: 'blocks source: the node\'s WebSocket JSON-RPC (eth_subscribe newHeads); without it, --rpc is polled every --blocks-poll-ms' }),
+  blocksPollMs: setting({ schema: integer(10), default: '200', expects: 'milliseconds', describe: 'blocks source: how often to read the node\'s latest block without --rpc-ws (one block time); with it, a safety poll at 10x this' }),
+  maxReorgBlocks: setting({ schema: integer(1, 10000), default: '64', expects: 'blocks', describe: 'blocks source: newest blocks held for linking; a reorg deeper than this resyncs from the node\'s head' }),
+  maxBackfillBlocks: setting({ schema: integer(1, 100000), default: '600', expects: 'blocks', describe: 'blocks source: most blocks walked back after a gap or a reorg before resyncing (600 = 2 minutes of 200 ms blocks)' }),
+  lifecyclePollMs: setting({ schema: integer(0), default: '1000', expects: 'milliseconds, 0 to disable', describe: 'how often to read the safe / finalized heads (node tags, or optimism_syncStatus with --consensus-rpc) for flashlog.chain' }),
 
   // Tail.
   fromBeginning: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'read the topic from its first record' }),
@@ -112,7 +120,7 @@ export const settings = {
   viewSnapshotIntervalMs: setting({ schema: integer(0), default: '10000', expects: 'milliseconds, 0 to write only once replayed and at shutdown', describe: 'how often the gateway writes its view snapshot' }),
   headPollMs: setting({ schema: integer(0), default: '1000', expects: 'milliseconds, 0 to disable', describe: 'how often the gateway asks the upstream for its head (clears pending blocks that became canonical)' }),
   devnet: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'run: start a local devnet in-process and use its feed and RPC' }),
-  network: setting({ schema: enumOf(['base-mainnet', 'base-sepolia']).optional(), expects: 'base-mainnet|base-sepolia', describe: "run: use Base's public flashblocks feed and RPC" }),
+  network: setting({ schema: enumOf(['base-mainnet', 'base-sepolia', 'unichain-mainnet', 'unichain-sepolia', 'xlayer']).optional(), expects: 'base-mainnet|base-sepolia|unichain-mainnet|unichain-sepolia|xlayer', describe: "run: a chain's public endpoints: Base (200 ms blocks from its public RPC, polled) or a chain that still streams flashblocks (see README)" }),
   execute: setting({ schema: bool, boolean: true, default: 'true', expects: 'true|false', describe: 'run: execute pre-confirmed transactions with the local EDR executor (receipts, logs, state diff); --no-execute publishes blocks without them' }),
 
   // The local devnet (`flashlog devnet`, issue 3).
@@ -124,27 +132,35 @@ export const settings = {
   metadataReceipts: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'devnet: flashblock metadata carries type-tagged receipts (pre-Azul era B) instead of {block_number, access_list: null}' }),
   plain: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'devnet: send flashblocks as text frames instead of brotli binary frames' }),
   load: setting({ schema: decimal(0), default: '0', expects: 'transactions per second (0 = none)', describe: 'devnet: built-in load generator rate (transfers, ERC-20, deployments, reverts, logs, deposits)' }),
-  reorgEvery: setting({ schema: integer(0), default: '0', expects: 'blocks (0 = never)', describe: 'devnet: every K-th block seals without its last pre-confirmed transaction' }),
+  reorgEvery: setting({ schema: integer(0), default: '0', expects: 'blocks (0 = never)', describe: 'devnet: every K-th block seals without its last pre-confirmed transaction (with --denim: the unsafe head is replaced by a block without it)' }),
+  denim: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: "devnet / run --devnet: Base after Denim: complete blocks every --denim-block-ms, no flashblocks feed, tx[1] the BaseTime deposit, WebSocket JSON-RPC (newHeads, logs) on the RPC port" }),
+  denimBlockMs: setting({ schema: integer(1), default: '200', expects: 'milliseconds', describe: 'devnet --denim: block time' }),
+  safeLagBlocks: setting({ schema: integer(1), default: '10', expects: 'blocks', describe: 'devnet --denim: how far `safe` trails the unsafe head' }),
+  finalizedLagBlocks: setting({ schema: integer(1), default: '50', expects: 'blocks', describe: 'devnet --denim: how far `finalized` trails the unsafe head' }),
 
   // Proofs: prover host, enclave, bridge, prove (issue 6).
   listen: setting({ schema: z.string().regex(/^(tcp:\/\/[^/]+:\d{1,5}|unix:.+)$/), default: 'tcp://127.0.0.1:8000', expects: 'tcp://host:port or unix:/path', describe: 'enclave: where to listen for host connections' }),
   enclave: setting({ schema: z.union([z.string(), z.array(z.string())]).transform((value) => (Array.isArray(value) ? value : value.split(',').map((part) => part.trim()).filter(Boolean))).pipe(z.array(z.string().regex(/^(tcp:\/\/[^/]+:\d{1,5}|unix:.+)$/)).min(1)), repeatable: true, default: 'tcp://127.0.0.1:8000', expects: 'tcp://host:port or unix:/path (repeatable)', describe: 'prover-host: an enclave, tried in the order given' }),
   l1Rpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'prover-host: L1 execution JSON-RPC (L1 head header, signer registry)' }),
   l1BeaconRpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'prover-host: L1 beacon API (unused in local mode)' }),
-  l2Rpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'prover-host: L2 execution JSON-RPC (headers, message-passer proofs)' }),
+  l2Rpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'prover-host, execute-block: L2 execution JSON-RPC (headers, transactions, state proofs)' }),
   l2ChainId: setting({ schema: integer(1).optional(), expects: 'a chain id', describe: 'prover-host: L2 chain id (default: asked from the L2 RPC)' }),
   timeout: setting({ schema: decimal(0.001), default: '1740', expects: 'seconds', describe: 'proof request timeout (prover-host), or how long prove waits for its reply' }),
   registry: setting({ schema: address.optional(), expects: '0x-address', describe: 'prover-host: signer registry (isValidSigner) on L1; needs --l1-rpc; required with more than one --enclave' }),
   proverUrl: setting({ schema: url(['http:', 'https:']), default: 'http://127.0.0.1:7300', expects: 'http:// or https:// URL', describe: 'prover-bridge: the prover host' }),
   proverConcurrency: setting({ schema: integer(1, 1024), default: '4', expects: 'an integer 1-1024', describe: 'prover-bridge: proof requests in flight at once' }),
   teeImageHash: setting({ schema: z.string().regex(/^0x[0-9a-fA-F]{64}$/), default: `0x${'00'.repeat(32)}`, expects: '0x + 64 hex digits', describe: 'verify-proposal: the TEE image hash in the journal (zero for local mode)' }),
+  enclaveCheck: setting({ schema: z.enum(['reexecute', 'headers']), default: 'reexecute', expects: 'reexecute|headers', describe: 'enclave, prover-host: reexecute = every L2 block is re-executed from the witness and its rebuilt header must hash to the block hash (the host collects state, code and transactions); headers = only the hash-linked headers and output roots are checked (for chains whose blocks are not executable, e.g. synthetic test chains)' }),
+  rollupConfig: setting({ schema: z.string().min(1).optional(), expects: 'a path to a rollup config JSON (op-node/kona form)', describe: 'prover-host, execute-block: the L2 rollup config to re-execute with, for a chain flashlog does not know by id (the prover host sends it as boot local key 6)' }),
+  blockNumber: setting({ schema: integer(1).optional(), expects: 'a block number', describe: 'execute-block: the block of --l2-rpc to re-execute (instead of a FIXTURE.json)' }),
   proveDelayMs: setting({ schema: integer(0), default: '0', expects: 'milliseconds', describe: 'enclave: testing only, hold each Prove this long before answering' }),
 
   // Node operation (issue 7).
-  consensusRpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'node-status: the consensus client RPC (optimism_syncStatus, port 7545)' }),
+  consensusRpc: setting({ schema: url(['http:', 'https:']).optional(), expects: 'http:// or https:// URL', describe: 'the consensus client RPC (optimism_syncStatus, port 7545): node-status, and the safe/finalized heads of ingest and run' }),
   maxLagMinutes: setting({ schema: decimal(0), default: '5', expects: 'minutes', describe: 'node-status: behind more than this exits 1' }),
   expectChainId: setting({ schema: integer(1).optional(), expects: 'a chain ID, e.g. 8453', describe: 'node-status: exit 1 when the node serves another chain' }),
-  json: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'node-status: print one JSON object for machines' }),
+  list: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'schema: list the topics instead of printing one schema' }),
+  json: setting({ schema: bool, boolean: true, default: 'false', expects: 'true|false', describe: 'node-status, execute-block: print one JSON object for machines' }),
 } satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof settings;

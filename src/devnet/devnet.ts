@@ -7,6 +7,7 @@ import { startFeedServer } from './feed-server.ts';
 import { createProducer, l1AttributesFor, type Flashblock, type SealedBlock } from './producer.ts';
 import type { Load } from './load.ts';
 import { startRpcServer } from './rpc-server.ts';
+import type { Devnet, DevnetAccount } from './handle.ts';
 import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 
 /**
@@ -45,28 +46,25 @@ export interface DevnetOptions {
   readonly blockGasLimit?: bigint;
   /** Where the devnet's metrics go (flashlog_devnet_*); none when absent. */
   readonly metrics?: Registry;
+  /**
+   * Testing: pre-confirm each eth_sendRawTransaction at once (its flashblock is on the feed before
+   * the answer), and hold the answer this many ms more, so the pre-confirmation reaches a gateway
+   * before the RPC answer does. Absent: transactions wait for the next flashblock tick.
+   */
+  readonly preconfirmOnSubmit?: { readonly answerDelayMs: number };
+  /** Serve `GET /metrics` from `metrics` on the JSON-RPC port (the `devnet` command does). */
+  readonly exposeMetrics?: boolean;
+  /**
+   * Base after Denim: complete blocks every `blockTimeMs` (default 200), no flashblocks feed, the
+   * BaseTime deposit as tx[1], WebSocket JSON-RPC on the RPC port (see denim-devnet.ts).
+   */
+  readonly denim?: boolean;
+  /** Denim: `safe` trails the head by this many blocks (default 10), `finalized` by the next (default 50). */
+  readonly safeLagBlocks?: number;
+  readonly finalizedLagBlocks?: number;
 }
 
-export interface DevnetAccount {
-  readonly address: Hex;
-  readonly privateKey: Hex;
-}
-
-export interface Devnet {
-  readonly rpcUrl: string;
-  readonly wsUrl: string;
-  readonly rpcPort: number;
-  readonly wsPort: number;
-  readonly chainId: number;
-  /** The ten funded accounts of the test mnemonic (m/44'/60'/0'/0/0..9). */
-  readonly accounts: readonly DevnetAccount[];
-  /** Listeners see every flashblock as sent (before encoding) and every sealed block. */
-  onFlashblock(listener: (flashblock: Flashblock) => void): () => void;
-  onSealed(listener: (block: SealedBlock) => void): () => void;
-  /** With `load`: the ERC-20 and workload contracts and the counts of transactions sent by kind. */
-  readonly load: { readonly token: Hex; readonly workload: Hex; counts(): Record<string, number> } | null;
-  close(): Promise<void>;
-}
+export type { Devnet, DevnetAccount } from './handle.ts';
 
 export function devnetAccounts(count = 10): DevnetAccount[] {
   return Array.from({ length: count }, (_, addressIndex) => {
@@ -83,10 +81,19 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   const chainId = options.chainId ?? DEVNET_CHAIN_ID;
   const blockTimeMs = options.blockTimeMs ?? 2000;
   const flashblockMs = options.flashblockMs ?? 200;
-  if (!(flashblockMs > 0 && blockTimeMs >= flashblockMs)) {
+  if (!options.denim && !(flashblockMs > 0 && blockTimeMs >= flashblockMs)) {
     throw new RangeError(`blockTimeMs (${blockTimeMs}) must be at least flashblockMs (${flashblockMs}), and flashblockMs positive`);
   }
   const accounts = devnetAccounts();
+  if (options.denim) {
+    const { createDenimDevnet } = await import('./denim-devnet.ts');
+    return createDenimDevnet({
+      logger, host, rpcPort: options.rpcPort ?? 0, chainId, blockTimeMs: options.blockTimeMs ?? 200, reorgEvery: options.reorgEvery ?? 0,
+      load: options.load ?? 0, blockGasLimit: options.blockGasLimit ?? 60_000_000n, safeLagBlocks: options.safeLagBlocks ?? 10,
+      finalizedLagBlocks: options.finalizedLagBlocks ?? 50, accounts, accountBalance: DEVNET_ACCOUNT_BALANCE, coinbase: DEVNET_COINBASE, metrics: options.metrics,
+      exposeMetrics: options.exposeMetrics,
+    });
+  }
   const genesisTime = BigInt(Math.floor(Date.now() / 1000));
   const engine = await createEngine({
     chainId: BigInt(chainId),
@@ -129,11 +136,12 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
       for (const listener of sealedListeners) listener(block);
     },
     takeDeposits: () => load?.takeDeposits() ?? [],
+    preconfirmOnSubmit: options.preconfirmOnSubmit !== undefined,
   });
   let rpc: Awaited<ReturnType<typeof startRpcServer>> | undefined;
   try {
     await producer.started;
-    rpc = await startRpcServer({ host, port: options.rpcPort ?? 0, engine, producer, logger });
+    rpc = await startRpcServer({ host, port: options.rpcPort ?? 0, engine, producer, logger, metrics: options.exposeMetrics ? options.metrics : undefined, sendAnswerDelayMs: options.preconfirmOnSubmit?.answerDelayMs ?? 0 });
     if (options.load) {
       const { startLoad } = await import('./load.ts');
       load = await startLoad({ engine, producer, logger, accounts, chainId, tps: options.load });
@@ -155,6 +163,8 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     chainId,
     accounts,
     load: running ? { token: running.token, workload: running.workload, counts: () => running.counts() } : null,
+    denim: false,
+    onBlock: () => () => false,
     onFlashblock(listener) {
       flashblockListeners.add(listener);
       return () => flashblockListeners.delete(listener);

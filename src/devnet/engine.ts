@@ -32,6 +32,10 @@ export interface EngineOptions {
   /** The L1Block predeploy's values at genesis, so block 1 already charges L1 and operator fees. */
   readonly genesisL1Attributes: L1Attributes;
   readonly funded: readonly { readonly address: `0x${string}`; readonly balance: bigint }[];
+  /** Several blocks may share one seconds timestamp (Denim: five 200 ms blocks per second). */
+  readonly sameTimestampBlocks?: boolean;
+  /** More genesis accounts with code (the Denim devnet's BaseTime predeploy). */
+  readonly predeploys?: readonly { readonly address: `0x${string}`; readonly code: `0x${string}` }[];
 }
 
 let context: EdrContext | undefined;
@@ -49,7 +53,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   const provider: Provider = await edr.createProvider(
     OP_CHAIN_TYPE,
     {
-      allowBlocksWithSameTimestamp: false,
+      allowBlocksWithSameTimestamp: options.sameTimestampBlocks ?? false,
       allowUnlimitedContractSize: false,
       // A reverting eth_call is an error (with the revert data), as on a node, not a `0x` result.
       bailOnCallFailure: true,
@@ -64,6 +68,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
           ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
           : account)),
         ...options.funded.map((account) => ({ address: hexToBytes(account.address), balance: account.balance })),
+        ...(options.predeploys ?? []).map((account) => ({ address: hexToBytes(account.address), code: hexToBytes(account.code), balance: 0n })),
       ],
       hardfork: 'isthmus',
       initialBaseFeePerGas: options.initialBaseFeePerGas,

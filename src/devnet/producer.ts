@@ -69,6 +69,11 @@ export interface ProducerOptions {
   readonly onSealed?: (block: SealedBlock) => void;
   /** Called at the start of every block (inside the producer's exclusive section) for user deposits. */
   readonly takeDeposits?: () => readonly Hex[];
+  /**
+   * Pre-confirm a submitted transaction at once: its flashblock is built and sent before `submit`
+   * resolves (a sequencer whose pre-confirmation can reach a gateway before its RPC answer).
+   */
+  readonly preconfirmOnSubmit?: boolean;
 }
 
 export interface Producer {
@@ -360,6 +365,10 @@ export function createProducer(options: ProducerOptions): Producer {
           throw new JsonRpcError(-32000, `replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`);
         }
         keyByHash.set(hash, key);
+        if (options.preconfirmOnSubmit && current && current.index < perBlock) {
+          stepStarted = performance.now();
+          await trial(call, current);
+        }
         return hash;
       });
     },

@@ -1,9 +1,10 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { decodeErrorResult, fromRlp, isHex } from 'viem';
 import { z } from 'zod';
 import { InvalidParamsError, JsonRpcError } from '../errors.ts';
+import { answerMetrics, type Registry } from '../obs/metrics.ts';
 import { handleText, type RpcCall } from '../rpc/protocol.ts';
 import { hash32, hexBytes } from '../schemas/hex.ts';
 import type { Engine } from './engine.ts';
@@ -95,7 +96,7 @@ export function asNodeCallError(error: unknown): never {
   throw new JsonRpcError(-32000, error.message);
 }
 
-export function createDispatch(engine: Engine, producer: Producer): (call: RpcCall) => Promise<unknown> {
+export function createDispatch(engine: Engine, producer: Producer, sendAnswerDelayMs = 0): (call: RpcCall) => Promise<unknown> {
   return async (call) => {
     const method = call.method;
     if (/^(evm|hardhat)_/.test(method)) {
@@ -111,7 +112,9 @@ export function createDispatch(engine: Engine, producer: Producer): (call: RpcCa
         }
         return producer.submitDeposit(raw as `0x${string}`);
       }
-      return producer.submit(raw as `0x${string}`);
+      const hash = await producer.submit(raw as `0x${string}`);
+      if (sendAnswerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, sendAnswerDelayMs));
+      return hash;
     }
     if (method === 'eth_getBlockReceipts') {
       const [id] = parseParams(blockReceiptsParams, call.params, method);
@@ -134,9 +137,21 @@ export function createDispatch(engine: Engine, producer: Producer): (call: RpcCa
   };
 }
 
-export async function startRpcServer(options: { host: string; port: number; engine: Engine; producer: Producer; logger: Logger }): Promise<RpcServer> {
-  const dispatch = createDispatch(options.engine, options.producer);
+export async function startRpcServer(options: {
+  host: string; port: number; engine: Engine; producer: Producer; logger: Logger;
+  /** Serve `GET /metrics` from this registry on the JSON-RPC port. */
+  metrics?: Registry | undefined;
+  /** Testing: hold each eth_sendRawTransaction answer this many ms (see DevnetOptions.preconfirmOnSubmit). */
+  sendAnswerDelayMs?: number;
+  /** Wraps the devnet's dispatch (the Denim devnet adds its fields and tags). */
+  wrap?: (dispatch: (call: RpcCall) => Promise<unknown>) => (call: RpcCall) => Promise<unknown>;
+  /** Attaches more to the HTTP server (the Denim devnet's WebSocket on the same port); returns its closer. */
+  attach?: (server: Server, dispatch: (call: RpcCall) => Promise<unknown>) => () => Promise<void>;
+}): Promise<RpcServer> {
+  const plain = createDispatch(options.engine, options.producer, options.sendAnswerDelayMs ?? 0);
+  const dispatch = options.wrap ? options.wrap(plain) : plain;
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    if (options.metrics && answerMetrics(options.metrics, request, response)) return;
     const reply = (status: number, body: string | null) => {
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(body ?? '');
@@ -177,10 +192,12 @@ export async function startRpcServer(options: { host: string; port: number; engi
     server.listen(options.port, options.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  const detach = options.attach?.(server, dispatch);
   return {
     port,
     url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
     close: () => new Promise<void>((resolve) => {
+      void detach?.();
       server.closeAllConnections();
       server.close(() => resolve());
     }),

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Registry, collectDefaultMetrics, Counter, Gauge, Histogram } from 'prom-client';
 
@@ -30,16 +30,24 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+/**
+ * Answers `GET /metrics` (Prometheus text format) from the registry and returns true; returns false
+ * for any other request. A command with its own HTTP listener (gateway, prover host, devnet RPC)
+ * puts this first in its handler, so it needs no second port.
+ */
+export function answerMetrics(registry: Registry, request: IncomingMessage, response: ServerResponse): boolean {
+  if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') return false;
+  registry.metrics().then(
+    (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
+    (error: unknown) => response.writeHead(500).end(String(error)),
+  );
+  return true;
+}
+
 /** Serves `GET /metrics` (Prometheus text format) on host:port; port 0 picks a free port. */
 export async function serveMetrics(registry: Registry, host: string, port: number): Promise<MetricsServer> {
   const server: Server = createServer((request, response) => {
-    if (request.method === 'GET' && request.url?.split('?')[0] === '/metrics') {
-      registry.metrics().then(
-        (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
-        (error: unknown) => response.writeHead(500).end(String(error)),
-      );
-      return;
-    }
+    if (answerMetrics(registry, request, response)) return;
     response.writeHead(404, { 'content-type': 'text/plain' }).end('not found; metrics are at /metrics\n');
   });
   await new Promise<void>((resolve, reject) => {

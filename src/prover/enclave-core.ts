@@ -1,6 +1,10 @@
 import { bytesToHex, hexToBytes, keccak256, sha256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { errorMessage, FlashlogError } from '../errors.ts';
+import { errorMessage } from '../errors.ts';
+import { EnclaveRefusal } from './refusal.ts';
+import { reexecuteBlock } from './reexecute.ts';
+import { knownRollupConfigs } from '../stateless/chains.ts';
+import { parseRollupConfig, type RollupConfig } from '../stateless/rollup-config.ts';
 import { configHashes } from './config-hash.ts';
 import { decodeHeader, type DecodedHeader } from './header.ts';
 import { journalDigest } from './journal.ts';
@@ -19,7 +23,17 @@ export const bootKeys = {
   proposer: 8,
   intermediateBlockInterval: 9,
   l1HeadNumber: 10,
+  /** kona's boot key 6: the rollup config JSON, for a chain the enclave does not know by id. */
+  rollupConfig: 6,
 } as const;
+
+/**
+ * What Prove checks before signing: `reexecute` re-executes every L2 block of the range from the
+ * request's preimages and requires its rebuilt header to hash to the block's hash; `headers`
+ * only follows the hash-linked headers (for chains whose blocks cannot be executed, such as
+ * synthetic test chains).
+ */
+export type EnclaveCheck = 'reexecute' | 'headers';
 
 /**
  * When the L2 header's withdrawalsRoot became the message-passer storage root (Isthmus), by
@@ -41,13 +55,7 @@ export interface BootInfo {
   readonly l1HeadNumber: number;
 }
 
-/** A refusal: the enclave answers EnclaveResponse::Error with this text and signs nothing. */
-export class EnclaveRefusal extends FlashlogError {
-  constructor(message: string) {
-    super('ENCLAVE_REFUSED', message);
-    this.name = 'EnclaveRefusal';
-  }
-}
+export { EnclaveRefusal };
 
 export interface EnclaveCore {
   readonly signerAddress: Address;
@@ -60,12 +68,14 @@ export interface EnclaveCore {
 /** Checks every Keccak256/Sha256 preimage against its key and indexes all of them. */
 export function preimageStore(preimages: readonly Preimage[]) {
   const byKey = new Map<string, Uint8Array>();
+  const byKeccak = new Map<Hex, Uint8Array>();
   preimages.forEach(({ key, value }, index) => {
     if (key.type === 'keccak256' || key.type === 'sha256') {
-      const digest = hexToBytes(key.type === 'keccak256' ? keccak256(value) : sha256(value));
-      if (bytesToHex(digest.slice(1)) !== bytesToHex(key.data)) {
+      const digest = key.type === 'keccak256' ? keccak256(value) : sha256(value);
+      if (bytesToHex(hexToBytes(digest).slice(1)) !== bytesToHex(key.data)) {
         throw new EnclaveRefusal(`preimage ${index} (${key.type}): value does not hash to its key`);
       }
+      if (key.type === 'keccak256') byKeccak.set(digest, value);
     }
     byKey.set(`${key.type}:${bytesToHex(key.data)}`, value);
   });
@@ -78,6 +88,8 @@ export function preimageStore(preimages: readonly Preimage[]) {
     keccak: (hash: Hex) => byKey.get(`keccak256:${bytesToHex(hexToBytes(hash).slice(1))}`),
     /** Every keccak preimage, for scanning (headers). */
     keccakValues: () => [...byKey.entries()].filter(([k]) => k.startsWith('keccak256:')).map(([, v]) => v),
+    /** The keccak preimages by full hash: the witness re-execution reads. */
+    witness: (): ReadonlyMap<Hex, Uint8Array> => byKeccak,
   };
 }
 export type PreimageStore = ReturnType<typeof preimageStore>;
@@ -122,7 +134,8 @@ interface BlockRoot {
  * the claimed block, linked by hash, each with its output root recomputed from hash-verified data.
  * Returns the output root of every block after the agreed one.
  */
-export function verifyOutputRoots(boot: BootInfo, store: PreimageStore): BlockRoot[] {
+export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, check: EnclaveCheck = 'reexecute'): Promise<BlockRoot[]> {
+  const config = check === 'reexecute' ? rollupConfigOf(boot, store) : undefined;
   const agreed = store.keccak(boot.agreedOutputRoot);
   if (!agreed || agreed.length !== 128) throw new EnclaveRefusal(`agreed output root ${boot.agreedOutputRoot}: its 128-byte preimage is missing`);
   if (agreed.slice(0, 32).some((byte) => byte !== 0)) throw new EnclaveRefusal('agreed output root: unsupported output root version');
@@ -155,6 +168,12 @@ export function verifyOutputRoots(boot: BootInfo, store: PreimageStore): BlockRo
       throw new EnclaveRefusal(`L2 block ${number}: ${candidates.length === 0 ? 'no header' : `${candidates.length} headers`} with parent ${parent.hash} in the preimages`);
     }
     const header = candidates[0]!;
+    if (config) {
+      const block = await reexecuteBlock(config, bytesToHex(store.keccak(parent.hash)!), bytesToHex(store.keccak(header.hash)!), store.witness());
+      roots.push({ number, outputRoot: outputRootV0(block.stateRoot, block.messagePasserStorageRoot, block.hash) });
+      parent = header;
+      continue;
+    }
     let storageRoot: Hex | undefined;
     if (isthmus !== undefined && header.timestamp >= isthmus) {
       storageRoot = header.withdrawalsRoot;
@@ -173,11 +192,32 @@ export function verifyOutputRoots(boot: BootInfo, store: PreimageStore): BlockRo
   return roots;
 }
 
+/** The chain's rules: built in for a chain flashlog knows, else the request's boot key 6. */
+function rollupConfigOf(boot: BootInfo, store: PreimageStore): RollupConfig {
+  const known = knownRollupConfigs.get(boot.chainId);
+  if (known) return known;
+  const raw = store.local(bootKeys.rollupConfig);
+  if (!raw) throw new EnclaveRefusal(`UnsupportedChain: no rollup config for L2 chain id ${boot.chainId} (boot local key 6 is missing)`);
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder().decode(raw));
+  } catch {
+    throw new EnclaveRefusal('boot info: local key 6 (rollup config) is not JSON');
+  }
+  try {
+    const config = parseRollupConfig(json, 'boot info: local key 6 (rollup config)');
+    if (config.l2_chain_id !== boot.chainId) throw new EnclaveRefusal(`boot info: rollup config is for chain ${config.l2_chain_id}, the request for ${boot.chainId}`);
+    return config;
+  } catch (error) {
+    throw error instanceof EnclaveRefusal ? error : new EnclaveRefusal(errorMessage(error));
+  }
+}
+
 /**
  * The local-mode enclave: a signer key held in memory (from a CSPRNG unless one is given),
  * teeImageHash = 0 because there is no security module to measure the image.
  */
-export function createEnclaveCore(options: { privateKey: Hex }): EnclaveCore {
+export function createEnclaveCore(options: { privateKey: Hex; check?: EnclaveCheck }): EnclaveCore {
   const account = privateKeyToAccount(options.privateKey);
   const teeImageHash = zeroHash;
 
@@ -186,7 +226,7 @@ export function createEnclaveCore(options: { privateKey: Hex }): EnclaveCore {
     const boot = loadBootInfo(store);
     const configHash = configHashes.get(boot.chainId);
     if (!configHash) throw new EnclaveRefusal(`UnsupportedChain: no config hash for L2 chain id ${boot.chainId}`);
-    const roots = verifyOutputRoots(boot, store);
+    const roots = await verifyOutputRoots(boot, store, options.check ?? 'reexecute');
     const proposals: Proposal[] = [];
     let prev = boot.agreedOutputRoot;
     for (const root of roots) {

@@ -4,7 +4,7 @@ import { toHex, type Address } from 'viem';
 import { publicKeyToAddress } from 'viem/accounts';
 import { errorMessage, InvalidParamsError, JsonRpcError, ServerError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
-import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
+import { answerMetrics, counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { EnclaveClient } from './enclave-client.ts';
 import type { Preimage } from './protocol.ts';
 import type { SignerRegistry } from './registry.ts';
@@ -29,6 +29,8 @@ export interface ProverHostOptions {
   readonly version: string;
   readonly logger?: Logger;
   readonly metrics?: Registry;
+  /** Serve `GET /metrics` from `metrics` on the host's own port. */
+  readonly exposeMetrics?: boolean;
   /** Largest request body; jsonrpsee's default is 10 MB. */
   readonly maxBodyBytes?: number;
 }
@@ -226,6 +228,7 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
   };
   const onRequest = (request: IncomingMessage, response: ServerResponse) => {
     const path = (request.url ?? '/').split('?')[0];
+    if (options.exposeMetrics && options.metrics && answerMetrics(options.metrics, request, response)) return;
     if (request.method === 'GET' && path === '/healthz') {
       const work = health().then((state) => {
         if (state.ok) send(response, 200, { version: options.version });

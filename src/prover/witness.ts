@@ -1,7 +1,9 @@
 import { concat, hexToBytes, keccak256, numberToHex, type Hex } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../errors.ts';
-import { bootKeys, isthmusTime } from './enclave-core.ts';
+import { orderedTrieNodes } from '../stateless/receipts.ts';
+import { collectBlockWitness } from '../stateless/witness-rpc.ts';
+import { bootKeys, isthmusTime, type EnclaveCheck } from './enclave-core.ts';
 import { headerRlpFromRpc, rpcHeaderSchema, type RpcHeader } from './header.ts';
 import { messagePasserAddress } from './output-root.ts';
 import { digestKey, localKey, type Preimage } from './protocol.ts';
@@ -16,6 +18,14 @@ export interface WitnessSources {
   readonly l2ChainId: number;
   /** Blocks fetched at once. */
   readonly concurrency?: number;
+  /**
+   * `reexecute` (the default): also each block's execution witness (state and storage trie
+   * nodes, code) and its transactions trie, so the enclave can re-execute it. `headers`: only
+   * what a header-only check needs.
+   */
+  readonly check?: EnclaveCheck;
+  /** The rollup config JSON for a chain the enclave does not know by id (boot local key 6). */
+  readonly rollupConfigJson?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -86,6 +96,15 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
   }
   const agreedStorageRoot = await storageRootOf(agreed);
   for (const block of blocks) await storageRootOf(block);
+  if ((sources.check ?? 'reexecute') === 'reexecute') {
+    for (const block of blocks) {
+      if (sources.signal?.aborted) throw new FlashlogError('WITNESS_ABORTED', 'witness collection aborted');
+      const witness = await collectBlockWitness(sources.l2, BigInt(block.number));
+      if (witness.blockHash.toLowerCase() !== block.hash.toLowerCase()) throw new FlashlogError('WITNESS_REORG', `L2 block ${Number(BigInt(block.number))} changed under the request`);
+      for (const value of Object.values(witness.preimages)) addKeccak(value);
+      for (const node of await orderedTrieNodes(witness.transactions)) addKeccak(node);
+    }
+  }
   addKeccak(concat([`0x${'00'.repeat(32)}`, agreed.stateRoot as Hex, agreedStorageRoot, agreed.hash as Hex]));
 
   const u64 = (value: number) => hexToBytes(numberToHex(value, { size: 8 }));
@@ -99,5 +118,6 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
     [bootKeys.intermediateBlockInterval, u64(request.intermediateBlockInterval)],
     [bootKeys.l1HeadNumber, u64(request.l1HeadNumber)],
   ];
+  if (sources.rollupConfigJson !== undefined) locals.push([bootKeys.rollupConfig, new TextEncoder().encode(sources.rollupConfigJson)]);
   return [...locals.map(([id, value]) => ({ key: localKey(id), value })), ...preimages.values()];
 }

@@ -44,7 +44,9 @@ export function createTransactionFormatter(cacheSize = 20_000): TransactionForma
       const object: RpcObject = {
         type: typeCodes[parsed.type] ?? '0x0',
         hash: tx.hash,
-        blockHash: null,
+        // A 200 ms block (blocks source) is complete and has its hash; a flashblocks block has none yet.
+        blockHash: denimFields(block).hash ?? null,
+        ...(denimFields(block).timestampMs ? { blockTimestampMs: denimFields(block).timestampMs } : {}),
         blockNumber: numberToHex(block.number),
         transactionIndex: numberToHex(position),
         from,
@@ -94,9 +96,15 @@ export function createTransactionFormatter(cacheSize = 20_000): TransactionForma
   };
 }
 
+/** The real hash and millisecond time of a block from the blocks source (absent on flashblocks blocks). */
+function denimFields(block: PendingBlock): { hash?: string; timestampMs?: string } {
+  return block.header as { hash?: string; timestampMs?: string };
+}
+
 /**
- * The pending block as eth_getBlockByNumber("pending") answers it: hash 0x00..00 as on Base (the
- * final hash is not known before sealing), header from the assembled block, transactions as hashes
+ * The pending block as eth_getBlockByNumber("pending") answers it: hash 0x00..00 as on Base before
+ * Denim (the final hash is not known before sealing), the real hash and `timestampMs` for a 200 ms
+ * block from the blocks source; header from the assembled block, transactions as hashes
  * or full objects. transactionsRoot is not computed by the assembler and is returned as zero.
  */
 export async function formatPendingBlock(block: PendingBlock, full: boolean, formatter: TransactionFormatter): Promise<RpcObject> {
@@ -104,9 +112,11 @@ export async function formatPendingBlock(block: PendingBlock, full: boolean, for
   const transactions = full
     ? await Promise.all(block.transactions.map((_, position) => formatter.transaction(block, position)))
     : block.transactions.map((tx) => tx.hash);
+  const denim = denimFields(block);
   return {
     number: header.number,
-    hash: ZERO_HASH,
+    hash: denim.hash ?? ZERO_HASH,
+    ...(denim.timestampMs ? { timestampMs: denim.timestampMs } : {}),
     parentHash: header.parentHash,
     nonce: '0x0000000000000000',
     sha3Uncles: emptyUnclesHash,

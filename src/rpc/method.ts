@@ -1,3 +1,4 @@
+import type { Observable } from 'rxjs';
 import type { ViewState } from '../view/state.ts';
 import type { TransactionFormatter } from './format.ts';
 import type { Upstream } from './upstream.ts';
@@ -9,6 +10,8 @@ import type { Upstream } from './upstream.ts';
 export interface MethodContext {
   /** The view as of now (read once per call for a consistent answer). */
   readonly view: () => ViewState;
+  /** Every new view state (for methods that wait for something to appear in the view). */
+  readonly states$: Observable<ViewState>;
   readonly upstream: Upstream;
   readonly formatter: TransactionFormatter;
   readonly limits: { readonly maxLogsRange: number };

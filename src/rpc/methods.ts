@@ -9,6 +9,7 @@ import { eth_getStorageAt } from './methods/eth_getStorageAt.ts';
 import { eth_getTransactionByHash } from './methods/eth_getTransactionByHash.ts';
 import { eth_getTransactionCount } from './methods/eth_getTransactionCount.ts';
 import { eth_getTransactionReceipt } from './methods/eth_getTransactionReceipt.ts';
+import { eth_sendRawTransactionSync } from './methods/eth_sendRawTransactionSync.ts';
 
 /**
  * The methods the gateway answers from the view. Anything not here is forwarded to the upstream
@@ -26,6 +27,7 @@ export const methods: Readonly<Record<string, Method>> = {
   eth_getTransactionByHash,
   eth_getTransactionCount,
   eth_getTransactionReceipt,
+  eth_sendRawTransactionSync,
 };
 
 /** Methods only a WebSocket connection can call. */

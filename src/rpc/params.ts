@@ -100,11 +100,18 @@ export interface LogFilter {
   readonly topics: readonly (ReadonlySet<string> | null)[];
 }
 
+/** Most addresses, and most topics in one position, a log filter may name (Base's node's limits). */
+export const maxFilterAddresses = 1000;
+export const maxFilterTopicsPerPosition = 1000;
+
 export function logFilterParam(value: Record<string, unknown>, where: string): LogFilter {
   let addresses: Set<string> | null = null;
   const address = value.address;
   if (address !== undefined && address !== null) {
     const list = Array.isArray(address) ? address : [address];
+    if (list.length > maxFilterAddresses) {
+      throw new InvalidParamsError(`${where}.address: expected at most ${maxFilterAddresses} addresses, got ${list.length}`);
+    }
     addresses = new Set(list.map((item, i) => addressParam(item, Array.isArray(address) ? `${where}.address[${i}]` : `${where}.address`)));
   }
   const topicsIn = value.topics;
@@ -115,6 +122,9 @@ export function logFilterParam(value: Record<string, unknown>, where: string): L
     topicsIn.forEach((position, i) => {
       if (position === null) topics.push(null);
       else if (Array.isArray(position)) {
+        if (position.length > maxFilterTopicsPerPosition) {
+          throw new InvalidParamsError(`${where}.topics[${i}]: expected at most ${maxFilterTopicsPerPosition} topics in one position, got ${position.length}`);
+        }
         topics.push(position.length === 0 ? null : new Set(position.map((topic, j) => hashParam(topic, `${where}.topics[${i}][${j}]`))));
       } else topics.push(new Set([hashParam(position, `${where}.topics[${i}]`)]));
     });

@@ -4,7 +4,7 @@ import type { Observable } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { InvalidRequestError, JsonRpcError, MethodNotFoundError, errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
-import { counter, gauge, type Registry } from '../obs/metrics.ts';
+import { answerMetrics, counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { ViewState } from '../view/state.ts';
 import { createTransactionFormatter } from './format.ts';
 import type { Method, MethodContext } from './method.ts';
@@ -44,6 +44,10 @@ export interface GatewayOptions {
    * previous ping is closed (default 60 s): peers that are gone, or stopped reading, are found.
    */
   readonly heartbeatMs?: number;
+  /** Serve `GET /metrics` from `metrics` on this port (never in public mode). */
+  readonly exposeMetrics?: boolean;
+  /** Where `newHeads` and `logs` come from (see createSubscriptionHub): `view` for the blocks source. */
+  readonly standardKinds?: 'view' | 'upstream';
 }
 
 export interface Gateway {
@@ -61,6 +65,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const table: Record<string, Method> = { ...builtin, ...options.methods };
   const formatter = createTransactionFormatter();
   const requests = counter(options.metrics, 'flashlog_rpc_requests_total', 'JSON-RPC calls, by method and whether the view or the upstream answered', ['method', 'source', 'outcome']);
+  const duration = histogram(options.metrics, 'flashlog_rpc_request_duration_seconds', 'JSON-RPC call duration, by method and whether the view or the upstream answered', ['method', 'source'], [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
   const connections = gauge(options.metrics, 'flashlog_ws_connections', 'open WebSocket connections');
   const unanswered = counter(options.metrics, 'flashlog_ws_heartbeat_disconnects_total', 'WebSocket connections closed for not answering a ping');
   const limiter = createRateLimiter(options.rateLimit);
@@ -70,6 +75,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const dispatch = async (call: RpcCall, socket?: WebSocket): Promise<unknown> => {
     const method = call.method;
     const label = table[method] || websocketOnly.has(method) ? method : 'other';
+    const stopTimer = duration.startTimer({ method: label, source: table[method] ? 'view' : 'upstream' });
     try {
       let result: unknown;
       if (websocketOnly.has(method)) {
@@ -79,16 +85,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
         const handler = table[method];
         if (handler) {
-          const context: MethodContext = { view: options.view, upstream, formatter, limits, forward };
+          const context: MethodContext = { view: options.view, states$: options.states$, upstream, formatter, limits, forward };
           result = await handler(paramsArray(call.params, method), context);
         } else {
           result = await forward();
         }
       }
       requests.inc({ method: label, source: table[method] ? 'view' : 'upstream', outcome: 'ok' });
+      stopTimer();
       return result;
     } catch (error) {
       requests.inc({ method: label, source: table[method] ? 'view' : 'upstream', outcome: error instanceof JsonRpcError ? String(error.rpcCode) : 'internal' });
+      stopTimer();
       if (!(error instanceof JsonRpcError)) logger.warn({ method, err: errorMessage(error) }, 'call failed');
       throw error;
     }
@@ -113,6 +121,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       }).end();
       return;
     }
+    if (options.exposeMetrics && !options.public && answerMetrics(options.metrics, request, response)) return;
     if (request.method === 'GET' && (request.url === '/healthz' || request.url === '/health')) {
       reply(response, 200, JSON.stringify({ ok: true, blocks: options.view().blocks.length }));
       return;
@@ -194,6 +203,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     limits: { maxSubscriptions: options.maxSubscriptions, maxBufferedBytes: options.maxBufferedBytes },
     logger,
     metrics: options.metrics,
+    upstream,
+    ...(options.standardKinds ? { standardKinds: options.standardKinds } : {}),
   });
   const sockets = new Set<WebSocket>();
   /** Connections that have answered the last ping (or connected since). */

@@ -7,7 +7,9 @@ import type { Registry } from '../obs/metrics.ts';
 import { counter, gauge } from '../obs/metrics.ts';
 import type { RpcLog } from '../schemas/records.ts';
 import type { PendingBlock, ViewState } from '../view/state.ts';
+import { canonicalBlocks$ } from './canonical-blocks.ts';
 import { formatPendingBlock, type TransactionFormatter } from './format.ts';
+import type { Upstream } from './upstream.ts';
 import { boolParam, logFilterParam, matchesFilter, objectParam, paramsArray, type LogFilter } from './params.ts';
 
 /** pendingLogs subscribers written per turn of the event loop. */
@@ -17,11 +19,21 @@ const MAX_RESTARTS = 3;
 
 /**
  * eth_subscribe / eth_unsubscribe over WebSocket:
+ * - `newHeads` and `logs` [filter], the standard kinds, speak of canonical blocks, from one of two
+ *   places (`standardKinds`):
+ *   - `view`, on a chain followed by the blocks source (Base since Denim): each 200 ms block the
+ *     view takes is canonical (unsafe), so `newHeads` is its header (with `timestampMs`) and `logs`
+ *     its logs, written by the `pendingLogs` writer, with `removed: true` copies on a reorg;
+ *   - `upstream`, on a flashblocks chain: each canonical block the view's head passes, read from
+ *     the upstream once (canonical-blocks.ts); pre-confirmed logs stay on `pendingLogs`.
  * - `pendingLogs` [filter {address, topics}]: one notification per log of the latest flashblock;
  *   on a reorg, the withdrawn logs with `removed: true`.
  * - `newFlashblocks`: the accumulated pending block (full transactions, hash 0x00..00) per flashblock.
- * - `newFlashblockTransactions` [full]: one notification per new transaction: its hash, or (full)
- *   the transaction object with its `logs`.
+ * - `newFlashblockTransactions` [false | true | {address, topics}]: one notification per new
+ *   transaction: its hash (false, the default), or (true) the transaction object with its receipt's
+ *   `gasUsed`, `status`, `cumulativeGasUsed`, `contractAddress`, `logsBloom` and all its `logs`,
+ *   or (a filter, as Base's node takes it) that full object for the transactions one of whose logs
+ *   matches the filter, still with all their logs.
  * Each notification covers only what the latest flashblock added. Every payload is serialized once
  * and shared by all subscribers. A connection whose unsent bytes exceed `maxBufferedBytes` is closed
  * (1008, with the reason) and never slows the others.
@@ -40,12 +52,17 @@ export interface SubscriptionHub {
   close(): void;
 }
 
-type Kind = 'pendingLogs' | 'newFlashblocks' | 'newFlashblockTransactions';
+type Kind = 'pendingLogs' | 'newFlashblocks' | 'newFlashblockTransactions' | 'logs' | 'newHeads';
+const kindNames: readonly Kind[] = ['pendingLogs', 'newFlashblocks', 'newFlashblockTransactions', 'logs', 'newHeads'];
+/** pendingLogs and logs share one fan-out: on a Denim chain each block's logs are both. */
+const isLogKind = (kind: Kind): boolean => kind === 'pendingLogs' || kind === 'logs';
 interface Sub {
   readonly id: string;
   readonly kind: Kind;
   readonly filter: LogFilter | null;
   readonly full: boolean;
+  /** newFlashblockTransactions: only transactions with a log matching this (full objects). */
+  readonly txFilter: LogFilter | null;
   readonly socket: WebSocket;
   /** pendingLogs: the newest log batch this subscriber has been written. */
   sent: number;
@@ -75,11 +92,22 @@ export function createSubscriptionHub(options: {
   limits: SubscriptionLimits;
   logger: Logger;
   metrics: Registry;
+  /** Where canonical blocks are read for `newHeads` and `logs` with `standardKinds: 'upstream'`. */
+  upstream?: Upstream;
+  /**
+   * Where `newHeads` and `logs` come from: `view` when each block of the view is canonical (the
+   * blocks source), `upstream` (the default) on a flashblocks chain, whose view holds pre-confirmed
+   * blocks. With `upstream` and no upstream, those two kinds are refused.
+   */
+  standardKinds?: 'view' | 'upstream';
 }): SubscriptionHub {
   const { formatter, limits, logger } = options;
+  const standardFromView = options.standardKinds === 'view';
   const byId = new Map<string, Sub>();
   const bySocket = new Map<WebSocket, Map<string, Sub>>();
-  const kinds: Record<Kind, Set<Sub>> = { pendingLogs: new Set(), newFlashblocks: new Set(), newFlashblockTransactions: new Set() };
+  const kinds: Record<Kind, Set<Sub>> = { pendingLogs: new Set(), newFlashblocks: new Set(), newFlashblockTransactions: new Set(), logs: new Set(), newHeads: new Set() };
+  /** Every pendingLogs and logs subscription, in arrival order: the log writer's list. */
+  const logSubs = new Set<Sub>();
   const notifications = counter(options.metrics, 'flashlog_ws_notifications_total', 'subscription notifications sent', ['kind']);
   const slowDrops = counter(options.metrics, 'flashlog_ws_slow_disconnects_total', 'subscribers disconnected for falling behind');
   const subscribers = gauge(options.metrics, 'flashlog_ws_subscriptions', 'active subscriptions', ['kind']);
@@ -108,7 +136,7 @@ export function createSubscriptionHub(options: {
 
   /** Writes a pendingLogs subscription every batch it still lacks, now. */
   const catchUp = (sub: Sub): void => {
-    if (sub.kind === 'pendingLogs' && sub.sent < logSeq) writeLogs(sub, logSeq);
+    if (logSubs.has(sub) && sub.sent < logSeq) writeLogs(sub, logSeq);
   };
   /** A connection's logs go out before its other notifications. */
   const flushLogs = (socket: WebSocket): void => {
@@ -146,7 +174,7 @@ export function createSubscriptionHub(options: {
   let pumping = false;
 
   const queueLogs = (logs: readonly RpcLog[]): void => {
-    if (kinds.pendingLogs.size === 0 || logs.length === 0) return;
+    if (logSubs.size === 0 || logs.length === 0) return;
     logBatches.push({ seq: ++logSeq, logs, bodies: new Array(logs.length) });
     if (!pumping) void pump();
   };
@@ -176,7 +204,7 @@ export function createSubscriptionHub(options: {
     if (count === 0) return;
     if (raw) raw.write(Buffer.concat(parts));
     else for (let i = 0; i < parts.length; i += 3) socket.send(Buffer.concat([parts[i + 1]!, parts[i + 2]!]).toString('utf8'));
-    notifications.inc({ kind: 'pendingLogs' }, count);
+    notifications.inc({ kind: sub.kind }, count);
   };
 
   async function pump(): Promise<void> {
@@ -187,8 +215,8 @@ export function createSubscriptionHub(options: {
         const target = logSeq;
         let written = 0;
         let complete = true;
-        for (const sub of [...kinds.pendingLogs]) {
-          if (sub.sent >= target || !kinds.pendingLogs.has(sub)) continue;
+        for (const sub of [...logSubs]) {
+          if (sub.sent >= target || !logSubs.has(sub)) continue;
           try {
             writeLogs(sub, target);
           } catch (error) {
@@ -223,10 +251,26 @@ export function createSubscriptionHub(options: {
     return prefix;
   };
 
+  /** A full transaction as Base's node sends it: the transaction, its receipt's outcome, all its logs. */
+  const fullTransaction = async (block: PendingBlock, position: number, logs: readonly RpcLog[]): Promise<Record<string, unknown>> => {
+    const receipt = block.receipts[position];
+    const outcome = receipt ? {
+      gasUsed: receipt.gasUsed, status: receipt.status, cumulativeGasUsed: receipt.cumulativeGasUsed,
+      contractAddress: receipt.contractAddress, logsBloom: receipt.logsBloom,
+    } : {};
+    return { ...(await formatter.transaction(block, position)), ...outcome, logs };
+  };
+
   const notifyFlashblock = async (block: PendingBlock, firstNew: number, newLogs: readonly RpcLog[]): Promise<void> => {
     // Logs first: they are small and what latency-sensitive readers (indexers) wait for; whole
     // blocks to many subscribers take longer to write out.
     queueLogs(newLogs);
+    if (standardFromView && kinds.newHeads.size > 0 && firstNew === 0) {
+      // A new 200 ms block: its header.
+      const { transactions: _transactions, uncles: _uncles, ...header } = await formatPendingBlock(block, false, formatter);
+      const json = JSON.stringify(header);
+      for (const sub of kinds.newHeads) send(sub, json);
+    }
     if (kinds.newFlashblocks.size > 0) {
       const json = JSON.stringify(await formatPendingBlock(block, true, formatter));
       for (const sub of kinds.newFlashblocks) send(sub, json);
@@ -236,12 +280,13 @@ export function createSubscriptionHub(options: {
       for (let position = firstNew; position < block.transactions.length; position++) {
         const tx = block.transactions[position]!;
         const hashJson = JSON.stringify(tx.hash);
+        const logs = newLogs.filter((log) => log.transactionHash.toLowerCase() === tx.hash.toLowerCase());
         let fullJson: string | undefined;
-        if (anyFull) {
-          const logs = newLogs.filter((log) => log.transactionHash.toLowerCase() === tx.hash.toLowerCase());
-          fullJson = JSON.stringify({ ...(await formatter.transaction(block, position)), logs });
+        if (anyFull) fullJson = JSON.stringify(await fullTransaction(block, position, logs));
+        for (const sub of kinds.newFlashblockTransactions) {
+          if (!sub.full) send(sub, hashJson);
+          else if (!sub.txFilter || logs.some((log) => matchesFilter(log, sub.txFilter!))) send(sub, fullJson!);
         }
-        for (const sub of kinds.newFlashblockTransactions) send(sub, sub.full ? fullJson! : hashJson);
       }
     }
   };
@@ -262,7 +307,10 @@ export function createSubscriptionHub(options: {
       const change = state.change;
       if (byId.size === 0) return;
       try {
-        if (change.type === 'flashblock') await notifyFlashblock(change.block, change.firstNew, change.newLogs);
+        if (change.type === 'flashblock') {
+          if (change.removedLogs) queueLogs(change.removedLogs);
+          await notifyFlashblock(change.block, change.firstNew, change.newLogs);
+        }
         else if (change.type === 'removed') queueLogs(change.logs);
       } catch (error) {
         logger.warn({ err: errorMessage(error) }, 'notification failed');
@@ -273,10 +321,31 @@ export function createSubscriptionHub(options: {
   ).subscribe({ error: (error: unknown) => logger.error({ err: errorMessage(error) }, 'view stream failed; subscriptions stop') });
   subscribing = false;
 
+  // newHeads and logs on a flashblocks chain: canonical blocks, read upstream as the view's head passes them.
+  const canonical = !standardFromView && options.upstream ? canonicalBlocks$({
+    states$: options.states$, upstream: options.upstream, logger,
+    wanted: () => ({ heads: kinds.newHeads.size > 0, logs: kinds.logs.size > 0 }),
+  }).subscribe(({ header, logs }) => {
+    try {
+      const headerJson = JSON.stringify(header);
+      for (const sub of kinds.newHeads) send(sub, headerJson);
+      for (const log of logs) {
+        let json: string | undefined;
+        for (const sub of kinds.logs) {
+          if (sub.filter && !matchesFilter(log, sub.filter)) continue;
+          send(sub, (json ??= JSON.stringify(log)));
+        }
+      }
+    } finally {
+      uncorkAll();
+    }
+  }) : undefined;
+
   const remove = (sub: Sub): void => {
     byId.delete(sub.id);
     bySocket.get(sub.socket)?.delete(sub.id);
     kinds[sub.kind].delete(sub);
+    logSubs.delete(sub);
     subscribers.set({ kind: sub.kind }, kinds[sub.kind].size);
   };
 
@@ -294,23 +363,33 @@ export function createSubscriptionHub(options: {
         return true;
       }
       const kind = params[0];
-      if (kind !== 'pendingLogs' && kind !== 'newFlashblocks' && kind !== 'newFlashblockTransactions') {
-        throw new InvalidParamsError(`params[0]: expected pendingLogs, newFlashblocks or newFlashblockTransactions, got ${JSON.stringify(kind) ?? 'nothing'}`);
+      const offered = kindNames.filter((name) => standardFromView || options.upstream || (name !== 'newHeads' && name !== 'logs'));
+      if (typeof kind !== 'string' || !offered.includes(kind as Kind)) {
+        throw new InvalidParamsError(`params[0]: expected one of ${offered.join(', ')}, got ${JSON.stringify(kind) ?? 'nothing'}`);
       }
       const mine = bySocket.get(socket) ?? new Map<string, Sub>();
       if (mine.size >= limits.maxSubscriptions) {
         throw new JsonRpcError(-32005, `subscription limit reached: at most ${limits.maxSubscriptions} per connection`);
       }
-      const filter = kind === 'pendingLogs' && params[1] !== undefined && params[1] !== null
+      const filter = isLogKind(kind as Kind) && params[1] !== undefined && params[1] !== null
         ? logFilterParam(objectParam(params[1], 'params[1]', 'a filter object {address, topics}'), 'params[1]')
         : null;
-      const full = kind === 'newFlashblockTransactions' ? boolParam(params[1], 'params[1]', false) : false;
-      const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind, filter, full, socket, sent: logSeq };
+      if (kind === 'newFlashblockTransactions' && !(params[1] === undefined || params[1] === null || typeof params[1] === 'boolean' || (typeof params[1] === 'object' && !Array.isArray(params[1])))) {
+        throw new InvalidParamsError(`params[1]: expected false, true or a filter {address, topics}, got ${JSON.stringify(params[1])?.slice(0, 80)}`);
+      }
+      const txFilter = kind === 'newFlashblockTransactions' && typeof params[1] === 'object' && params[1] !== null && !Array.isArray(params[1])
+        ? logFilterParam(params[1] as Record<string, unknown>, 'params[1]')
+        : null;
+      const full = kind === 'newFlashblockTransactions'
+        ? txFilter !== null || boolParam(params[1], 'params[1]', false)
+        : false;
+      const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind: kind as Kind, filter, full, txFilter, socket, sent: logSeq };
       byId.set(sub.id, sub);
       mine.set(sub.id, sub);
       bySocket.set(socket, mine);
-      kinds[kind].add(sub);
-      subscribers.set({ kind }, kinds[kind].size);
+      kinds[sub.kind].add(sub);
+      if (kind === 'pendingLogs' || (kind === 'logs' && standardFromView)) logSubs.add(sub);
+      subscribers.set({ kind: sub.kind }, kinds[sub.kind].size);
       return sub.id;
     },
     detach(socket) {
@@ -320,6 +399,7 @@ export function createSubscriptionHub(options: {
     subscriberCount: () => byId.size,
     close() {
       subscription.unsubscribe();
+      canonical?.unsubscribe();
     },
   };
 }

@@ -19,6 +19,8 @@ export interface WebSocketSourceOptions {
   /** Frames above this close the connection (ws's own limit); keep it above the decode cap. */
   readonly maxPayloadBytes: number;
   readonly handshakeTimeoutMs?: number;
+  /** A text message sent on every (re)connect, e.g. a node's `eth_subscribe` call. */
+  readonly greeting?: string;
 }
 
 export function webSocket$(url: string, options: WebSocketSourceOptions): Observable<WebSocketEvent> {
@@ -53,6 +55,7 @@ export function webSocket$(url: string, options: WebSocketSourceOptions): Observ
       let alive = true;
       let delivered = false;
       current.on('open', () => {
+        if (options.greeting !== undefined) current.send(options.greeting);
         subscriber.next({ type: 'connected', url });
         pingTimer = setInterval(() => {
           if (!alive) {

@@ -1,4 +1,6 @@
+import { withdrawalSchema } from '../schemas/flashblock.ts';
 import { hexPatterns } from '../schemas/hex.ts';
+import { accountDiffSchema, pendingHeaderSchema, rpcLogSchema, rpcReceiptSchema } from '../schemas/records.ts';
 
 /**
  * A fast yes for records the schemas of src/schemas/records.ts accept, for the view's replay.
@@ -9,7 +11,9 @@ import { hexPatterns } from '../schemas/hex.ts';
  * (`hexPatterns`) in plain loops. They are only ever allowed to say less than the schemas: `true`
  * means the schema accepts the value unchanged; `false` means "ask the schema", which then either
  * accepts the value after all or names the field it rejects (record-check.test.ts holds the two
- * together on valid records and on one broken field at a time).
+ * together on valid records and on one broken field at a time). The view keeps the value itself, so
+ * a yes also needs each object's keys in the order the schema would output them (its own fields in
+ * its order, then unknown ones): subscribers and RPC answers serialize these objects as they are.
  */
 type Value = Record<string, unknown>;
 
@@ -22,15 +26,40 @@ const optionalNullable = (pattern: RegExp, value: unknown): boolean => value ===
 const optional = (pattern: RegExp, value: unknown): boolean => value === undefined || matches(pattern, value);
 const count = (value: unknown): boolean => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 
+/** Position of each field in a schema, in the schema's order. */
+const order = (schema: { shape: Record<string, unknown> }): ReadonlyMap<string, number> => new Map(Object.keys(schema.shape).map((key, i) => [key, i]));
+const logOrder = order(rpcLogSchema);
+const receiptOrder = order(rpcReceiptSchema);
+const headerOrder = order(pendingHeaderSchema);
+const withdrawalOrder = order(withdrawalSchema);
+const accountOrder = order(accountDiffSchema);
+const transactionOrder: ReadonlyMap<string, number> = new Map([['hash', 0], ['raw', 1]]);
+
+/** Whether the schema's output would list the keys as `value` does: known ones in its order, then unknown ones. */
+function keysInOrder(value: Value, positions: ReadonlyMap<string, number>): boolean {
+  let last = -1;
+  let unknownSeen = false;
+  for (const key in value) {
+    const position = positions.get(key);
+    if (position === undefined) {
+      unknownSeen = true;
+    } else {
+      if (unknownSeen || position < last) return false;
+      last = position;
+    }
+  }
+  return true;
+}
+
 function everyMatches(pattern: RegExp, value: unknown): boolean {
   if (!Array.isArray(value)) return false;
   for (const item of value) if (!matches(pattern, item)) return false;
   return true;
 }
 
-/** rpcLogSchema. */
-export function isRpcLog(value: unknown): boolean {
-  if (!isObject(value)) return false;
+/** rpcLogSchema; `ordered`: and its keys in the schema's order (for a log the view keeps). */
+export function isRpcLog(value: unknown, ordered = true): boolean {
+  if (!isObject(value) || (ordered && !keysInOrder(value, logOrder))) return false;
   return matches(address, value.address) && everyMatches(hash32, value.topics) && matches(hexBytes, value.data)
     && matches(quantity, value.blockNumber) && matches(hash32, value.blockHash) && matches(quantity, value.blockTimestamp)
     && matches(hash32, value.transactionHash) && matches(quantity, value.transactionIndex) && matches(quantity, value.logIndex)
@@ -61,11 +90,12 @@ export function isLogRecordText(value: string): boolean {
 
 /** logRecordSchema (a flashlog.logs value). */
 export function isLogRecordValue(value: unknown): boolean {
-  return isRpcLog(value) && (value as Value).v === 1 && count((value as Value).index);
+  // The view keeps nothing of a log record (only its verdict), so the order of its keys is free.
+  return isRpcLog(value, false) && (value as Value).v === 1 && count((value as Value).index);
 }
 
 function isReceipt(value: unknown): boolean {
-  if (!isObject(value)) return false;
+  if (!isObject(value) || !keysInOrder(value, receiptOrder)) return false;
   if (!(matches(hash32, value.transactionHash) && matches(quantity, value.transactionIndex) && matches(hash32, value.blockHash)
     && matches(quantity, value.blockNumber) && matches(address, value.from) && (value.to === null || matches(address, value.to))
     && matches(quantity, value.cumulativeGasUsed) && matches(quantity, value.gasUsed) && optional(quantity, value.effectiveGasPrice)
@@ -82,7 +112,7 @@ function isReceipt(value: unknown): boolean {
 }
 
 function isAccountDiff(value: unknown): boolean {
-  if (!isObject(value)) return false;
+  if (!isObject(value) || !keysInOrder(value, accountOrder)) return false;
   if (!(optional(quantity, value.balance) && optional(quantity, value.nonce) && optional(hexBytes, value.code))) return false;
   if (value.storage === undefined) return true;
   if (!isObject(value.storage)) return false;
@@ -91,12 +121,12 @@ function isAccountDiff(value: unknown): boolean {
 }
 
 function isWithdrawal(value: unknown): boolean {
-  return isObject(value) && matches(quantity, value.index) && matches(quantity, value.validatorIndex)
+  return isObject(value) && keysInOrder(value, withdrawalOrder) && matches(quantity, value.index) && matches(quantity, value.validatorIndex)
     && matches(address, value.address) && matches(quantity, value.amount);
 }
 
 function isHeader(value: unknown): boolean {
-  if (!isObject(value)) return false;
+  if (!isObject(value) || !keysInOrder(value, headerOrder)) return false;
   if (!(matches(quantity, value.number) && matches(hash32, value.parentHash) && matches(hash32, value.parentBeaconBlockRoot)
     && matches(address, value.miner) && matches(hash32, value.prevRandao) && matches(quantity, value.gasLimit)
     && matches(quantity, value.timestamp) && matches(hexBytes, value.extraData) && matches(quantity, value.baseFeePerGas)
@@ -109,7 +139,7 @@ function isHeader(value: unknown): boolean {
 
 /** A transaction of a block record: exactly `{hash, raw}` (the schema's strict object would drop other keys). */
 function isTransaction(value: unknown): boolean {
-  if (!isObject(value) || !matches(hash32, value.hash) || !matches(hexBytes, value.raw)) return false;
+  if (!isObject(value) || !keysInOrder(value, transactionOrder) || !matches(hash32, value.hash) || !matches(hexBytes, value.raw)) return false;
   let keys = 0;
   for (const key in value) if (Object.hasOwn(value, key)) keys++;
   return keys === 2;

@@ -187,3 +187,16 @@ describe('view reducer: replay fast paths', () => {
     expect([...rebuilt.positionByHash]).toEqual([...extended.positionByHash]);
   });
 });
+
+describe('view reducer: what it keeps of a block record', () => {
+  it('serves a block\'s logs with the keys in the schema\'s order, whatever their order in the record', async () => {
+    const [record] = asLog(blockBuilder(80n).flashblock(await signedTransfers(1), { logsPerTx: 1 }));
+    const value = JSON.parse(record!.value) as { receipts: { logs: Record<string, unknown>[] }[] };
+    const log = value.receipts[0]!.logs[0]!;
+    const { address, topics: logTopics, ...rest } = log;
+    value.receipts[0]!.logs[0] = { ...rest, topics: logTopics, address };
+    const state = apply(initialViewState(), { type: 'record', record: { ...record!, value: JSON.stringify(value) } });
+    expect(state.invalid).toBe(0);
+    expect(JSON.stringify(latestPending(state)!.logs[0])).toBe(JSON.stringify(log));
+  });
+});

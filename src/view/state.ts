@@ -38,7 +38,11 @@ export interface PendingBlock {
 
 /** What the latest input changed, for subscriptions. Only the delta of the latest flashblock. */
 export type ViewChange =
-  | { readonly type: 'flashblock'; readonly block: PendingBlock; readonly firstNew: number; readonly newLogs: readonly RpcLog[] }
+  | {
+    readonly type: 'flashblock'; readonly block: PendingBlock; readonly firstNew: number; readonly newLogs: readonly RpcLog[];
+    /** Blocks source: the logs of the block this one replaced at its height, `removed: true` (sent first). */
+    readonly removedLogs?: readonly RpcLog[];
+  }
   | { readonly type: 'removed'; readonly blockNumber: bigint; readonly logs: readonly RpcLog[] }
   | { readonly type: 'canonical'; readonly blockNumber: bigint }
   | { readonly type: 'none' };
@@ -217,7 +221,17 @@ function applyBlock(state: ViewState, record: BlockRecord): ViewState {
   };
   const others = state.blocks.filter((candidate) => candidate.number !== number);
   const blocks = [...others, block].sort((a, b) => (a.number < b.number ? -1 : 1)).slice(-maxPendingBlocks);
-  return { ...state, blocks, change: { type: 'flashblock', block, firstNew: continues ? record.firstNew : 0, newLogs } };
+  // Blocks source: a block with another hash at a height held replaces it, whichever of it and
+  // its reorg record comes first (topics interleave freely): its logs are withdrawn here, once.
+  const previousHash = previous ? hashOf(previous) : undefined;
+  const replaced = previousHash !== undefined && hashOf(block) !== undefined && previousHash !== hashOf(block);
+  const removedLogs = replaced ? previous!.logs.map((log) => ({ ...log, removed: true })) : [];
+  return { ...state, blocks, change: { type: 'flashblock', block, firstNew: continues ? record.firstNew : 0, newLogs, ...(replaced ? { removedLogs } : {}) } };
+}
+
+/** A 200 ms block's hash (blocks source); undefined for a flashblocks block. */
+function hashOf(block: PendingBlock): string | undefined {
+  return (block.header as { hash?: string }).hash?.toLowerCase();
 }
 
 function lowerKeys(diff: Record<string, AccountDiff>): Record<string, AccountDiff> {
@@ -229,6 +243,9 @@ function lowerKeys(diff: Record<string, AccountDiff>): Record<string, AccountDif
 function applyChain(state: ViewState, record: ChainRecord): ViewState {
   const number = BigInt(record.blockNumber);
   if (record.type === 'sealed') return advanceCanonical(state, number);
+  // Safe and finalized are for consumers choosing a confirmation level; pending is unaffected.
+  if (record.type === 'safe' || record.type === 'finalized') return state;
+  if (record.replacedBlockHash !== undefined) return replaceUnsafe(state, number, record.replacedBlockHash);
   // A reorg: the pre-confirmed logs of the dropped transactions are withdrawn.
   const block = state.blocks.find((candidate) => candidate.number === number)
     ?? state.dropped.find((candidate) => candidate.number === number);
@@ -240,6 +257,17 @@ function applyChain(state: ViewState, record: ChainRecord): ViewState {
   // Withdrawn once: the block is forgotten so a repeated reorg record withdraws nothing more.
   const forgotten = advanced.dropped.filter((candidate) => candidate.number !== number);
   return { ...advanced, dropped: forgotten, change: { type: 'removed', blockNumber: number, logs: removed } };
+}
+
+/**
+ * Blocks source: the unsafe block at `number` (and any above it) was replaced. Its logs are
+ * withdrawn, all of them (its hash is gone with it); the canonical head stays where it is, and the
+ * replacement arrives as a new block record.
+ */
+function replaceUnsafe(state: ViewState, number: bigint, replacedHash: string): ViewState {
+  const held = state.blocks.find((block) => block.number === number && (block.header as { hash?: string }).hash?.toLowerCase() === replacedHash.toLowerCase());
+  const removed = (held?.logs ?? []).map((log) => ({ ...log, removed: true }));
+  return { ...state, blocks: state.blocks.filter((block) => block !== held), change: { type: 'removed', blockNumber: number, logs: removed } };
 }
 
 function advanceCanonical(state: ViewState, number: bigint): ViewState {

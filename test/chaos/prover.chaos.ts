@@ -38,9 +38,9 @@ beforeAll(async () => {
   const head = await l1.request('eth_getBlockByNumber', ['latest', false]) as { hash: Hex; number: Hex };
   l1Head = { hash: head.hash, number: Number(BigInt(head.number)) };
   enclaveUrl = `tcp://127.0.0.1:${await freePort()}`;
-  enclave = managed(['enclave', '--listen', enclaveUrl, '--no-metrics', '--prove-delay-ms', '2000']);
+  enclave = managed(['enclave', '--listen', enclaveUrl, '--no-metrics', '--prove-delay-ms', '2000', '--enclave-check', 'headers']);
   await enclave.current.waitFor((line) => line.msg === 'enclave listening');
-  host = managed(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', l2.url, '--enclave', enclaveUrl, '--port', '0', '--no-metrics']);
+  host = managed(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', l2.url, '--enclave', enclaveUrl, '--port', '0', '--no-metrics', '--enclave-check', 'headers']);
   const hostUrl = String((await host.current.waitFor((line) => line.msg === 'prover host listening')).url);
 
   // The shared broker keeps other runs' requests: this group starts at today's end of the topic.

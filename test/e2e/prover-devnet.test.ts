@@ -20,7 +20,9 @@ import { rpcCall } from '../helpers/prover-fixture.ts';
 /**
  * End to end with the devnet as L2 (EDR, OP chain type, Isthmus, chain 1337) and a second local
  * EDR chain as L1 carrying the signer registry; two real enclave processes behind a real
- * prover-host process with --registry, a real prover-bridge process, a real Kafka broker.
+ * prover-host process with --registry, a real prover-bridge process, a real Kafka broker. The
+ * enclaves re-execute every block of each range from the witness the host collects from the
+ * devnet (prestate traces, eth_getProof, code, transactions).
  */
 const run = randomUUID().slice(0, 8);
 const group = `e2e-devnet-prover-${run}`;
@@ -50,6 +52,8 @@ beforeAll(async () => {
     l2.set(n, { hash: block.hash, outputRoot: outputRootV0(block.stateRoot, block.withdrawalsRoot, block.hash) });
   }
   enclaves = await Promise.all([startEnclaveProcess(), startEnclaveProcess()]);
+  // By default an enclave proves by re-executing every block of the range from the host's witness.
+  for (const enclave of enclaves) expect(enclave.process.lines.find((line) => line.msg === 'enclave listening')).toMatchObject({ check: 'reexecute' });
   host = spawnFlashlog(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', devnet.rpcUrl, '--enclave', enclaves[0]!.url, '--enclave', enclaves[1]!.url, '--registry', l1.registry, '--port', '0', '--no-metrics']);
   const listening = await host.waitFor((line) => line.msg === 'prover host listening');
   expect(listening).toMatchObject({ chainId: 1337, registry: l1.registry });

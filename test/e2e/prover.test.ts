@@ -44,8 +44,8 @@ beforeAll(async () => {
   const head = await l1.request('eth_getBlockByNumber', ['latest', false]) as { hash: Hex; number: Hex };
   l1Head = { hash: head.hash, number: Number(BigInt(head.number)) };
   // Each proof takes at least 1.5 s, so the enclave can be killed in the middle of one.
-  enclave = await startEnclaveProcess(['--prove-delay-ms', '1500']);
-  host = spawnFlashlog(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', l2.url, '--enclave', enclave.url, '--port', '0', '--no-metrics']);
+  enclave = await startEnclaveProcess(['--prove-delay-ms', '1500', '--enclave-check', 'headers']);
+  host = spawnFlashlog(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', l2.url, '--enclave', enclave.url, '--port', '0', '--no-metrics', '--enclave-check', 'headers']);
   const listening = await host.waitFor((line) => line.msg === 'prover host listening');
   expect(listening.chainId).toBe(1337);
 
@@ -164,7 +164,7 @@ describe('proofs end to end (Kafka, and the embedded log)', () => {
 
     // A new enclave (new signer) on the same address: the same bridge and host carry on.
     const killedSigner = enclave.signer;
-    enclave = await startEnclaveProcess([], `tcp://127.0.0.1:${port}`);
+    enclave = await startEnclaveProcess(['--enclave-check', 'headers'], `tcp://127.0.0.1:${port}`);
     expect(enclave.signer).not.toBe(killedSigner);
     const next = request(31, 33);
     const { reply: after } = await ask(next);

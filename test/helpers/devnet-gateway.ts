@@ -21,7 +21,12 @@ export interface DevnetGateway {
   close(): Promise<void>;
 }
 
-export async function startDevnetGateway(devnetOptions: DevnetOptions, config: Partial<Config> = {}): Promise<DevnetGateway> {
+export async function startDevnetGateway(
+  devnetOptions: DevnetOptions,
+  config: Partial<Config> = {},
+  /** The gateway's upstream in front of the devnet's RPC (a proxy of the test's), when not the RPC itself. */
+  upstreamOf: (devnet: Devnet) => string = (devnet) => devnet.rpcUrl,
+): Promise<DevnetGateway> {
   const dir = tempDir();
   const ctx = testContext({ port: 0, headPollMs: 200, rpcTimeoutMs: 5000, ...config });
   const devnet = await createDevnet(devnetOptions);
@@ -30,7 +35,7 @@ export async function startDevnetGateway(devnetOptions: DevnetOptions, config: P
   const executor = await createLocalExecutor({ upstreamUrl: devnet.rpcUrl, timeoutMs: 5000, logger: ctx.logger, metrics: ctx.metrics, stateDiff: 'full' });
   ctx.shutdown.register('executor', () => executor.close());
   const ingestDone = createIngest(ctx, { log, urls: [devnet.wsUrl], executor }).run();
-  const serve = await createServe(ctx, { log, rpcUrl: devnet.rpcUrl });
+  const serve = await createServe(ctx, { log, rpcUrl: upstreamOf(devnet) });
   return {
     devnet,
     serve,

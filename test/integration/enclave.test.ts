@@ -20,7 +20,7 @@ let enclave: { process: FlashlogProcess; url: string; signer: string };
 let client: EnclaveClient;
 
 beforeAll(async () => {
-  [chains, enclave] = await Promise.all([startProverChains({ l2Length: 260 }), startEnclaveProcess()]);
+  [chains, enclave] = await Promise.all([startProverChains({ l2Length: 260 }), startEnclaveProcess(['--enclave-check', 'headers'])]);
   client = createEnclaveClient(parseEndpoint(enclave.url));
 }, 30_000);
 afterAll(async () => {
@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 const witness = (agreed: number, claimed: number, overrides = {}) =>
-  collectWitness(chains.request(agreed, claimed, overrides), { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337 });
+  collectWitness(chains.request(agreed, claimed, overrides), { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337, check: 'headers' });
 
 /** Rebuilds the per-block journal of a proposal and recovers who signed it. */
 const perBlockSigner = (p: Proposal, proposer: Hex) => recoverSigner(journalDigest({
@@ -43,7 +43,7 @@ describe('local-mode enclave (real process over TCP)', () => {
     expect(key.length).toBe(65);
     expect(key[0]).toBe(4);
     expect(publicKeyToAddress(toHex(key))).toBe(enclave.signer);
-    expect(enclave.process.lines.some((line) => /local mode: .*does not re-derive/.test(String(line.msg)))).toBe(true);
+    expect(enclave.process.lines.some((line) => /local mode, headers only: .*re-executes nothing, does not derive the blocks from L1/.test(String(line.msg)))).toBe(true);
     // Only the address is logged, never the key.
     expect(JSON.stringify(enclave.process.lines)).not.toMatch(/privateKey|secret/i);
   });
@@ -130,7 +130,7 @@ describe('local-mode enclave (real process over TCP)', () => {
 describe('enclave over a Unix socket', () => {
   it('serves SignerPublicKey and Prove', async () => {
     const dir = tempDir();
-    const core = createEnclaveCore({ privateKey: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' });
+    const core = createEnclaveCore({ privateKey: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d', check: 'headers' });
     const server = await serveEnclave(core, { endpoint: { kind: 'unix', path: `${dir.path}/enclave.sock` } });
     try {
       const unixClient = createEnclaveClient(parseEndpoint(`unix:${dir.path}/enclave.sock`));
@@ -146,7 +146,7 @@ describe('enclave over a Unix socket', () => {
 
 describe('enclave request frame limits', () => {
   it('answers an Error when the request frame does not arrive in time, or announces too many bytes', async () => {
-    const core = createEnclaveCore({ privateKey: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' });
+    const core = createEnclaveCore({ privateKey: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d', check: 'headers' });
     const server = await serveEnclave(core, { endpoint: { kind: 'tcp', host: '127.0.0.1', port: 0 }, requestTimeoutMs: 200, maxFrameBytes: 1024 });
     const port = (server.endpoint as { port: number }).port;
     const exchange = async (bytes: Uint8Array) => {

@@ -7,7 +7,7 @@ import { startProverChains, type ProverChains } from '../helpers/prover-fixture.
 let chains: ProverChains;
 let enclave: { process: FlashlogProcess; url: string; signer: string };
 beforeAll(async () => {
-  [chains, enclave] = await Promise.all([startProverChains(), startEnclaveProcess(['--prove-delay-ms', '1500'])]);
+  [chains, enclave] = await Promise.all([startProverChains(), startEnclaveProcess(['--prove-delay-ms', '1500', '--enclave-check', 'headers'])]);
 }, 30_000);
 afterAll(async () => {
   await enclave?.process.stop();
@@ -22,7 +22,7 @@ const stderrOf = (proc: FlashlogProcess) => new Promise<string>((resolve) => {
 
 describe('flashlog prover-host', () => {
   it('refuses an unknown chain with a clear error (exit 2)', async () => {
-    const proc = spawnFlashlog(['prover-host', '--l1-rpc', chains.l1.url, '--l2-rpc', chains.l2.url, '--l2-chain-id', '424242', '--port', '0', '--no-metrics']);
+    const proc = spawnFlashlog(['prover-host', '--l1-rpc', chains.l1.url, '--l2-rpc', chains.l2.url, '--l2-chain-id', '424242', '--port', '0', '--no-metrics', '--enclave-check', 'headers']);
     const stderr = stderrOf(proc);
     expect(await proc.exited).toBe(2);
     expect(await stderr).toMatch(/--l2-chain-id \(FLASHLOG_L2_CHAIN_ID\): unknown chain 424242, expected one of 8453 \(base-mainnet\)/);
@@ -36,7 +36,7 @@ describe('flashlog prover-host', () => {
   });
 
   it('asks the L2 RPC for its chain, serves, and drains an in-flight proof on SIGTERM', async () => {
-    const proc = spawnFlashlog(['prover-host', '--l1-rpc', chains.l1.url, '--l2-rpc', chains.l2.url, '--enclave', enclave.url, '--port', '0', '--no-metrics']);
+    const proc = spawnFlashlog(['prover-host', '--l1-rpc', chains.l1.url, '--l2-rpc', chains.l2.url, '--enclave', enclave.url, '--port', '0', '--no-metrics', '--enclave-check', 'headers']);
     const line = await proc.waitFor((l) => l.msg === 'prover host listening');
     expect(line).toMatchObject({ chainId: 1337, chain: 'devnet' });
     const url = String(line.url);

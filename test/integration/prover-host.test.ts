@@ -27,7 +27,7 @@ beforeAll(async () => {
   [l1, l2] = await Promise.all([startEdrChain(), serveHeaderChain(l2Blocks, 1337)]);
   const head = await l1.request('eth_getBlockByNumber', ['latest', false]) as { hash: Hex; number: Hex };
   l1Head = { hash: head.hash, number: Number(BigInt(head.number)) };
-  enclaves.push(...await Promise.all([startEnclaveProcess(), startEnclaveProcess(), startEnclaveProcess(['--prove-delay-ms', '3000'])]));
+  enclaves.push(...await Promise.all([startEnclaveProcess(['--enclave-check', 'headers']), startEnclaveProcess(['--enclave-check', 'headers']), startEnclaveProcess(['--prove-delay-ms', '3000', '--enclave-check', 'headers'])]));
 }, 60_000);
 afterAll(async () => {
   await Promise.all(hosts.map((host) => host.close()));
@@ -40,7 +40,7 @@ async function startHost(options: { enclaveUrls: string[]; registry?: boolean; t
   const host = createProverHost({
     enclaves: options.enclaveUrls.map((url) => createEnclaveClient(parseEndpoint(url))),
     registry: options.registry ? createSignerRegistry({ address: l1.registry, l1RpcUrl: l1.url }) : undefined,
-    witness: (request, signal) => collectWitness(request, { l1: rpcCall(l1.url), l2: rpcCall(l2.url), l2ChainId: 1337, signal }),
+    witness: (request, signal) => collectWitness(request, { l1: rpcCall(l1.url), l2: rpcCall(l2.url), l2ChainId: 1337, signal, check: 'headers' }),
     timeoutMs: options.timeoutMs ?? 60_000,
     version: '0.1.0',
   });

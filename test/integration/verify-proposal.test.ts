@@ -15,7 +15,7 @@ const bin = fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url));
 const dir = tempDir();
 let chains: ProverChains;
 let evm: EdrChain;
-const core = createEnclaveCore({ privateKey: '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6' });
+const core = createEnclaveCore({ privateKey: '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6', check: 'headers' });
 
 beforeAll(async () => { [chains, evm] = await Promise.all([startProverChains(), startEdrChain()]); }, 60_000);
 afterAll(async () => {
@@ -29,7 +29,7 @@ const cli = (...args: string[]) => spawnSync(process.execPath, [bin, 'verify-pro
 describe('flashlog verify-proposal', () => {
   it('rebuilds the journals, recovers the enclave signer and prints 130-byte proofs the EVM ecrecover accepts', async () => {
     const request = chains.request(2, 6, { intermediateBlockInterval: 2 });
-    const response = await core.handle({ type: 'prove', preimages: await collectWitness(request, { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337 }) });
+    const response = await core.handle({ type: 'prove', preimages: await collectWitness(request, { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337, check: 'headers' }) });
     if (response.type !== 'prove') throw new Error(JSON.stringify(response));
     const resultFile = join(dir.path, 'result.json');
     const requestFile = join(dir.path, 'request.json');
@@ -57,7 +57,7 @@ describe('flashlog verify-proposal', () => {
 
   it('exits 1 when the result does not match the request, and 2 on unreadable input', async () => {
     const request = chains.request(2, 3);
-    const response = await core.handle({ type: 'prove', preimages: await collectWitness(request, { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337 }) });
+    const response = await core.handle({ type: 'prove', preimages: await collectWitness(request, { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337, check: 'headers' }) });
     if (response.type !== 'prove') throw new Error(JSON.stringify(response));
     const resultFile = join(dir.path, 'result1.json');
     const requestFile = join(dir.path, 'request-other.json');

@@ -39,7 +39,7 @@ afterAll(async () => {
   await l1?.close();
 });
 
-const core = createEnclaveCore({ privateKey: '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a' });
+const core = createEnclaveCore({ privateKey: '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a', check: 'headers' });
 const last = () => blocks[blocks.length - 1]!;
 
 async function request(claimedRoot?: Hex): Promise<ProofRequest> {
@@ -51,7 +51,7 @@ async function request(claimedRoot?: Hex): Promise<ProofRequest> {
     l1HeadNumber: Number(BigInt(l1Head.number)), imageHash: `0x${'00'.repeat(32)}`,
   };
 }
-const witness = (req: ProofRequest) => collectWitness(req, { l1: rpcCall(l1.url), l2: rpcCall(l2.url), l2ChainId: 763360 });
+const witness = (req: ProofRequest) => collectWitness(req, { l1: rpcCall(l1.url), l2: rpcCall(l2.url), l2ChainId: 763360, check: 'headers' });
 
 describe('message-passer storage root from an account proof', () => {
   it('the storage roots of the last blocks differ and are not the header withdrawalsRoot', () => {

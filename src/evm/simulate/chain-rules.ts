@@ -23,7 +23,7 @@ const RIP7212_GAS = 3_450n;
  * which charges EIP-7951's 6,900 gas, at RIP-7212's 3,450.
  */
 let verify: ((input: PrecompileInput) => ExecResult | Promise<ExecResult>) | undefined;
-function rip7212(input: PrecompileInput): ExecResult | Promise<ExecResult> {
+export function rip7212(input: PrecompileInput): ExecResult | Promise<ExecResult> {
   verify ??= getActivePrecompiles(new Common({ chain: Mainnet, hardfork: Hardfork.Osaka })).get(P256VERIFY.slice(2)) as typeof verify;
   if (!verify) throw new Error('ethereumjs has no P256VERIFY precompile');
   if (input.gasLimit < RIP7212_GAS) return verify(input);

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { EMPTY } from 'rxjs';
 import { JsonRpcError } from '../../errors.ts';
 import { apply, initialViewState, type ViewState } from '../../view/state.ts';
 import { blockBuilder, signedTransfers } from '../../../test/helpers/view-records.ts';
@@ -40,7 +41,7 @@ afterEach(async () => { await stub?.close(); stub = undefined; });
 
 function context(url: string, state: ViewState): MethodContext {
   const upstream = createUpstream(url, { timeoutMs: 5000 });
-  return { view: () => state, upstream, formatter: createTransactionFormatter(), limits: { maxLogsRange: 2000 }, forward: (params = []) => upstream.call('eth_call', params) };
+  return { view: () => state, states$: EMPTY, upstream, formatter: createTransactionFormatter(), limits: { maxLogsRange: 2000 }, forward: (params = []) => upstream.call('eth_call', params) };
 }
 const invoke = (method: Method, params: unknown[], ctx: MethodContext) => Promise.resolve(method(params, ctx));
 

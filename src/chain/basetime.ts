@@ -1,0 +1,49 @@
+import { decodeFunctionData, parseAbi, type Hex } from 'viem';
+
+/**
+ * Base's Denim block time (docs.base.org, Denim specification): `tx[1]` of every block is the
+ * BaseTime deposit, from the depositor account to the BaseTime predeploy, calling
+ * `setTimestampMillisPart(uint16)` (selector 0x86bdf394) with the block's millisecond part (0, 200,
+ * 400, 600 or 800). A block's time in milliseconds is `1000 × header.timestamp + millis part`.
+ */
+export const BASE_TIME_PREDEPLOY: Hex = '0x4200000000000000000000000000000000000030';
+export const DEPOSITOR_ACCOUNT: Hex = '0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001';
+export const baseTimeAbi = parseAbi([
+  'function setTimestampMillisPart(uint16 millisPart)',
+  'function timestampMillisPart() view returns (uint16)',
+  'function timestampMs() view returns (uint64)',
+]);
+
+/** The fields of a transaction this module reads (RPC shape; `input` is the calldata). */
+export interface BaseTimeCandidate {
+  readonly type?: string | undefined;
+  readonly from?: string | undefined;
+  readonly to?: string | null | undefined;
+  readonly input?: string | undefined;
+}
+
+/**
+ * The millisecond part a block's BaseTime deposit sets, or null when `tx` is not one (a pre-Denim
+ * block, a pruned body, another chain).
+ * @example baseTimeMillisPart(block.transactions[1]) // 400
+ */
+export function baseTimeMillisPart(tx: BaseTimeCandidate | undefined): number | null {
+  // Not checked: `from`. tx[1] of a Denim block is the BaseTime deposit by position (user deposits
+  // follow the system ones); on Base it is the depositor account, on the devnet a fresh sender per
+  // block (EDR refuses a deposit from an account whose nonce is not 0).
+  if (!tx || tx.to?.toLowerCase() !== BASE_TIME_PREDEPLOY) return null;
+  if (tx.type !== undefined && BigInt(tx.type) !== 0x7en) return null;
+  try {
+    const call = decodeFunctionData({ abi: baseTimeAbi, data: (tx.input ?? '0x') as Hex });
+    if (call.functionName !== 'setTimestampMillisPart') return null;
+    const millis = Number(call.args[0]);
+    return millis < 1000 ? millis : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `1000 × timestamp + millis part` (the millis part 0 when unknown). */
+export function timestampMs(timestampSeconds: bigint, millisPart: number | null): bigint {
+  return timestampSeconds * 1000n + BigInt(millisPart ?? 0);
+}

@@ -1,0 +1,30 @@
+import type { Hex } from 'viem';
+import type { DenimBlock } from './denim-producer.ts';
+import type { Flashblock, SealedBlock } from './producer.ts';
+
+/** What a running devnet (flashblocks or Denim) gives its caller. */
+export interface DevnetAccount {
+  readonly address: Hex;
+  readonly privateKey: Hex;
+}
+
+export interface Devnet {
+  readonly rpcUrl: string;
+  readonly wsUrl: string;
+  readonly rpcPort: number;
+  readonly wsPort: number;
+  readonly chainId: number;
+  /** The ten funded accounts of the test mnemonic (m/44'/60'/0'/0/0..9). */
+  readonly accounts: readonly DevnetAccount[];
+  /** Listeners see every flashblock as sent (before encoding) and every sealed block. */
+  onFlashblock(listener: (flashblock: Flashblock) => void): () => void;
+  onSealed(listener: (block: SealedBlock) => void): () => void;
+  /** Denim: every block mined, replacements included (never called on a flashblocks devnet). */
+  onBlock(listener: (block: DenimBlock) => void): () => void;
+  /** Whether this is a Denim devnet (no flashblocks feed; `wsUrl` is the JSON-RPC WebSocket). */
+  readonly denim: boolean;
+  /** With `load`: the ERC-20 and workload contracts and the counts of transactions sent by kind. */
+  readonly load: { readonly token: Hex; readonly workload: Hex; counts(): Record<string, number> } | null;
+  close(): Promise<void>;
+}
+

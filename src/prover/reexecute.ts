@@ -1,0 +1,49 @@
+import { keccak256, size, slice, type Hex } from 'viem';
+import { errorMessage } from '../errors.ts';
+import { compareHeaders } from '../stateless/compare.ts';
+import { executeBlock } from '../stateless/execute-block.ts';
+import { decodeHeaderRlp, type BlockHeader } from '../stateless/header.ts';
+import type { RollupConfig } from '../stateless/rollup-config.ts';
+import { readOrderedTrie, WitnessIncompleteError, type Witness } from '../stateless/witness-state.ts';
+import { EnclaveRefusal } from './refusal.ts';
+
+/** One L2 block re-executed by the enclave: its output root's inputs, from the re-execution. */
+export interface ReexecutedBlock {
+  readonly number: number;
+  readonly hash: Hex;
+  readonly stateRoot: Hex;
+  readonly messagePasserStorageRoot: Hex;
+}
+
+/**
+ * Re-executes the L2 block whose header RLP is `rlp` (already linked to `parentRlp` by hash) from
+ * the request's preimages: its transactions are read from its transactionsRoot, its payload
+ * attributes from its own header (local mode does not derive them from L1), its state from the
+ * parent's stateRoot. The rebuilt header must hash to the block's hash.
+ */
+export async function reexecuteBlock(config: RollupConfig, parentRlp: Hex, rlp: Hex, witness: Witness): Promise<ReexecutedBlock> {
+  const parent = decodeHeaderRlp(parentRlp, 'parent header');
+  const header: BlockHeader = decodeHeaderRlp(rlp, 'header');
+  const hash = keccak256(rlp);
+  const number = Number(header.number);
+  try {
+    const transactions = await readOrderedTrie(witness, header.transactionsRoot, `L2 block ${number} transaction`);
+    const eip1559Params = size(header.extraData) >= 9 ? slice(header.extraData, 1, 9) : undefined;
+    const executed = await executeBlock({
+      config, parent, witness,
+      attributes: {
+        timestamp: header.timestamp, prevRandao: header.mixHash, feeRecipient: header.miner, gasLimit: header.gasLimit,
+        parentBeaconBlockRoot: header.parentBeaconBlockRoot, eip1559Params, transactions,
+      },
+    });
+    if (executed.hash !== hash) {
+      const differing = compareHeaders(executed.header, header).differing;
+      throw new EnclaveRefusal(`L2 block ${number}: re-execution gives block hash ${executed.hash}, the chain's is ${hash} (differing: ${differing.join(', ') || 'none'})`);
+    }
+    return { number, hash, stateRoot: executed.header.stateRoot, messagePasserStorageRoot: await executed.messagePasserStorageRoot() };
+  } catch (error) {
+    if (error instanceof EnclaveRefusal) throw error;
+    if (error instanceof WitnessIncompleteError) throw new EnclaveRefusal(`L2 block ${number}: ${error.message}`);
+    throw new EnclaveRefusal(`L2 block ${number}: re-execution failed: ${errorMessage(error)}`);
+  }
+}

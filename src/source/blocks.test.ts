@@ -1,0 +1,177 @@
+import { Writable } from 'node:stream';
+import { Subject, toArray, firstValueFrom } from 'rxjs';
+import { keccak256, toHex, type Hex } from 'viem';
+import { describe, expect, it } from 'vitest';
+import { ServerError } from '../errors.ts';
+import { createLogger } from '../obs/logger.ts';
+import { createMetricsRegistry, type Registry } from '../obs/metrics.ts';
+import type { Upstream } from '../rpc/upstream.ts';
+import { createBlocksSource } from './blocks.ts';
+import type { SourceEvent } from './port.ts';
+
+/**
+ * The blocks source's handling of bad input and outages, with a scripted node (a fake upstream:
+ * this is a unit test of the adapter; the real node is in test/integration/blocks-source-devnet).
+ */
+const ZERO32 = `0x${'0'.repeat(64)}`;
+const hashOf = (label: string) => keccak256(toHex(label));
+const ADDRESS = '0x00000000000000000000000000000000000000aa';
+
+function block(n: number, fork: string, parentFork: string, txs: Hex[] = []) {
+  return {
+    number: toHex(n), hash: hashOf(`${fork}${n}`), parentHash: n === 0 ? ZERO32 : hashOf(`${parentFork}${n - 1}`), timestamp: toHex(1000 + n),
+    miner: ADDRESS, mixHash: ZERO32, gasLimit: '0x1c9c380', gasUsed: '0x0', extraData: '0x', baseFeePerGas: '0x1', receiptsRoot: ZERO32,
+    stateRoot: ZERO32, logsBloom: `0x${'0'.repeat(512)}`, transactions: txs.map((hash) => ({ hash, type: '0x2', from: ADDRESS, to: ADDRESS, input: '0x' })),
+  };
+}
+function receipt(blockHash: string, n: number, tx: Hex) {
+  return {
+    transactionHash: tx, transactionIndex: '0x0', blockHash, blockNumber: toHex(n), from: ADDRESS, to: ADDRESS, cumulativeGasUsed: '0x5208', gasUsed: '0x5208',
+    contractAddress: null, logsBloom: `0x${'0'.repeat(512)}`, status: '0x1', type: '0x2',
+    logs: [{ address: ADDRESS, topics: [], data: '0x', logIndex: '0x0', transactionIndex: '0x0', transactionHash: tx, blockHash, blockNumber: toHex(n) }],
+  };
+}
+
+/** A node whose chain, availability and receipts the test changes as it goes. */
+function scriptedNode() {
+  const blocks = new Map<string, ReturnType<typeof block>>();
+  const script = { head: '' as string, down: false, badReceipts: new Set<string>(), refused: 0, badServed: 0 };
+  const add = (b: ReturnType<typeof block>) => blocks.set(b.hash, b);
+  const upstream: Upstream = {
+    url: 'scripted',
+    async call(method, params) {
+      if (script.down) script.refused += 1;
+      if (script.down) throw new ServerError('upstream RPC unreachable: connect ECONNREFUSED', { retryable: true });
+      if (method === 'eth_getBlockByNumber') return blocks.get(script.head) ?? null;
+      if (method === 'eth_getBlockByHash') return blocks.get(String(params[0])) ?? null;
+      if (method === 'eth_getBlockReceipts') {
+        const b = blocks.get(String(params[0]));
+        if (!b) return null;
+        if (script.badReceipts.has(b.hash)) script.badServed += 1;
+        return script.badReceipts.has(b.hash) ? [] : b.transactions.map((tx) => receipt(b.hash, Number(b.number), tx.hash));
+      }
+      if (method === 'eth_getRawTransactionByHash') return '0x02c0';
+      throw new Error(`unexpected ${method}`);
+    },
+  };
+  return { upstream, script, add };
+}
+
+function start(node: ReturnType<typeof scriptedNode>, maxHeld = 64) {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({ write(chunk, _encoding, done) { lines.push(JSON.parse(String(chunk)) as Record<string, unknown>); done(); } });
+  const metrics = createMetricsRegistry({ defaults: false });
+  const stop$ = new Subject<void>();
+  const source = createBlocksSource({
+    rpc: node.upstream, pollMs: 5, maxHeld, maxWalkBlocks: 100, stop$, metrics,
+    ws: { pingIntervalMs: 500, reconnectMinMs: 100, reconnectMaxMs: 100 }, logger: createLogger({ level: 'info', name: 'test', destination: destination as never }),
+  });
+  const events = firstValueFrom(source.events$.pipe(toArray()));
+  return { events, stop: () => stop$.next(), lines, metrics };
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits until `condition` holds (the source polls every 5 ms), at most 10 s. */
+async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
+    await sleep(5);
+  }
+}
+const headHeld = (run: ReturnType<typeof start>, n: number) => async () => {
+  const data = await run.metrics.getSingleMetric('flashlog_blocks_source_head')!.get();
+  return (data.values[0]?.value ?? 0) >= n;
+};
+async function problems(metrics: Registry, reason: string): Promise<number> {
+  const data = await metrics.getSingleMetric('flashlog_blocks_source_problems_total')!.get();
+  return data.values.filter((sample) => sample.labels.reason === reason).reduce((sum, sample) => sum + sample.value, 0);
+}
+const grown = (events: SourceEvent[]) => events.flatMap((event) => (event.type === 'grew' ? [Number(event.block.blockNumber)] : []));
+
+describe('blocks source: bad input and outages', () => {
+  it('a node that stops answering: one log line, a metric, and every block after it comes back', async () => {
+    const node = scriptedNode();
+    for (let n = 0; n <= 12; n++) node.add(block(n, 'a', 'a'));
+    node.script.head = hashOf('a2');
+    const run = start(node);
+    await until(headHeld(run, 2));
+    node.script.down = true;
+    node.script.head = hashOf('a10');
+    await until(() => node.script.refused >= 3);
+    node.script.down = false;
+    await until(headHeld(run, 10));
+    node.script.head = hashOf('a12');
+    await until(headHeld(run, 12));
+    run.stop();
+    expect(grown(await run.events)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(await problems(run.metrics, 'node_unavailable')).toBeGreaterThan(1);
+    expect(run.lines.filter((line) => String(line.msg).startsWith('blocks source: could not read')).length).toBe(1);
+  });
+
+  it('receipts that do not match the transactions: a metric, and the block once they do', async () => {
+    const node = scriptedNode();
+    node.add(block(1, 'a', 'a'));
+    const bad = block(2, 'a', 'a', [hashOf('tx')]);
+    node.add(bad);
+    node.script.head = hashOf('a1');
+    node.script.badReceipts.add(bad.hash);
+    const run = start(node);
+    await until(headHeld(run, 1));
+    node.script.head = bad.hash;
+    await until(() => node.script.badServed >= 2);
+    node.script.badReceipts.clear();
+    await until(headHeld(run, 2));
+    run.stop();
+    const events = await run.events;
+    expect(grown(events)).toEqual([1, 2]);
+    expect(await problems(run.metrics, 'receipts_mismatch')).toBeGreaterThan(0);
+    const two = events.find((event) => event.type === 'grew' && event.block.blockNumber === 2n);
+    expect(two?.type === 'grew' && two.receipts?.length).toBe(1);
+  });
+
+  it('a block whose parent the node does not know: a metric, nothing published until it does', async () => {
+    const node = scriptedNode();
+    for (let n = 1; n <= 3; n++) node.add(block(n, 'a', 'a'));
+    node.script.head = hashOf('a3');
+    const run = start(node);
+    await until(headHeld(run, 3));
+    const orphan = block(5, 'a', 'a');
+    node.add(orphan);
+    node.script.head = orphan.hash;
+    await until(async () => (await problems(run.metrics, 'unknown_parent')) >= 2);
+    node.add(block(4, 'a', 'a'));
+    await until(headHeld(run, 5));
+    run.stop();
+    expect(grown(await run.events)).toEqual([3, 4, 5]);
+    expect(await problems(run.metrics, 'unknown_parent')).toBeGreaterThan(0);
+  });
+
+  it('a reorg, and a reorg deeper than the window (resync from the head, with a metric)', async () => {
+    const node = scriptedNode();
+    for (let n = 1; n <= 8; n++) node.add(block(n, 'a', 'a'));
+    node.script.head = hashOf('a1');
+    const run = start(node, 4);
+    for (let n = 2; n <= 8; n++) {
+      node.script.head = hashOf(`a${n}`);
+      await until(headHeld(run, n));
+    }
+    // Fork b from 7: a7, a8 replaced.
+    node.add(block(7, 'b', 'a'));
+    node.add(block(8, 'b', 'b'));
+    node.add(block(9, 'b', 'b'));
+    node.script.head = hashOf('b9');
+    await until(headHeld(run, 9));
+    // Fork c from 2: below the 4 blocks held.
+    for (let n = 3; n <= 10; n++) node.add(block(n, 'c', n === 3 ? 'a' : 'c'));
+    node.script.head = hashOf('c10');
+    await until(headHeld(run, 10));
+    run.stop();
+    const events = await run.events;
+    const replaced = events.flatMap((event) => (event.type === 'replaced' ? [event.replacedHash] : []));
+    expect(replaced).toEqual([hashOf('a7'), hashOf('a8')]);
+    const removed = events.flatMap((event) => (event.type === 'replaced' ? event.removedLogs : []));
+    expect(removed).toEqual([]);
+    expect(await problems(run.metrics, 'reorg_too_deep')).toBe(1);
+    expect(grown(events).slice(-4)).toEqual([7, 8, 9, 10]);
+  });
+});

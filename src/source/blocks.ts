@@ -1,0 +1,163 @@
+import { EMPTY, concatMap, from, map, merge, mergeMap, share, takeUntil, timer, type Observable } from 'rxjs';
+import type { Hex } from 'viem';
+import { commit, initialLinkState, place, reset, tip, type LinkState } from '../chain/link.ts';
+import { errorMessage } from '../errors.ts';
+import type { Logger } from '../obs/logger.ts';
+import { counter, gauge, type Registry } from '../obs/metrics.ts';
+import type { Upstream } from '../rpc/upstream.ts';
+import { webSocket$ } from '../rx/websocket.ts';
+import { BadBlockError, createNodeReader, type ReadBlock } from './node-reader.ts';
+import type { Source, SourceEvent } from './port.ts';
+
+/**
+ * The blocks source: Base's 200 ms blocks after Denim, read from a node. Heads come from the
+ * node's `eth_subscribe("newHeads")` over `wsUrl`, each read by hash (every reconnect reads `latest`, which
+ * backfills what the dropped connection missed), or from polling `latest` every `pollMs`; with a
+ * WebSocket a slow poll still runs, so a socket that stays open but goes quiet loses nothing.
+ *
+ * Each head is linked to the blocks held by parent hash (src/chain/link.ts): a gap or a reorg is
+ * walked back by parent hash, at most `maxWalkBlocks`, to a block held; every held block above the
+ * common ancestor is `replaced` (its logs withdrawn), then the new blocks `grew`, oldest first.
+ * A walk past the bound or below the window: a metric, one log line, and a resync from the head.
+ *
+ * Nothing is held until its block and receipts are read and linked, so a failed read (the node
+ * not answering, a bad block) loses nothing: the next head walks back over it again.
+ */
+export interface BlocksSourceOptions {
+  readonly rpc: Upstream;
+  readonly wsUrl?: string | undefined;
+  readonly pollMs: number;
+  readonly maxHeld: number;
+  readonly maxWalkBlocks: number;
+  readonly ws: { readonly pingIntervalMs: number; readonly reconnectMinMs: number; readonly reconnectMaxMs: number };
+  readonly stop$: Observable<unknown>;
+  readonly logger: Logger;
+  readonly metrics: Registry;
+}
+
+type Trigger = { readonly id: Hex | 'latest'; readonly at: number };
+
+export function createBlocksSource(options: BlocksSourceOptions): Source {
+  const { logger, metrics } = options;
+  const problems = counter(metrics, 'flashlog_blocks_source_problems_total', 'blocks source: bad input or outages, by reason', ['reason']);
+  const reorgs = counter(metrics, 'flashlog_blocks_source_reorgs_total', 'blocks source: blocks replaced at a height already held');
+  const backfilled = counter(metrics, 'flashlog_blocks_source_backfilled_total', 'blocks source: blocks read by walking back from a head (gaps and reorgs)');
+  const headGauge = gauge(metrics, 'flashlog_blocks_source_head', 'blocks source: number of the newest block held');
+  const reader = createNodeReader(options.rpc);
+  let state: LinkState<ReadBlock> = initialLinkState(options.maxHeld);
+  let outage: { since: number; reason: string } | null = null;
+
+  const problem = (reason: string, detail: Record<string, unknown>, message: string) => {
+    problems.inc({ reason });
+    logger.warn({ reason, ...detail }, message);
+  };
+
+  async function handle(trigger: Trigger): Promise<SourceEvent[]> {
+    if (trigger.id !== 'latest' && state.held.some((held) => held.hash === trigger.id.toLowerCase())) return [];
+    let head: ReadBlock | null;
+    const segment: ReadBlock[] = [];
+    let withdrawn: readonly ReadBlock[] = [];
+    try {
+      // A notification names its block: read by hash, block and receipts at once. A head replaced
+      // meanwhile is withdrawn again when its replacement's notification (or the poll) comes.
+      head = await reader.read(trigger.id);
+      if (!head) return [];
+      const newest = tip(state);
+      if (newest && head.number < newest.number && !state.held.some((held) => held.hash === head!.hash)) {
+        problem('head_backwards', { head: Number(head.number), held: Number(newest.number) }, 'blocks source: the node\'s head went backwards; treating it as a reorg');
+      }
+      let cursor: ReadBlock = head;
+      for (;;) {
+        const placement = place(state, cursor);
+        if (placement.type === 'duplicate') return [];
+        if (placement.type === 'links') {
+          segment.unshift(cursor);
+          withdrawn = placement.withdrawn;
+          break;
+        }
+        if (placement.type === 'beyond-window' || segment.length >= options.maxWalkBlocks) {
+          problem(placement.type === 'beyond-window' ? 'reorg_too_deep' : 'gap_too_long', { head: Number(head.number), walked: segment.length, held: Number(tip(state)?.number ?? -1n) }, 'blocks source: no common ancestor within bounds; resyncing from the node\'s head');
+          state = reset(state);
+          segment.length = 0;
+          segment.push(head);
+          break;
+        }
+        segment.unshift(cursor);
+        const parent = await reader.read(cursor.parentHash);
+        if (!parent) {
+          problem('unknown_parent', { block: Number(cursor.number), parentHash: cursor.parentHash }, 'blocks source: the node does not know a block\'s parent; retrying at the next head');
+          return [];
+        }
+        cursor = parent;
+      }
+    } catch (error) {
+      const reason = error instanceof BadBlockError ? error.reason : 'node_unavailable';
+      problems.inc({ reason });
+      if (!outage || outage.reason !== reason) {
+        outage = { since: Date.now(), reason };
+        logger.warn({ reason, err: errorMessage(error) }, 'blocks source: could not read from the node; nothing is lost, retrying at the next head');
+      }
+      return [];
+    }
+    if (outage) {
+      logger.info({ reason: outage.reason, downMs: Date.now() - outage.since }, 'blocks source: reading from the node again');
+      outage = null;
+    }
+    if (segment.length > 1) backfilled.inc(segment.length - 1);
+    const events: SourceEvent[] = [];
+    for (const old of withdrawn) {
+      reorgs.inc();
+      const by = segment.find((block) => block.number === old.number) ?? null;
+      const kept = new Set(by?.block.transactions.map((tx) => tx.hash) ?? []);
+      events.push({
+        type: 'replaced', blockNumber: old.number, replacedHash: old.hash, byHash: by?.hash ?? null,
+        transactions: by?.block.transactions.map((tx) => tx.hash) ?? [],
+        removedTransactions: old.block.transactions.map((tx) => tx.hash).filter((hash) => !kept.has(hash)),
+        removedLogs: old.receipts.flatMap((receipt) => receipt.logs).map((log) => ({ ...log, removed: true })),
+      });
+    }
+    if (withdrawn.length > 0) logger.warn({ from: Number(withdrawn[0]!.number), blocks: withdrawn.length, removedLogs: events.reduce((n, event) => n + (event.type === 'replaced' ? event.removedLogs.length : 0), 0) }, 'blocks source: reorg, held blocks replaced');
+    for (const block of segment) events.push({ type: 'grew', block: block.block, receipts: block.receipts, receivedAt: trigger.at });
+    state = commit(state, segment);
+    headGauge.set(Number(tip(state)?.number ?? 0n));
+    return events;
+  }
+
+  const heads$: Observable<Trigger> = options.wsUrl ? webSocket$(options.wsUrl, {
+    ...options.ws, maxPayloadBytes: 16 * 1024 * 1024,
+    greeting: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }),
+  }).pipe(mergeMap((event): Observable<Trigger> => {
+    if (event.type === 'connected') {
+      logger.info({ upstream: options.wsUrl }, 'blocks source: newHeads connected');
+      return from([{ id: 'latest' as const, at: Date.now() }]);
+    }
+    if (event.type === 'disconnected') {
+      problem('ws_disconnected', { upstream: options.wsUrl, reason: event.reason, retryInMs: event.retryInMs }, 'blocks source: newHeads disconnected; reconnecting, then backfilling');
+      return EMPTY;
+    }
+    const hash = headHash(event.data);
+    return hash ? from([{ id: hash, at: event.receivedAt }]) : EMPTY;
+  })) : EMPTY;
+  const pollMs = options.wsUrl ? Math.max(options.pollMs * 10, 2000) : options.pollMs;
+  const polls$ = timer(0, pollMs).pipe(map((): Trigger => ({ id: 'latest', at: Date.now() })));
+
+  return {
+    kind: 'blocks',
+    events$: merge(heads$, polls$).pipe(
+      takeUntil(options.stop$),
+      concatMap((trigger) => from(handle(trigger)).pipe(mergeMap((events) => from(events)))),
+      share(),
+    ),
+  };
+}
+
+/** The block hash of a `newHeads` notification, or null for anything else. */
+function headHash(data: Buffer): Hex | null {
+  try {
+    const message = JSON.parse(data.toString('utf8')) as { method?: string; params?: { result?: { hash?: unknown } } };
+    const hash = message.method === 'eth_subscription' ? message.params?.result?.hash : undefined;
+    return typeof hash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(hash) ? hash.toLowerCase() as Hex : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,204 @@
+import { createBlock, createBlockHeader } from '@ethereumjs/block';
+import { Common, Mainnet } from '@ethereumjs/common';
+import { getActivePrecompiles, type ExecResult, type PrecompileInput } from '@ethereumjs/evm';
+import { createAddressFromString, type Address } from '@ethereumjs/util';
+import { createVM } from '@ethereumjs/vm';
+import { bytesToHex, fromRlp, hexToBytes, sha256, type Hex } from 'viem';
+import { FlashlogError } from '../errors.ts';
+import { rip7212 } from '../evm/simulate/chain-rules.ts';
+import { blockExtraData, nextBaseFee } from './base-fee.ts';
+import { installJumpAnalysisCache } from './jump-analysis-cache.ts';
+import { encodeHeader, headerHash, type BlockHeader } from './header.ts';
+import { l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
+import { runDeposit, runUserTx, type TxReceipt } from './transactions.ts';
+import { encodeReceipt, orBlooms, orderedTrieRoot, type Receipt } from './receipts.ts';
+import { rulesAt, type BlockRules, type RollupConfig } from './rollup-config.ts';
+import { createWitnessState, emptyTrieRoot, WitnessIncompleteError, type Witness } from './witness-state.ts';
+import type { MerkleStateManager } from '@ethereumjs/statemanager';
+
+/** What the sequencer built the block from (engine API payload attributes, OP Stack fields). */
+export interface PayloadAttributes {
+  readonly timestamp: bigint;
+  readonly prevRandao: Hex;
+  readonly feeRecipient: Hex;
+  readonly gasLimit: bigint;
+  readonly parentBeaconBlockRoot?: Hex | undefined;
+  /** Holocene: denominator ‖ elasticity, 8 bytes. */
+  readonly eip1559Params?: Hex | undefined;
+  /** Signed EIP-2718 transactions, deposits first. */
+  readonly transactions: readonly Hex[];
+}
+
+export interface BlockToExecute {
+  readonly config: RollupConfig;
+  readonly parent: BlockHeader;
+  readonly attributes: PayloadAttributes;
+  /** Trie nodes, contract code and ancestor headers, by keccak256. */
+  readonly witness: Witness;
+}
+
+export interface ExecutedBlock {
+  readonly header: BlockHeader;
+  readonly hash: Hex;
+  readonly receipts: readonly Receipt[];
+  /**
+   * The L2ToL1MessagePasser's storage root after the block (the output root's second input). Before
+   * Isthmus the witness carries its account path only if the block touched it or the prover added it.
+   */
+  messagePasserStorageRoot(): Promise<Hex>;
+  readonly rules: BlockRules;
+}
+
+export const messagePasser = '0x4200000000000000000000000000000000000016' as const;
+const beaconRoots = '0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02' as const;
+const historyStorage = '0x0000F90827F1C53a10cb7A02335B175320002935' as const;
+const emptyRequestsHash = sha256('0x');
+const emptyOmmersHash: Hex = '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347';
+const P256VERIFY = '0x0000000000000000000000000000000000000100';
+const BN256_PAIRING = '0x0000000000000000000000000000000000000008';
+/** Granite's cap on bn256Pairing input (427 pairs), OP Stack granite/exec-engine.md. */
+const GRANITE_PAIRING_MAX_BYTES = 112_687;
+
+/** OP Stack precompiles beyond the Ethereum hardfork's: RIP-7212 from Fjord, Granite's pairing cap. */
+function opPrecompiles(common: Common, rules: BlockRules) {
+  const out: { address: Address; function: (input: PrecompileInput) => ExecResult | Promise<ExecResult> }[] = [];
+  if (rules.active('fjord')) out.push({ address: createAddressFromString(P256VERIFY), function: rip7212 });
+  if (rules.active('granite')) {
+    const pairing = getActivePrecompiles(common).get(BN256_PAIRING.slice(2)) as (input: PrecompileInput) => ExecResult | Promise<ExecResult>;
+    out.push({
+      address: createAddressFromString(BN256_PAIRING),
+      function: (input) => input.data.length > GRANITE_PAIRING_MAX_BYTES
+        ? { returnValue: new Uint8Array(0), executionGasUsed: input.gasLimit, exceptionError: { error: 'out of gas', errorType: 'EVMError' } as never }
+        : pairing(input),
+    });
+  }
+  return out;
+}
+
+/** Hashes of ancestors for BLOCKHASH: the parent's, then older ones from header preimages. */
+function ancestorHashes(parent: BlockHeader, witness: Witness) {
+  const parentHash = headerHash(parent);
+  const known = new Map<bigint, Hex>([[parent.number, parentHash], [parent.number - 1n, parent.parentHash]]);
+  let oldest = parent.number - 1n;
+  return async (number: bigint): Promise<Hex> => {
+    while (!known.has(number) && oldest > number) {
+      const hash = known.get(oldest)!;
+      const rlp = witness.get(hash);
+      if (!rlp) throw new WitnessIncompleteError(hash, `header of block ${oldest} (BLOCKHASH ${number})`);
+      const fields = fromRlp(rlp, 'hex') as Hex[];
+      oldest -= 1n;
+      known.set(oldest, fields[0]!);
+    }
+    const hash = known.get(number);
+    if (!hash) throw new FlashlogError('BLOCKHASH_RANGE', `BLOCKHASH ${number}: not an ancestor`);
+    return hash;
+  };
+}
+
+/**
+ * Executes one L2 block statelessly with OP Stack rules and builds its header.
+ *
+ * Before the transactions: the EIP-4788 beacon root (Ecotone) and the EIP-2935 parent hash
+ * (Isthmus) are stored. Deposits (type 0x7e) credit `mint`, bump the sender's nonce and run
+ * without fees; a deposit the EVM refuses keeps its mint and nonce bump and uses its gas limit.
+ * Other transactions pay the L1 data fee and the operator fee up front; the base fee goes to the
+ * BaseFeeVault instead of being burnt, the L1 fee to the L1FeeVault, the operator fee to the
+ * OperatorFeeVault, the priority fee to the fee recipient.
+ *
+ * @example const { hash } = await executeBlock({ config, parent, attributes, witness })
+ */
+export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock> {
+  const { config, parent, attributes, witness } = input;
+  await installJumpAnalysisCache();
+  const rules = rulesAt(config, attributes.timestamp);
+  if (!rules.active('regolith')) throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
+  if (rules.active('jovian')) throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: Jovian (DA footprint, minimum base fee) is not executed yet`);
+  const number = parent.number + 1n;
+  const parentHash = headerHash(parent);
+  const baseFeePerGas = nextBaseFee(parent, config, rules);
+  const extraData = blockExtraData(rules, attributes.eip1559Params);
+  const ecotone = rules.active('ecotone');
+  if (ecotone && attributes.parentBeaconBlockRoot === undefined) throw new FlashlogError('ATTRIBUTES_INVALID', 'payload.parentBeaconBlockRoot: required from Ecotone on');
+
+  const common = new Common({ chain: { ...Mainnet, chainId: rules.chainId, name: `op-${rules.chainId}` }, hardfork: rules.evmHardfork });
+  const state = createWitnessState(witness, parent.stateRoot);
+  const blockHash = ancestorHashes(parent, witness);
+  const blockchain = {
+    async getBlock(n: number) {
+      const hash = await blockHash(BigInt(n));
+      return { hash: () => hexToBytes(hash) };
+    },
+    async putBlock() {},
+    shallowCopy() { return blockchain; },
+  };
+  const vm = await createVM({ common, stateManager: state, blockchain: blockchain as never, evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never } });
+  const headerData = (baseFee: bigint) => ({
+    number, timestamp: attributes.timestamp, coinbase: attributes.feeRecipient, gasLimit: attributes.gasLimit, baseFeePerGas: baseFee,
+    mixHash: attributes.prevRandao, difficulty: 0n, parentHash, extraData,
+    ...(ecotone ? { parentBeaconBlockRoot: attributes.parentBeaconBlockRoot, excessBlobGas: 0n, blobGasUsed: 0n } : {}),
+  });
+  const block = createBlock({ header: createBlockHeader(headerData(baseFeePerGas), { common, skipConsensusFormatValidation: true }), withdrawals: [] }, { common, skipConsensusFormatValidation: true });
+  // A deposit is validated against a zero base fee (it pays no fees) but executes in the real
+  // block: BASEFEE inside a deposit reads the block's base fee, as op-geth gives it.
+  const depositBlock = createBlock({ header: createBlockHeader(headerData(0n), { common, skipConsensusFormatValidation: true }), withdrawals: [] }, { common, skipConsensusFormatValidation: true });
+  const runCall = vm.evm.runCall.bind(vm.evm);
+  vm.evm.runCall = (opts) => runCall({ ...opts, block });
+
+  if (ecotone) await storeIfDeployed(state, beaconRoots, [
+    [attributes.timestamp % 8191n, slotKey(attributes.timestamp)],
+    [(attributes.timestamp % 8191n) + 8191n, attributes.parentBeaconBlockRoot!],
+  ]);
+  if (rules.active('isthmus')) await storeIfDeployed(state, historyStorage, [[(number - 1n) % 8191n, parentHash]]);
+
+  const receipts: Receipt[] = [];
+  let cumulativeGasUsed = 0n;
+  let fees: TxFees | undefined;
+  for (const [index, raw] of attributes.transactions.entries()) {
+    const where = `transaction ${index}`;
+    const bytes = hexToBytes(raw);
+    let receipt: TxReceipt;
+    try {
+      if (bytes[0] === 0x7e) {
+        receipt = await runDeposit(vm, state, common, raw, depositBlock, rules);
+      } else {
+        fees ??= await txFees(rules, async (slot) => bytesToHex(await state.getStorage(createAddressFromString(l1BlockAddress), hexToBytes(slotKey(slot)))));
+        receipt = await runUserTx(vm, state, common, bytes, block, baseFeePerGas, fees);
+      }
+    } catch (error) {
+      if (error instanceof WitnessIncompleteError) throw new WitnessIncompleteError(error.key, error.context ? `${error.context}, ${where}` : where);
+      throw new FlashlogError('BLOCK_INVALID', `${where}: ${(error as Error).message}`, { cause: error });
+    }
+    cumulativeGasUsed += receipt.gasUsed;
+    receipts.push({ ...receipt, cumulativeGasUsed });
+  }
+  if (cumulativeGasUsed > attributes.gasLimit) throw new FlashlogError('BLOCK_INVALID', `gas used ${cumulativeGasUsed} exceeds the gas limit ${attributes.gasLimit}`);
+
+  const stateRoot = bytesToHex(await state.getStateRoot());
+  const messagePasserStorageRoot = async (): Promise<Hex> => {
+    const account = await state.getAccount(createAddressFromString(messagePasser));
+    return account ? bytesToHex(account.storageRoot) : emptyTrieRoot;
+  };
+  const header: BlockHeader = {
+    parentHash, sha3Uncles: emptyOmmersHash, miner: attributes.feeRecipient.toLowerCase() as Hex, stateRoot,
+    transactionsRoot: await orderedTrieRoot(attributes.transactions),
+    receiptsRoot: await orderedTrieRoot(receipts.map(encodeReceipt)),
+    logsBloom: orBlooms(receipts.map((receipt) => receipt.logsBloom)),
+    difficulty: 0n, number, gasLimit: attributes.gasLimit, gasUsed: cumulativeGasUsed, timestamp: attributes.timestamp, extraData,
+    mixHash: attributes.prevRandao, nonce: '0x0000000000000000', baseFeePerGas,
+    withdrawalsRoot: rules.active('canyon') ? (rules.active('isthmus') ? await messagePasserStorageRoot() : emptyTrieRoot) : undefined,
+    blobGasUsed: ecotone ? 0n : undefined,
+    excessBlobGas: ecotone ? 0n : undefined,
+    parentBeaconBlockRoot: ecotone ? attributes.parentBeaconBlockRoot : undefined,
+    requestsHash: rules.active('isthmus') ? emptyRequestsHash : undefined,
+  };
+  encodeHeader(header);
+  return { header, hash: headerHash(header), receipts, messagePasserStorageRoot, rules };
+}
+
+/** A system contract's storage writes (EIP-4788, EIP-2935), skipped while it has no code, as geth's system call does. */
+async function storeIfDeployed(state: MerkleStateManager, address: string, writes: [bigint, Hex][]) {
+  const contract = createAddressFromString(address);
+  if ((await state.getCode(contract)).length === 0) return;
+  for (const [slot, value] of writes) await state.putStorage(contract, hexToBytes(slotKey(slot)), hexToBytes(value).slice(firstNonZero(value)));
+}
+const firstNonZero = (value: Hex) => { const bytes = hexToBytes(value); const i = bytes.findIndex((b) => b !== 0); return i < 0 ? bytes.length : i; };

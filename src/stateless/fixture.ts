@@ -1,0 +1,99 @@
+import { readFile } from 'node:fs/promises';
+import { size, slice, type Hex } from 'viem';
+import { z } from 'zod';
+import { FlashlogError } from '../errors.ts';
+import type { BlockToExecute } from './execute-block.ts';
+import { headerFromRpc, type BlockHeader } from './header.ts';
+import { parseRollupConfig } from './rollup-config.ts';
+import type { RpcBlockWitness } from './witness-rpc.ts';
+import { witnessFromRecord } from './witness-state.ts';
+
+/**
+ * A block to re-execute with what it needs, as `shared/fixtures/op-blocks` lays it out (kona's
+ * stateless-executor test data): rollupConfig, parentHeader, payload attributes, preimages, and
+ * the expected block hash (and header, where known).
+ */
+const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'expected 0x-hex');
+export const blockFixtureSchema = z.object({
+  chainId: z.number().int().positive().optional(),
+  blockNumber: z.number().int().nonnegative().optional(),
+  rollupConfig: z.unknown(),
+  parentHeader: z.unknown(),
+  payload: z.object({
+    timestamp: hex,
+    prevRandao: hex,
+    feeRecipient: hex,
+    parentBeaconBlockRoot: hex.nullish(),
+    gasLimit: hex,
+    eip1559Params: hex.nullish(),
+    transactions: z.array(hex),
+  }),
+  expected: z.object({ blockHash: hex.regex(/^0x[0-9a-fA-F]{64}$/), header: z.unknown().optional() }),
+  preimages: z.record(z.string(), hex),
+});
+
+export interface BlockFixture {
+  readonly block: BlockToExecute;
+  readonly expectedHash: `0x${string}`;
+  readonly expectedHeader?: BlockHeader | undefined;
+}
+
+/** Parses a fixture's JSON, naming the field that does not fit. */
+export function parseBlockFixture(raw: unknown, where = 'fixture'): BlockFixture {
+  const parsed = blockFixtureSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new FlashlogError('FIXTURE_INVALID', `${where}.${issue.path.join('.')}: ${issue.message}`);
+  }
+  const { payload, expected } = parsed.data;
+  return {
+    block: {
+      config: parseRollupConfig(parsed.data.rollupConfig, `${where}.rollupConfig`),
+      parent: headerFromRpc(parsed.data.parentHeader, `${where}.parentHeader`),
+      attributes: {
+        timestamp: BigInt(payload.timestamp), prevRandao: payload.prevRandao as `0x${string}`, feeRecipient: payload.feeRecipient as `0x${string}`,
+        gasLimit: BigInt(payload.gasLimit), parentBeaconBlockRoot: (payload.parentBeaconBlockRoot ?? undefined) as `0x${string}` | undefined,
+        eip1559Params: (payload.eip1559Params ?? undefined) as `0x${string}` | undefined, transactions: payload.transactions as `0x${string}`[],
+      },
+      witness: witnessFromRecord(parsed.data.preimages),
+    },
+    expectedHash: expected.blockHash.toLowerCase() as `0x${string}`,
+    expectedHeader: expected.header === undefined ? undefined : headerFromRpc(expected.header, `${where}.expected.header`),
+  };
+}
+
+export async function readBlockFixture(path: string): Promise<BlockFixture> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new FlashlogError('FIXTURE_UNREADABLE', `${path}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new FlashlogError('FIXTURE_INVALID', `${path}: not JSON (${(error as Error).message})`);
+  }
+  return parseBlockFixture(json, path);
+}
+
+/**
+ * The fixture of a block collected from an L2 node ({@link RpcBlockWitness}): payload attributes
+ * taken from the block's own header (timestamp, prevRandao, fee recipient, gas limit, beacon
+ * root, Holocene eip1559Params from extraData), the expected hash and header the node's.
+ */
+export function fixtureFromRpc(witness: RpcBlockWitness, rollupConfig: unknown, where = 'L2 node'): BlockFixture {
+  const header = witness.header as Record<string, string | undefined>;
+  const extraData = (header.extraData ?? '0x') as Hex;
+  return parseBlockFixture({
+    rollupConfig,
+    parentHeader: witness.parentHeader,
+    payload: {
+      timestamp: header.timestamp, prevRandao: header.mixHash, feeRecipient: header.miner, parentBeaconBlockRoot: header.parentBeaconBlockRoot,
+      gasLimit: header.gasLimit, eip1559Params: size(extraData) >= 9 ? slice(extraData, 1, 9) : undefined, transactions: witness.transactions,
+    },
+    expected: { blockHash: witness.blockHash, header: witness.header },
+    preimages: witness.preimages,
+  }, where);
+}

@@ -1,0 +1,93 @@
+import { LibZip } from 'solady';
+import { bytesToHex, hexToBigInt, numberToHex, type Hex } from 'viem';
+import type { BlockRules } from './rollup-config.ts';
+
+/**
+ * What a non-deposit transaction pays beyond gas on an OP Stack chain, read from the L1Block
+ * predeploy's storage as the block's L1-info deposit left it (OP Stack specs,
+ * protocol/exec-engine.md "L1-Cost fees", ecotone/fjord/isthmus/jovian exec-engine.md):
+ *   - Bedrock/Regolith: (calldataGas + overhead) · l1BaseFee · scalar / 1e6
+ *   - Ecotone: calldataGas · (16·l1BaseFee·baseFeeScalar + blobBaseFee·blobBaseFeeScalar) / 16e6
+ *     (the Bedrock formula while both scalars are still zero: the Ecotone activation block)
+ *   - Fjord: max(100e6, 836_500·fastLzSize − 42_585_600) · (16·l1BaseFee·baseFeeScalar + blobBaseFee·blobBaseFeeScalar) / 1e12
+ *   - Isthmus operator fee: gas · operatorFeeScalar / 1e6 + operatorFeeConstant (Jovian: · 100 instead of / 1e6)
+ * calldataGas counts 4 per zero byte and 16 per other byte of the signed EIP-2718 transaction.
+ */
+export const l1BlockAddress = '0x4200000000000000000000000000000000000015' as const;
+export const feeVaults = {
+  baseFee: '0x4200000000000000000000000000000000000019',
+  l1Fee: '0x420000000000000000000000000000000000001a',
+  operatorFee: '0x420000000000000000000000000000000000001b',
+} as const;
+
+/** L1Block storage slots (its Solidity layout). */
+const slot = { l1BaseFee: 1n, scalars: 3n, overhead: 5n, scalar: 6n, blobBaseFee: 7n, operatorFee: 8n } as const;
+
+export type ReadL1BlockSlot = (slot: bigint) => Promise<Hex>;
+
+export interface TxFees {
+  /** The L1 data fee of a transaction given its signed bytes. */
+  l1Cost(signed: Uint8Array): bigint;
+  /** The operator fee for `gas` units (zero before Isthmus). */
+  operatorCost(gas: bigint): bigint;
+}
+
+/** Bytes [from, to) of a 32-byte storage word, as an integer. */
+const field = (word: Hex, from: number, to: number): bigint => {
+  const padded = word.slice(2).padStart(64, '0');
+  return hexToBigInt(`0x${padded.slice(from * 2, to * 2) || '0'}`);
+};
+
+/** FastLZ-compressed length, as Fjord's estimate takes it (solady's LibZip, which op-geth ports). */
+export const fastLzSize = (signed: Uint8Array): number => (LibZip.flzCompress(bytesToHex(signed)).length - 2) / 2;
+
+const calldataGas = (signed: Uint8Array): bigint => {
+  let gas = 0n;
+  for (const byte of signed) gas += byte === 0 ? 4n : 16n;
+  return gas;
+};
+
+/**
+ * The fee functions of one block, from the L1Block storage after its L1-info deposit ran.
+ *
+ * @example const fees = await txFees(rules, (slot) => readStorage(l1BlockAddress, slot))
+ */
+export async function txFees(rules: BlockRules, read: ReadL1BlockSlot): Promise<TxFees> {
+  const l1BaseFee = hexToBigInt(await read(slot.l1BaseFee));
+  const operatorCost = async (): Promise<(gas: bigint) => bigint> => {
+    if (!rules.active('isthmus')) return () => 0n;
+    const word = await read(slot.operatorFee);
+    const scalar = field(word, 20, 24);
+    const constant = field(word, 24, 32);
+    if (rules.active('jovian')) return (gas) => gas * scalar * 100n + constant;
+    return (gas) => (gas * scalar) / 1_000_000n + constant;
+  };
+  const bedrock = async (): Promise<TxFees['l1Cost']> => {
+    const overhead = hexToBigInt(await read(slot.overhead));
+    const scalar = hexToBigInt(await read(slot.scalar));
+    return (signed) => ((calldataGas(signed) + overhead) * l1BaseFee * scalar) / 1_000_000n;
+  };
+  let l1Cost: TxFees['l1Cost'];
+  if (!rules.active('ecotone')) {
+    l1Cost = await bedrock();
+  } else {
+    const scalars = await read(slot.scalars);
+    const baseFeeScalar = field(scalars, 16, 20);
+    const blobBaseFeeScalar = field(scalars, 20, 24);
+    if (baseFeeScalar === 0n && blobBaseFeeScalar === 0n) {
+      l1Cost = await bedrock();
+    } else {
+      const blobBaseFee = hexToBigInt(await read(slot.blobBaseFee));
+      const feeScaled = 16n * l1BaseFee * baseFeeScalar + blobBaseFee * blobBaseFeeScalar;
+      l1Cost = rules.active('fjord')
+        ? (signed) => {
+          const estimated = -42_585_600n + 836_500n * BigInt(fastLzSize(signed));
+          return ((estimated < 100_000_000n ? 100_000_000n : estimated) * feeScaled) / 1_000_000_000_000n;
+        }
+        : (signed) => (calldataGas(signed) * feeScaled) / 16_000_000n;
+    }
+  }
+  return { l1Cost, operatorCost: await operatorCost() };
+}
+
+export const slotKey = (n: bigint): Hex => numberToHex(n, { size: 32 });

@@ -1,0 +1,90 @@
+import type { Block } from '@ethereumjs/block';
+import type { Common } from '@ethereumjs/common';
+import type { MerkleStateManager } from '@ethereumjs/statemanager';
+import { createLegacyTx, createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx';
+import { Account, createAddressFromString, type Address } from '@ethereumjs/util';
+import { runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
+import { bytesToHex, type Hex } from 'viem';
+import { parseTransaction } from 'viem/op-stack';
+import { FlashlogError } from '../errors.ts';
+import { feeVaults, type TxFees } from './l1-cost.ts';
+import type { Receipt } from './receipts.ts';
+import type { BlockRules } from './rollup-config.ts';
+
+/**
+ * One transaction of an OP Stack block, run on the block's VM: a deposit (OP Stack deposits.md)
+ * or a user transaction with its L1 data fee, operator fee and fee-vault credits
+ * (exec-engine.md "Fee Vaults", isthmus/exec-engine.md "Operator fee").
+ */
+export type TxReceipt = Omit<Receipt, 'cumulativeGasUsed'>;
+
+function receiptOf(type: number, result: RunTxResult, gasUsed: bigint, extra: Partial<Receipt> = {}): TxReceipt {
+  return {
+    type, status: result.execResult.exceptionError ? 0 : 1, gasUsed,
+    logsBloom: bytesToHex(result.bloom.bitvector),
+    logs: (result.execResult.logs ?? []).map(([address, topics, data]) => ({ address: bytesToHex(address), topics: topics.map((t) => bytesToHex(t)), data: bytesToHex(data) })),
+    l1Fee: 0n, operatorFee: 0n, ...extra,
+  };
+}
+
+async function credit(state: MerkleStateManager, address: Address, amount: bigint) {
+  if (amount === 0n) return;
+  const account = (await state.getAccount(address)) ?? new Account();
+  account.balance += amount;
+  await state.putAccount(address, account);
+}
+
+/** viem's parse of a 0x7e transaction (its return type names only Ethereum's types). */
+interface DepositFields {
+  readonly type: string;
+  readonly from: Hex;
+  readonly to?: Hex | null;
+  readonly mint?: bigint;
+  readonly value?: bigint;
+  readonly gas: bigint;
+  readonly data?: Hex;
+}
+
+/** OP Stack deposits.md "Execution" (Regolith and later). */
+export async function runDeposit(vm: VM, state: MerkleStateManager, common: Common, raw: Hex, depositBlock: Block, rules: BlockRules): Promise<TxReceipt> {
+  const deposit = parseTransaction(raw) as unknown as DepositFields;
+  if (deposit.type !== 'deposit') throw new FlashlogError('TX_INVALID', 'type 0x7e that is not a deposit');
+  const from = createAddressFromString(deposit.from);
+  const before = await state.getAccount(from);
+  const depositNonce = before?.nonce ?? 0n;
+  await credit(state, from, deposit.mint ?? 0n);
+  const tx = createLegacyTx({ nonce: depositNonce, gasPrice: 0n, gasLimit: deposit.gas, to: deposit.to ?? undefined, value: deposit.value ?? 0n, data: deposit.data ?? '0x' }, { common, freeze: false });
+  (tx as { getSenderAddress: () => Address }).getSenderAddress = () => from;
+  const version = rules.active('canyon') ? { depositNonce, depositReceiptVersion: 1n } : { depositNonce };
+  try {
+    const result = await runTx(vm, { tx, block: depositBlock, skipNonce: true, skipHardForkValidation: true, skipBlockGasLimitValidation: true });
+    return receiptOf(0x7e, result, result.totalGasSpent, version);
+  } catch {
+    // A failed deposit: everything but the mint is undone, the nonce still moves, all gas is used.
+    const account = (await state.getAccount(from)) ?? new Account();
+    account.nonce += 1n;
+    await state.putAccount(from, account);
+    return { type: 0x7e, status: 0 as const, gasUsed: deposit.gas, logsBloom: bytesToHex(new Uint8Array(256)), logs: [], l1Fee: 0n, operatorFee: 0n, ...version };
+  }
+}
+
+export async function runUserTx(vm: VM, state: MerkleStateManager, common: Common, bytes: Uint8Array, block: Block, baseFeePerGas: bigint, fees: TxFees): Promise<TxReceipt> {
+  const tx: TypedTransaction = createTxFromRLP(bytes, { common });
+  const sender = tx.getSenderAddress();
+  const l1Fee = fees.l1Cost(bytes);
+  const operatorUpfront = fees.operatorCost(tx.gasLimit);
+  const account = (await state.getAccount(sender)) ?? new Account();
+  if (account.balance < l1Fee + operatorUpfront) {
+    throw new FlashlogError('TX_INVALID', `sender ${sender.toString()} cannot pay the L1 fee ${l1Fee} and operator fee ${operatorUpfront} (balance ${account.balance})`);
+  }
+  account.balance -= l1Fee + operatorUpfront;
+  await state.putAccount(sender, account);
+  const result = await runTx(vm, { tx, block, skipHardForkValidation: true });
+  const gasUsed = result.totalGasSpent;
+  const operatorFee = fees.operatorCost(gasUsed);
+  await credit(state, sender, operatorUpfront - operatorFee);
+  await credit(state, createAddressFromString(feeVaults.baseFee), gasUsed * baseFeePerGas);
+  await credit(state, createAddressFromString(feeVaults.l1Fee), l1Fee);
+  await credit(state, createAddressFromString(feeVaults.operatorFee), operatorFee);
+  return receiptOf(tx.type, result, gasUsed, { l1Fee, operatorFee });
+}

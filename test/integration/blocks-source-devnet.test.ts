@@ -1,0 +1,126 @@
+import type { Hex } from 'viem';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { topics } from '../../src/log/topics.ts';
+import { chainRecordSchema, logRecordSchema, type ChainRecord } from '../../src/schemas/records.ts';
+import { blockRecordSchema } from '../../src/schemas/records.ts';
+import { eventually } from '../helpers/context.ts';
+import { rpc } from '../helpers/devnet-feed.ts';
+import { readTopic } from '../helpers/execution-harness.ts';
+import { startBlocksGateway, type BlocksGateway } from '../helpers/blocks-gateway.ts';
+
+/**
+ * The blocks source end to end on a real Denim devnet (200 ms blocks, the unsafe head replaced
+ * every 4 blocks, load): newHeads over the node's WebSocket -> link -> embedded log -> view ->
+ * gateway. What it published is the chain, block by block; every reorg withdraws exactly the
+ * replaced block's logs; a gateway started later answers as the one that never stopped; `logs`
+ * and `pendingLogs` subscribers of the gateway get every log once, in the log's order.
+ */
+type Json = Record<string, unknown>;
+const strip = ({ v: _v, index: _index, ...log }: Json) => log;
+
+let net: BlocksGateway;
+const received: Record<'logs' | 'pendingLogs', Json[]> = { logs: [], pendingLogs: [] };
+let blockRecords: { number: bigint; hash: string }[] = [];
+let logRecords: Json[] = [];
+let chainRecords: ChainRecord[] = [];
+let safeNumber = 0n;
+
+beforeAll(async () => {
+  net = await startBlocksGateway({ reorgEvery: 4, load: 30, safeLagBlocks: 6, finalizedLagBlocks: 12 });
+  const socket = new WebSocket(net.serve.gateway.wsUrl);
+  const ids: Record<string, 'logs' | 'pendingLogs'> = {};
+  socket.on('message', (data) => {
+    const message = JSON.parse(data.toString()) as { id?: number; result?: string; params?: { subscription: string; result: Json } };
+    if (message.id !== undefined) ids[message.result!] = message.id === 1 ? 'logs' : 'pendingLogs';
+    else if (message.params) received[ids[message.params.subscription]!].push(message.params.result);
+  });
+  await new Promise((resolve) => socket.once('open', resolve));
+  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['logs'] }));
+  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_subscribe', params: ['pendingLogs', {}] }));
+  await eventually(() => (Object.keys(ids).length === 2 ? true : undefined));
+  // ~40 blocks (10 replaced heads) under load.
+  await eventually(async () => (BigInt(await rpc<Hex>(net.devnet.rpcUrl, 'eth_blockNumber')) >= 40n ? true : undefined), 30_000, '40 blocks');
+  safeNumber = BigInt((await rpc<{ number: Hex }>(net.devnet.rpcUrl, 'eth_getBlockByNumber', ['safe', false])).number);
+  await net.stopIngest();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  socket.close();
+  blockRecords = (await readTopic(net.log, topics.blocks)).map((record) => {
+    const block = blockRecordSchema.parse(JSON.parse(record.value));
+    return { number: BigInt(block.blockNumber), hash: (block.header as unknown as { hash: string }).hash };
+  });
+  logRecords = (await readTopic(net.log, topics.logs)).map((record) => logRecordSchema.parse(JSON.parse(record.value)) as Json);
+  chainRecords = (await readTopic(net.log, topics.chain)).map((record) => chainRecordSchema.parse(JSON.parse(record.value)));
+}, 60_000);
+afterAll(async () => net?.close());
+
+describe('blocks source on a Denim devnet', () => {
+  it('publishes each canonical block once, its logs equal to the node\'s logs block by block', async () => {
+    const first = blockRecords[0]!.number;
+    expect(safeNumber - first).toBeGreaterThan(10n);
+    for (let n = first; n <= safeNumber; n++) {
+      const canonical = await rpc<{ hash: Hex }>(net.devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${n.toString(16)}`, false]);
+      expect(blockRecords.filter((block) => block.hash === canonical.hash)).toHaveLength(1);
+      const published = logRecords.filter((log) => log.blockHash === canonical.hash && !log.removed).map(strip);
+      const nodeLogs = await rpc<Json[]>(net.devnet.rpcUrl, 'eth_getLogs', [{ blockHash: canonical.hash }]);
+      expect(published).toEqual(nodeLogs);
+    }
+  });
+
+  it('withdraws exactly the logs of every replaced head, as removed: true', async () => {
+    const reorgs = chainRecords.filter((record) => record.type === 'reorg' && record.replacedBlockHash);
+    expect(reorgs.length).toBeGreaterThanOrEqual(3);
+    let withdrawn = 0;
+    for (const record of reorgs) {
+      if (record.type !== 'reorg') continue;
+      const replaced = record.replacedBlockHash!;
+      const announced = logRecords.filter((log) => log.blockHash === replaced && !log.removed);
+      const removed = logRecords.filter((log) => log.blockHash === replaced && log.removed);
+      expect(removed.map((log) => ({ ...log, removed: false }))).toEqual(announced);
+      withdrawn += removed.length;
+      const canonical = await rpc<{ hash: Hex }>(net.devnet.rpcUrl, 'eth_getBlockByNumber', [record.blockNumber, false]);
+      expect(canonical.hash).not.toBe(replaced);
+    }
+    expect(withdrawn).toBeGreaterThan(0);
+  });
+
+  it('publishes safe and finalized as they advance, with the node\'s hashes', async () => {
+    for (const level of ['safe', 'finalized'] as const) {
+      const heads = chainRecords.filter((record) => record.type === level);
+      expect(heads.length).toBeGreaterThan(1);
+      const numbers = heads.map((record) => BigInt(record.blockNumber));
+      expect(numbers).toEqual([...numbers].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+      const last = heads.at(-1)!;
+      const block = await rpc<{ hash: Hex }>(net.devnet.rpcUrl, 'eth_getBlockByNumber', [last.blockNumber, false]);
+      expect(block.hash).toBe(last.blockHash);
+    }
+  });
+
+  it('gives logs and pendingLogs subscribers every log once, in the log\'s order', () => {
+    const expected = logRecords.map(strip);
+    for (const kind of ['logs', 'pendingLogs'] as const) {
+      const got = received[kind];
+      expect(got.length).toBeGreaterThan(20);
+      const start = expected.findIndex((log) => JSON.stringify(log) === JSON.stringify(got[0]));
+      expect(start).toBeGreaterThanOrEqual(0);
+      expect(got).toEqual(expected.slice(start));
+    }
+  });
+
+  it('answers from a gateway started now as from the one that never stopped', async () => {
+    const restarted = await net.startServe();
+    for (const [method, params] of [
+      ['eth_getBlockByNumber', ['pending', true]],
+      ['eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }]],
+      ['eth_getBlockReceipts', ['pending']],
+      ['eth_getBlockTransactionCountByNumber', ['pending']],
+    ] as const) {
+      const live = await rpc(net.serve.gateway.url, method, [...params]);
+      expect(await rpc(restarted.gateway.url, method, [...params])).toEqual(live);
+    }
+    const pending = await rpc<{ number: Hex; hash: Hex; timestampMs: Hex }>(net.serve.gateway.url, 'eth_getBlockByNumber', ['pending', false]);
+    expect(BigInt(pending.number)).toBe(blockRecords.at(-1)!.number);
+    expect(pending.hash).toBe(blockRecords.at(-1)!.hash);
+    expect(pending.timestampMs).toMatch(/^0x/);
+  });
+});
