@@ -89,10 +89,10 @@ export function apply(state: ViewState, input: ViewInput): ViewState {
   if (input.type === 'head') return { ...advanceCanonical(state, input.blockNumber), seq };
   const { record } = input;
   const offsets = { ...state.offsets, [`${record.topic}/${record.partition}`]: record.offset + 1n };
-  const base: ViewState = { ...state, offsets, seq, change: noChange };
   // The view needs no log record's content (see below), only its verdict: most are judged valid
   // from their text, without parsing them.
-  if (record.topic === topics.logs && isLogRecordText(record.value)) return { ...base, applied: state.applied + 1 };
+  if (record.topic === topics.logs && isLogRecordText(record.value)) return { ...state, offsets, seq, change: noChange, applied: state.applied + 1 };
+  const base: ViewState = { ...state, offsets, seq, change: noChange };
   let value: unknown;
   try {
     value = JSON.parse(record.value);
