@@ -22,8 +22,8 @@ import { benchContext } from './gateway.ts';
  * flashblocks x 2 transactions x 4 logs, i.e. 1 block record (all transactions so far, the new
  * receipts, a state diff) and 8 log records per flashblock.
  * Target: full replay >= 100,000 records/s.
- * Then the same full replay side by side: this tree and a baseline commit (checked out once into
- * bench/.cache/baseline-<sha> with `git worktree`), each in a child process on the same log, with
+ * Then the same full replay side by side: this tree and a baseline commit (its files copied once
+ * into bench/.cache/baseline-<sha> with `git archive`), each in a child process on the same log, with
  * wall time and CPU time (the machine is shared: records per CPU-second is the steadier figure).
  *   FLASHLOG_BENCH_REPLAY_RECORDS (default 1000000), FLASHLOG_BENCH_REPLAY_KAFKA_RECORDS (200000),
  *   FLASHLOG_BENCH_REPLAY_BASELINE (a commit-ish, default main; off to skip).
@@ -59,8 +59,9 @@ function baselineTree(ref: string): { root: string; sha: string } | { error: str
     const sha = execFileSync('git', ['-C', repo, 'rev-parse', '--short=12', `${ref}^{commit}`], { encoding: 'utf8' }).trim();
     const root = join(repo, 'bench', '.cache', `baseline-${sha}`);
     if (!existsSync(join(root, 'streams'))) {
-      mkdirSync(join(repo, 'bench', '.cache'), { recursive: true });
-      execFileSync('git', ['-C', repo, 'worktree', 'add', '--detach', root, sha], { stdio: 'ignore' });
+      // A plain copy of the commit's files (git archive), not a worktree: nothing is registered in the repository.
+      mkdirSync(root, { recursive: true });
+      execFileSync('sh', ['-c', 'git -C "$0" archive --format=tar "$1" | tar -x -C "$2"', repo, sha, root], { stdio: 'ignore' });
     }
     if (!existsSync(join(root, 'node_modules'))) symlinkSync(join(repo, 'node_modules'), join(root, 'node_modules'));
     return { root, sha };
