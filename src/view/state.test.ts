@@ -156,3 +156,47 @@ describe('view reducer: block records that repeat the transactions the view hold
     expect(apply(held, { type: 'record', record: { ...next!, value: JSON.stringify(badNew) } }).lastInvalid).toContain('transactions.1.hash');
   });
 });
+
+describe('view reducer: replay fast paths', () => {
+  it('counts a bad log record, valid-looking or not, with the field named, and applies the good ones', async () => {
+    const [, good] = asLog(blockBuilder(60n).flashblock(await signedTransfers(1)));
+    const badAddress: LogRecord = { ...good!, offset: good!.offset + 1n, value: good!.value.replace(/"address":"0x[0-9a-f]{40}"/, '"address":"0x12"') };
+    const badIndex: LogRecord = { ...good!, offset: good!.offset + 2n, value: good!.value.replace(/"index":0/, '"index":-1') };
+    const spaced: LogRecord = { ...good!, offset: good!.offset + 3n, value: JSON.stringify(JSON.parse(good!.value), null, 2) };
+    const state = applyAll(initialViewState(), [good!, badAddress, spaced, badIndex]);
+    expect(state.applied).toBe(2);
+    expect(state.invalid).toBe(2);
+    expect(applyAll(initialViewState(), [badAddress]).lastInvalid).toMatch(/flashlog\.logs@\d+: address: /);
+    expect(state.lastInvalid).toMatch(/flashlog\.logs@\d+: index: /);
+  });
+
+  it('extends a block\'s hash and address indexes across flashblocks as a rebuild from its last record would', async () => {
+    const txs = await signedTransfers(6);
+    const emitters = ['0x00000000000000000000000000000000000000A1', '0x00000000000000000000000000000000000000b2'] as const;
+    const block = blockBuilder(70n);
+    const batches = [txs.slice(0, 2), txs.slice(2, 3), txs.slice(3, 6)].map((batch) => asLog(block.flashblock(batch, { logsPerTx: 2, emitters })));
+    const extended = latestPending(applyAll(initialViewState(), batches.flat()))!;
+    const rebuilt = latestPending(applyAll(initialViewState(), [batches[2]![0]!]))!;
+    expect(extended.index).toBe(2);
+    expect([...extended.positionByHash]).toEqual(txs.map((tx, position) => [tx.hash.toLowerCase(), position]));
+    expect(extended.logs).toHaveLength(12);
+    expect([...extended.logsByAddress.keys()]).toEqual(['0x00000000000000000000000000000000000000a1', '0x00000000000000000000000000000000000000b2']);
+    for (const [address, list] of extended.logsByAddress) expect(list).toEqual(extended.logs.filter((log) => log.address.toLowerCase() === address));
+    expect(extended.logsByAddress.get('0x00000000000000000000000000000000000000a1')).toHaveLength(6);
+    // The last record alone carries only its own receipts, so compare what both know: the hashes.
+    expect([...rebuilt.positionByHash]).toEqual([...extended.positionByHash]);
+  });
+});
+
+describe('view reducer: what it keeps of a block record', () => {
+  it('serves a block\'s logs with the keys in the schema\'s order, whatever their order in the record', async () => {
+    const [record] = asLog(blockBuilder(80n).flashblock(await signedTransfers(1), { logsPerTx: 1 }));
+    const value = JSON.parse(record!.value) as { receipts: { logs: Record<string, unknown>[] }[] };
+    const log = value.receipts[0]!.logs[0]!;
+    const { address, topics: logTopics, ...rest } = log;
+    value.receipts[0]!.logs[0] = { ...rest, topics: logTopics, address };
+    const state = apply(initialViewState(), { type: 'record', record: { ...record!, value: JSON.stringify(value) } });
+    expect(state.invalid).toBe(0);
+    expect(JSON.stringify(latestPending(state)!.logs[0])).toBe(JSON.stringify(log));
+  });
+});

@@ -1,5 +1,6 @@
 import type { LogRecord } from '../log/port.ts';
 import { topics } from '../log/topics.ts';
+import { isBlockRecordValue, isLogRecordText, isLogRecordValue } from './record-check.ts';
 import {
   blockRecordSchema, chainRecordSchema, logRecordSchema,
   type AccountDiff, type BlockRecord, type ChainRecord, type PendingHeader, type RpcLog, type RpcReceipt,
@@ -88,6 +89,9 @@ export function apply(state: ViewState, input: ViewInput): ViewState {
   if (input.type === 'head') return { ...advanceCanonical(state, input.blockNumber), seq };
   const { record } = input;
   const offsets = { ...state.offsets, [`${record.topic}/${record.partition}`]: record.offset + 1n };
+  // The view needs no log record's content (see below), only its verdict: most are judged valid
+  // from their text, without parsing them.
+  if (record.topic === topics.logs && isLogRecordText(record.value)) return { ...state, offsets, seq, change: noChange, applied: state.applied + 1 };
   const base: ViewState = { ...state, offsets, seq, change: noChange };
   let value: unknown;
   try {
@@ -107,10 +111,13 @@ export function apply(state: ViewState, input: ViewInput): ViewState {
   }
   if (record.topic === topics.logs) {
     // Live logs arrive inside their block's receipts; removed logs are derived from the reorg record,
-    // which names the dropped transactions. The log records are still validated and counted.
-    const parsed = logRecordSchema.safeParse(value);
-    if (!parsed.success) return invalid(base, describeIssue(record, parsed.error.issues[0]));
-    return { ...state, offsets, seq, change: noChange, applied: state.applied + 1 };
+    // which names the dropped transactions. The log records are still validated and counted (the
+    // schema is asked only when the fast check says no, for the reason or a yes after all).
+    if (!isLogRecordValue(value)) {
+      const parsed = logRecordSchema.safeParse(value);
+      if (!parsed.success) return invalid(base, describeIssue(record, parsed.error.issues[0]));
+    }
+    return { ...base, applied: state.applied + 1 };
   }
   return base;
 }
@@ -123,8 +130,16 @@ const noChange: ViewChange = { type: 'none' };
  * only the new ones go through the schema (a block record carries every transaction so far, so
  * validating all of them again made replay quadratic in a block's flashblocks).
  */
-function parseBlockRecord(state: ViewState, value: unknown): ReturnType<typeof blockRecordSchema.safeParse> {
+function parseBlockRecord(state: ViewState, value: unknown): { success: true; data: BlockRecord } | ReturnType<typeof blockRecordSchema.safeParse> {
   const held = reusablePrefix(state, value);
+  // The fast check first (record-check.ts): a yes means the schema accepts the value as it is.
+  if (isBlockRecordValue(value, held === undefined ? 0 : (value as { firstNew: number }).firstNew)) {
+    const data = value as BlockRecord;
+    if (held !== undefined) {
+      for (let i = 0; i < data.firstNew; i++) data.transactions[i] = held[i]!;
+    }
+    return { success: true, data };
+  }
   if (held === undefined) return blockRecordSchema.safeParse(value);
   const record = value as { transactions: unknown[]; firstNew: number };
   const parsed = blockRecordSchema.safeParse({ ...record, transactions: record.transactions.slice(record.firstNew) });
@@ -176,11 +191,17 @@ function applyBlock(state: ViewState, record: BlockRecord): ViewState {
   const receipts = keptReceipts.length === record.firstNew ? [...keptReceipts, ...newReceipts] : keptReceipts;
   const newLogs = keptReceipts.length === record.firstNew ? newReceipts.flatMap((receipt) => receipt.logs) : [];
   const keptLogs = continues ? previous.logs.filter((log) => Number(log.transactionIndex) < record.firstNew) : [];
-  const positionByHash = new Map<string, number>();
-  record.transactions.forEach((tx, position) => positionByHash.set(tx.hash.toLowerCase(), position));
+  // A flashblock that keeps every transaction and log of the block held extends its indexes (copies:
+  // the previous state stays as it was); otherwise they are built again.
+  const extending = continues && record.firstNew === previous.transactions.length && keptLogs.length === previous.logs.length;
+  const positionByHash = extending ? new Map(previous.positionByHash) : new Map<string, number>();
+  for (let position = extending ? record.firstNew : 0; position < record.transactions.length; position++) {
+    positionByHash.set(record.transactions[position]!.hash.toLowerCase(), position);
+  }
   const logs = [...keptLogs, ...newLogs];
   const logsByAddress = new Map<string, RpcLog[]>();
-  for (const log of logs) {
+  if (extending) for (const [address, list] of previous.logsByAddress) logsByAddress.set(address, [...list]);
+  for (const log of extending ? newLogs : logs) {
     const key = log.address.toLowerCase();
     const list = logsByAddress.get(key);
     if (list) list.push(log);
