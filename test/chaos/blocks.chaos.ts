@@ -10,7 +10,7 @@ import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 import { report, rssMiB, sleep } from './harness.ts';
 
 /**
- * Scenario 8, the node's WebSocket cut: a Denim devnet (200 ms blocks, load, the unsafe head
+ * Scenario 11, the node's WebSocket cut: a Denim devnet (200 ms blocks, load, the unsafe head
  * replaced every 5 blocks) feeds the blocks source through a TCP proxy carrying its newHeads
  * WebSocket. The proxy drops every connection and refuses new ones for CHAOS_BLOCKS_CUT_SECONDS
  * (default 10) while blocks keep coming; the source's safety poll is off, so only the reconnect
@@ -25,7 +25,7 @@ afterAll(async () => {
   await proxy?.close();
 });
 
-describe('scenario 8: blocks source, node WebSocket cut', () => {
+describe('scenario 11: blocks source, node WebSocket cut', () => {
   it(`the newHeads WebSocket cut for ${cutSeconds} s while 200 ms blocks keep coming: backfilled, 0 lost, 0 duplicated`, async () => {
     net = await startBlocksGateway({ reorgEvery: 5, load: 20, safeLagBlocks: 5, finalizedLagBlocks: 10 }, { blocksPollMs: 600_000, reconnectMinMs: 200, reconnectMaxMs: 1000, pingIntervalMs: 500 }, async (devnet) => {
       proxy = await startTcpProxy({ host: '127.0.0.1', port: devnet.rpcPort });
@@ -70,7 +70,7 @@ describe('scenario 8: blocks source, node WebSocket cut', () => {
     const strangers = inRange.filter((block) => !canonical.has(block.hash) && !replaced.has(block.hash)).length;
     const blocksDuringCut = Number(restoredHead - cutAt);
     report({
-      scenario: '8 blocks source: node WebSocket cut', load: '200 ms blocks, 20 tx/s, head replaced every 5 blocks',
+      scenario: '11 blocks source: node WebSocket cut', load: '200 ms blocks, 20 tx/s, head replaced every 5 blocks',
       faults: `newHeads WebSocket cut ${cutSeconds} s (${blocksDuringCut} blocks missed)`, lost, duplicates: duplicated,
       recoveryMs, rssBeforeMiB: rssBefore, rssAfterMiB: rssMiB(process.pid),
       notes: `blocks ${first}..${safe} checked; held during the cut stayed at ${heldDuringCut}; backfilled ${await metricValue(net.ctx, 'flashlog_blocks_source_backfilled_total')} blocks by parent hash; ${replaced.size} replaced heads`,
