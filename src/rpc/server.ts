@@ -8,7 +8,7 @@ import { answerMetrics, counter, gauge, histogram, type Registry } from '../obs/
 import type { ViewState } from '../view/state.ts';
 import { createTransactionFormatter } from './format.ts';
 import type { Method, MethodContext } from './method.ts';
-import { methods as builtin, websocketOnly } from './methods.ts';
+import { methodSpecs, registry } from './registry.ts';
 import { paramsArray } from './params.ts';
 import { errorResponse, handleText, parseMessage, type RpcCall } from './protocol.ts';
 import { createRateLimiter } from './rate-limit.ts';
@@ -57,8 +57,10 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Refused in public mode, as Base's public endpoints do. */
-const publicForbidden = new Set(['eth_getBlockReceipts']);
+/** The registry's methods that need nothing beyond the view (the executing ones come in `options.methods`). */
+const builtin: Readonly<Record<string, Method>> = Object.fromEntries(registry.filter((spec) => !spec.executes).map((spec) => [spec.name, spec.handler]));
+const websocketOnly = (method: string): boolean => methodSpecs.get(method)?.transports.includes('http') === false;
+const publicForbidden = (method: string): boolean => methodSpecs.get(method)?.public === 'forbidden';
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { logger, upstream } = options;
@@ -74,28 +76,29 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   const dispatch = async (call: RpcCall, socket?: WebSocket): Promise<unknown> => {
     const method = call.method;
-    const label = table[method] || websocketOnly.has(method) ? method : 'other';
-    const stopTimer = duration.startTimer({ method: label, source: table[method] ? 'view' : 'upstream' });
+    const wsOnly = websocketOnly(method);
+    const handler = table[method];
+    const label = handler ? method : 'other';
+    const source = handler && !wsOnly ? 'view' : 'upstream';
+    const stopTimer = duration.startTimer({ method: label, source });
     try {
       let result: unknown;
-      if (websocketOnly.has(method)) {
-        if (!socket) throw new MethodNotFoundError(`${method} (only over WebSocket)`);
-        result = hub.call(socket, method, call.params);
+      if (wsOnly && !socket) throw new MethodNotFoundError(`${method} (only over WebSocket)`);
+      const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
+      if (handler) {
+        const context: MethodContext = {
+          view: options.view, states$: options.states$, upstream, formatter, limits, forward,
+          ...(socket ? { subscriptions: (params: readonly unknown[]) => hub.call(socket, method, params) } : {}),
+        };
+        result = await handler(paramsArray(call.params, method), context);
       } else {
-        const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
-        const handler = table[method];
-        if (handler) {
-          const context: MethodContext = { view: options.view, states$: options.states$, upstream, formatter, limits, forward };
-          result = await handler(paramsArray(call.params, method), context);
-        } else {
-          result = await forward();
-        }
+        result = await forward();
       }
-      requests.inc({ method: label, source: table[method] ? 'view' : 'upstream', outcome: 'ok' });
+      requests.inc({ method: label, source, outcome: 'ok' });
       stopTimer();
       return result;
     } catch (error) {
-      requests.inc({ method: label, source: table[method] ? 'view' : 'upstream', outcome: error instanceof JsonRpcError ? String(error.rpcCode) : 'internal' });
+      requests.inc({ method: label, source, outcome: error instanceof JsonRpcError ? String(error.rpcCode) : 'internal' });
       stopTimer();
       if (!(error instanceof JsonRpcError)) logger.warn({ method, err: errorMessage(error) }, 'call failed');
       throw error;
@@ -185,7 +188,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         reply(response, 429, JSON.stringify(errorResponse(null, new JsonRpcError(-32005, `rate limit exceeded: at most ${options.rateLimit} calls per second per client`))));
         return;
       }
-      const forbidden = list.find((call) => !(call instanceof JsonRpcError) && publicForbidden.has(call.method));
+      const forbidden = list.find((call) => !(call instanceof JsonRpcError) && publicForbidden(call.method));
       if (forbidden && !(forbidden instanceof JsonRpcError)) {
         reply(response, 403, JSON.stringify(errorResponse(forbidden.id ?? null, new JsonRpcError(-32001, `${forbidden.method} is not available on this public endpoint`))));
         return;

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { address, hexBytes, quantity } from '../../schemas/hex.ts';
-import { InvalidParamsError, ServerError } from '../../errors.ts';
-import { layerOverrides, stateOverridesParam, type StateOverrides } from '../../evm/overrides.ts';
-import type { ViewState } from '../../view/state.ts';
-import type { MethodContext } from '../method.ts';
-import { createUpstream, type Upstream } from '../upstream.ts';
-import { isPending, requireParam, stateBlockParam, type StateBlockParam } from '../params.ts';
+import { address, hexBytes, quantity } from '../schemas/hex.ts';
+import { InvalidParamsError, ServerError } from '../errors.ts';
+import { layerOverrides, stateOverridesParam, type StateOverrides } from '../evm/overrides.ts';
+import type { ViewState } from '../view/state.ts';
+import type { ExecutionLimits, MethodContext } from './method.ts';
+import { createUpstream, type Upstream } from './upstream.ts';
+import { isPending, requireParam, stateBlockParam, type StateBlockParam } from './params.ts';
 import { canonicalBase, pendingOverrides } from './pending.ts';
 
 /**
@@ -40,13 +40,6 @@ export function callObjectParam(value: unknown, where: string): CallObject {
     throw new InvalidParamsError(`invalid ${field}: ${issue.message}, got ${JSON.stringify(value)?.slice(0, 120) ?? 'nothing'}`);
   }
   return parsed.data;
-}
-
-export interface ExecutionLimits {
-  /** Most gas one call may use: a larger `gas` is lowered to it. */
-  readonly gasCap: bigint;
-  /** Longest one request may take, all upstream calls included. */
-  readonly timeoutMs: number;
 }
 
 /** The parsed `[tx, block, stateOverrides?]` of eth_call / eth_estimateGas. */
