@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readBody } from '../rpc/edge.ts';
 import type { AddressInfo } from 'node:net';
 import { toHex, type Address } from 'viem';
 import { publicKeyToAddress } from 'viem/accounts';
@@ -241,31 +242,21 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
       response.writeHead(405, { allow: 'POST, GET' }).end();
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBodyBytes) { tooLarge = true; return; }
-      chunks.push(chunk);
-    });
-    request.on('end', () => {
-      if (tooLarge) {
-        send(response, 413, { jsonrpc: '2.0', id: null, error: failure(-32600, `request body exceeds ${maxBodyBytes} bytes`) });
-        return;
-      }
+    const tooLarge = () => JSON.stringify({ jsonrpc: '2.0', id: null, error: failure(-32600, `request body exceeds ${maxBodyBytes} bytes`) });
+    track(readBody(request, response, maxBodyBytes, tooLarge).then((text) => {
+      if (text === undefined) return;
       let body: unknown;
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        body = JSON.parse(text);
       } catch {
         send(response, 200, { jsonrpc: '2.0', id: null, error: failure(-32700, 'Parse error') });
         return;
       }
-      track(handle(body).then((out) => send(response, 200, out), (error: unknown) => {
+      return handle(body).then((out) => send(response, 200, out), (error: unknown) => {
         logger?.error({ err: error }, 'prover host request failed');
         send(response, 500, { jsonrpc: '2.0', id: null, error: failure(-32603, 'Internal error') });
-      }));
-    });
+      });
+    }));
   };
   const track = (work: Promise<unknown>) => {
     inFlight.add(work);

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { ExecutionServices, Method, MethodSpec } from './method.ts';
+import { callable, type ExecutionServices, type Method, type MethodSpec } from './method.ts';
 import { registry } from './registry.ts';
 import type { Upstream } from './upstream.ts';
 import type { RulesSpec } from '../evm/simulate/chain-rules.ts';
@@ -46,7 +46,8 @@ export function createExecutionMethods(options: ExecutionOptions): ExecutionMeth
 
 /** An executing method with its services bound: what the gateway calls. */
 export function bindExecution(spec: MethodSpec, services: ExecutionServices): Method {
-  return (params, ctx) => spec.handler(params, { ...ctx, execution: services });
+  const handler = callable(spec);
+  return (params, ctx) => handler(params, { ...ctx, execution: services });
 }
 
 /**

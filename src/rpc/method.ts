@@ -2,6 +2,7 @@ import type { Observable } from 'rxjs';
 import type { z } from 'zod';
 import type { RulesSpec } from '../evm/simulate/chain-rules.ts';
 import type { SimulationPool } from '../evm/simulate/pool.ts';
+import { parseParam } from '../schemas/issue.ts';
 import type { ViewState } from '../view/state.ts';
 import type { TransactionFormatter } from './format.ts';
 import type { Upstream } from './upstream.ts';
@@ -85,6 +86,13 @@ export interface MethodDefinition {
   readonly public?: 'allowed' | 'forbidden';
   /** Default false. */
   readonly executes?: boolean;
+}
+
+/** The spec's handler, behind its params schema when it declares one. */
+export function callable(spec: MethodSpec): Method {
+  const schema = spec.params;
+  if (!schema) return spec.handler;
+  return (params, ctx) => spec.handler(parseParam(schema, params, 'params'), ctx);
 }
 
 /** Declares one method (the only export of its file under `methods/`). */

@@ -6,8 +6,9 @@ import { InvalidRequestError, JsonRpcError, MethodNotFoundError, errorMessage } 
 import type { Logger } from '../obs/logger.ts';
 import { answerMetrics, counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { ViewState } from '../view/state.ts';
+import { readBody, replyJson } from './edge.ts';
 import { createTransactionFormatter } from './format.ts';
-import type { Method, MethodContext } from './method.ts';
+import { callable, type Method, type MethodContext } from './method.ts';
 import { methodSpecs, registry } from './registry.ts';
 import { paramsArray } from './params.ts';
 import { errorResponse, handleText, parseMessage, type RpcCall } from './protocol.ts';
@@ -58,7 +59,7 @@ export interface Gateway {
 }
 
 /** The registry's methods that need nothing beyond the view (the executing ones come in `options.methods`). */
-const builtin: Readonly<Record<string, Method>> = Object.fromEntries(registry.filter((spec) => !spec.executes).map((spec) => [spec.name, spec.handler]));
+const builtin: Readonly<Record<string, Method>> = Object.fromEntries(registry.filter((spec) => !spec.executes).map((spec) => [spec.name, callable(spec)]));
 const websocketOnly = (method: string): boolean => methodSpecs.get(method)?.transports.includes('http') === false;
 const publicForbidden = (method: string): boolean => methodSpecs.get(method)?.public === 'forbidden';
 
@@ -105,13 +106,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
   };
 
-  const reply = (response: ServerResponse, status: number, body: string | null): void => {
-    if (body === null) {
-      response.writeHead(204).end();
-      return;
-    }
-    response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-  };
+  const reply = (response: ServerResponse, status: number, body: string | null): void => replyJson(response, body === null ? 204 : status, body);
 
   const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
     // Browser dapps call the RPC directly: allow any origin, as public Ethereum endpoints do.
@@ -134,43 +129,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         .end(JSON.stringify(errorResponse(null, new InvalidRequestError('invalid request: JSON-RPC calls are HTTP POST'))));
       return;
     }
-    const declared = Number(request.headers['content-length'] ?? 0);
     const tooLarge = () => JSON.stringify(errorResponse(null, new InvalidRequestError(`invalid request: body exceeds the limit of ${options.maxBodyBytes} bytes`)));
-    // A body over the limit is answered 413 at once and the rest is read and discarded, so the
-    // client (still sending) reads the answer instead of a reset connection. Past 16 times the
-    // limit the connection is closed rather than drained.
-    const drainLimit = options.maxBodyBytes * 16;
-    if (declared > options.maxBodyBytes) {
-      if (declared > drainLimit) response.setHeader('connection', 'close');
-      reply(response, 413, tooLarge());
-      request.resume();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let aborted = false;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (aborted) {
-        if (size > drainLimit) request.destroy();
-        return;
-      }
-      if (size > options.maxBodyBytes) {
-        aborted = true;
-        chunks.length = 0;
-        reply(response, 413, tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('error', () => { aborted = true; });
-    request.on('end', () => {
-      if (aborted) return;
-      const text = Buffer.concat(chunks).toString('utf8');
-      void serveHttp(request, response, text).catch((error: unknown) => {
-        logger.error({ err: errorMessage(error) }, 'request failed');
-        if (!response.headersSent) reply(response, 500, JSON.stringify(errorResponse(null, error)));
-      });
+    void readBody(request, response, options.maxBodyBytes, tooLarge).then((text) => {
+      if (text === undefined) return;
+      return serveHttp(request, response, text);
+    }).catch((error: unknown) => {
+      logger.error({ err: errorMessage(error) }, 'request failed');
+      if (!response.headersSent) reply(response, 500, JSON.stringify(errorResponse(null, error)));
     });
   };
 

@@ -15,8 +15,6 @@ export interface UpstreamOptions {
   readonly timeoutMs: number;
 }
 
-let nextId = 1;
-
 /**
  * Keep-alive agents per origin, shared by every Upstream (a request's deadline-bound Upstream is
  * made per call). node:http rather than fetch: on the eth_call pending path fetch's web streams
@@ -35,8 +33,10 @@ function agentFor(target: URL): HttpAgent {
 
 class UpstreamTimeout extends Error {}
 
-/** POSTs `body`; resolves with the status and the text, rejects on transport failure or timeout. */
-function post(target: URL, body: string, timeoutMs: number): Promise<{ status: number; text: string }> {
+class UpstreamAborted extends Error {}
+
+/** POSTs `body`; resolves with the status and the text, rejects on transport failure, timeout or abort. */
+function post(target: URL, body: string, timeoutMs: number, signal?: AbortSignal): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const request = send(target, {
@@ -46,21 +46,73 @@ function post(target: URL, body: string, timeoutMs: number): Promise<{ status: n
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
-        clearTimeout(timer);
+        settle();
         resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
       });
       response.on('error', (error) => {
-        clearTimeout(timer);
+        settle();
         reject(error);
       });
     });
     const timer = setTimeout(() => request.destroy(new UpstreamTimeout()), timeoutMs);
-    request.on('error', (error) => {
+    const abort = () => request.destroy(new UpstreamAborted('the operation was aborted'));
+    signal?.addEventListener('abort', abort, { once: true });
+    const settle = () => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', abort);
+    };
+    request.on('error', (error) => {
+      settle();
       reject(error);
     });
+    if (signal?.aborted) abort();
     request.end(body);
   });
+}
+
+/**
+ * One JSON-RPC call's outcome, before anyone words it: the project's one upstream JSON-RPC client
+ * (the gateway's Upstream and the prover bridge's host client both call through it).
+ */
+export type Exchange =
+  | { readonly kind: 'result'; readonly result: unknown }
+  | { readonly kind: 'error'; readonly code: number; readonly message: string; readonly data?: unknown }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'unreachable'; readonly cause: unknown }
+  /** HTTP answered, but not with a JSON-RPC response; `json` says whether the body parsed at all. */
+  | { readonly kind: 'malformed'; readonly status: number; readonly json: boolean; readonly detail: string };
+
+let nextId = 1;
+
+/** Calls `method` at `url` (keep-alive, node:http) within `timeoutMs`, or until `signal` aborts. */
+export async function exchange(url: string | URL, method: string, params: readonly unknown[], options: { timeoutMs: number; signal?: AbortSignal | undefined }): Promise<Exchange> {
+  const target = typeof url === 'string' ? new URL(url) : url;
+  let answer: { status: number; text: string };
+  try {
+    answer = await post(target, JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }), options.timeoutMs, options.signal);
+  } catch (error) {
+    return error instanceof UpstreamTimeout ? { kind: 'timeout' } : { kind: 'unreachable', cause: (error as { cause?: unknown }).cause ?? error };
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(answer.text);
+  } catch (error) {
+    return { kind: 'malformed', status: answer.status, json: false, detail: errorMessage(error) };
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return { kind: 'malformed', status: answer.status, json: true, detail: 'something other than a JSON-RPC response' };
+  }
+  const reply = body as { result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+  if (reply.error !== undefined && reply.error !== null) {
+    return {
+      kind: 'error',
+      code: typeof reply.error.code === 'number' ? reply.error.code : -32000,
+      message: typeof reply.error.message === 'string' ? reply.error.message : 'upstream error',
+      ...(reply.error.data === undefined ? {} : { data: reply.error.data }),
+    };
+  }
+  if (!('result' in reply)) return { kind: 'malformed', status: answer.status, json: true, detail: 'without result or error' };
+  return { kind: 'result', result: reply.result };
 }
 
 export function createUpstream(url: string, options: UpstreamOptions): Upstream {
@@ -68,33 +120,20 @@ export function createUpstream(url: string, options: UpstreamOptions): Upstream 
   return {
     url,
     async call(method, params) {
-      const id = nextId++;
-      let answer: { status: number; text: string };
-      try {
-        answer = await post(target, JSON.stringify({ jsonrpc: '2.0', id, method, params }), options.timeoutMs);
-      } catch (error) {
-        throw new ServerError(error instanceof UpstreamTimeout
-          ? `upstream RPC did not answer ${method} within ${options.timeoutMs} ms`
-          : `upstream RPC unreachable: ${errorMessage((error as { cause?: unknown }).cause ?? error)}`, { retryable: true, cause: error });
+      const answer = await exchange(target, method, params, options);
+      switch (answer.kind) {
+        case 'result':
+          return answer.result;
+        case 'error':
+          throw new JsonRpcError(answer.code, answer.message, answer.data === undefined ? {} : { data: answer.data });
+        case 'timeout':
+          throw new ServerError(`upstream RPC did not answer ${method} within ${options.timeoutMs} ms`, { retryable: true });
+        case 'unreachable':
+          throw new ServerError(`upstream RPC unreachable: ${errorMessage(answer.cause)}`, { retryable: true, cause: answer.cause });
+        case 'malformed':
+          if (!answer.json) throw new ServerError(`upstream RPC answered HTTP ${answer.status} without a JSON-RPC body`, { retryable: true });
+          throw new ServerError(`upstream RPC answered HTTP ${answer.status} ${answer.detail === 'without result or error' ? answer.detail : `with ${answer.detail}`}`);
       }
-      const response = { status: answer.status };
-      let body: unknown;
-      try {
-        body = JSON.parse(answer.text);
-      } catch {
-        throw new ServerError(`upstream RPC answered HTTP ${response.status} without a JSON-RPC body`, { retryable: true });
-      }
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-        throw new ServerError(`upstream RPC answered HTTP ${response.status} with something other than a JSON-RPC response`);
-      }
-      const reply = body as { result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
-      if (reply.error !== undefined) {
-        const code = typeof reply.error.code === 'number' ? reply.error.code : -32000;
-        const message = typeof reply.error.message === 'string' ? reply.error.message : 'upstream error';
-        throw new JsonRpcError(code, message, reply.error.data === undefined ? {} : { data: reply.error.data });
-      }
-      if (!('result' in reply)) throw new ServerError(`upstream RPC answered HTTP ${response.status} without result or error`);
-      return reply.result;
     },
   };
 }
