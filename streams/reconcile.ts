@@ -10,7 +10,7 @@ import type { ProduceRecord } from '../src/log/port.ts';
 import type { Publisher } from '../src/log/publisher.ts';
 import { topics } from '../src/log/topics.ts';
 import { counter, gauge } from '../src/obs/metrics.ts';
-import { createUpstream, type Upstream } from '../src/rpc/upstream.ts';
+import { createUpstream, type Upstream } from '../src/jsonrpc/upstream.ts';
 import { hash32 } from '../src/schemas/hex.ts';
 import { rpcLogSchema, type RpcLog } from '../src/schemas/records.ts';
 

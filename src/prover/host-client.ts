@@ -1,5 +1,5 @@
 import { errorMessage } from '../errors.ts';
-import { exchange } from '../rpc/upstream.ts';
+import { exchange } from '../jsonrpc/upstream.ts';
 import type { ProofError } from './records.ts';
 
 /** What a `prover_prove` call came back with: Base's JSON result, or the JSON-RPC error. */

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { readBody } from '../rpc/edge.ts';
+import { readBody } from '../jsonrpc/edge.ts';
 import type { AddressInfo } from 'node:net';
 import { toHex, type Address } from 'viem';
 import { publicKeyToAddress } from 'viem/accounts';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { callable, type ExecutionServices, type Method, type MethodSpec } from './method.ts';
 import { registry } from './registry.ts';
-import type { Upstream } from './upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 import type { RulesSpec } from '../evm/simulate/chain-rules.ts';
 import { createSimulationPool } from '../evm/simulate/pool.ts';
 

@@ -5,7 +5,7 @@ import type { SimulationPool } from '../evm/simulate/pool.ts';
 import { parseParam } from '../schemas/issue.ts';
 import type { ViewState } from '../view/state.ts';
 import type { TransactionFormatter } from './format.ts';
-import type { Upstream } from './upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 
 /**
  * One JSON-RPC method the gateway answers itself: one file under `methods/` exporting one
@@ -63,7 +63,7 @@ export interface MethodSpec {
   readonly name: string;
   /**
    * The params array's schema, when the method declares one: the gateway parses with it (issues
-   * answer -32602 naming the field, see `zodParamsError`) and gives the handler the parsed value.
+   * answer -32602 naming the field, src/schemas/issue.ts) and gives the handler the parsed value.
    * Without one the handler gets the raw array and validates with params.ts.
    */
   readonly params?: z.ZodType<readonly unknown[]>;

@@ -6,7 +6,7 @@ import { blockBuilder, signedTransfers } from '../../test/helpers/view-records.t
 import { createRpcStub, hang, type RpcStub } from '../../test/helpers/rpc-stub.ts';
 import { createTransactionFormatter } from './format.ts';
 import type { ExecutionLimits, Method, MethodContext, SimulationDeps } from './method.ts';
-import { createUpstream } from './upstream.ts';
+import { createUpstream } from '../jsonrpc/upstream.ts';
 import { bindExecution } from './execution.ts';
 import { eth_call } from './methods/eth_call.ts';
 import { eth_estimateGas } from './methods/eth_estimateGas.ts';

@@ -4,7 +4,7 @@ import { ServerError } from '../errors.ts';
 import { layerOverrides, stateOverridesParam, type StateOverrides } from '../evm/overrides.ts';
 import type { ViewState } from '../view/state.ts';
 import type { ExecutionLimits, MethodContext } from './method.ts';
-import { createUpstream, type Upstream } from './upstream.ts';
+import { createUpstream, type Upstream } from '../jsonrpc/upstream.ts';
 import { isPending, requireParam, stateBlockParam, type StateBlockParam } from './params.ts';
 import { canonicalBase, pendingOverrides } from './pending.ts';
 

@@ -6,15 +6,15 @@ import { InvalidRequestError, JsonRpcError, MethodNotFoundError, errorMessage } 
 import type { Logger } from '../obs/logger.ts';
 import { answerMetrics, counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { ViewState } from '../view/state.ts';
-import { readBody, replyJson } from './edge.ts';
+import { readBody, replyJson } from '../jsonrpc/edge.ts';
 import { createTransactionFormatter } from './format.ts';
 import { callable, type Method, type MethodContext } from './method.ts';
 import { methodSpecs, registry } from './registry.ts';
 import { paramsArray } from './params.ts';
-import { errorResponse, handleText, parseMessage, type RpcCall } from './protocol.ts';
+import { errorResponse, handleText, parseMessage, type RpcCall } from '../jsonrpc/protocol.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { createSubscriptionHub } from './subscriptions.ts';
-import type { Upstream } from './upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 
 /**
  * The gateway: JSON-RPC 2.0 over HTTP POST and WebSocket on one port. Methods in the table are

@@ -9,7 +9,7 @@ import type { RpcLog } from '../schemas/records.ts';
 import type { PendingBlock, ViewState } from '../view/state.ts';
 import { canonicalBlocks$ } from './canonical-blocks.ts';
 import { formatPendingBlock, type TransactionFormatter } from './format.ts';
-import type { Upstream } from './upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 import { boolParam, logFilterParam, matchesFilter, objectParam, paramsArray, type LogFilter } from './params.ts';
 
 /** pendingLogs subscribers written per turn of the event loop. */

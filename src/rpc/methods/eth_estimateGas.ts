@@ -1,7 +1,7 @@
 import { numberToHex } from 'viem';
 import { JsonRpcError, ServerError } from '../../errors.ts';
 import { defineMethod } from '../method.ts';
-import type { Upstream } from '../upstream.ts';
+import type { Upstream } from '../../jsonrpc/upstream.ts';
 import { prepareCall, withGas, type CallObject, type PendingTarget } from '../pending-execution.ts';
 
 /** The least gas any transaction takes (intrinsic cost of a plain transfer). */
