@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { decodeErrorResult, fromRlp, isHex } from 'viem';
 import { z } from 'zod';
-import { InvalidParamsError, JsonRpcError } from '../errors.ts';
+import { ExecutionRevertedError, InvalidParamsError, JsonRpcError, MethodNotFoundError, ServerError } from '../errors.ts';
 import { parseParam } from '../schemas/issue.ts';
 import { answerMetrics, type Registry } from '../obs/metrics.ts';
 import { readBody, replyJson } from '../jsonrpc/edge.ts';
@@ -88,16 +88,16 @@ export function asNodeCallError(error: unknown): never {
     } catch {
       // empty or custom revert data: no reason text
     }
-    throw new JsonRpcError(3, `execution reverted${reason}`, { data: revert });
+    throw new ExecutionRevertedError(`execution reverted${reason}`, revert);
   }
-  throw new JsonRpcError(-32000, error.message);
+  throw new ServerError(error.message);
 }
 
 export function createDispatch(engine: Engine, producer: Producer, sendAnswerDelayMs = 0): (call: RpcCall) => Promise<unknown> {
   return async (call) => {
     const method = call.method;
     if (/^(evm|hardhat)_/.test(method)) {
-      throw new JsonRpcError(-32601, `the method ${method} is not served by the devnet: it would move the chain behind the block producer`);
+      throw new MethodNotFoundError(method, `the method ${method} is not served by the devnet: it would move the chain behind the block producer`);
     }
     if (method === 'eth_sendRawTransaction') {
       const [raw] = parseParams(sendRawParams, call.params, method);
@@ -128,7 +128,7 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
     if (method === 'eth_estimateGas') return engine.call(method, params).catch(asNodeCallError);
     return engine.call(method, params).catch((error: unknown) => {
       // EDR answers a method it lacks with -32004; nodes (and the spec) answer -32601.
-      if (error instanceof JsonRpcError && error.rpcCode === -32004) throw new JsonRpcError(-32601, `the method ${method} does not exist/is not available`);
+      if (error instanceof JsonRpcError && error.rpcCode === -32004) throw new MethodNotFoundError(method);
       throw error;
     });
   };

@@ -3,7 +3,7 @@ import { readBody } from '../jsonrpc/edge.ts';
 import type { AddressInfo } from 'node:net';
 import { toHex, type Address } from 'viem';
 import { publicKeyToAddress } from 'viem/accounts';
-import { errorMessage, InvalidParamsError, JsonRpcError, ServerError } from '../errors.ts';
+import { errorMessage, InvalidParamsError, JsonRpcError, MethodNotFoundError, ResourceUnavailableError, ServerError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { answerMetrics, counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { EnclaveClient } from './enclave-client.ts';
@@ -51,7 +51,7 @@ export const maxAttestationFieldBytes = 512;
 interface RpcFailure { code: number; message: string }
 const failure = (code: number, message: string): RpcFailure => ({ code, message });
 /** -32001, the host's code for "no valid signer" and for enclave failures in enclave_* calls. */
-const enclaveUnavailable = (message: string) => new JsonRpcError(-32001, message);
+const enclaveUnavailable = (message: string) => new ResourceUnavailableError(message);
 
 /** A byte vector param: JSON array of integers (serde Vec<u8>), or 0x-hex, or null/absent. */
 function byteParam(value: unknown, name: string): Uint8Array | undefined {
@@ -191,7 +191,7 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
       }
       default:
         // jsonrpsee's text, not the foundation's MethodNotFoundError wording.
-        throw new JsonRpcError(-32601, 'Method not found');
+        throw new MethodNotFoundError('', 'Method not found');
     }
   }
 

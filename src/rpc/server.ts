@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Observable } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { InvalidRequestError, JsonRpcError, MethodNotFoundError, errorMessage } from '../errors.ts';
+import { errorMessage, InvalidRequestError, JsonRpcError, LimitExceededError, MethodNotFoundError, ResourceUnavailableError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { answerMetrics, counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { ViewState } from '../view/state.ts';
@@ -150,12 +150,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const list = Array.isArray(calls) ? calls : [];
       const client = request.socket.remoteAddress ?? 'unknown';
       if (!limiter.take(client, Math.max(1, list.length))) {
-        reply(response, 429, JSON.stringify(errorResponse(null, new JsonRpcError(-32005, `rate limit exceeded: at most ${options.rateLimit} calls per second per client`))));
+        reply(response, 429, JSON.stringify(errorResponse(null, new LimitExceededError(`rate limit exceeded: at most ${options.rateLimit} calls per second per client`))));
         return;
       }
       const forbidden = list.find((call) => !(call instanceof JsonRpcError) && publicForbidden(call.method));
       if (forbidden && !(forbidden instanceof JsonRpcError)) {
-        reply(response, 403, JSON.stringify(errorResponse(forbidden.id ?? null, new JsonRpcError(-32001, `${forbidden.method} is not available on this public endpoint`))));
+        reply(response, 403, JSON.stringify(errorResponse(forbidden.id ?? null, new ResourceUnavailableError(`${forbidden.method} is not available on this public endpoint`))));
         return;
       }
     }
@@ -206,7 +206,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         // Public mode: the same per-client budget as HTTP; over it, every call answers -32005.
         const limited = options.public && !limiter.take(client, 1);
         const run = limited
-          ? () => Promise.reject(new JsonRpcError(-32005, `rate limit exceeded: at most ${options.rateLimit} calls per second per client`))
+          ? () => Promise.reject(new LimitExceededError(`rate limit exceeded: at most ${options.rateLimit} calls per second per client`))
           : (call: RpcCall) => dispatch(call, ws);
         void handleText(text, run, protocolLimits).then((body) => {
           if (body !== null && ws.readyState === ws.OPEN) ws.send(body);

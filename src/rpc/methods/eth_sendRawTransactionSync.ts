@@ -1,6 +1,6 @@
 import { EMPTY, Observable, catchError, distinctUntilChanged, exhaustMap, filter, from, map, merge, race, startWith, take, timer } from 'rxjs';
 import { isHex, keccak256, type Hex } from 'viem';
-import { InvalidParamsError, JsonRpcError } from '../../errors.ts';
+import { InvalidParamsError, JsonRpcError, ReceiptTimeoutError } from '../../errors.ts';
 import { findPendingTransaction, type ViewState } from '../../view/state.ts';
 import { defineMethod, type Method, type MethodContext } from '../method.ts';
 import { requireParam } from '../params.ts';
@@ -9,7 +9,7 @@ import { requireParam } from '../params.ts';
 export const sendRawTransactionSyncMaxTimeoutMs = 6_000;
 
 /** EIP-7966's error code for "sent, but no receipt within the timeout" (data: the hash). */
-export const receiptTimeoutCode = 4;
+export const receiptTimeoutCode = ReceiptTimeoutError.rpcCode;
 
 /**
  * eth_sendRawTransactionSync(rawTx, timeoutMs?) (EIP-7966, viem's `sendRawTransactionSync`): sends
@@ -47,7 +47,7 @@ const handler: Method = async (params, ctx) => {
     watch.unsubscribe();
   }
   if (receipt === undefined) {
-    throw new JsonRpcError(receiptTimeoutCode, `The transaction was added to the mempool but wasn't processed in ${timeoutMs / 1000}s.`, { data: hash });
+    throw new ReceiptTimeoutError(`The transaction was added to the mempool but wasn't processed in ${timeoutMs / 1000}s.`, hash);
   }
   return receipt;
 };

@@ -1,4 +1,4 @@
-import { ServerError } from '../../errors.ts';
+import { ServerError, TooManyBlocksError } from '../../errors.ts';
 import { MAX_SIMULATED_BLOCKS, type SimulationBase } from '../../evm/simulate/engine.ts';
 import { simulatePayloadParam } from '../../evm/simulate/payload.ts';
 import { JsonRpcError } from '../../errors.ts';
@@ -21,7 +21,7 @@ export const eth_simulateV1 = defineMethod({
     const started = Date.now();
     const payload = simulatePayloadParam(params[0]);
     if (BigInt(payload.blockStateCalls.length) > MAX_SIMULATED_BLOCKS) {
-      throw new JsonRpcError(-38026, `too many blocks: params[0].blockStateCalls has ${payload.blockStateCalls.length}, the limit is ${MAX_SIMULATED_BLOCKS}`);
+      throw new TooManyBlocksError(`too many blocks: params[0].blockStateCalls has ${payload.blockStateCalls.length}, the limit is ${MAX_SIMULATED_BLOCKS}`);
     }
     const block = stateBlockParam(params[1], 'params[1]', 'latest');
     const upstream = deadlineUpstream(ctx.upstream, 'eth_simulateV1', limits.timeoutMs);
