@@ -191,7 +191,7 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
       }
       default:
         // jsonrpsee's text, not the foundation's MethodNotFoundError wording.
-        throw new MethodNotFoundError('', 'Method not found');
+        throw new MethodNotFoundError(method, 'Method not found');
     }
   }
 

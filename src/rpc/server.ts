@@ -87,10 +87,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       if (wsOnly && !socket) throw new MethodNotFoundError(`${method} (only over WebSocket)`);
       const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
       if (handler) {
-        const context: MethodContext = {
-          view: options.view, states$: options.states$, upstream, formatter, limits, forward,
-          ...(socket ? { subscriptions: (params: readonly unknown[]) => hub.call(socket, method, params) } : {}),
-        };
+        const subscriptions = socket ? (params: readonly unknown[]) => hub.call(socket, method, params) : undefined;
+        const context: MethodContext = { view: options.view, states$: options.states$, upstream, formatter, limits, forward, subscriptions };
         result = await handler(paramsArray(call.params, method), context);
       } else {
         result = await forward();

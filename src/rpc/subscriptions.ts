@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { concatMap, type Observable, type Subscription } from 'rxjs';
 import type { WebSocket } from 'ws';
-import { errorMessage, InvalidParamsError, JsonRpcError, LimitExceededError } from '../errors.ts';
+import { errorMessage, InvalidParamsError, LimitExceededError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import type { Registry } from '../obs/metrics.ts';
 import { counter, gauge } from '../obs/metrics.ts';

@@ -1,6 +1,6 @@
 import { EMPTY, Observable, catchError, distinctUntilChanged, exhaustMap, filter, from, map, merge, race, startWith, take, timer } from 'rxjs';
 import { isHex, keccak256, type Hex } from 'viem';
-import { InvalidParamsError, JsonRpcError, ReceiptTimeoutError } from '../../errors.ts';
+import { InvalidParamsError, ReceiptTimeoutError } from '../../errors.ts';
 import { findPendingTransaction, type ViewState } from '../../view/state.ts';
 import { defineMethod, type Method, type MethodContext } from '../method.ts';
 import { requireParam } from '../params.ts';

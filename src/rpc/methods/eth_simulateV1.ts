@@ -1,7 +1,6 @@
 import { ServerError, TooManyBlocksError } from '../../errors.ts';
 import { MAX_SIMULATED_BLOCKS, type SimulationBase } from '../../evm/simulate/engine.ts';
 import { simulatePayloadParam } from '../../evm/simulate/payload.ts';
-import { JsonRpcError } from '../../errors.ts';
 import { defineMethod } from '../method.ts';
 import { stateBlockParam } from '../params.ts';
 import { blockForUpstream, deadlineUpstream, pendingTarget } from '../pending-execution.ts';
