@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { brotliCompressSync, constants } from 'node:zlib';
-import { createPayloadBlocks } from '../src/chain/payload-blocks.ts';
+import { createPayloadBlocks } from '../src/wire/payload-blocks.ts';
 import { initialSequencerState, step, type SequencerState } from '../src/chain/sequencer.ts';
 import { decodeFrame } from '../src/wire/frame.ts';
 import { opRbuilderMessages, opSpecsMessages, sourceMessages, xLayerFrames } from '../test/helpers/feed-formats.ts';

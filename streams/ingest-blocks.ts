@@ -1,12 +1,12 @@
 import { fromEvent, lastValueFrom, merge, share, tap, type Observable } from 'rxjs';
-import { sourceEventRecords } from '../src/chain/records.ts';
+import { sourceEventRecords } from '../src/source/event-records.ts';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
 import { openLog } from '../src/log/open.ts';
 import type { Log } from '../src/log/port.ts';
 import { createPublisher, type Publisher } from '../src/log/publisher.ts';
 import { histogram } from '../src/obs/metrics.ts';
-import { createUpstream } from '../src/rpc/upstream.ts';
+import { createUpstream } from '../src/jsonrpc/upstream.ts';
 import { createBlocksSource } from '../src/source/blocks.ts';
 import { lifecycle$ } from '../src/source/lifecycle.ts';
 import type { SourceEvent } from '../src/source/port.ts';

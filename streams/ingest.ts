@@ -1,7 +1,7 @@
 import {
   EMPTY, Observable, concatMap, filter, from, fromEvent, lastValueFrom, map, merge, mergeMap, of, scan, share, takeUntil,
 } from 'rxjs';
-import { createPayloadBlocks } from '../src/chain/payload-blocks.ts';
+import { createPayloadBlocks } from '../src/wire/payload-blocks.ts';
 import { initialSequencerState, step, type SequencerEvent, type SequencerState } from '../src/chain/sequencer.ts';
 import { blockRecords, flashblockRecord } from '../src/chain/records.ts';
 import type { Context } from '../src/context.ts';

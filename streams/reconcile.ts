@@ -1,6 +1,7 @@
 import { Subject, type Observable } from 'rxjs';
 import { z } from 'zod';
 import type { AssembledBlock } from '../src/chain/assemble.ts';
+import { catchUpRange, outageStep, waitForPrefix, withExecutedLogs, type Outage } from '../src/chain/canonical-follow.ts';
 import { initialReconcileState, needsLogs, reconcileStep, type ReconcileEvent, type ReconcileInput, type ReconcileState } from '../src/chain/reconcile.ts';
 import type { Context } from '../src/context.ts';
 import { errorMessage } from '../src/errors.ts';
@@ -10,7 +11,7 @@ import type { ProduceRecord } from '../src/log/port.ts';
 import type { Publisher } from '../src/log/publisher.ts';
 import { topics } from '../src/log/topics.ts';
 import { counter, gauge } from '../src/obs/metrics.ts';
-import { createUpstream, type Upstream } from '../src/rpc/upstream.ts';
+import { createUpstream, type Upstream } from '../src/jsonrpc/upstream.ts';
 import { hash32 } from '../src/schemas/hex.ts';
 import { rpcLogSchema, type RpcLog } from '../src/schemas/records.ts';
 
@@ -75,7 +76,7 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
   const deferredSince = new Map<bigint, number>();
   /** Executions in flight by block: a canonical block is compared once its logs are known. */
   const executing = new Map<bigint, Promise<void>>();
-  let outage: { since: number } | null = null;
+  let outage: Outage = null;
 
   const apply = (input: ReconcileInput): ReconcileEvent[] => {
     const result = reconcileStep(state, input);
@@ -126,15 +127,7 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
       } finally {
         executing.delete(block.blockNumber);
       }
-      const logs = output.receipts.flatMap((receipt) => receipt.logs);
-      if (logs.length > 0) {
-        const known = state.pending.get(block.blockNumber);
-        if (known) {
-          const pending = new Map(state.pending);
-          pending.set(block.blockNumber, { ...known, logs: [...known.logs, ...logs] });
-          state = { ...state, pending };
-        }
-      }
+      state = withExecutedLogs(state, block.blockNumber, output.receipts.flatMap((receipt) => receipt.logs));
       return output;
     },
     onCanonical: (n) => inner.onCanonical?.(n),
@@ -151,18 +144,15 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
       head = BigInt(z.string().parse(await rpc.call('eth_blockNumber', [])));
     } catch (error) {
       upstreamErrors.inc({ purpose: 'canonical' });
-      if (!outage) {
-        outage = { since: Date.now() };
-        logger.warn({ err: errorMessage(error) }, 'upstream RPC unavailable; following canonical heads again once it answers');
-      }
+      const step = outageStep(outage, false, Date.now());
+      outage = step.outage;
+      if (step.change) logger.warn({ err: errorMessage(error) }, 'upstream RPC unavailable; following canonical heads again once it answers');
       return;
     }
-    if (outage) {
-      logger.info({ downMs: Date.now() - outage.since }, 'upstream RPC answers again');
-      outage = null;
-    }
-    let from = last === null ? head : last + 1n;
-    if (head - from > 16n) from = head - 16n;
+    const step = outageStep(outage, true, Date.now());
+    outage = step.outage;
+    if (step.change?.type === 'up') logger.info({ downMs: step.change.downMs }, 'upstream RPC answers again');
+    const { from } = catchUpRange(last, head);
     for (let n = from; n <= head && !stopped; n++) {
       let block: z.output<typeof blockSchema>;
       let logs: RpcLog[] | undefined;
@@ -170,10 +160,8 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
         block = blockSchema.parse(await rpc.call('eth_getBlockByNumber', [`0x${n.toString(16)}`, false]));
         const canonical = { number: n, transactions: block.transactions.map((hash) => hash.toLowerCase() as `0x${string}`) };
         if (needsLogs(state, canonical)) {
-          const pending = state.pending.get(n)!;
-          const isPrefix = pending.transactions.length < canonical.transactions.length && pending.transactions.every((hash, i) => hash === canonical.transactions[i]);
           const since = deferredSince.get(n) ?? Date.now();
-          if (isPrefix && Date.now() - since < prefixGraceMs) {
+          if (waitForPrefix(state.pending.get(n)!.transactions, canonical.transactions, since, Date.now(), prefixGraceMs)) {
             // The last flashblocks of N are probably still on their way: look again next poll.
             deferredSince.set(n, since);
             return;

@@ -8,7 +8,7 @@ import { openLog } from '../src/log/open.ts';
 import type { Method } from '../src/rpc/method.ts';
 import { createExecutionMethods } from '../src/rpc/execution.ts';
 import { createGateway, type Gateway } from '../src/rpc/server.ts';
-import { createUpstream, type Upstream } from '../src/rpc/upstream.ts';
+import { createUpstream, type Upstream } from '../src/jsonrpc/upstream.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { materialize, type Materialized } from './materialize.ts';
 

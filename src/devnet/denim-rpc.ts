@@ -1,5 +1,5 @@
 import { numberToHex, type Hex } from 'viem';
-import type { RpcCall } from '../rpc/protocol.ts';
+import type { RpcCall } from '../jsonrpc/protocol.ts';
 import type { Engine } from './engine.ts';
 
 /**

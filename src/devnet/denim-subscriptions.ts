@@ -5,7 +5,7 @@ import type { Hex } from 'viem';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { InvalidParamsError } from '../errors.ts';
 import { logFilterParam, matchesFilter, objectParam, type LogFilter } from '../rpc/params.ts';
-import { handleText, type RpcCall } from '../rpc/protocol.ts';
+import { handleText, type RpcCall } from '../jsonrpc/protocol.ts';
 import type { DenimBlock } from './denim-producer.ts';
 import { withBlockMillis, withMillis, type DenimHeads } from './denim-rpc.ts';
 import type { Engine } from './engine.ts';

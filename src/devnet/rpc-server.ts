@@ -3,9 +3,11 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { decodeErrorResult, fromRlp, isHex } from 'viem';
 import { z } from 'zod';
-import { InvalidParamsError, JsonRpcError } from '../errors.ts';
+import { ExecutionRevertedError, InvalidParamsError, JsonRpcError, MethodNotFoundError, ServerError } from '../errors.ts';
+import { parseParam } from '../schemas/issue.ts';
 import { answerMetrics, type Registry } from '../obs/metrics.ts';
-import { handleText, type RpcCall } from '../rpc/protocol.ts';
+import { readBody, replyJson } from '../jsonrpc/edge.ts';
+import { handleText, type RpcCall } from '../jsonrpc/protocol.ts';
 import { hash32, hexBytes } from '../schemas/hex.ts';
 import type { Engine } from './engine.ts';
 import type { Producer } from './producer.ts';
@@ -31,12 +33,7 @@ const blockReceiptsParams = z.tuple([blockId]);
 const paramsArray = z.array(z.unknown()).optional();
 
 function parseParams<T>(schema: z.ZodType<T>, params: unknown, method: string): T {
-  const parsed = schema.safeParse(params ?? []);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new InvalidParamsError(`${method}: params${issue?.path.length ? `[${issue.path.join('][')}]` : ''}: ${issue?.message ?? 'invalid'}`);
-  }
-  return parsed.data;
+  return parseParam(schema, params ?? [], `${method}: params`);
 }
 
 /** A deposit is only queued (for the next block's index 0) if it is at least well-formed. Returns its from. */
@@ -91,16 +88,16 @@ export function asNodeCallError(error: unknown): never {
     } catch {
       // empty or custom revert data: no reason text
     }
-    throw new JsonRpcError(3, `execution reverted${reason}`, { data: revert });
+    throw new ExecutionRevertedError(`execution reverted${reason}`, revert);
   }
-  throw new JsonRpcError(-32000, error.message);
+  throw new ServerError(error.message);
 }
 
 export function createDispatch(engine: Engine, producer: Producer, sendAnswerDelayMs = 0): (call: RpcCall) => Promise<unknown> {
   return async (call) => {
     const method = call.method;
     if (/^(evm|hardhat)_/.test(method)) {
-      throw new JsonRpcError(-32601, `the method ${method} is not served by the devnet: it would move the chain behind the block producer`);
+      throw new MethodNotFoundError(method, `the method ${method} is not served by the devnet: it would move the chain behind the block producer`);
     }
     if (method === 'eth_sendRawTransaction') {
       const [raw] = parseParams(sendRawParams, call.params, method);
@@ -131,7 +128,7 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
     if (method === 'eth_estimateGas') return engine.call(method, params).catch(asNodeCallError);
     return engine.call(method, params).catch((error: unknown) => {
       // EDR answers a method it lacks with -32004; nodes (and the spec) answer -32601.
-      if (error instanceof JsonRpcError && error.rpcCode === -32004) throw new JsonRpcError(-32601, `the method ${method} does not exist/is not available`);
+      if (error instanceof JsonRpcError && error.rpcCode === -32004) throw new MethodNotFoundError(method);
       throw error;
     });
   };
@@ -152,31 +149,15 @@ export async function startRpcServer(options: {
   const dispatch = options.wrap ? options.wrap(plain) : plain;
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     if (options.metrics && answerMetrics(options.metrics, request, response)) return;
-    const reply = (status: number, body: string | null) => {
-      response.writeHead(status, { 'content-type': 'application/json' });
-      response.end(body ?? '');
-    };
+    const reply = (status: number, body: string | null) => replyJson(response, status, body);
     if (request.method !== 'POST') {
       reply(405, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `invalid request: HTTP ${request.method}: expected POST with a JSON-RPC body` } }));
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    request.on('data', (chunk: Buffer) => {
-      if (refused) return;
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        refused = true;
-        reply(413, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `invalid request: body exceeds ${MAX_BODY_BYTES} bytes` } }));
-        request.resume();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => {
-      if (refused) return;
-      handleText(Buffer.concat(chunks).toString('utf8'), dispatch, { maxBatch: MAX_BATCH }).then(
+    const tooLarge = () => JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `invalid request: body exceeds ${MAX_BODY_BYTES} bytes` } });
+    void readBody(request, response, MAX_BODY_BYTES, tooLarge).then((text) => {
+      if (text === undefined) return;
+      handleText(text, dispatch, { maxBatch: MAX_BATCH }).then(
         (body) => reply(body === null ? 204 : 200, body),
         (error: unknown) => {
           options.logger.error({ err: error }, 'devnet: JSON-RPC handler failed');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { address, hash32, hexBytes, quantity, type Hex } from '../schemas/hex.ts';
-import { InvalidParamsError } from '../errors.ts';
+import { parseParam } from '../schemas/issue.ts';
 
 /**
  * State overrides as eth_call, eth_estimateGas and eth_simulateV1 take them (execution-apis
@@ -26,13 +26,7 @@ export type StateOverrides = Readonly<Record<string, AccountOverride>>;
 /** Parses a caller's state overrides (absent or null: none); a bad one is -32602 naming the field. */
 export function stateOverridesParam(value: unknown, where: string): StateOverrides {
   if (value === undefined || value === null) return {};
-  const parsed = stateOverridesSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = [where, ...issue.path.map(String)].join('.');
-    throw new InvalidParamsError(`invalid ${field}: ${issue.message}`);
-  }
-  return lowerAddresses(parsed.data);
+  return lowerAddresses(parseParam(stateOverridesSchema, value, where));
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AssembledBlock } from '../chain/assemble.ts';
-import type { AccountDiff, RpcReceipt } from '../schemas/records.ts';
+import type { ExecutionOutput, ExecutorKind } from '../chain/execution.ts';
 
 /**
  * The Executor port: for each accepted flashblock, the receipts of its new transactions and the
@@ -9,15 +9,10 @@ import type { AccountDiff, RpcReceipt } from '../schemas/records.ts';
  * It is an invariant that `execute` is called in feed order: index 0 of a block, then 1, 2, ...;
  * a new block (or a rebuild after a reorg) starts again at the block's first transaction.
  */
-export interface ExecutionOutput {
-  /** One receipt per new transaction (block.transactions.slice(block.firstNew)), in order. */
-  readonly receipts: RpcReceipt[];
-  /** Every account touched in the block so far; null when the adapter cannot know it. */
-  readonly stateDiff: Record<string, AccountDiff> | null;
-}
+export type { ExecutionOutput };
 
 export interface Executor {
-  readonly kind: 'local' | 'metadata' | 'node';
+  readonly kind: ExecutorKind;
   execute(block: AssembledBlock): Promise<ExecutionOutput>;
   /** Block N is canonical: state at or below N can be dropped. */
   onCanonical?(blockNumber: bigint): void;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorMessage } from '../errors.ts';
-import { createUpstream } from '../rpc/upstream.ts';
+import { createUpstream } from '../jsonrpc/upstream.ts';
 import type { Latest } from './latest.ts';
 
 export interface LagOptions {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { errorMessage } from '../errors.ts';
-import type { Upstream } from '../rpc/upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 
 /** The latest block as node-status reads it, and the flashblocks rule's `pending` check. */
 export interface Preconfirmations { readonly served: boolean; readonly pendingBlock: number | null }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
-import { createUpstream, type Upstream } from '../rpc/upstream.ts';
+import { createUpstream, type Upstream } from '../jsonrpc/upstream.ts';
 import { DENIM_BLOCK_MS, judgeCadence, sampleHead, type Cadence } from './cadence.ts';
 import { checkLag } from './lag.ts';
 import { checkPending, readLatest, type Latest, type Preconfirmations } from './latest.ts';

@@ -1,4 +1,5 @@
 import { errorMessage } from '../errors.ts';
+import { exchange } from '../jsonrpc/upstream.ts';
 import type { ProofError } from './records.ts';
 
 /** What a `prover_prove` call came back with: Base's JSON result, or the JSON-RPC error. */
@@ -12,33 +13,21 @@ export const hostUnavailableCode = -32603;
  * host's code and message; a host that cannot be reached at all is `{error: {code: -32603}}`.
  */
 export async function callProverHost(url: string, request: unknown, options: { timeoutMs: number; signal?: AbortSignal }): Promise<ProveOutcome> {
-  const signals = [AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])];
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'prover_prove', params: [request] }),
-      signal: AbortSignal.any(signals),
-    });
-  } catch (error) {
-    const timedOut = signals[0]!.aborted;
-    return timedOut
-      ? { error: { code: hostUnavailableCode, message: `prover host ${url} did not answer within ${options.timeoutMs} ms` } }
-      : { error: { code: hostUnavailableCode, message: `prover host ${url} unreachable: ${errorMessage((error as { cause?: unknown }).cause ?? error)}` }, unreachable: true };
+  const answer = await exchange(url, 'prover_prove', [request], options);
+  switch (answer.kind) {
+    case 'result':
+      return { result: answer.result };
+    case 'error':
+      return { error: { code: answer.code, message: answer.message } };
+    case 'timeout':
+      return { error: { code: hostUnavailableCode, message: `prover host ${url} did not answer within ${options.timeoutMs} ms` } };
+    case 'unreachable':
+      return { error: { code: hostUnavailableCode, message: `prover host ${url} unreachable: ${errorMessage(answer.cause)}` }, unreachable: true };
+    case 'malformed':
+      return answer.json
+        ? { error: { code: hostUnavailableCode, message: `prover host ${url}: HTTP ${answer.status}, not a JSON-RPC response` } }
+        : { error: { code: hostUnavailableCode, message: `prover host ${url}: HTTP ${answer.status} with a body that is not JSON (${answer.detail})` } };
   }
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch (error) {
-    return { error: { code: hostUnavailableCode, message: `prover host ${url}: HTTP ${response.status} with a body that is not JSON (${errorMessage(error)})` } };
-  }
-  const reply = body as { result?: unknown; error?: { code?: unknown; message?: unknown } };
-  if (reply && typeof reply === 'object' && reply.error && typeof reply.error.code === 'number') {
-    return { error: { code: reply.error.code, message: String(reply.error.message ?? '') } };
-  }
-  if (reply && typeof reply === 'object' && 'result' in reply) return { result: reply.result };
-  return { error: { code: hostUnavailableCode, message: `prover host ${url}: HTTP ${response.status}, not a JSON-RPC response` } };
 }
 
 /**

@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readBody } from '../jsonrpc/edge.ts';
 import type { AddressInfo } from 'node:net';
 import { toHex, type Address } from 'viem';
 import { publicKeyToAddress } from 'viem/accounts';
-import { errorMessage, InvalidParamsError, JsonRpcError, ServerError } from '../errors.ts';
+import { errorMessage, InvalidParamsError, JsonRpcError, MethodNotFoundError, ResourceUnavailableError, ServerError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { answerMetrics, counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { EnclaveClient } from './enclave-client.ts';
@@ -50,7 +51,7 @@ export const maxAttestationFieldBytes = 512;
 interface RpcFailure { code: number; message: string }
 const failure = (code: number, message: string): RpcFailure => ({ code, message });
 /** -32001, the host's code for "no valid signer" and for enclave failures in enclave_* calls. */
-const enclaveUnavailable = (message: string) => new JsonRpcError(-32001, message);
+const enclaveUnavailable = (message: string) => new ResourceUnavailableError(message);
 
 /** A byte vector param: JSON array of integers (serde Vec<u8>), or 0x-hex, or null/absent. */
 function byteParam(value: unknown, name: string): Uint8Array | undefined {
@@ -190,7 +191,7 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
       }
       default:
         // jsonrpsee's text, not the foundation's MethodNotFoundError wording.
-        throw new JsonRpcError(-32601, 'Method not found');
+        throw new MethodNotFoundError(method, 'Method not found');
     }
   }
 
@@ -241,31 +242,21 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
       response.writeHead(405, { allow: 'POST, GET' }).end();
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBodyBytes) { tooLarge = true; return; }
-      chunks.push(chunk);
-    });
-    request.on('end', () => {
-      if (tooLarge) {
-        send(response, 413, { jsonrpc: '2.0', id: null, error: failure(-32600, `request body exceeds ${maxBodyBytes} bytes`) });
-        return;
-      }
+    const tooLarge = () => JSON.stringify({ jsonrpc: '2.0', id: null, error: failure(-32600, `request body exceeds ${maxBodyBytes} bytes`) });
+    track(readBody(request, response, maxBodyBytes, tooLarge).then((text) => {
+      if (text === undefined) return;
       let body: unknown;
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        body = JSON.parse(text);
       } catch {
         send(response, 200, { jsonrpc: '2.0', id: null, error: failure(-32700, 'Parse error') });
         return;
       }
-      track(handle(body).then((out) => send(response, 200, out), (error: unknown) => {
+      return handle(body).then((out) => send(response, 200, out), (error: unknown) => {
         logger?.error({ err: error }, 'prover host request failed');
         send(response, 500, { jsonrpc: '2.0', id: null, error: failure(-32603, 'Internal error') });
-      }));
-    });
+      });
+    }));
   };
   const track = (work: Promise<unknown>) => {
     inFlight.add(work);

@@ -1,5 +1,6 @@
 import { getAddress, type Address, type Hex } from 'viem';
 import { z } from 'zod';
+import { zodIssueMessage } from '../schemas/issue.ts';
 import type { Proposal, ProofResult } from './protocol.ts';
 
 /**
@@ -41,8 +42,7 @@ export interface ProofRequest {
 export function parseProofRequest(value: unknown, where = 'params[0]'): { ok: true; request: ProofRequest } | { ok: false; message: string } {
   const parsed = proofRequestSchema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return { ok: false, message: `${[where, ...issue.path].join('.')}: ${issue.message}` };
+    return { ok: false, message: zodIssueMessage(parsed.error, where, value) };
   }
   const d = parsed.data;
   return {

@@ -3,7 +3,7 @@ import { Subject, toArray, firstValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { initialViewState, type ViewState } from '../view/state.ts';
 import { canonicalBlocks$ } from './canonical-blocks.ts';
-import type { Upstream } from './upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 
 const at = (canonical: bigint): ViewState => ({ ...initialViewState(), canonical });
 

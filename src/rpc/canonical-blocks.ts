@@ -4,7 +4,7 @@ import type { Logger } from '../obs/logger.ts';
 import { errorMessage } from '../errors.ts';
 import type { RpcLog } from '../schemas/records.ts';
 import type { ViewState } from '../view/state.ts';
-import type { Upstream } from './upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 
 /**
  * The standard `newHeads` and `logs` subscriptions speak of canonical blocks, which the view knows

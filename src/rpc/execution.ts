@@ -1,10 +1,8 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { Method } from './method.ts';
-import type { Upstream } from './upstream.ts';
-import { ethCall } from './methods/eth_call.ts';
-import { ethEstimateGas } from './methods/eth_estimateGas.ts';
-import { ethSimulateV1 } from './methods/eth_simulateV1.ts';
+import { callable, type ExecutionServices, type Method, type MethodSpec } from './method.ts';
+import { registry } from './registry.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 import type { RulesSpec } from '../evm/simulate/chain-rules.ts';
 import { createSimulationPool } from '../evm/simulate/pool.ts';
 
@@ -12,7 +10,8 @@ import { createSimulationPool } from '../evm/simulate/pool.ts';
  * The methods that execute EVM code on request: eth_call, eth_estimateGas and eth_simulateV1.
  * With `pending` they run on the canonical base block with the pre-confirmed state diff laid under
  * the caller's overrides (`pendingOverrides` + `layerOverrides`); other blocks go to the upstream.
- * Each has its own file under `methods/`; this table is what the gateway is given.
+ * Each is declared `executes` in its file under `methods/`; this table binds them to the gas cap,
+ * the time limit and the simulation threads, and is what the gateway is given.
  */
 export interface ExecutionOptions {
   readonly upstream: Upstream;
@@ -37,15 +36,18 @@ export interface ExecutionMethods {
 export function createExecutionMethods(options: ExecutionOptions): ExecutionMethods {
   const limits = { gasCap: options.gasCap, timeoutMs: options.timeoutMs };
   const pool = createSimulationPool({ workers: options.simulateWorkers ?? 1 });
-  const methods: Record<string, Method> = {
-    eth_call: ethCall(limits),
-    eth_estimateGas: ethEstimateGas(limits),
-    eth_simulateV1: ethSimulateV1(limits, { rules: chainRules(options), pool }),
-  };
+  const services: ExecutionServices = { limits, simulation: { rules: chainRules(options), pool } };
+  const methods = Object.fromEntries(registry.filter((spec) => spec.executes).map((spec) => [spec.name, bindExecution(spec, services)]));
   return {
     methods,
     close: () => pool.close(),
   };
+}
+
+/** An executing method with its services bound: what the gateway calls. */
+export function bindExecution(spec: MethodSpec, services: ExecutionServices): Method {
+  const handler = callable(spec);
+  return (params, ctx) => handler(params, { ...ctx, execution: services });
 }
 
 /**

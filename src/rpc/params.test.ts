@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidParamsError } from '../errors.ts';
 import { blockParam, logFilterParam, matchesFilter, slotParam, stateBlockParam } from './params.ts';
 import { createRateLimiter } from './rate-limit.ts';
-import { handleText } from './protocol.ts';
+import { handleText } from '../jsonrpc/protocol.ts';
 
 const a = `0x${'a'.repeat(40)}`;
 const b = `0x${'b'.repeat(40)}`;

@@ -2,18 +2,19 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Observable } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { InvalidRequestError, JsonRpcError, MethodNotFoundError, errorMessage } from '../errors.ts';
+import { errorMessage, InvalidRequestError, JsonRpcError, LimitExceededError, MethodNotFoundError, ResourceUnavailableError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { answerMetrics, counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { ViewState } from '../view/state.ts';
+import { readBody, replyJson } from '../jsonrpc/edge.ts';
 import { createTransactionFormatter } from './format.ts';
-import type { Method, MethodContext } from './method.ts';
-import { methods as builtin, websocketOnly } from './methods.ts';
+import { callable, type Method, type MethodContext } from './method.ts';
+import { methodSpecs, registry } from './registry.ts';
 import { paramsArray } from './params.ts';
-import { errorResponse, handleText, parseMessage, type RpcCall } from './protocol.ts';
+import { errorResponse, handleText, parseMessage, type RpcCall } from '../jsonrpc/protocol.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { createSubscriptionHub } from './subscriptions.ts';
-import type { Upstream } from './upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 
 /**
  * The gateway: JSON-RPC 2.0 over HTTP POST and WebSocket on one port. Methods in the table are
@@ -57,8 +58,10 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Refused in public mode, as Base's public endpoints do. */
-const publicForbidden = new Set(['eth_getBlockReceipts']);
+/** The registry's methods that need nothing beyond the view (the executing ones come in `options.methods`). */
+const builtin: Readonly<Record<string, Method>> = Object.fromEntries(registry.filter((spec) => !spec.executes).map((spec) => [spec.name, callable(spec)]));
+const websocketOnly = (method: string): boolean => methodSpecs.get(method)?.transports.includes('http') === false;
+const publicForbidden = (method: string): boolean => methodSpecs.get(method)?.public === 'forbidden';
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { logger, upstream } = options;
@@ -74,41 +77,34 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   const dispatch = async (call: RpcCall, socket?: WebSocket): Promise<unknown> => {
     const method = call.method;
-    const label = table[method] || websocketOnly.has(method) ? method : 'other';
-    const stopTimer = duration.startTimer({ method: label, source: table[method] ? 'view' : 'upstream' });
+    const wsOnly = websocketOnly(method);
+    const handler = table[method];
+    const label = handler ? method : 'other';
+    const source = handler && !wsOnly ? 'view' : 'upstream';
+    const stopTimer = duration.startTimer({ method: label, source });
     try {
       let result: unknown;
-      if (websocketOnly.has(method)) {
-        if (!socket) throw new MethodNotFoundError(`${method} (only over WebSocket)`);
-        result = hub.call(socket, method, call.params);
+      if (wsOnly && !socket) throw new MethodNotFoundError(`${method} (only over WebSocket)`);
+      const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
+      if (handler) {
+        const subscriptions = socket ? (params: readonly unknown[]) => hub.call(socket, method, params) : undefined;
+        const context: MethodContext = { view: options.view, states$: options.states$, upstream, formatter, limits, forward, subscriptions };
+        result = await handler(paramsArray(call.params, method), context);
       } else {
-        const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
-        const handler = table[method];
-        if (handler) {
-          const context: MethodContext = { view: options.view, states$: options.states$, upstream, formatter, limits, forward };
-          result = await handler(paramsArray(call.params, method), context);
-        } else {
-          result = await forward();
-        }
+        result = await forward();
       }
-      requests.inc({ method: label, source: table[method] ? 'view' : 'upstream', outcome: 'ok' });
+      requests.inc({ method: label, source, outcome: 'ok' });
       stopTimer();
       return result;
     } catch (error) {
-      requests.inc({ method: label, source: table[method] ? 'view' : 'upstream', outcome: error instanceof JsonRpcError ? String(error.rpcCode) : 'internal' });
+      requests.inc({ method: label, source, outcome: error instanceof JsonRpcError ? String(error.rpcCode) : 'internal' });
       stopTimer();
       if (!(error instanceof JsonRpcError)) logger.warn({ method, err: errorMessage(error) }, 'call failed');
       throw error;
     }
   };
 
-  const reply = (response: ServerResponse, status: number, body: string | null): void => {
-    if (body === null) {
-      response.writeHead(204).end();
-      return;
-    }
-    response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-  };
+  const reply = (response: ServerResponse, status: number, body: string | null): void => replyJson(response, body === null ? 204 : status, body);
 
   const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
     // Browser dapps call the RPC directly: allow any origin, as public Ethereum endpoints do.
@@ -131,43 +127,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         .end(JSON.stringify(errorResponse(null, new InvalidRequestError('invalid request: JSON-RPC calls are HTTP POST'))));
       return;
     }
-    const declared = Number(request.headers['content-length'] ?? 0);
     const tooLarge = () => JSON.stringify(errorResponse(null, new InvalidRequestError(`invalid request: body exceeds the limit of ${options.maxBodyBytes} bytes`)));
-    // A body over the limit is answered 413 at once and the rest is read and discarded, so the
-    // client (still sending) reads the answer instead of a reset connection. Past 16 times the
-    // limit the connection is closed rather than drained.
-    const drainLimit = options.maxBodyBytes * 16;
-    if (declared > options.maxBodyBytes) {
-      if (declared > drainLimit) response.setHeader('connection', 'close');
-      reply(response, 413, tooLarge());
-      request.resume();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let aborted = false;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (aborted) {
-        if (size > drainLimit) request.destroy();
-        return;
-      }
-      if (size > options.maxBodyBytes) {
-        aborted = true;
-        chunks.length = 0;
-        reply(response, 413, tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('error', () => { aborted = true; });
-    request.on('end', () => {
-      if (aborted) return;
-      const text = Buffer.concat(chunks).toString('utf8');
-      void serveHttp(request, response, text).catch((error: unknown) => {
-        logger.error({ err: errorMessage(error) }, 'request failed');
-        if (!response.headersSent) reply(response, 500, JSON.stringify(errorResponse(null, error)));
-      });
+    void readBody(request, response, options.maxBodyBytes, tooLarge).then((text) => {
+      if (text === undefined) return;
+      return serveHttp(request, response, text);
+    }).catch((error: unknown) => {
+      logger.error({ err: errorMessage(error) }, 'request failed');
+      if (!response.headersSent) reply(response, 500, JSON.stringify(errorResponse(null, error)));
     });
   };
 
@@ -182,12 +148,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const list = Array.isArray(calls) ? calls : [];
       const client = request.socket.remoteAddress ?? 'unknown';
       if (!limiter.take(client, Math.max(1, list.length))) {
-        reply(response, 429, JSON.stringify(errorResponse(null, new JsonRpcError(-32005, `rate limit exceeded: at most ${options.rateLimit} calls per second per client`))));
+        reply(response, 429, JSON.stringify(errorResponse(null, new LimitExceededError(`rate limit exceeded: at most ${options.rateLimit} calls per second per client`))));
         return;
       }
-      const forbidden = list.find((call) => !(call instanceof JsonRpcError) && publicForbidden.has(call.method));
+      const forbidden = list.find((call) => !(call instanceof JsonRpcError) && publicForbidden(call.method));
       if (forbidden && !(forbidden instanceof JsonRpcError)) {
-        reply(response, 403, JSON.stringify(errorResponse(forbidden.id ?? null, new JsonRpcError(-32001, `${forbidden.method} is not available on this public endpoint`))));
+        reply(response, 403, JSON.stringify(errorResponse(forbidden.id ?? null, new ResourceUnavailableError(`${forbidden.method} is not available on this public endpoint`))));
         return;
       }
     }
@@ -238,7 +204,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         // Public mode: the same per-client budget as HTTP; over it, every call answers -32005.
         const limited = options.public && !limiter.take(client, 1);
         const run = limited
-          ? () => Promise.reject(new JsonRpcError(-32005, `rate limit exceeded: at most ${options.rateLimit} calls per second per client`))
+          ? () => Promise.reject(new LimitExceededError(`rate limit exceeded: at most ${options.rateLimit} calls per second per client`))
           : (call: RpcCall) => dispatch(call, ws);
         void handleText(text, run, protocolLimits).then((body) => {
           if (body !== null && ws.readyState === ws.OPEN) ws.send(body);

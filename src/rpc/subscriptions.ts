@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { concatMap, type Observable, type Subscription } from 'rxjs';
 import type { WebSocket } from 'ws';
-import { InvalidParamsError, JsonRpcError, errorMessage } from '../errors.ts';
+import { errorMessage, InvalidParamsError, LimitExceededError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import type { Registry } from '../obs/metrics.ts';
 import { counter, gauge } from '../obs/metrics.ts';
@@ -9,7 +9,7 @@ import type { RpcLog } from '../schemas/records.ts';
 import type { PendingBlock, ViewState } from '../view/state.ts';
 import { canonicalBlocks$ } from './canonical-blocks.ts';
 import { formatPendingBlock, type TransactionFormatter } from './format.ts';
-import type { Upstream } from './upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 import { boolParam, logFilterParam, matchesFilter, objectParam, paramsArray, type LogFilter } from './params.ts';
 
 /** pendingLogs subscribers written per turn of the event loop. */
@@ -369,7 +369,7 @@ export function createSubscriptionHub(options: {
       }
       const mine = bySocket.get(socket) ?? new Map<string, Sub>();
       if (mine.size >= limits.maxSubscriptions) {
-        throw new JsonRpcError(-32005, `subscription limit reached: at most ${limits.maxSubscriptions} per connection`);
+        throw new LimitExceededError(`subscription limit reached: at most ${limits.maxSubscriptions} per connection`);
       }
       const filter = isLogKind(kind as Kind) && params[1] !== undefined && params[1] !== null
         ? logFilterParam(objectParam(params[1], 'params[1]', 'a filter object {address, topics}'), 'params[1]')

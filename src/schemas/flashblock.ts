@@ -19,7 +19,7 @@ import { address, bloom, hash32, hexBytes, payloadId, quantity } from './hex.ts'
  *
  * `base` (or `static`) is present at index 0 only; later indices omit it or send null. The OP-specs
  * metadata has no block number: decoding takes it from `static` at index 0 and, after that, from
- * the payload id (src/chain/payload-blocks.ts).
+ * the payload id (src/wire/payload-blocks.ts).
  *
  * Quantities are read as leniently as alloy reads them (ruint's serde): a 0x-hex string, a decimal
  * string, or a JSON number; numbers and decimal strings become hex quantities, hex is kept as sent.

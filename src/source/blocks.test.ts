@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ServerError } from '../errors.ts';
 import { createLogger } from '../obs/logger.ts';
 import { createMetricsRegistry, type Registry } from '../obs/metrics.ts';
-import type { Upstream } from '../rpc/upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 import { createBlocksSource } from './blocks.ts';
 import type { SourceEvent } from './port.ts';
 

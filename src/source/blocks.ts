@@ -4,7 +4,7 @@ import { commit, initialLinkState, place, reset, tip, type LinkState } from '../
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
-import type { Upstream } from '../rpc/upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 import { webSocket$ } from '../rx/websocket.ts';
 import { BadBlockError, createNodeReader, type ReadBlock } from './node-reader.ts';
 import type { Source, SourceEvent } from './port.ts';

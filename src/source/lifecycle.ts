@@ -5,7 +5,7 @@ import { advance, type LevelHead, type LifecycleState } from '../chain/lifecycle
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, type Registry } from '../obs/metrics.ts';
-import type { Upstream } from '../rpc/upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 import type { SourceEvent } from './port.ts';
 
 /**

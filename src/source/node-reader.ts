@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AssembledBlock } from '../chain/assemble.ts';
 import type { LinkedBlock } from '../chain/link.ts';
 import { FlashlogError } from '../errors.ts';
-import type { Upstream } from '../rpc/upstream.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 import type { RpcReceipt } from '../schemas/records.ts';
 import { nodeBlockSchema, nodeReceiptsSchema, toAssembledBlock, toReceipts } from './node-block.ts';
 

@@ -83,7 +83,7 @@ describe('transactionHash', () => {
 
 describe('producers that still stream flashblocks (the real Unichain Sepolia 35535698 in each envelope)', async () => {
   const { opRbuilderMessages, opSpecsMessages, sourceMessages, xLayerFrames } = await import('../../test/helpers/feed-formats.ts');
-  const { createPayloadBlocks } = await import('../chain/payload-blocks.ts');
+  const { createPayloadBlocks } = await import('./payload-blocks.ts');
   const { extendBlock, startBlock } = await import('../chain/assemble.ts');
   const { flashblockSchema } = await import('../schemas/flashblock.ts');
   type Fb = import('../schemas/flashblock.ts').Flashblock;

@@ -1,5 +1,5 @@
 import { brotliDecompressSync, constants as zlib } from 'node:zlib';
-import type { PayloadBlocks } from '../chain/payload-blocks.ts';
+import type { PayloadBlocks } from './payload-blocks.ts';
 import { flashblockWireSchema, numbered, ownBlockNumber, type Flashblock } from '../schemas/flashblock.ts';
 import { payloadId } from '../schemas/hex.ts';
 

@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createGateway, type Gateway } from '../../src/rpc/server.ts';
-import { createUpstream } from '../../src/rpc/upstream.ts';
+import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { initialViewState } from '../../src/view/state.ts';
 
 /**

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { createExecutionMethods, type ExecutionMethods } from '../../src/rpc/execution.ts';
 import { createGateway, type Gateway } from '../../src/rpc/server.ts';
-import { createUpstream } from '../../src/rpc/upstream.ts';
+import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { initialViewState } from '../../src/view/state.ts';
 import { startFixtureChain, type FixtureChain } from '../helpers/fixture-chain.ts';
 import { FIXTURE_GENESIS, asGethHashes, differences, loadSimulateFixtures } from '../helpers/simulate-fixtures.ts';

@@ -7,7 +7,7 @@ import { createTx, paramsTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Account, KECCAK256_RLP, bytesToHex, createAddressFromString, hexToBytes, type Address, type Withdrawal } from '@ethereumjs/util';
 import { createVM, encodeReceipt, runTx, type RunTxResult } from '@ethereumjs/vm';
 import { decodeErrorResult, keccak256, padHex, toHex, type Hex } from 'viem';
-import { InvalidParamsError, JsonRpcError, ServerError } from '../../errors.ts';
+import { BaseFeeTooLowError, BlockGasLimitReachedError, BlockNumberOrderError, BlockTimestampOrderError, ExecutionTimeoutError, InsufficientFundsError, InternalError, IntrinsicGasTooLowError, InvalidParamsError, JsonRpcError, MaxInitCodeSizeError, NonceTooHighError, NonceTooLowError, PrecompileMovedToItselfError, ServerError, TooManyBlocksError } from '../../errors.ts';
 import type { AccountOverride, StateOverrides } from '../overrides.ts';
 import { ForkedState, type ForkSource } from './fork-state.ts';
 import type { BlockOverrides, SimulateCall, SimulatePayload } from './payload.ts';
@@ -154,13 +154,13 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
     let blobGasUsed = 0n;
     for (const [index, call] of (planned.entry?.calls ?? []).entries()) {
       if (ctx.deadline !== undefined && Date.now() > ctx.deadline) {
-        throw new JsonRpcError(-32016, `eth_simulateV1: execution took longer than the ${ctx.timeoutMs ?? 0} ms limit (--call-timeout-ms)`);
+        throw new ExecutionTimeoutError(`eth_simulateV1: execution took longer than the ${ctx.timeoutMs ?? 0} ms limit (--call-timeout-ms)`);
       }
       const blockGasLeft = header.gasLimit - gasUsed;
       const where = `params[0].blockStateCalls[${planned.entry?.index ?? 0}].calls[${index}]`;
       const tx = await buildTx(call, { state, common, budget, blockGasLeft, chainId: common.chainId(), where });
       if (tx.gasLimit > blockGasLeft) {
-        throw new JsonRpcError(-38015, `block gas limit reached: ${tx.gasLimit} > ${blockGasLeft}`);
+        throw new BlockGasLimitReachedError(`block gas limit reached: ${tx.gasLimit} > ${blockGasLeft}`);
       }
       const from = createAddressFromString(call.from ?? ZERO_ADDRESS.toString());
       await checkCall(tx, from, { state, validation, baseFeePerGas, callIndex: index });
@@ -211,14 +211,14 @@ function planBlocks(payload: SimulatePayload, base: SimulationBase): PlannedBloc
   for (const [index, entry] of payload.blockStateCalls.entries()) {
     const overrides = entry.blockOverrides ?? {};
     const next = overrides.number !== undefined ? BigInt(overrides.number) : number + 1n;
-    if (next <= number) throw new JsonRpcError(-38020, `block numbers must be in order: ${next} <= ${number}`);
-    if (next - base.number > MAX_SIMULATED_BLOCKS) throw new JsonRpcError(-38026, 'too many blocks');
+    if (next <= number) throw new BlockNumberOrderError(`block numbers must be in order: ${next} <= ${number}`);
+    if (next - base.number > MAX_SIMULATED_BLOCKS) throw new TooManyBlocksError('too many blocks');
     for (let gap = number + 1n; gap < next; gap++) {
       timestamp += BLOCK_TIME_SECONDS;
       plan.push({ number: gap, timestamp, entry: undefined });
     }
     const time = overrides.time !== undefined ? BigInt(overrides.time) : timestamp + BLOCK_TIME_SECONDS;
-    if (time <= timestamp) throw new JsonRpcError(-38021, `block timestamps must be in order: ${time} <= ${timestamp}`);
+    if (time <= timestamp) throw new BlockTimestampOrderError(`block timestamps must be in order: ${time} <= ${timestamp}`);
     number = next;
     timestamp = time;
     plan.push({ number, timestamp, entry: { ...entry, index, stateOverrides: lowerKeys(entry.stateOverrides ?? {}) } });
@@ -344,7 +344,7 @@ async function applyOverrides(state: ForkedState, overrides: StateOverrides, mov
       if (to !== undefined) {
         if (!isPrecompile) throw new ServerError(`account ${address} is not a precompile`);
         // the specification's -38022; geth answers this case -32000 "is already overridden"
-        if (to === address) throw new JsonRpcError(-38022, `account ${address} is moved to itself (movePrecompileToAddress references itself)`);
+        if (to === address) throw new PrecompileMovedToItselfError(`account ${address} is moved to itself (movePrecompileToAddress references itself)`);
         if (named.has(to)) throw new ServerError(`account ${to} is already overridden`);
         moves.move(address, to);
       } else if (isPrecompile) {
@@ -401,7 +401,7 @@ async function buildTx(call: SimulateCall, ctx: TxContext): Promise<TypedTransac
   const gasLeft = ctx.budget < ctx.blockGasLeft ? ctx.budget : ctx.blockGasLeft;
   // geth checks a call's own gas against the block before the budget lowers it
   if (call.gas !== undefined && BigInt(call.gas) > ctx.blockGasLeft) {
-    throw new JsonRpcError(-38015, `block gas limit reached: ${BigInt(call.gas)} > ${ctx.blockGasLeft}`);
+    throw new BlockGasLimitReachedError(`block gas limit reached: ${BigInt(call.gas)} > ${ctx.blockGasLeft}`);
   }
   const data = {
     nonce,
@@ -445,11 +445,11 @@ async function checkCall(tx: TypedTransaction, from: Address, ctx: { state: Fork
   if (!ctx.validation) return;
   const nonce = (await ctx.state.getAccount(from))?.nonce ?? 0n;
   const who = `address ${checksumish(from)}`;
-  if (tx.nonce >= MAX_NONCE) throw new JsonRpcError(-32603, `err: nonce has max value: ${who}, nonce: ${tx.nonce} (supplied gas ${tx.gasLimit})`);
-  if (tx.nonce < nonce) throw new JsonRpcError(-38010, `err: nonce too low: ${who}, tx: ${tx.nonce} state: ${nonce} (supplied gas ${tx.gasLimit})`);
-  if (tx.nonce > nonce) throw new JsonRpcError(-38011, `err: nonce too high: ${who}, tx: ${tx.nonce} state: ${nonce} (supplied gas ${tx.gasLimit})`);
+  if (tx.nonce >= MAX_NONCE) throw new InternalError(`err: nonce has max value: ${who}, nonce: ${tx.nonce} (supplied gas ${tx.gasLimit})`);
+  if (tx.nonce < nonce) throw new NonceTooLowError(`err: nonce too low: ${who}, tx: ${tx.nonce} state: ${nonce} (supplied gas ${tx.gasLimit})`);
+  if (tx.nonce > nonce) throw new NonceTooHighError(`err: nonce too high: ${who}, tx: ${tx.nonce} state: ${nonce} (supplied gas ${tx.gasLimit})`);
   if (feeCap(tx) < ctx.baseFeePerGas) {
-    throw new JsonRpcError(-38012, `err: max fee per gas less than block base fee: ${who}, maxFeePerGas: ${feeCap(tx)}, baseFee: ${ctx.baseFeePerGas} (supplied gas ${tx.gasLimit})`);
+    throw new BaseFeeTooLowError(`err: max fee per gas less than block base fee: ${who}, maxFeePerGas: ${feeCap(tx)}, baseFee: ${ctx.baseFeePerGas} (supplied gas ${tx.gasLimit})`);
   }
 }
 
@@ -461,16 +461,16 @@ function txError(error: unknown, tx: TypedTransaction, from: Address): JsonRpcEr
   const who = `address ${checksumish(from)}`;
   if (message.includes('INTRINSIC_GAS_TOO_LOW')) {
     const want = /minimum gas limit of (\d+)/.exec(message)?.[1] ?? '?';
-    return new JsonRpcError(-38013, `err: intrinsic gas too low: have ${tx.gasLimit}, want ${want} (supplied gas ${tx.gasLimit})`);
+    return new IntrinsicGasTooLowError(`err: intrinsic gas too low: have ${tx.gasLimit}, want ${want} (supplied gas ${tx.gasLimit})`);
   }
   if (message.includes("doesn't have enough funds")) {
     const have = /only has: (\d+)/.exec(message)?.[1] ?? '?';
     const want = /(?:upfront|max) cost is: (\d+)/.exec(message)?.[1] ?? '?';
-    return new JsonRpcError(-38014, `err: insufficient funds for gas * price + value: ${who} have ${have} want ${want} (supplied gas ${tx.gasLimit})`);
+    return new InsufficientFundsError(`err: insufficient funds for gas * price + value: ${who} have ${have} want ${want} (supplied gas ${tx.gasLimit})`);
   }
-  if (message.includes("baseFeePerGas")) return new JsonRpcError(-38012, `err: max fee per gas less than block base fee: ${who} (supplied gas ${tx.gasLimit})`);
-  if (message.includes('initcode') || message.includes('init code')) return new JsonRpcError(-38025, `err: max initcode size exceeded (supplied gas ${tx.gasLimit})`);
-  return new JsonRpcError(-32000, `err: ${message.split(' -> ')[0]} (supplied gas ${tx.gasLimit})`);
+  if (message.includes("baseFeePerGas")) return new BaseFeeTooLowError(`err: max fee per gas less than block base fee: ${who} (supplied gas ${tx.gasLimit})`);
+  if (message.includes('initcode') || message.includes('init code')) return new MaxInitCodeSizeError(`err: max initcode size exceeded (supplied gas ${tx.gasLimit})`);
+  return new ServerError(`err: ${message.split(' -> ')[0]} (supplied gas ${tx.gasLimit})`);
 }
 
 interface Executed {

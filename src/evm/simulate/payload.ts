@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { address, hash32, hexBytes, quantity } from '../../schemas/hex.ts';
 import { InvalidParamsError } from '../../errors.ts';
+import { callObjectSchema } from '../../schemas/call.ts';
+import { parseParam } from '../../schemas/issue.ts';
 import { stateOverridesSchema } from '../overrides.ts';
 
 /**
@@ -8,26 +10,8 @@ import { stateOverridesSchema } from '../overrides.ts';
  * src/schemas/execute.yaml): blocks of calls, each with optional block and state overrides.
  * Unknown fields are kept (a newer client may send more), wrong types are -32602 naming the field.
  */
-export const simulateCallSchema = z.looseObject({
-  type: quantity.optional(),
-  from: address.optional(),
-  to: address.nullable().optional(),
-  gas: quantity.optional(),
-  gasPrice: quantity.optional(),
-  maxFeePerGas: quantity.optional(),
-  maxPriorityFeePerGas: quantity.optional(),
-  maxFeePerBlobGas: quantity.optional(),
-  value: quantity.optional(),
-  nonce: quantity.optional(),
-  input: hexBytes.optional(),
-  data: hexBytes.optional(),
-  chainId: quantity.optional(),
-  accessList: z.array(z.object({ address, storageKeys: z.array(hash32) })).optional(),
-  blobVersionedHashes: z.array(hash32).optional(),
-  authorizationList: z.array(z.looseObject({ chainId: quantity, address, nonce: quantity, yParity: quantity, r: quantity, s: quantity })).optional(),
-}).refine((call) => !(call.data !== undefined && call.input !== undefined && call.data.toLowerCase() !== call.input.toLowerCase()), {
-  message: 'data and input both given and different',
-});
+/** Each call of a simulated block: the one call-object schema of eth_call (src/schemas/call.ts). */
+export const simulateCallSchema = callObjectSchema;
 export type SimulateCall = z.output<typeof simulateCallSchema>;
 
 export const withdrawalSchema = z.object({ index: quantity, validatorIndex: quantity, address, amount: quantity });
@@ -62,11 +46,5 @@ export type SimulatePayload = z.output<typeof simulatePayloadSchema>;
 /** Parses `params[0]`; the first problem is -32602 with its path, e.g. `params[0].blockStateCalls.0.calls.1.gas`. */
 export function simulatePayloadParam(value: unknown, where = 'params[0]'): SimulatePayload {
   if (value === undefined || value === null) throw new InvalidParamsError(`missing value for required argument 0 (${where}): expected a simulation payload {blockStateCalls, ...}`);
-  const parsed = simulatePayloadSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = [where, ...issue.path.map(String)].join('.');
-    throw new InvalidParamsError(`invalid ${field}: ${issue.message}`);
-  }
-  return parsed.data;
+  return parseParam(simulatePayloadSchema, value, where);
 }

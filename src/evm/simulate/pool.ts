@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { JsonRpcError, ServerError } from '../../errors.ts';
+import { ExecutionTimeoutError, JsonRpcError, LimitExceededError, ServerError } from '../../errors.ts';
 import type { StateOverrides } from '../overrides.ts';
 import type { RulesSpec } from './chain-rules.ts';
 import type { SimulationBase } from './engine.ts';
@@ -62,7 +62,7 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
   let closed = false;
 
   const capacity = slots.length * QUEUE_PER_WORKER;
-  const timeoutError = (job: SimulationJob) => new JsonRpcError(-32016, `eth_simulateV1: execution took longer than the ${job.timeoutMs} ms limit (--call-timeout-ms)`);
+  const timeoutError = (job: SimulationJob) => new ExecutionTimeoutError(`eth_simulateV1: execution took longer than the ${job.timeoutMs} ms limit (--call-timeout-ms)`);
 
   function start(slot: Slot): Worker {
     const worker = new Worker(new URL('./worker.ts', import.meta.url));
@@ -175,7 +175,7 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
     run(job) {
       if (closed) return Promise.reject(new ServerError('eth_simulateV1: the gateway is shutting down'));
       if (queue.length >= capacity) {
-        return Promise.reject(new JsonRpcError(-32005, `eth_simulateV1: ${queue.length} simulations are already waiting for a thread; retry later or raise --simulate-workers`));
+        return Promise.reject(new LimitExceededError(`eth_simulateV1: ${queue.length} simulations are already waiting for a thread; retry later or raise --simulate-workers`));
       }
       return new Promise((resolve, reject) => {
         const queued: Queued = { job, resolve, reject };

@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { JsonRpcError } from '../../errors.ts';
-import { createUpstream } from '../../rpc/upstream.ts';
+import { createUpstream } from '../../jsonrpc/upstream.ts';
 import { loadRules, type ChainRules, type RulesSpec } from './chain-rules.ts';
 import { simulate } from './engine.ts';
 import type { SimulationJob, SimulationReply } from './pool.ts';

@@ -1,5 +1,5 @@
-import type { Method } from '../method.ts';
-import { prepareCall, type ExecutionLimits } from './pending-execution.ts';
+import { defineMethod } from '../method.ts';
+import { prepareCall } from '../pending-execution.ts';
 
 /**
  * eth_call `[tx, block, stateOverrides?, blockOverrides?]`. With `pending`: at the canonical block
@@ -7,10 +7,12 @@ import { prepareCall, type ExecutionLimits } from './pending-execution.ts';
  * pre-confirmed blocks, as `latest`. Other blocks: the upstream at that block. Always with the gas
  * cap and the time limit; a revert passes through as the node answers it (code 3, data).
  */
-export function ethCall(limits: ExecutionLimits): Method {
-  return async (params, ctx) => {
-    const { call, upstream, target, forward } = prepareCall('eth_call', params, ctx, limits);
+export const eth_call = defineMethod({
+  name: 'eth_call',
+  executes: true,
+  handler: async (params, ctx) => {
+    const { call, upstream, target, forward } = prepareCall('eth_call', params, ctx, ctx.execution!.limits);
     if (target) return upstream.call('eth_call', [call, target.block, target.overrides, ...params.slice(3)]);
     return forward();
-  };
-}
+  },
+});

@@ -1,8 +1,8 @@
 import { numberToHex } from 'viem';
 import { JsonRpcError, ServerError } from '../../errors.ts';
-import type { Method } from '../method.ts';
-import type { Upstream } from '../upstream.ts';
-import { prepareCall, withGas, type CallObject, type ExecutionLimits, type PendingTarget } from './pending-execution.ts';
+import { defineMethod } from '../method.ts';
+import type { Upstream } from '../../jsonrpc/upstream.ts';
+import { prepareCall, withGas, type CallObject, type PendingTarget } from '../pending-execution.ts';
 
 /** The least gas any transaction takes (intrinsic cost of a plain transfer). */
 const TRANSFER_GAS = 21_000n;
@@ -14,14 +14,17 @@ const PROBES = 3;
  * gateway searches itself, with eth_call on pending state: the smallest gas limit under which the
  * transaction succeeds (0x5208 for a plain transfer). Other blocks go to the upstream.
  */
-export function ethEstimateGas(limits: ExecutionLimits): Method {
-  return async (params, ctx) => {
+export const eth_estimateGas = defineMethod({
+  name: 'eth_estimateGas',
+  executes: true,
+  handler: async (params, ctx) => {
+    const limits = ctx.execution!.limits;
     const { call, upstream, target, forward } = prepareCall('eth_estimateGas', params, ctx, limits);
     if (!target) return forward();
     const ceiling = min(call.gas === undefined ? target.blockGasLimit : BigInt(call.gas), limits.gasCap);
     return numberToHex(await smallestGas(upstream, call, target, ceiling));
-  };
-}
+  },
+});
 
 type Outcome = { readonly ok: true } | { readonly ok: false; readonly error: JsonRpcError };
 

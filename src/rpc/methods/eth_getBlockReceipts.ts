@@ -1,9 +1,9 @@
 import { blockParam, requireParam } from '../params.ts';
-import type { Method } from '../method.ts';
-import { asLatest } from './pending.ts';
+import { defineMethod, type Method } from '../method.ts';
+import { asLatest } from '../pending.ts';
 
 /** eth_getBlockReceipts(`pending`): receipts of every pre-confirmed transaction of the latest pending block. */
-export const eth_getBlockReceipts: Method = (params, ctx) => {
+const handler: Method = (params, ctx) => {
   const raw = requireParam(params, 0, 'a block number, tag or hash');
   if (raw !== 'pending') {
     // Block hashes and EIP-1898 objects go upstream as they are; a malformed number or tag does not.
@@ -15,3 +15,5 @@ export const eth_getBlockReceipts: Method = (params, ctx) => {
   if (!pending) return ctx.forward(asLatest(params, 0));
   return pending.receipts;
 };
+
+export const eth_getBlockReceipts = defineMethod({ name: 'eth_getBlockReceipts', public: 'forbidden', handler });

@@ -1,10 +1,10 @@
 import { numberToHex } from 'viem';
 import { blockParam, isPending, requireParam } from '../params.ts';
-import type { Method } from '../method.ts';
-import { asLatest } from './pending.ts';
+import { defineMethod, type Method } from '../method.ts';
+import { asLatest } from '../pending.ts';
 
 /** eth_getBlockTransactionCountByNumber(`pending`): transactions pre-confirmed so far in the latest pending block. */
-export const eth_getBlockTransactionCountByNumber: Method = (params, ctx) => {
+const handler: Method = (params, ctx) => {
   const block = blockParam(requireParam(params, 0, 'a block number or tag'), 'params[0]');
   if (!isPending(block)) return ctx.forward();
   const state = ctx.view();
@@ -12,3 +12,5 @@ export const eth_getBlockTransactionCountByNumber: Method = (params, ctx) => {
   if (!pending) return ctx.forward(asLatest(params, 0));
   return numberToHex(pending.transactions.length);
 };
+
+export const eth_getBlockTransactionCountByNumber = defineMethod({ name: 'eth_getBlockTransactionCountByNumber', handler });

@@ -1,4 +1,5 @@
-import { accountRead } from './account.ts';
+import { defineMethod } from '../method.ts';
+import { accountRead } from '../account-read.ts';
 
 /** eth_getCode(address, block): `pending` code from the state diff (`0x` for none), else the upstream. */
-export const eth_getCode = accountRead(1, (account) => account.code);
+export const eth_getCode = defineMethod({ name: 'eth_getCode', handler: accountRead(1, (account) => account.code) });

@@ -3,7 +3,7 @@ import { InvalidParamsError } from '../../errors.ts';
 import type { RpcLog } from '../../schemas/records.ts';
 import { blockParam, hashParam, logFilterParam, matchesFilter, objectParam, type BlockParam, type LogFilter } from '../params.ts';
 import type { PendingBlock } from '../../view/state.ts';
-import type { Method, MethodContext } from '../method.ts';
+import { defineMethod, type Method, type MethodContext } from '../method.ts';
 
 type Log = Record<string, unknown> & { blockNumber?: string; logIndex?: string; blockTimestamp?: string };
 
@@ -16,7 +16,7 @@ type Log = Record<string, unknown> & { blockNumber?: string; logIndex?: string; 
  * - Ranges wider than the limit (2,000 blocks) are rejected with -32602.
  * - Every log carries `blockTimestamp` (added from the block header when the upstream omits it).
  */
-export const eth_getLogs: Method = async (params, ctx) => {
+const handler: Method = async (params, ctx) => {
   const filterIn = objectParam(params[0], 'params[0]', 'a filter object {fromBlock, toBlock, address, topics} or {blockHash, address, topics}');
   const filter = logFilterParam(filterIn, 'params[0]');
   if (filterIn.blockHash !== undefined && filterIn.blockHash !== null) {
@@ -112,3 +112,5 @@ async function withTimestamps(logs: Log[], ctx: MethodContext): Promise<Log[]> {
     ? { ...log, blockTimestamp: timestamps.get(log.blockNumber) }
     : log));
 }
+
+export const eth_getLogs = defineMethod({ name: 'eth_getLogs', handler });

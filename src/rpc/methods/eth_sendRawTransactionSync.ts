@@ -1,15 +1,15 @@
 import { EMPTY, Observable, catchError, distinctUntilChanged, exhaustMap, filter, from, map, merge, race, startWith, take, timer } from 'rxjs';
 import { isHex, keccak256, type Hex } from 'viem';
-import { InvalidParamsError, JsonRpcError } from '../../errors.ts';
+import { InvalidParamsError, ReceiptTimeoutError } from '../../errors.ts';
 import { findPendingTransaction, type ViewState } from '../../view/state.ts';
-import type { Method, MethodContext } from '../method.ts';
+import { defineMethod, type Method, type MethodContext } from '../method.ts';
 import { requireParam } from '../params.ts';
 
 /** The longest wait, and the wait when none (or an invalid one) is asked for. */
 export const sendRawTransactionSyncMaxTimeoutMs = 6_000;
 
 /** EIP-7966's error code for "sent, but no receipt within the timeout" (data: the hash). */
-export const receiptTimeoutCode = 4;
+export const receiptTimeoutCode = ReceiptTimeoutError.rpcCode;
 
 /**
  * eth_sendRawTransactionSync(rawTx, timeoutMs?) (EIP-7966, viem's `sendRawTransactionSync`): sends
@@ -25,7 +25,7 @@ export const receiptTimeoutCode = 4;
  * as EIP-7966 says an invalid timeout falls back to the default. No receipt in time: error code 4
  * with the transaction hash as `data`. A refused send is answered with the upstream's error.
  */
-export const eth_sendRawTransactionSync: Method = async (params, ctx) => {
+const handler: Method = async (params, ctx) => {
   const raw = requireParam(params, 0, 'a signed transaction as 0x-hex bytes');
   if (typeof raw !== 'string' || !isHex(raw, { strict: true }) || raw.length < 4 || raw.length % 2 !== 0) {
     throw new InvalidParamsError(`params[0]: expected a signed transaction as 0x-hex bytes, got ${JSON.stringify(raw)?.slice(0, 80)}`);
@@ -47,7 +47,7 @@ export const eth_sendRawTransactionSync: Method = async (params, ctx) => {
     watch.unsubscribe();
   }
   if (receipt === undefined) {
-    throw new JsonRpcError(receiptTimeoutCode, `The transaction was added to the mempool but wasn't processed in ${timeoutMs / 1000}s.`, { data: hash });
+    throw new ReceiptTimeoutError(`The transaction was added to the mempool but wasn't processed in ${timeoutMs / 1000}s.`, hash);
   }
   return receipt;
 };
@@ -80,3 +80,5 @@ function pendingReceipt(state: ViewState, hash: Hex): unknown {
   const found = findPendingTransaction(state, hash);
   return found ? found.block.receipts[found.position] : undefined;
 }
+
+export const eth_sendRawTransactionSync = defineMethod({ name: 'eth_sendRawTransactionSync', handler });

@@ -1,20 +1,9 @@
-import { ServerError } from '../../errors.ts';
-import type { RulesSpec } from '../../evm/simulate/chain-rules.ts';
+import { ServerError, TooManyBlocksError } from '../../errors.ts';
 import { MAX_SIMULATED_BLOCKS, type SimulationBase } from '../../evm/simulate/engine.ts';
 import { simulatePayloadParam } from '../../evm/simulate/payload.ts';
-import type { SimulationPool } from '../../evm/simulate/pool.ts';
-import { JsonRpcError } from '../../errors.ts';
-import type { Method } from '../method.ts';
+import { defineMethod } from '../method.ts';
 import { stateBlockParam } from '../params.ts';
-import type { Upstream } from '../upstream.ts';
-import { blockForUpstream, deadlineUpstream, pendingTarget, type ExecutionLimits } from './pending-execution.ts';
-
-export interface SimulationDeps {
-  /** The chain's rules (fixed hardfork or a genesis schedule), resolved once. */
-  rules(upstream: Upstream): Promise<RulesSpec>;
-  /** The threads simulations run on (each keeps a cache of canonical state reads). */
-  readonly pool: SimulationPool;
-}
+import { blockForUpstream, deadlineUpstream, pendingTarget } from '../pending-execution.ts';
 
 /**
  * eth_simulateV1 `[payload, block]`, executed by flashlog's own engine (src/evm/simulate) on a
@@ -22,12 +11,16 @@ export interface SimulationDeps {
  * canonical block under the pending blocks with the pre-confirmed state diff laid over it (what
  * Base's node does), so the first simulated block is the pending block's number.
  */
-export function ethSimulateV1(limits: ExecutionLimits, deps: SimulationDeps): Method {
-  return async (params, ctx) => {
+export const eth_simulateV1 = defineMethod({
+  name: 'eth_simulateV1',
+  executes: true,
+  handler: async (params, ctx) => {
+    const { limits, simulation: deps } = ctx.execution!;
+    if (!deps) throw new ServerError('eth_simulateV1: no simulation threads');
     const started = Date.now();
     const payload = simulatePayloadParam(params[0]);
     if (BigInt(payload.blockStateCalls.length) > MAX_SIMULATED_BLOCKS) {
-      throw new JsonRpcError(-38026, `too many blocks: params[0].blockStateCalls has ${payload.blockStateCalls.length}, the limit is ${MAX_SIMULATED_BLOCKS}`);
+      throw new TooManyBlocksError(`too many blocks: params[0].blockStateCalls has ${payload.blockStateCalls.length}, the limit is ${MAX_SIMULATED_BLOCKS}`);
     }
     const block = stateBlockParam(params[1], 'params[1]', 'latest');
     const upstream = deadlineUpstream(ctx.upstream, 'eth_simulateV1', limits.timeoutMs);
@@ -62,5 +55,5 @@ export function ethSimulateV1(limits: ExecutionLimits, deps: SimulationDeps): Me
       deadline: started + limits.timeoutMs,
       timeoutMs: limits.timeoutMs,
     });
-  };
-}
+  },
+});

@@ -1,7 +1,7 @@
-import { pendingAccount } from '../../view/state.ts';
-import type { AccountDiff } from '../../schemas/records.ts';
-import { addressParam, isPending, requireParam, stateBlockParam } from '../params.ts';
-import type { Method, MethodContext } from '../method.ts';
+import { pendingAccount } from '../view/state.ts';
+import type { AccountDiff } from '../schemas/records.ts';
+import { addressParam, isPending, requireParam, stateBlockParam } from './params.ts';
+import type { Method, MethodContext } from './method.ts';
 import { asLatest, canonicalBase } from './pending.ts';
 
 /**

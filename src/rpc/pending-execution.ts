@@ -1,11 +1,11 @@
-import { z } from 'zod';
-import { address, hexBytes, quantity } from '../../schemas/hex.ts';
-import { InvalidParamsError, ServerError } from '../../errors.ts';
-import { layerOverrides, stateOverridesParam, type StateOverrides } from '../../evm/overrides.ts';
-import type { ViewState } from '../../view/state.ts';
-import type { MethodContext } from '../method.ts';
-import { createUpstream, type Upstream } from '../upstream.ts';
-import { isPending, requireParam, stateBlockParam, type StateBlockParam } from '../params.ts';
+import { callObjectSchema, type CallObject } from '../schemas/call.ts';
+import { parseParam } from '../schemas/issue.ts';
+import { ServerError } from '../errors.ts';
+import { layerOverrides, stateOverridesParam, type StateOverrides } from '../evm/overrides.ts';
+import type { ViewState } from '../view/state.ts';
+import type { ExecutionLimits, MethodContext } from './method.ts';
+import { createUpstream, type Upstream } from '../jsonrpc/upstream.ts';
+import { isPending, requireParam, stateBlockParam, type StateBlockParam } from './params.ts';
 import { canonicalBase, pendingOverrides } from './pending.ts';
 
 /**
@@ -15,38 +15,10 @@ import { canonicalBase, pendingOverrides } from './pending.ts';
  * overrides are standard on op-geth and op-reth (and on the devnet).
  */
 
-/** A transaction call object (execution-apis `GenericTransaction`); unknown fields pass through. */
-export const callObjectSchema = z.looseObject({
-  from: address.optional(),
-  to: address.nullable().optional(),
-  gas: quantity.optional(),
-  gasPrice: quantity.optional(),
-  maxFeePerGas: quantity.optional(),
-  maxPriorityFeePerGas: quantity.optional(),
-  value: quantity.optional(),
-  nonce: quantity.optional(),
-  data: hexBytes.optional(),
-  input: hexBytes.optional(),
-}).refine((call) => !(call.data !== undefined && call.input !== undefined && call.data.toLowerCase() !== call.input.toLowerCase()), {
-  message: 'data and input both given and different',
-});
-export type CallObject = z.output<typeof callObjectSchema>;
+export type { CallObject };
 
 export function callObjectParam(value: unknown, where: string): CallObject {
-  const parsed = callObjectSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = [where, ...issue.path.map(String)].join('.');
-    throw new InvalidParamsError(`invalid ${field}: ${issue.message}, got ${JSON.stringify(value)?.slice(0, 120) ?? 'nothing'}`);
-  }
-  return parsed.data;
-}
-
-export interface ExecutionLimits {
-  /** Most gas one call may use: a larger `gas` is lowered to it. */
-  readonly gasCap: bigint;
-  /** Longest one request may take, all upstream calls included. */
-  readonly timeoutMs: number;
+  return parseParam(callObjectSchema, value, where);
 }
 
 /** The parsed `[tx, block, stateOverrides?]` of eth_call / eth_estimateGas. */

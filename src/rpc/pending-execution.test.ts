@@ -1,16 +1,17 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { EMPTY } from 'rxjs';
-import { JsonRpcError } from '../../errors.ts';
-import { apply, initialViewState, type ViewState } from '../../view/state.ts';
-import { blockBuilder, signedTransfers } from '../../../test/helpers/view-records.ts';
-import { createRpcStub, hang, type RpcStub } from '../../../test/helpers/rpc-stub.ts';
-import { createTransactionFormatter } from '../format.ts';
-import type { Method, MethodContext } from '../method.ts';
-import { createUpstream } from '../upstream.ts';
-import { ethCall } from './eth_call.ts';
-import { ethEstimateGas } from './eth_estimateGas.ts';
-import { ethSimulateV1 } from './eth_simulateV1.ts';
-import { createSimulationPool } from '../../evm/simulate/pool.ts';
+import { JsonRpcError } from '../errors.ts';
+import { apply, initialViewState, type ViewState } from '../view/state.ts';
+import { blockBuilder, signedTransfers } from '../../test/helpers/view-records.ts';
+import { createRpcStub, hang, type RpcStub } from '../../test/helpers/rpc-stub.ts';
+import { createTransactionFormatter } from './format.ts';
+import type { ExecutionLimits, Method, MethodContext, SimulationDeps } from './method.ts';
+import { createUpstream } from '../jsonrpc/upstream.ts';
+import { bindExecution } from './execution.ts';
+import { eth_call } from './methods/eth_call.ts';
+import { eth_estimateGas } from './methods/eth_estimateGas.ts';
+import { eth_simulateV1 } from './methods/eth_simulateV1.ts';
+import { createSimulationPool } from '../evm/simulate/pool.ts';
 
 /**
  * The executing methods against a scripted upstream (a real HTTP server): where a pending call
@@ -43,6 +44,9 @@ function context(url: string, state: ViewState): MethodContext {
   const upstream = createUpstream(url, { timeoutMs: 5000 });
   return { view: () => state, states$: EMPTY, upstream, formatter: createTransactionFormatter(), limits: { maxLogsRange: 2000 }, forward: (params = []) => upstream.call('eth_call', params) };
 }
+const ethCall = (limits: ExecutionLimits) => bindExecution(eth_call, { limits });
+const ethEstimateGas = (limits: ExecutionLimits) => bindExecution(eth_estimateGas, { limits });
+const ethSimulateV1 = (limits: ExecutionLimits, simulation: SimulationDeps) => bindExecution(eth_simulateV1, { limits, simulation });
 const invoke = (method: Method, params: unknown[], ctx: MethodContext) => Promise.resolve(method(params, ctx));
 
 describe('eth_estimateGas with pending', () => {

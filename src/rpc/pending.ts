@@ -1,8 +1,8 @@
 import { numberToHex } from 'viem';
-import { pendingAccount, type PendingBlock, type ViewState } from '../../view/state.ts';
-import { diffAsOverrides, type StateOverrides } from '../../evm/overrides.ts';
-import type { AccountDiff } from '../../schemas/records.ts';
-import type { BlockParam } from '../params.ts';
+import { pendingAccount, type PendingBlock, type ViewState } from '../view/state.ts';
+import { diffAsOverrides, type StateOverrides } from '../evm/overrides.ts';
+import type { AccountDiff } from '../schemas/records.ts';
+import type { BlockParam } from './params.ts';
 
 /**
  * With `pending` and no pre-confirmed block the gateway answers as `latest` (Base's behaviour):

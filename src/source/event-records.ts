@@ -1,0 +1,37 @@
+import { toHex } from 'viem';
+import { blockRecords } from '../chain/records.ts';
+import type { ProduceRecord } from '../log/port.ts';
+import { topics } from '../log/topics.ts';
+import type { ChainRecord, LogRecordValue } from '../schemas/records.ts';
+import type { SourceEvent } from './port.ts';
+
+const ZERO32 = `0x${'0'.repeat(64)}` as const;
+
+/**
+ * The records of a blocks-source event: a block that grew is the records of an assembled
+ * flashblocks block at index 0 (receipts from the node); a replaced block is a `reorg` record that
+ * names it, then a `removed: true` copy of each log it published; a lifecycle step is a `safe` or
+ * `finalized` record (`canonical` needs none: a 200 ms block is canonical when it arrives).
+ */
+export function sourceEventRecords(event: SourceEvent): ProduceRecord[] {
+  if (event.type === 'grew') {
+    return blockRecords(event.block, event.receipts ? { receipts: [...event.receipts], stateDiff: null } : null, event.receipts ? 'node' : null);
+  }
+  const key = event.blockNumber.toString();
+  if (event.type === 'lifecycle') {
+    if (event.level === 'canonical') return [];
+    const value: ChainRecord = { v: 1, type: event.level, blockNumber: toHex(event.blockNumber), blockHash: event.blockHash };
+    return [{ topic: topics.chain, key, value: JSON.stringify(value) }];
+  }
+  const reorg: ChainRecord = {
+    v: 1, type: 'reorg', blockNumber: toHex(event.blockNumber), blockHash: event.byHash ?? ZERO32,
+    transactions: [...event.transactions], removedTransactions: [...event.removedTransactions], replacedBlockHash: event.replacedHash,
+  };
+  return [
+    { topic: topics.chain, key, value: JSON.stringify(reorg) },
+    ...event.removedLogs.map((log) => {
+      const value: LogRecordValue = { v: 1, index: 0, ...log, removed: true };
+      return { topic: topics.logs, key: log.address.toLowerCase(), value: JSON.stringify(value) };
+    }),
+  ];
+}
