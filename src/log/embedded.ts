@@ -34,18 +34,22 @@ const mmapBytes = 2 ** 31;
 export function createEmbeddedLog(options: EmbeddedLogOptions): Log {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
   const db = new DatabaseSync(options.path);
+  // busy_timeout first: a second process opening the same file (serve beside run) must wait for
+  // the writer's lock in every statement that follows, the journal-mode switch included.
   db.exec(`
+    PRAGMA busy_timeout = 10000;
     PRAGMA journal_mode = WAL;
     PRAGMA synchronous = NORMAL;
-    PRAGMA busy_timeout = 10000;
     PRAGMA mmap_size = ${mmapBytes};
     CREATE TABLE IF NOT EXISTS topics (name TEXT PRIMARY KEY, retention_ms INTEGER NOT NULL, next_offset INTEGER NOT NULL DEFAULT 0);
     CREATE TABLE IF NOT EXISTS records (topic TEXT NOT NULL, offset INTEGER NOT NULL, key TEXT, value TEXT NOT NULL, ts INTEGER NOT NULL, PRIMARY KEY (topic, offset)) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS commits (grp TEXT NOT NULL, topic TEXT NOT NULL, offset INTEGER NOT NULL, PRIMARY KEY (grp, topic)) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   `);
-  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('log_id', ?)").run(randomUUID());
-  const logId = (db.prepare("SELECT value FROM meta WHERE key = 'log_id'").get() as { value: string }).value;
+  const readLogId = () => (db.prepare("SELECT value FROM meta WHERE key = 'log_id'").get() as { value: string } | undefined)?.value;
+  // Only the first opener writes the id; a reader of an existing log takes no write lock for it.
+  if (readLogId() === undefined) db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('log_id', ?)").run(randomUUID());
+  const logId = readLogId()!;
   const pollIntervalMs = options.pollIntervalMs ?? 20;
   const batchSize = options.batchSize ?? 2000;
   const appended = new EventEmitter();
