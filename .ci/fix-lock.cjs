@@ -4,8 +4,10 @@ const fs = require('fs');
 const lock = JSON.parse(fs.readFileSync('package-lock.json', 'utf8'));
 const edr = lock.packages['node_modules/@nomicfoundation/edr'];
 const platforms = {
-  'darwin-arm64': { os: ['darwin'], cpu: ['arm64'] }, 'darwin-x64': { os: ['darwin'], cpu: ['x64'] },
-  'linux-arm64-gnu': { os: ['linux'], cpu: ['arm64'], libc: ['glibc'] }, 'linux-arm64-musl': { os: ['linux'], cpu: ['arm64'], libc: ['musl'] },
+  'darwin-arm64': { os: ['darwin'], cpu: ['arm64'] },
+  'darwin-x64': { os: ['darwin'], cpu: ['x64'] },
+  'linux-arm64-gnu': { os: ['linux'], cpu: ['arm64'], libc: ['glibc'] },
+  'linux-arm64-musl': { os: ['linux'], cpu: ['arm64'], libc: ['musl'] },
   'win32-x64-msvc': { os: ['win32'], cpu: ['x64'] },
 };
 let added = 0;
@@ -15,6 +17,8 @@ for (const [suffix, platform] of Object.entries(platforms)) {
   lock.packages[key] = { version: edr.version, ...platform, license: 'MIT', optional: true, engines: { node: '>= 22' } };
   added++;
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : a > b ? 1 : 0)));
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : a > b ? 1 : 0)),
+);
 fs.writeFileSync('package-lock.json', JSON.stringify(lock, null, 2) + '\n');
 console.log(`added ${added} lock entries`);

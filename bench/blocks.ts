@@ -58,11 +58,19 @@ parentPort.on('message', (emitted) => {
   for (const socket of sockets) socket.terminate();
 });`;
 
-interface Recorded { blocks: Json[]; receipts: Map<string, Json[]>; token: string }
+interface Recorded {
+  blocks: Json[];
+  receipts: Map<string, Json[]>;
+  token: string;
+}
 
 async function call<T>(url: string, method: string, params: unknown[]): Promise<T> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const body = await response.json() as { result?: T; error?: { message: string } };
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
   if (body.error) throw new Error(`${method}: ${body.error.message}`);
   return body.result as T;
 }
@@ -72,7 +80,8 @@ async function record(count: number): Promise<Recorded> {
   const { createDevnet } = await import('../src/devnet/devnet.ts');
   const devnet = await createDevnet({ denim: true, blockTimeMs: 60, load: 60 });
   try {
-    while (BigInt(await call<string>(devnet.rpcUrl, 'eth_blockNumber', [])) < BigInt(count + 2)) await new Promise((resolve) => setTimeout(resolve, 200));
+    while (BigInt(await call<string>(devnet.rpcUrl, 'eth_blockNumber', [])) < BigInt(count + 2))
+      await new Promise((resolve) => setTimeout(resolve, 200));
     const blocks: Json[] = [];
     const receipts = new Map<string, Json[]>();
     for (let n = 1; n <= count; n++) {
@@ -87,12 +96,25 @@ async function record(count: number): Promise<Recorded> {
 }
 
 /** A node that replays `recorded` at `perSecond`: HTTP JSON-RPC and newHeads over WebSocket on one port. */
-async function replayNode(recorded: Recorded): Promise<{ url: string; wsUrl: string; start(perSecond: number): Promise<void>; emitted: Record<string, number>; close(): Promise<void> }> {
+async function replayNode(recorded: Recorded): Promise<{
+  url: string;
+  wsUrl: string;
+  start(perSecond: number): Promise<void>;
+  emitted: Record<string, number>;
+  close(): Promise<void>;
+}> {
   let head = 0;
   const byHash = new Map(recorded.blocks.map((block) => [block.hash as string, block]));
   const emitted: Record<string, number> = {};
   const answer = (method: string, params: unknown[]): unknown => {
-    const tagged = (tag: unknown) => (tag === 'latest' ? recorded.blocks[head] : tag === 'safe' ? recorded.blocks[Math.max(0, head - 10)] : tag === 'finalized' ? recorded.blocks[Math.max(0, head - 30)] : null);
+    const tagged = (tag: unknown) =>
+      tag === 'latest'
+        ? recorded.blocks[head]
+        : tag === 'safe'
+          ? recorded.blocks[Math.max(0, head - 10)]
+          : tag === 'finalized'
+            ? recorded.blocks[Math.max(0, head - 30)]
+            : null;
     if (method === 'eth_getBlockByNumber') return tagged(params[0]) ?? null;
     if (method === 'eth_getBlockByHash') return byHash.get(String(params[0])) ?? null;
     if (method === 'eth_getBlockReceipts') return recorded.receipts.get(String(params[0])) ?? null;
@@ -124,7 +146,9 @@ async function replayNode(recorded: Recorded): Promise<{ url: string; wsUrl: str
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}`, emitted,
+    url: `http://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${port}`,
+    emitted,
     async start(perSecond) {
       const origin = performance.now();
       for (let i = 1; i < recorded.blocks.length; i++) {
@@ -138,12 +162,13 @@ async function replayNode(recorded: Recorded): Promise<{ url: string; wsUrl: str
         for (const socket of subscribers) socket.send(text);
       }
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const socket of subscribers) socket.terminate();
-      wss.close();
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of subscribers) socket.terminate();
+        wss.close();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -181,27 +206,38 @@ export async function run(): Promise<Row[]> {
     };
     try {
       const serve = await createServe(ctx, { log, rpcUrl: node.url, followUpstreamHead: false });
-      const result = await runWorker<{ samples: number; p50: number; p99: number; max: number }>(subscriberWorker, { url: serve.gateway.wsUrl, count: SUBSCRIBERS, address: recorded.token, wsPath: require.resolve('ws') }, (worker) => {
-        void (async () => {
-          const ingest = createBlocksIngest(ctx, { log, rpcUrl: node.url, rpcWsUrl: node.wsUrl });
-          const done = ingest.run();
-          await new Promise((resolve) => setTimeout(resolve, 300));
-          await node.start(perSecond);
-          const last = blocks.blocks.at(-1)!.hash as string;
-          const deadline = Date.now() + 30_000;
-          while (appended[last] === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-          await new Promise((resolve) => setTimeout(resolve, 1000));
-          await ctx.shutdown.run();
-          await done.catch(() => {});
-          worker.postMessage(node.emitted);
-        })();
-      });
+      const result = await runWorker<{ samples: number; p50: number; p99: number; max: number }>(
+        subscriberWorker,
+        { url: serve.gateway.wsUrl, count: SUBSCRIBERS, address: recorded.token, wsPath: require.resolve('ws') },
+        (worker) => {
+          void (async () => {
+            const ingest = createBlocksIngest(ctx, { log, rpcUrl: node.url, rpcWsUrl: node.wsUrl });
+            const done = ingest.run();
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            await node.start(perSecond);
+            const last = blocks.blocks.at(-1)!.hash as string;
+            const deadline = Date.now() + 30_000;
+            while (appended[last] === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+            await new Promise((resolve) => setTimeout(resolve, 1000));
+            await ctx.shutdown.run();
+            await done.catch(() => {});
+            worker.postMessage(node.emitted);
+          })();
+        },
+      );
       const toLog = Object.entries(node.emitted).flatMap(([hash, at]) => (appended[hash] === undefined ? [] : [appended[hash]! - at]));
       rows.push({
-        bench: 'blocks source', 'blocks/s': perSecond, blocks: Object.keys(node.emitted).length, 'txs/block': Number((txs / recorded.blocks.length).toFixed(1)),
-        'appended': toLog.length, 'node->log p50 ms': quantile(toLog, 0.5), 'node->log p99 ms': quantile(toLog, 0.99),
-        subscribers: SUBSCRIBERS, 'notifications (first log/block)': result.samples,
-        'node->logs sub p50 ms': result.p50, 'node->logs sub p99 ms': result.p99,
+        bench: 'blocks source',
+        'blocks/s': perSecond,
+        blocks: Object.keys(node.emitted).length,
+        'txs/block': Number((txs / recorded.blocks.length).toFixed(1)),
+        appended: toLog.length,
+        'node->log p50 ms': quantile(toLog, 0.5),
+        'node->log p99 ms': quantile(toLog, 0.99),
+        subscribers: SUBSCRIBERS,
+        'notifications (first log/block)': result.samples,
+        'node->logs sub p50 ms': result.p50,
+        'node->logs sub p99 ms': result.p99,
       });
       await serve.close();
     } finally {
@@ -211,6 +247,11 @@ export async function run(): Promise<Row[]> {
     }
   }
   const [slow, fast] = rows;
-  if (slow && fast) rows.push({ bench: 'ratio 50/s over 5/s', 'node->log p99 ms': (fast['node->log p99 ms'] as number) / Math.max(0.001, slow['node->log p99 ms'] as number), 'node->logs sub p99 ms': (fast['node->logs sub p99 ms'] as number) / Math.max(0.001, slow['node->logs sub p99 ms'] as number) });
+  if (slow && fast)
+    rows.push({
+      bench: 'ratio 50/s over 5/s',
+      'node->log p99 ms': (fast['node->log p99 ms'] as number) / Math.max(0.001, slow['node->log p99 ms'] as number),
+      'node->logs sub p99 ms': (fast['node->logs sub p99 ms'] as number) / Math.max(0.001, slow['node->logs sub p99 ms'] as number),
+    });
   return rows;
 }

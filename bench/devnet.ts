@@ -23,12 +23,15 @@ export async function run(): Promise<Record<string, unknown>[]> {
     const cpu = process.cpuUsage(cpuBefore);
     const elapsed = performance.now() - started;
     await devnet.close();
-    const gaps = arrivals.slice(1).map((time, i) => time - arrivals[i]!).sort((a, b) => a - b);
+    const gaps = arrivals
+      .slice(1)
+      .map((time, i) => time - arrivals[i]!)
+      .sort((a, b) => a - b);
     const at = (q: number) => gaps[Math.min(gaps.length - 1, Math.floor(q * gaps.length))] ?? Number.NaN;
     rows.push({
       'requested tx/s': tps,
       'pre-confirmed tx/s': (transactions / elapsed) * 1000,
-      'delivered / requested': (transactions / elapsed) * 1000 / tps,
+      'delivered / requested': ((transactions / elapsed) * 1000) / tps,
       'cpu % of a core': ((cpu.user + cpu.system) / 1000 / elapsed) * 100,
       'flashblock interval p50 ms': at(0.5),
       'p99 ms': at(0.99),

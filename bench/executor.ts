@@ -23,7 +23,11 @@ const BLOCKS = Number(process.env.BENCH_EXECUTOR_BLOCKS ?? 8);
 const WARMUP_BLOCKS = 2;
 
 /** Two shapes of block: one 200-tx flashblock (the target case), or ten of 20 txs (a devnet-like block). */
-interface Shape { readonly name: string; readonly flashblocks: number; readonly txsPerFlashblock: number }
+interface Shape {
+  readonly name: string;
+  readonly flashblocks: number;
+  readonly txsPerFlashblock: number;
+}
 const shapes: readonly Shape[] = [
   { name: '1 x 200 tx', flashblocks: 1, txsPerFlashblock: 200 },
   { name: '10 x 20 tx', flashblocks: 10, txsPerFlashblock: 20 },
@@ -72,7 +76,13 @@ export async function run(): Promise<Record<string, unknown>[]> {
       const modes = ['none', 'accounts', 'full'] as const;
       for (const stateDiff of modes) {
         const logger = createLogger({ level: 'warn', name: 'bench', destination: process.stderr as never });
-        const executor = await createLocalExecutor({ upstreamUrl, timeoutMs: 10_000, logger, metrics: createMetricsRegistry({ defaults: false }), stateDiff });
+        const executor = await createLocalExecutor({
+          upstreamUrl,
+          timeoutMs: 10_000,
+          logger,
+          metrics: createMetricsRegistry({ defaults: false }),
+          stateDiff,
+        });
         const log = createEmbeddedLog({ path: ':memory:' });
         await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1, retentionMs: -1, replication: 1 })));
         const latencies: number[] = [];

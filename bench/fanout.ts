@@ -30,7 +30,10 @@ import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
  */
 type Row = Record<string, unknown>;
 const counts = (process.env.FLASHLOG_BENCH_FANOUT_COUNTS ?? '1,100,1000,10000').split(',').map(Number);
-const phases = [{ perSecond: 5, seconds: 3 }, { perSecond: 50, seconds: 2 }];
+const phases = [
+  { perSecond: 5, seconds: 3 },
+  { perSecond: 50, seconds: 2 },
+];
 const perProcess = Number(process.env.FLASHLOG_BENCH_FANOUT_PER_PROCESS ?? 1000);
 const clientScript = fileURLToPath(new URL('./peers/fanout-client.ts', import.meta.url));
 const nowUs = (): Hex => numberToHex(process.hrtime.bigint() / 1000n, { size: 32 });
@@ -49,23 +52,32 @@ async function startClients(url: string, count: number, mode: 'flashlog' | 'prox
   for (let left = count; left > 0; left -= perProcess) {
     const child = fork(clientScript, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.push(child);
-    ready.push(new Promise<void>((resolve, reject) => {
-      child.once('message', (message: { failed: number }) => {
-        failed += message.failed;
-        resolve();
-      });
-      child.once('exit', (code) => reject(new Error(`client process exited (${code})`)));
-    }));
+    ready.push(
+      new Promise<void>((resolve, reject) => {
+        child.once('message', (message: { failed: number }) => {
+          failed += message.failed;
+          resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`client process exited (${code})`)));
+      }),
+    );
     child.send({ start: { url, count: Math.min(perProcess, left), mode } });
   }
   await Promise.all(ready);
   return {
-    get failed() { return failed; },
+    get failed() {
+      return failed;
+    },
     async report() {
-      const parts = await Promise.all(children.map((child) => new Promise<Float64Array>((resolve) => {
-        child.once('message', (message: { latencies: Float64Array }) => resolve(message.latencies));
-        child.send({ report: true });
-      })));
+      const parts = await Promise.all(
+        children.map(
+          (child) =>
+            new Promise<Float64Array>((resolve) => {
+              child.once('message', (message: { latencies: Float64Array }) => resolve(message.latencies));
+              child.send({ report: true });
+            }),
+        ),
+      );
       const all = new Float64Array(parts.reduce((sum, part) => sum + part.length, 0));
       let at = 0;
       for (const part of parts) {
@@ -82,11 +94,23 @@ async function startClients(url: string, count: number, mode: 'flashlog' | 'prox
 
 const stats = (sorted: Float64Array, expected: number) => {
   const at = (q: number) => (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? Number.NaN) / 1000;
-  return { received: sorted.length, expected, 'p50 ms': at(0.5), 'p99 ms': at(0.99), 'max ms': sorted.length ? sorted[sorted.length - 1]! / 1000 : Number.NaN };
+  return {
+    received: sorted.length,
+    expected,
+    'p50 ms': at(0.5),
+    'p99 ms': at(0.99),
+    'max ms': sorted.length ? sorted[sorted.length - 1]! / 1000 : Number.NaN,
+  };
 };
 
 /** Appends flashblocks (one transfer, one log carrying the stamp) at `perSecond` for `seconds`. */
-async function drive(emit: (block: BlockBuilder, tx: { hash: Hex; raw: Hex }) => Promise<void>, perSecond: number, seconds: number, pool: { hash: Hex; raw: Hex }[], nextBlock: () => bigint): Promise<number> {
+async function drive(
+  emit: (block: BlockBuilder, tx: { hash: Hex; raw: Hex }) => Promise<void>,
+  perSecond: number,
+  seconds: number,
+  pool: { hash: Hex; raw: Hex }[],
+  nextBlock: () => bigint,
+): Promise<number> {
   const total = perSecond * seconds;
   const started = performance.now();
   let block = blockBuilder(nextBlock());
@@ -114,7 +138,11 @@ export async function run(): Promise<Row[]> {
   const limit = Number(spawnSync('sh', ['-c', 'ulimit -n']).stdout.toString().trim());
   const usable = counts.filter((count) => {
     if (Number.isFinite(limit) && count + 200 > limit) {
-      rows.push({ bench: 'fan-out', subscribers: count, skipped: `ulimit -n is ${limit}: a server holding ${count} connections needs more file descriptors` });
+      rows.push({
+        bench: 'fan-out',
+        subscribers: count,
+        skipped: `ulimit -n is ${limit}: a server holding ${count} connections needs more file descriptors`,
+      });
       return false;
     }
     return true;
@@ -134,10 +162,23 @@ export async function run(): Promise<Row[]> {
         const clients = await startClients(serve.gateway.wsUrl, count, 'flashlog');
         try {
           for (const { perSecond, seconds } of phases) {
-            const appended = await drive(async (block, tx) => {
-              await log.produce(block.flashblock([tx], { logsPerTx: 1, data: nowUs }));
-            }, perSecond, seconds, pool, nextBlock);
-            rows.push({ bench: 'fan-out (append -> client)', server: 'flashlog pendingLogs', subscribers: count, 'flashblocks/s': perSecond, 'failed connections': clients.failed, ...stats(await clients.report(), appended * (count - clients.failed)) });
+            const appended = await drive(
+              async (block, tx) => {
+                await log.produce(block.flashblock([tx], { logsPerTx: 1, data: nowUs }));
+              },
+              perSecond,
+              seconds,
+              pool,
+              nextBlock,
+            );
+            rows.push({
+              bench: 'fan-out (append -> client)',
+              server: 'flashlog pendingLogs',
+              subscribers: count,
+              'flashblocks/s': perSecond,
+              'failed connections': clients.failed,
+              ...stats(await clients.report(), appended * (count - clients.failed)),
+            });
           }
         } finally {
           clients.close();
@@ -155,23 +196,54 @@ export async function run(): Promise<Row[]> {
       await new Promise((resolve) => upstream.once('listening', resolve));
       const connected = new Promise((resolve) => upstream.once('connection', resolve));
       const port = await freePort();
-      const proxy = spawn(built.binary, [
-        '--listen-addr', `127.0.0.1:${port}`, '--upstream-ws', `ws://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
-        '--instance-connection-limit', '20000', '--per-ip-connection-limit', '20000', '--metrics-addr', `127.0.0.1:${await freePort()}`,
-      ], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, RUST_LOG: 'error' } });
+      const proxy = spawn(
+        built.binary,
+        [
+          '--listen-addr',
+          `127.0.0.1:${port}`,
+          '--upstream-ws',
+          `ws://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+          '--instance-connection-limit',
+          '20000',
+          '--per-ip-connection-limit',
+          '20000',
+          '--metrics-addr',
+          `127.0.0.1:${await freePort()}`,
+        ],
+        { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, RUST_LOG: 'error' } },
+      );
       try {
         const exited = new Promise((_, reject) => proxy.once('exit', (code) => reject(new Error(`websocket-proxy exited (${code})`))));
         exited.catch(() => {});
-        await Promise.race([connected, exited, sleep(10_000).then(() => { throw new Error('websocket-proxy did not connect to its upstream in 10 s'); })]);
+        await Promise.race([
+          connected,
+          exited,
+          sleep(10_000).then(() => {
+            throw new Error('websocket-proxy did not connect to its upstream in 10 s');
+          }),
+        ]);
         for (const count of usable) {
           const clients = await startClients(`ws://127.0.0.1:${port}/ws`, count, 'proxy');
           try {
             for (const { perSecond, seconds } of phases) {
-              const appended = await drive(async (block, tx) => {
-                const [record] = block.flashblock([tx], { logsPerTx: 1, data: nowUs });
-                for (const socket of upstream.clients) socket.send(record!.value);
-              }, perSecond, seconds, pool, nextBlock);
-              rows.push({ bench: 'fan-out (append -> client)', server: `websocket-proxy (base/base ${built.commit.slice(0, 10)})`, subscribers: count, 'flashblocks/s': perSecond, 'failed connections': clients.failed, ...stats(await clients.report(), appended * (count - clients.failed)) });
+              const appended = await drive(
+                async (block, tx) => {
+                  const [record] = block.flashblock([tx], { logsPerTx: 1, data: nowUs });
+                  for (const socket of upstream.clients) socket.send(record!.value);
+                },
+                perSecond,
+                seconds,
+                pool,
+                nextBlock,
+              );
+              rows.push({
+                bench: 'fan-out (append -> client)',
+                server: `websocket-proxy (base/base ${built.commit.slice(0, 10)})`,
+                subscribers: count,
+                'flashblocks/s': perSecond,
+                'failed connections': clients.failed,
+                ...stats(await clients.report(), appended * (count - clients.failed)),
+              });
             }
           } finally {
             clients.close();
@@ -190,7 +262,12 @@ export async function run(): Promise<Row[]> {
   }
   for (const row of rows) {
     if (typeof row['p99 ms'] !== 'number' || !String(row.server).startsWith('flashlog')) continue;
-    const peer = rows.find((other) => String(other.server).startsWith('websocket-proxy') && other.subscribers === row.subscribers && other['flashblocks/s'] === row['flashblocks/s']);
+    const peer = rows.find(
+      (other) =>
+        String(other.server).startsWith('websocket-proxy') &&
+        other.subscribers === row.subscribers &&
+        other['flashblocks/s'] === row['flashblocks/s'],
+    );
     if (peer && typeof peer['p99 ms'] === 'number') row['p99 x websocket-proxy'] = row['p99 ms'] / peer['p99 ms'];
     if (row.subscribers === 1000) row['p99 x target (20 ms)'] = row['p99 ms'] / 20;
   }

@@ -101,7 +101,9 @@ export function benchContext(dir: string, overrides: Record<string, unknown> = {
   const logger = createLogger({ level: 'warn', name: 'bench', destination: process.stderr as never });
   return {
     config: { ...config, dataDir: dir, port: 0, headPollMs: 0, maxConnections: 5000, ...overrides },
-    logger, metrics: createMetricsRegistry({ defaults: false }), shutdown: createShutdown(logger),
+    logger,
+    metrics: createMetricsRegistry({ defaults: false }),
+    shutdown: createShutdown(logger),
   };
 }
 
@@ -138,13 +140,18 @@ export async function run(): Promise<Row[]> {
     const serve = await createServe(ctx, { log, rpcUrl: upstreamUrl });
     try {
       const cases: [string, unknown][] = [
-        ['eth_getLogs pending, one address', { jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [{ fromBlock: 'pending', toBlock: 'pending', address: emitters[7] }] }],
+        [
+          'eth_getLogs pending, one address',
+          { jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [{ fromBlock: 'pending', toBlock: 'pending', address: emitters[7] }] },
+        ],
         ['eth_getBlockByNumber(pending, false)', { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['pending', false] }],
       ];
       // The ceiling of this machine: a bare node:http server answering a fixed JSON-RPC result.
       const bare = createServer((request, response) => {
         request.resume();
-        request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":"0x1"}'));
+        request.on('end', () =>
+          response.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":"0x1"}'),
+        );
       });
       await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
       const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}`;
@@ -155,8 +162,21 @@ export async function run(): Promise<Row[]> {
         devnetRows.push([name, body]);
         const measured: Row[] = [];
         for (const [server, url] of targets) {
-          const result = await runWorker<{ done: number; errors: number; perSecond: number; p50: number; p99: number }>(loadWorker, { url, body, concurrency: 32, durationMs: 4000 });
-          measured.push({ bench: name, server, requests: result.done, errors: result.errors, 'req/s': Math.round(result.perSecond), 'p50 ms': result.p50, 'p99 ms': result.p99 });
+          const result = await runWorker<{ done: number; errors: number; perSecond: number; p50: number; p99: number }>(loadWorker, {
+            url,
+            body,
+            concurrency: 32,
+            durationMs: 4000,
+          });
+          measured.push({
+            bench: name,
+            server,
+            requests: result.done,
+            errors: result.errors,
+            'req/s': Math.round(result.perSecond),
+            'p50 ms': result.p50,
+            'p99 ms': result.p99,
+          });
         }
         rows.push(...measured);
       }
@@ -166,18 +186,30 @@ export async function run(): Promise<Row[]> {
       const wsPath = require.resolve('ws');
       for (const count of [1, 100, 1000]) {
         const live = blockBuilder(number + 1n + BigInt(count));
-        const result = await runWorker<{ samples: number; p50: number; p99: number; max: number }>(subscriberWorker, { url: serve.gateway.wsUrl, count, wsPath }, (worker) => {
-          void (async () => {
-            for (let i = 0; i < 40; i++) {
-              await log!.produce(live.flashblock([pool[i]!], { logsPerTx: 1, data: nowUs }));
-              await new Promise((resolve) => setTimeout(resolve, 100));
-            }
-            await new Promise((resolve) => setTimeout(resolve, 500));
-            worker.postMessage('report');
-          })();
+        const result = await runWorker<{ samples: number; p50: number; p99: number; max: number }>(
+          subscriberWorker,
+          { url: serve.gateway.wsUrl, count, wsPath },
+          (worker) => {
+            void (async () => {
+              for (let i = 0; i < 40; i++) {
+                await log!.produce(live.flashblock([pool[i]!], { logsPerTx: 1, data: nowUs }));
+                await new Promise((resolve) => setTimeout(resolve, 100));
+              }
+              await new Promise((resolve) => setTimeout(resolve, 500));
+              worker.postMessage('report');
+            })();
+          },
+        );
+        rows.push({
+          bench: 'pendingLogs delivery (append -> client)',
+          server: 'gateway',
+          subscribers: count,
+          notifications: result.samples,
+          'p50 ms': result.p50,
+          'p99 ms': result.p99,
+          'max ms': result.max,
+          'x target (p99 20 ms)': result.p99 / 20,
         });
-        rows.push({ bench: 'pendingLogs delivery (append -> client)', server: 'gateway', subscribers: count, notifications: result.samples,
-          'p50 ms': result.p50, 'p99 ms': result.p99, 'max ms': result.max, 'x target (p99 20 ms)': result.p99 / 20 });
       }
     } finally {
       await serve.close();
@@ -190,8 +222,21 @@ export async function run(): Promise<Row[]> {
           rows.push({ bench: name, server: 'devnet node', error: `devnet unavailable: ${devnet.error}` });
           continue;
         }
-        const result = await runWorker<{ done: number; errors: number; perSecond: number; p50: number; p99: number }>(loadWorker, { url: devnet.rpcUrl, body, concurrency: 32, durationMs: 4000 });
-        rows.push({ bench: name, server: 'devnet node', requests: result.done, errors: result.errors, 'req/s': Math.round(result.perSecond), 'p50 ms': result.p50, 'p99 ms': result.p99 });
+        const result = await runWorker<{ done: number; errors: number; perSecond: number; p50: number; p99: number }>(loadWorker, {
+          url: devnet.rpcUrl,
+          body,
+          concurrency: 32,
+          durationMs: 4000,
+        });
+        rows.push({
+          bench: name,
+          server: 'devnet node',
+          requests: result.done,
+          errors: result.errors,
+          'req/s': Math.round(result.perSecond),
+          'p50 ms': result.p50,
+          'p99 ms': result.p99,
+        });
       }
     } finally {
       if ('close' in devnet) await devnet.close();
@@ -219,7 +264,13 @@ export async function run(): Promise<Row[]> {
       const view = await materialize(replayCtx, { log: replayLog });
       const replayed = await view.replayed;
       await view.close();
-      rows.push({ bench: 'view replay (embedded log)', server: 'materialize', records, 'records/s': replayed.perSecond, 'replay ms': replayed.ms });
+      rows.push({
+        bench: 'view replay (embedded log)',
+        server: 'materialize',
+        records,
+        'records/s': replayed.perSecond,
+        'replay ms': replayed.ms,
+      });
     } finally {
       await replayLog.close();
       rmSync(replayDir, { recursive: true, force: true });

@@ -12,19 +12,26 @@ import { sharedPath } from '../test/helpers/shared.ts';
  * binary frames (Base's public feed) and as text frames. Target: >= 5,000 flashblocks/s.
  */
 export async function run(): Promise<Record<string, unknown>[]> {
-  const messages = JSON.parse(readFileSync(sharedPath('fixtures/flashblocks/base-sepolia-33439826.json'), 'utf8')) as Record<string, unknown>[];
+  const messages = JSON.parse(readFileSync(sharedPath('fixtures/flashblocks/base-sepolia-33439826.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >[];
   const texts: string[] = [];
   for (let block = 0; block < 100; block++) {
     const number = 33439826 + block;
     for (const message of messages) {
-      texts.push(JSON.stringify({
-        ...message,
-        base: message.base ? { ...(message.base as object), block_number: `0x${number.toString(16)}` } : undefined,
-        metadata: { ...(message.metadata as object), block_number: number },
-      }));
+      texts.push(
+        JSON.stringify({
+          ...message,
+          base: message.base ? { ...(message.base as object), block_number: `0x${number.toString(16)}` } : undefined,
+          metadata: { ...(message.metadata as object), block_number: number },
+        }),
+      );
     }
   }
-  const brotliFrames = texts.map((text) => brotliCompressSync(Buffer.from(text), { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_LGWIN]: 22 } }));
+  const brotliFrames = texts.map((text) =>
+    brotliCompressSync(Buffer.from(text), { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_LGWIN]: 22 } }),
+  );
   const textFrames = texts.map((text) => Buffer.from(text));
   const options = { maxBytes: 16 * 1024 * 1024 };
 
@@ -54,9 +61,24 @@ export async function run(): Promise<Record<string, unknown>[]> {
   const producers = await producerRows();
   return [
     ...producers,
-    { pipeline: 'decode+sequence+assemble, brotli frames', 'flashblocks/s': Math.round(brotliFull), 'x target (5,000/s)': brotliFull / target, 'x Base rate (5/s)': brotliFull / 5 },
-    { pipeline: 'decode only, brotli frames', 'flashblocks/s': Math.round(brotliDecode), 'x target (5,000/s)': brotliDecode / target, 'x Base rate (5/s)': brotliDecode / 5 },
-    { pipeline: 'decode+sequence+assemble, text frames', 'flashblocks/s': Math.round(textFull), 'x target (5,000/s)': textFull / target, 'x Base rate (5/s)': textFull / 5 },
+    {
+      pipeline: 'decode+sequence+assemble, brotli frames',
+      'flashblocks/s': Math.round(brotliFull),
+      'x target (5,000/s)': brotliFull / target,
+      'x Base rate (5/s)': brotliFull / 5,
+    },
+    {
+      pipeline: 'decode only, brotli frames',
+      'flashblocks/s': Math.round(brotliDecode),
+      'x target (5,000/s)': brotliDecode / target,
+      'x Base rate (5/s)': brotliDecode / 5,
+    },
+    {
+      pipeline: 'decode+sequence+assemble, text frames',
+      'flashblocks/s': Math.round(textFull),
+      'x target (5,000/s)': textFull / target,
+      'x Base rate (5/s)': textFull / 5,
+    },
   ];
 }
 
@@ -66,15 +88,17 @@ export async function run(): Promise<Record<string, unknown>[]> {
  * payload ids, as text frames: decode+sequence+assemble throughput relative to Base's format.
  */
 async function producerRows(): Promise<Record<string, unknown>[]> {
-  const renumber = (messages: Record<string, unknown>[], block: number) => messages.map((message) => {
-    const number = 35535698 + block;
-    const payloadId = `0x${(0x0300000000000000n + BigInt(block)).toString(16).padStart(16, '0')}`;
-    const out: Record<string, unknown> = { ...message, payload_id: payloadId };
-    if (message.base) out.base = { ...(message.base as object), block_number: `0x${number.toString(16)}` };
-    if (message.static) out.static = { ...(message.static as object), block_number: number };
-    if (message.metadata && (message.metadata as { block_number?: number }).block_number !== undefined) out.metadata = { ...(message.metadata as object), block_number: number };
-    return out;
-  });
+  const renumber = (messages: Record<string, unknown>[], block: number) =>
+    messages.map((message) => {
+      const number = 35535698 + block;
+      const payloadId = `0x${(0x0300000000000000n + BigInt(block)).toString(16).padStart(16, '0')}`;
+      const out: Record<string, unknown> = { ...message, payload_id: payloadId };
+      if (message.base) out.base = { ...(message.base as object), block_number: `0x${number.toString(16)}` };
+      if (message.static) out.static = { ...(message.static as object), block_number: number };
+      if (message.metadata && (message.metadata as { block_number?: number }).block_number !== undefined)
+        out.metadata = { ...(message.metadata as object), block_number: number };
+      return out;
+    });
   const formats: [string, Record<string, unknown>[]][] = [
     ['Base format (the source as sent)', sourceMessages() as Record<string, unknown>[]],
     ['op-rbuilder', opRbuilderMessages()],
@@ -83,7 +107,9 @@ async function producerRows(): Promise<Record<string, unknown>[]> {
   ];
   const options = { maxBytes: 16 * 1024 * 1024 };
   const rates = formats.map(([name, messages]) => {
-    const frames = Array.from({ length: 100 }, (_, block) => renumber(messages, block)).flat().map((message) => Buffer.from(JSON.stringify(message)));
+    const frames = Array.from({ length: 100 }, (_, block) => renumber(messages, block))
+      .flat()
+      .map((message) => Buffer.from(JSON.stringify(message)));
     const measure = (minMs: number) => {
       let count = 0;
       const started = performance.now();
@@ -108,5 +134,9 @@ async function producerRows(): Promise<Record<string, unknown>[]> {
     return [name, measure(1000)] as const;
   });
   const baseline = rates[0]![1];
-  return rates.map(([name, rate]) => ({ pipeline: `decode+sequence+assemble, text frames, ${name}`, 'flashblocks/s': Math.round(rate), 'x Base format': rate / baseline }));
+  return rates.map(([name, rate]) => ({
+    pipeline: `decode+sequence+assemble, text frames, ${name}`,
+    'flashblocks/s': Math.round(rate),
+    'x Base format': rate / baseline,
+  }));
 }

@@ -15,11 +15,28 @@ import type { Log } from '../src/log/port.ts';
 export async function run(): Promise<Record<string, unknown>[]> {
   const total = 50_000;
   const batch = 500;
-  const value = JSON.stringify({ v: 1, index: 3, address: `0x${'ab'.repeat(20)}`, topics: [`0x${'11'.repeat(32)}`, `0x${'22'.repeat(32)}`], data: `0x${'00'.repeat(400)}`, blockNumber: '0x1fe4052', blockHash: `0x${'0'.repeat(64)}`, blockTimestamp: '0x690fdf84', transactionHash: `0x${'33'.repeat(32)}`, transactionIndex: '0x5', logIndex: '0x9', removed: false });
+  const value = JSON.stringify({
+    v: 1,
+    index: 3,
+    address: `0x${'ab'.repeat(20)}`,
+    topics: [`0x${'11'.repeat(32)}`, `0x${'22'.repeat(32)}`],
+    data: `0x${'00'.repeat(400)}`,
+    blockNumber: '0x1fe4052',
+    blockHash: `0x${'0'.repeat(64)}`,
+    blockTimestamp: '0x690fdf84',
+    transactionHash: `0x${'33'.repeat(32)}`,
+    transactionIndex: '0x5',
+    logIndex: '0x9',
+    removed: false,
+  });
   const dir = mkdtempSync(join(tmpdir(), 'flashlog-bench-'));
   const engines: { name: string; open: () => Log }[] = [
     { name: 'embedded (node:sqlite)', open: () => createEmbeddedLog({ path: join(dir, 'bench.db') }) },
-    { name: 'kafka (kafkajs, 1 broker)', open: () => createKafkaLog({ brokers: (process.env.FLASHLOG_TEST_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), clientId: 'flashlog-bench' }) },
+    {
+      name: 'kafka (kafkajs, 1 broker)',
+      open: () =>
+        createKafkaLog({ brokers: (process.env.FLASHLOG_TEST_KAFKA_BROKERS ?? '127.0.0.1:9092').split(','), clientId: 'flashlog-bench' }),
+    },
   ];
   const rows: Record<string, unknown>[] = [];
   try {
@@ -38,7 +55,12 @@ export async function run(): Promise<Record<string, unknown>[]> {
         await lastValueFrom(consumer.records$.pipe(take(total), toArray()));
         const consumeSeconds = (performance.now() - consumeStarted) / 1000;
         await consumer.close();
-        rows.push({ engine: engine.name, records: total, 'append records/s': Math.round(total / appendSeconds), 'consume records/s': Math.round(total / consumeSeconds) });
+        rows.push({
+          engine: engine.name,
+          records: total,
+          'append records/s': Math.round(total / appendSeconds),
+          'consume records/s': Math.round(total / consumeSeconds),
+        });
       } catch (error) {
         rows.push({ engine: engine.name, error: error instanceof Error ? error.message : String(error) });
       } finally {

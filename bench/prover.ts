@@ -16,7 +16,17 @@ export async function run(): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
   const key = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const;
   const zero = `0x${'00'.repeat(32)}` as const;
-  const journal = { proposer: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266' as const, l1OriginHash: zero, prevOutputRoot: zero, startingL2Block: 1, outputRoot: zero, endingL2Block: 2, intermediateRoots: [], configHash: zero, teeImageHash: zero };
+  const journal = {
+    proposer: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266' as const,
+    l1OriginHash: zero,
+    prevOutputRoot: zero,
+    startingL2Block: 1,
+    outputRoot: zero,
+    endingL2Block: 2,
+    intermediateRoots: [],
+    configHash: zero,
+    teeImageHash: zero,
+  };
   let count = 0;
   const started = performance.now();
   while (performance.now() - started < 1000) {
@@ -33,7 +43,12 @@ export async function run(): Promise<Record<string, unknown>[]> {
     for (const blocks of [1, 10, 100, 1800]) {
       const request = chains.request(1, 1 + blocks, { intermediateBlockInterval: blocks >= 10 ? 10 : 1 });
       const t0 = performance.now();
-      const preimages = await collectWitness(request, { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337, check: 'headers' });
+      const preimages = await collectWitness(request, {
+        l1: rpcCall(chains.l1.url),
+        l2: rpcCall(chains.l2.url),
+        l2ChainId: 1337,
+        check: 'headers',
+      });
       const witnessMs = performance.now() - t0;
       const frameBytes = encodeEnclaveRequest({ type: 'prove', preimages }).length;
       const t1 = performance.now();
@@ -44,9 +59,13 @@ export async function run(): Promise<Record<string, unknown>[]> {
       await client.prove(preimages);
       const tcpMs = performance.now() - t2;
       rows.push({
-        case: `prove ${blocks} block${blocks > 1 ? 's' : ''}`, requestFrameKiB: Math.round(frameBytes / 1024),
-        witnessMs: Math.round(witnessMs), enclaveMs: Math.round(proveMs), overTcpMs: Math.round(tcpMs),
-        blocksPerSecond: Math.round(blocks / (proveMs / 1000)), tcpOverheadRatio: Number((tcpMs / proveMs).toFixed(2)),
+        case: `prove ${blocks} block${blocks > 1 ? 's' : ''}`,
+        requestFrameKiB: Math.round(frameBytes / 1024),
+        witnessMs: Math.round(witnessMs),
+        enclaveMs: Math.round(proveMs),
+        overTcpMs: Math.round(tcpMs),
+        blocksPerSecond: Math.round(blocks / (proveMs / 1000)),
+        tcpOverheadRatio: Number((tcpMs / proveMs).toFixed(2)),
       });
     }
   } finally {

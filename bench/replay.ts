@@ -31,14 +31,23 @@ import { benchContext } from './gateway.ts';
 type Row = Record<string, unknown>;
 const emitters = Array.from({ length: 50 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}` as Hex);
 
-async function fill(log: Log, records: number, firstBlock: bigint, pool: { hash: Hex; raw: Hex }[]): Promise<{ written: number; nextBlock: bigint }> {
+async function fill(
+  log: Log,
+  records: number,
+  firstBlock: bigint,
+  pool: { hash: Hex; raw: Hex }[],
+): Promise<{ written: number; nextBlock: bigint }> {
   let written = 0;
   let number = firstBlock;
   let batch: ProduceRecord[] = [];
   while (written < records) {
     const block = blockBuilder(number++);
     for (let fb = 0; fb < 10 && written < records; fb++) {
-      const flashblock = block.flashblock(pool.slice(fb * 2, fb * 2 + 2), { logsPerTx: 4, emitters, stateDiff: { [emitters[fb]!]: { balance: `0x${(fb + 1).toString(16)}` } } });
+      const flashblock = block.flashblock(pool.slice(fb * 2, fb * 2 + 2), {
+        logsPerTx: 4,
+        emitters,
+        stateDiff: { [emitters[fb]!]: { balance: `0x${(fb + 1).toString(16)}` } },
+      });
       batch.push(...flashblock);
       written += flashblock.length;
     }
@@ -77,21 +86,36 @@ function sideBySide(engine: string, target: readonly string[]): Row[] {
   const baseline = baselineTree(ref);
   if ('error' in baseline) return [{ bench: 'full replay side by side', engine, error: baseline.error }];
   const replay = (root: string) => {
-    const child = spawnSync(process.execPath, [join(repo, 'bench', 'children', 'replay-view.ts'), root, engine, ...target], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    const child = spawnSync(process.execPath, [join(repo, 'bench', 'children', 'replay-view.ts'), root, engine, ...target], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    });
     const line = child.stdout.trim().split('\n').pop() ?? '';
-    if (child.status !== 0 || !line.startsWith('{')) throw new Error(`replay in ${root} failed: ${child.stderr.trim().split('\n').slice(-3).join(' ')}`);
+    if (child.status !== 0 || !line.startsWith('{'))
+      throw new Error(`replay in ${root} failed: ${child.stderr.trim().split('\n').slice(-3).join(' ')}`);
     return JSON.parse(line) as { records: number; ms: number; cpuMs: number; invalid: number };
   };
   try {
     const before = replay(baseline.root);
     const after = replay(repo);
     const row = (tree: string, result: typeof before) => ({
-      bench: 'full replay side by side', engine, tree, 'records replayed': result.records, invalid: result.invalid, ms: result.ms,
-      'records/s': Math.round(result.records / (result.ms / 1000)), 'records per CPU-second': Math.round(result.records / (result.cpuMs / 1000)),
+      bench: 'full replay side by side',
+      engine,
+      tree,
+      'records replayed': result.records,
+      invalid: result.invalid,
+      ms: result.ms,
+      'records/s': Math.round(result.records / (result.ms / 1000)),
+      'records per CPU-second': Math.round(result.records / (result.cpuMs / 1000)),
     });
     return [
       row(`before (${ref} ${baseline.sha})`, before),
-      { ...row('after (this tree)', after), 'x before (wall)': before.ms / after.ms, 'x before (CPU)': before.cpuMs / after.cpuMs, 'x target (100,000/s)': after.records / (after.ms / 1000) / 100_000 },
+      {
+        ...row('after (this tree)', after),
+        'x before (wall)': before.ms / after.ms,
+        'x before (CPU)': before.cpuMs / after.cpuMs,
+        'x target (100,000/s)': after.records / (after.ms / 1000) / 100_000,
+      },
     ];
   } catch (error) {
     return [{ bench: 'full replay side by side', engine, error: error instanceof Error ? error.message : String(error) }];
@@ -117,11 +141,27 @@ async function measure(engine: string, open: () => Log, records: number, dir: st
     // The first start replays everything and leaves a snapshot at the log's end.
     const first = await start(true);
     await first.serve.close();
-    rows.push({ bench: 'restart to serving', engine, start: 'no snapshot (full replay)', 'records replayed': first.replayed.records, 'ms': first.ms, 'records/s': first.replayed.perSecond, 'x target (100,000/s)': first.replayed.perSecond / 100_000 });
+    rows.push({
+      bench: 'restart to serving',
+      engine,
+      start: 'no snapshot (full replay)',
+      'records replayed': first.replayed.records,
+      ms: first.ms,
+      'records/s': first.replayed.perSecond,
+      'x target (100,000/s)': first.replayed.perSecond / 100_000,
+    });
     const tail = await fill(log, 10_000, filled.nextBlock, pool);
     const resumed = await start(true);
     await resumed.serve.close();
-    rows.push({ bench: 'restart to serving', engine, start: `snapshot, ${tail.written} records after it`, 'records replayed': resumed.replayed.records, 'ms': resumed.ms, 'from snapshot': resumed.replayed.fromSnapshot, 'vs full replay (ms)': resumed.ms / first.ms });
+    rows.push({
+      bench: 'restart to serving',
+      engine,
+      start: `snapshot, ${tail.written} records after it`,
+      'records replayed': resumed.replayed.records,
+      ms: resumed.ms,
+      'from snapshot': resumed.replayed.fromSnapshot,
+      'vs full replay (ms)': resumed.ms / first.ms,
+    });
     rows.push(...sideBySide(engine, target));
   } catch (error) {
     rows.push({ bench: 'restart to serving', engine, error: error instanceof Error ? error.message : String(error) });
@@ -140,8 +180,16 @@ export async function run(): Promise<Row[]> {
     const brokers = (process.env.FLASHLOG_TEST_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
     const prefix = `replay${Date.now().toString(36)}-`;
     return [
-      ...await measure('embedded', () => createEmbeddedLog({ path: join(dir, 'flashlog.db') }), embeddedRecords, dir, [join(dir, 'flashlog.db')]),
-      ...await measure('kafka', () => prefixedLog(createKafkaLog({ brokers, clientId: 'flashlog-bench-replay' }), prefix), kafkaRecords, dir, [brokers.join(','), prefix]),
+      ...(await measure('embedded', () => createEmbeddedLog({ path: join(dir, 'flashlog.db') }), embeddedRecords, dir, [
+        join(dir, 'flashlog.db'),
+      ])),
+      ...(await measure(
+        'kafka',
+        () => prefixedLog(createKafkaLog({ brokers, clientId: 'flashlog-bench-replay' }), prefix),
+        kafkaRecords,
+        dir,
+        [brokers.join(','), prefix],
+      )),
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -20,7 +20,7 @@ const names = readdirSync(here)
 
 const results: Record<string, Row[] | { error: string }> = {};
 for (const name of names) {
-  const module = await import(`./${name}.ts`) as { run?: () => Promise<Row[]> };
+  const module = (await import(`./${name}.ts`)) as { run?: () => Promise<Row[]> };
   if (typeof module.run !== 'function') continue;
   process.stderr.write(`bench ${name}...\n`);
   const started = Date.now();
@@ -34,11 +34,20 @@ for (const name of names) {
 
 const table = (rows: Row[]): string => {
   const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
-  const cell = (value: unknown) => (typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toFixed(2)) : String(value ?? ''));
-  return [`| ${columns.join(' | ')} |`, `| ${columns.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${columns.map((column) => cell(row[column])).join(' | ')} |`)].join('\n');
+  const cell = (value: unknown) =>
+    typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toFixed(2)) : String(value ?? '');
+  return [
+    `| ${columns.join(' | ')} |`,
+    `| ${columns.map(() => '---').join(' | ')} |`,
+    ...rows.map((row) => `| ${columns.map((column) => cell(row[column])).join(' | ')} |`),
+  ].join('\n');
 };
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
-const markdown = [`# flashlog benchmarks`, '', `${new Date().toISOString()} on ${machine}. Compare within a run: this machine is noisy.`, '',
+const markdown = [
+  `# flashlog benchmarks`,
+  '',
+  `${new Date().toISOString()} on ${machine}. Compare within a run: this machine is noisy.`,
+  '',
   ...Object.entries(results).flatMap(([name, rows]) => [`## ${name}`, '', Array.isArray(rows) ? table(rows) : `failed: ${rows.error}`, '']),
 ].join('\n');
 const out = fileURLToPath(new URL('./results/', import.meta.url));

@@ -14,14 +14,30 @@ const require = createRequire(import.meta.url);
 const solc = require('solc') as { compile(input: string): string; version(): string };
 const dir = join(import.meta.dirname, '..', 'src', 'devnet', 'contracts');
 const sources: Record<string, { content: string }> = {};
-for (const file of readdirSync(dir).filter((name) => name.endsWith('.sol')).sort()) {
+for (const file of readdirSync(dir)
+  .filter((name) => name.endsWith('.sol'))
+  .sort()) {
   sources[file] = { content: readFileSync(join(dir, file), 'utf8') };
 }
-const output = JSON.parse(solc.compile(JSON.stringify({
-  language: 'Solidity',
-  sources,
-  settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } } },
-}))) as { errors?: { severity: string; formattedMessage: string }[]; contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>> };
+const output = JSON.parse(
+  solc.compile(
+    JSON.stringify({
+      language: 'Solidity',
+      sources,
+      settings: {
+        optimizer: { enabled: true, runs: 200 },
+        evmVersion: 'cancun',
+        outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
+      },
+    }),
+  ),
+) as {
+  errors?: { severity: string; formattedMessage: string }[];
+  contracts: Record<
+    string,
+    Record<string, { abi: unknown[]; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>
+  >;
+};
 const errors = (output.errors ?? []).filter((error) => error.severity === 'error');
 if (errors.length) {
   for (const error of errors) process.stderr.write(error.formattedMessage);

@@ -25,7 +25,9 @@ import { spawnFlashlog, type FlashlogProcess } from '../test/helpers/flashlog-pr
 import { buildHeaderChain, serveHeaderChain } from '../test/helpers/header-chain.ts';
 import { sampleProcess, slopePerMinute, type ProcessSample } from './sample-process.ts';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, only: { type: 'string' }, 'sample-s': { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '10' }, only: { type: 'string' }, 'sample-s': { type: 'string', default: '10' } },
+});
 const minutes = Number(values.minutes);
 const sampleMs = Number(values['sample-s']) * 1000;
 if (!(minutes > 0)) throw new Error(`--minutes: expected a positive number, got ${values.minutes}`);
@@ -33,7 +35,10 @@ if (!(minutes > 0)) throw new Error(`--minutes: expected a positive number, got 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Starts a flashlog command, waits for `ready`, and returns it with its metrics URL. */
-async function start(args: readonly string[], ready: string): Promise<{ proc: FlashlogProcess; metricsUrl: string | undefined; line: Record<string, unknown> }> {
+async function start(
+  args: readonly string[],
+  ready: string,
+): Promise<{ proc: FlashlogProcess; metricsUrl: string | undefined; line: Record<string, unknown> }> {
   const proc = spawnFlashlog(args, { FLASHLOG_LOG_LEVEL: 'info' });
   const metrics = args.includes('--no-metrics') ? undefined : await proc.waitFor((line) => line.msg === 'metrics listening', 60_000);
   const line = await proc.waitFor((candidate) => candidate.msg === ready, 120_000);
@@ -65,40 +70,60 @@ async function devnetHelper(extra: readonly string[] = []) {
 
 const scenarios: readonly Scenario[] = [
   {
-    name: 'run-devnet', load: 'run --devnet (defaults: load 10 tx/s, state diff as default)',
+    name: 'run-devnet',
+    load: 'run --devnet (defaults: load 10 tx/s, state diff as default)',
     async setup(dir) {
       const run = await start(['run', '--devnet', '--port', '0', '--metrics-port', '0', '--data-dir', dir], 'upstream connected');
       return { measured: run, stop: () => stopAll([run.proc]) };
     },
   },
   {
-    name: 'run-devnet-idle', load: 'run --devnet --load 0 (no transactions)',
+    name: 'run-devnet-idle',
+    load: 'run --devnet --load 0 (no transactions)',
     async setup(dir) {
-      const run = await start(['run', '--devnet', '--load', '0', '--port', '0', '--metrics-port', '0', '--data-dir', dir], 'upstream connected');
+      const run = await start(
+        ['run', '--devnet', '--load', '0', '--port', '0', '--metrics-port', '0', '--data-dir', dir],
+        'upstream connected',
+      );
       return { measured: run, stop: () => stopAll([run.proc]) };
     },
   },
   {
-    name: 'devnet', load: 'devnet --load 30',
+    name: 'devnet',
+    load: 'devnet --load 30',
     async setup() {
-      const devnet = await start(['devnet', '--load', '30', '--devnet-port', '0', '--devnet-ws-port', '0', '--metrics-port', '0'], 'devnet started');
+      const devnet = await start(
+        ['devnet', '--load', '30', '--devnet-port', '0', '--devnet-ws-port', '0', '--metrics-port', '0'],
+        'devnet started',
+      );
       return { measured: devnet, stop: () => stopAll([devnet.proc]) };
     },
   },
   {
-    name: 'ingest-local', load: 'ingest --executor local, devnet --load 30 (separate process)',
+    name: 'ingest-local',
+    load: 'ingest --executor local, devnet --load 30 (separate process)',
     async setup(dir) {
       const devnet = await devnetHelper(['--load', '30']);
-      const ingest = await start(['ingest', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'local', '--metrics-port', '0', '--data-dir', dir], 'ingest started');
+      const ingest = await start(
+        ['ingest', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'local', '--metrics-port', '0', '--data-dir', dir],
+        'ingest started',
+      );
       return { measured: ingest, stop: () => stopAll([devnet.proc, ingest.proc]) };
     },
   },
   {
-    name: 'serve', load: 'serve on a growing log (devnet --load 30 --metadata-receipts, ingest), 20 JSON-RPC calls/s',
+    name: 'serve',
+    load: 'serve on a growing log (devnet --load 30 --metadata-receipts, ingest), 20 JSON-RPC calls/s',
     async setup(dir) {
       const devnet = await devnetHelper(['--load', '30', '--metadata-receipts']);
-      const ingest = await start(['ingest', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'metadata', '--no-metrics', '--data-dir', dir], 'ingest started');
-      const serve = await start(['serve', '--rpc', devnet.rpc, '--port', '0', '--metrics-port', '0', '--data-dir', dir], 'gateway listening');
+      const ingest = await start(
+        ['ingest', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'metadata', '--no-metrics', '--data-dir', dir],
+        'ingest started',
+      );
+      const serve = await start(
+        ['serve', '--rpc', devnet.rpc, '--port', '0', '--metrics-port', '0', '--data-dir', dir],
+        'gateway listening',
+      );
       const url = String(serve.line.url);
       let stopped = false;
       const calls = [
@@ -110,23 +135,46 @@ const scenarios: readonly Scenario[] = [
       const client = (async () => {
         for (let i = 0; !stopped; i++) {
           const call = calls[i % calls.length]!;
-          await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: i, ...call }) }).then((response) => response.text()).catch(() => undefined);
+          await fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ jsonrpc: '2.0', id: i, ...call }),
+          })
+            .then((response) => response.text())
+            .catch(() => undefined);
           await sleep(50);
         }
       })();
-      return { measured: serve, stop: async () => { stopped = true; await client; await stopAll([devnet.proc, ingest.proc, serve.proc]); } };
+      return {
+        measured: serve,
+        stop: async () => {
+          stopped = true;
+          await client;
+          await stopAll([devnet.proc, ingest.proc, serve.proc]);
+        },
+      };
     },
   },
   {
-    name: 'prover-bridge', load: 'prover-bridge, one proof request every 5 s (enclave local mode, prover-host)',
+    name: 'prover-bridge',
+    load: 'prover-bridge, one proof request every 5 s (enclave local mode, prover-host)',
     async setup(dir) {
       const l2Blocks = buildHeaderChain({ length: 30, seed: `soak-${randomUUID().slice(0, 8)}` });
       const [l1, l2] = await Promise.all([startEdrChain(), serveHeaderChain(l2Blocks, 1337)]);
-      const head = await l1.request('eth_getBlockByNumber', ['latest', false]) as { hash: `0x${string}`; number: `0x${string}` };
-      const enclave = await start(['enclave', '--listen', 'tcp://127.0.0.1:0', '--no-metrics', '--prove-delay-ms', '200'], 'enclave listening');
+      const head = (await l1.request('eth_getBlockByNumber', ['latest', false])) as { hash: `0x${string}`; number: `0x${string}` };
+      const enclave = await start(
+        ['enclave', '--listen', 'tcp://127.0.0.1:0', '--no-metrics', '--prove-delay-ms', '200'],
+        'enclave listening',
+      );
       const enclaveUrl = String(enclave.line.listen);
-      const host = await start(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', l2.url, '--enclave', enclaveUrl, '--port', '0', '--no-metrics'], 'prover host listening');
-      const bridge = await start(['prover-bridge', '--prover-url', String(host.line.url), '--metrics-port', '0', '--data-dir', dir], 'prover bridge consuming');
+      const host = await start(
+        ['prover-host', '--l1-rpc', l1.url, '--l2-rpc', l2.url, '--enclave', enclaveUrl, '--port', '0', '--no-metrics'],
+        'prover host listening',
+      );
+      const bridge = await start(
+        ['prover-bridge', '--prover-url', String(host.line.url), '--metrics-port', '0', '--data-dir', dir],
+        'prover bridge consuming',
+      );
       const log = createEmbeddedLog({ path: join(dir, 'flashlog.db') });
       let stopped = false;
       const producer = (async () => {
@@ -134,11 +182,23 @@ const scenarios: readonly Scenario[] = [
           const claimed = 1 + (i % 28);
           const requestId = randomUUID();
           const request = {
-            l1Head: head.hash, agreedL2HeadHash: l2Blocks[claimed - 1]!.hash, agreedL2OutputRoot: l2Blocks[claimed - 1]!.outputRoot,
-            claimedL2OutputRoot: l2Blocks[claimed]!.outputRoot, claimedL2BlockNumber: claimed, proposer: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC' as const,
-            intermediateBlockInterval: 1, l1HeadNumber: Number(BigInt(head.number)), imageHash: zeroHash,
+            l1Head: head.hash,
+            agreedL2HeadHash: l2Blocks[claimed - 1]!.hash,
+            agreedL2OutputRoot: l2Blocks[claimed - 1]!.outputRoot,
+            claimedL2OutputRoot: l2Blocks[claimed]!.outputRoot,
+            claimedL2BlockNumber: claimed,
+            proposer: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC' as const,
+            intermediateBlockInterval: 1,
+            l1HeadNumber: Number(BigInt(head.number)),
+            imageHash: zeroHash,
           };
-          await log.produce([{ topic: topics.proofRequests, key: requestId, value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, request: proofRequestToWire(request) }) }]);
+          await log.produce([
+            {
+              topic: topics.proofRequests,
+              key: requestId,
+              value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, request: proofRequestToWire(request) }),
+            },
+          ]);
           await sleep(5000);
         }
       })();
@@ -160,8 +220,14 @@ const scenarios: readonly Scenario[] = [
 interface Row {
   command: string;
   load: string;
-  'rss start': number; 'rss warm': number; 'rss end': number; 'rss MB/min': number;
-  'heap start': number; 'heap warm': number; 'heap end': number; 'heap MB/min': number;
+  'rss start': number;
+  'rss warm': number;
+  'rss end': number;
+  'rss MB/min': number;
+  'heap start': number;
+  'heap warm': number;
+  'heap end': number;
+  'heap MB/min': number;
   /** Growth of the lowest RSS: second half after warm-up against the first half, per minute. */
   'rss floor MB/min': number;
   'cpu %core': number;
@@ -219,9 +285,16 @@ async function soak(scenario: Scenario): Promise<Row> {
   const floor = floorSlope(afterWarm);
   allSamples[scenario.name] = samples;
   return {
-    command: scenario.name, load: scenario.load,
-    'rss start': round(first.rssMiB), 'rss warm': round(warm.rssMiB), 'rss end': round(last.rssMiB), 'rss MB/min': round(rssSlope),
-    'heap start': round(first.heapMiB), 'heap warm': round(warm.heapMiB), 'heap end': round(last.heapMiB), 'heap MB/min': round(heapSlope),
+    command: scenario.name,
+    load: scenario.load,
+    'rss start': round(first.rssMiB),
+    'rss warm': round(warm.rssMiB),
+    'rss end': round(last.rssMiB),
+    'rss MB/min': round(rssSlope),
+    'heap start': round(first.heapMiB),
+    'heap warm': round(warm.heapMiB),
+    'heap end': round(last.heapMiB),
+    'heap MB/min': round(heapSlope),
     'rss floor MB/min': round(floor),
     'cpu %core': round(cpu),
     verdict: (rssSlope < 5 || floor < 5) && heapSlope < 5 ? 'flat' : 'GROWS',
@@ -236,15 +309,33 @@ for (const scenario of scenarios.filter((candidate) => !only || only.includes(ca
     rows.push(await soak(scenario));
   } catch (error) {
     process.stderr.write(`soak ${scenario.name} failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    rows.push({ command: scenario.name, load: scenario.load, 'rss start': NaN, 'rss warm': NaN, 'rss end': NaN, 'rss MB/min': NaN, 'heap start': NaN, 'heap warm': NaN, 'heap end': NaN, 'heap MB/min': NaN, 'rss floor MB/min': NaN, 'cpu %core': NaN, verdict: 'FAILED' });
+    rows.push({
+      command: scenario.name,
+      load: scenario.load,
+      'rss start': NaN,
+      'rss warm': NaN,
+      'rss end': NaN,
+      'rss MB/min': NaN,
+      'heap start': NaN,
+      'heap warm': NaN,
+      'heap end': NaN,
+      'heap MB/min': NaN,
+      'rss floor MB/min': NaN,
+      'cpu %core': NaN,
+      verdict: 'FAILED',
+    });
   }
 }
 const columns = Object.keys(rows[0] ?? {}) as (keyof Row)[];
 const markdown = [
-  `# flashlog soak: ${minutes} min per command, ${new Date().toISOString()}`, '',
-  'Memory in MB (MiB): resident (rss) and JavaScript heap in use; slopes after warm-up (least squares, and of the RSS floor); CPU after warm-up in % of one core.', '',
-  `| ${columns.join(' | ')} |`, `| ${columns.map(() => '---').join(' | ')} |`,
-  ...rows.map((row) => `| ${columns.map((column) => String(row[column])).join(' | ')} |`), '',
+  `# flashlog soak: ${minutes} min per command, ${new Date().toISOString()}`,
+  '',
+  'Memory in MB (MiB): resident (rss) and JavaScript heap in use; slopes after warm-up (least squares, and of the RSS floor); CPU after warm-up in % of one core.',
+  '',
+  `| ${columns.join(' | ')} |`,
+  `| ${columns.map(() => '---').join(' | ')} |`,
+  ...rows.map((row) => `| ${columns.map((column) => String(row[column])).join(' | ')} |`),
+  '',
 ].join('\n');
 const out = fileURLToPath(new URL('../bench/results/', import.meta.url));
 mkdirSync(out, { recursive: true });

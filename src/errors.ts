@@ -41,24 +41,34 @@ export class JsonRpcError extends FlashlogError {
 
 export class ParseError extends JsonRpcError {
   static override readonly rpcCode = -32700;
-  constructor(message = 'parse error') { super(-32700, message); }
+  constructor(message = 'parse error') {
+    super(-32700, message);
+  }
 }
 export class InvalidRequestError extends JsonRpcError {
   static override readonly rpcCode = -32600;
-  constructor(message: string) { super(-32600, message); }
+  constructor(message: string) {
+    super(-32600, message);
+  }
 }
 export class MethodNotFoundError extends JsonRpcError {
   static override readonly rpcCode = -32601;
   /** `message` replaces the standard wording (the prover host answers jsonrpsee's "Method not found"). */
-  constructor(method: string, message = `the method ${method} does not exist/is not available`) { super(-32601, message); }
+  constructor(method: string, message = `the method ${method} does not exist/is not available`) {
+    super(-32601, message);
+  }
 }
 export class InvalidParamsError extends JsonRpcError {
   static override readonly rpcCode = -32602;
-  constructor(message: string) { super(-32602, message); }
+  constructor(message: string) {
+    super(-32602, message);
+  }
 }
 export class InternalError extends JsonRpcError {
   static override readonly rpcCode = -32603;
-  constructor(message: string) { super(-32603, message); }
+  constructor(message: string) {
+    super(-32603, message);
+  }
 }
 /** -32000: the server-side class used by Ethereum nodes for upstream and execution failures. */
 export class ServerError extends JsonRpcError {
@@ -71,27 +81,37 @@ export class ServerError extends JsonRpcError {
 /** -32001: the resource is not available here (a method refused in public mode, the enclave down). */
 export class ResourceUnavailableError extends JsonRpcError {
   static override readonly rpcCode = -32001;
-  constructor(message: string) { super(-32001, message); }
+  constructor(message: string) {
+    super(-32001, message);
+  }
 }
 /** -32005: a limit was exceeded (rate, subscriptions per connection, simulations waiting); retry later. */
 export class LimitExceededError extends JsonRpcError {
   static override readonly rpcCode = -32005;
-  constructor(message: string) { super(-32005, message); }
+  constructor(message: string) {
+    super(-32005, message);
+  }
 }
 /** -32016: execution took longer than its time limit (execution-apis' timeout code). */
 export class ExecutionTimeoutError extends JsonRpcError {
   static override readonly rpcCode = -32016;
-  constructor(message: string) { super(-32016, message); }
+  constructor(message: string) {
+    super(-32016, message);
+  }
 }
 /** 3: execution reverted; `data` is the revert data, as nodes answer it. */
 export class ExecutionRevertedError extends JsonRpcError {
   static override readonly rpcCode = 3;
-  constructor(message: string, data?: unknown) { super(3, message, data === undefined ? {} : { data }); }
+  constructor(message: string, data?: unknown) {
+    super(3, message, data === undefined ? {} : { data });
+  }
 }
 /** 4: EIP-7966, sent but no receipt within the timeout; `data` is the transaction hash. */
 export class ReceiptTimeoutError extends JsonRpcError {
   static override readonly rpcCode = 4;
-  constructor(message: string, hash: string) { super(4, message, { data: hash }); }
+  constructor(message: string, hash: string) {
+    super(4, message, { data: hash });
+  }
 }
 
 /**
@@ -100,47 +120,69 @@ export class ReceiptTimeoutError extends JsonRpcError {
  */
 export class NonceTooLowError extends JsonRpcError {
   static override readonly rpcCode = -38010;
-  constructor(message: string) { super(-38010, message); }
+  constructor(message: string) {
+    super(-38010, message);
+  }
 }
 export class NonceTooHighError extends JsonRpcError {
   static override readonly rpcCode = -38011;
-  constructor(message: string) { super(-38011, message); }
+  constructor(message: string) {
+    super(-38011, message);
+  }
 }
 export class BaseFeeTooLowError extends JsonRpcError {
   static override readonly rpcCode = -38012;
-  constructor(message: string) { super(-38012, message); }
+  constructor(message: string) {
+    super(-38012, message);
+  }
 }
 export class IntrinsicGasTooLowError extends JsonRpcError {
   static override readonly rpcCode = -38013;
-  constructor(message: string) { super(-38013, message); }
+  constructor(message: string) {
+    super(-38013, message);
+  }
 }
 export class InsufficientFundsError extends JsonRpcError {
   static override readonly rpcCode = -38014;
-  constructor(message: string) { super(-38014, message); }
+  constructor(message: string) {
+    super(-38014, message);
+  }
 }
 export class BlockGasLimitReachedError extends JsonRpcError {
   static override readonly rpcCode = -38015;
-  constructor(message: string) { super(-38015, message); }
+  constructor(message: string) {
+    super(-38015, message);
+  }
 }
 export class BlockNumberOrderError extends JsonRpcError {
   static override readonly rpcCode = -38020;
-  constructor(message: string) { super(-38020, message); }
+  constructor(message: string) {
+    super(-38020, message);
+  }
 }
 export class BlockTimestampOrderError extends JsonRpcError {
   static override readonly rpcCode = -38021;
-  constructor(message: string) { super(-38021, message); }
+  constructor(message: string) {
+    super(-38021, message);
+  }
 }
 export class PrecompileMovedToItselfError extends JsonRpcError {
   static override readonly rpcCode = -38022;
-  constructor(message: string) { super(-38022, message); }
+  constructor(message: string) {
+    super(-38022, message);
+  }
 }
 export class MaxInitCodeSizeError extends JsonRpcError {
   static override readonly rpcCode = -38025;
-  constructor(message: string) { super(-38025, message); }
+  constructor(message: string) {
+    super(-38025, message);
+  }
 }
 export class TooManyBlocksError extends JsonRpcError {
   static override readonly rpcCode = -38026;
-  constructor(message: string) { super(-38026, message); }
+  constructor(message: string) {
+    super(-38026, message);
+  }
 }
 
 /**
@@ -148,11 +190,28 @@ export class TooManyBlocksError extends JsonRpcError {
  * an upstream (or the devnet's EDR) answers pass through as plain `JsonRpcError`s unchanged.
  */
 export const rpcErrorCatalogue = [
-  ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError, InternalError, ServerError,
-  ResourceUnavailableError, LimitExceededError, ExecutionTimeoutError, ExecutionRevertedError, ReceiptTimeoutError,
-  NonceTooLowError, NonceTooHighError, BaseFeeTooLowError, IntrinsicGasTooLowError, InsufficientFundsError,
-  BlockGasLimitReachedError, BlockNumberOrderError, BlockTimestampOrderError, PrecompileMovedToItselfError,
-  MaxInitCodeSizeError, TooManyBlocksError,
+  ParseError,
+  InvalidRequestError,
+  MethodNotFoundError,
+  InvalidParamsError,
+  InternalError,
+  ServerError,
+  ResourceUnavailableError,
+  LimitExceededError,
+  ExecutionTimeoutError,
+  ExecutionRevertedError,
+  ReceiptTimeoutError,
+  NonceTooLowError,
+  NonceTooHighError,
+  BaseFeeTooLowError,
+  IntrinsicGasTooLowError,
+  InsufficientFundsError,
+  BlockGasLimitReachedError,
+  BlockNumberOrderError,
+  BlockTimestampOrderError,
+  PrecompileMovedToItselfError,
+  MaxInitCodeSizeError,
+  TooManyBlocksError,
 ] as const;
 
 /** Message of any thrown value, for logs. */

@@ -26,5 +26,11 @@ export interface Command {
 export const serviceSettings: readonly SettingKey[] = ['logLevel', 'metrics', 'metricsHost', 'metricsPort'];
 /** Settings of every command that opens the log. */
 export const logSettings: readonly SettingKey[] = [
-  'log', 'dataDir', 'kafkaBrokers', 'kafkaClientId', 'topicPartitions', 'topicReplication', 'topicRetentionMs',
+  'log',
+  'dataDir',
+  'kafkaBrokers',
+  'kafkaClientId',
+  'topicPartitions',
+  'topicReplication',
+  'topicRetentionMs',
 ];

@@ -7,15 +7,33 @@ import { serviceSettings, type Command } from './command.ts';
  */
 export const devnetCommand: Command = {
   name: 'devnet',
-  summary: 'a local OP-stack L2 (EDR) with JSON-RPC and a flashblocks WebSocket in Base\'s wire format',
-  usage: 'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--metadata-receipts] [--plain]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
-  settings: [...serviceSettings, 'devnetHost', 'devnetPort', 'devnetWsPort', 'blockTimeMs', 'flashblockMs', 'metadataReceipts', 'plain', 'load', 'reorgEvery', 'denim', 'denimBlockMs', 'safeLagBlocks', 'finalizedLagBlocks'],
+  summary: "a local OP-stack L2 (EDR) with JSON-RPC and a flashblocks WebSocket in Base's wire format",
+  usage:
+    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--metadata-receipts] [--plain]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
+  settings: [
+    ...serviceSettings,
+    'devnetHost',
+    'devnetPort',
+    'devnetWsPort',
+    'blockTimeMs',
+    'flashblockMs',
+    'metadataReceipts',
+    'plain',
+    'load',
+    'reorgEvery',
+    'denim',
+    'denimBlockMs',
+    'safeLagBlocks',
+    'finalizedLagBlocks',
+  ],
   longRunning: true,
   async run(ctx, positionals) {
     if (positionals.length) throw new ConfigError(`devnet takes no positional arguments, got ${JSON.stringify(positionals)}`);
     const config = ctx.config;
     if (config.flashblockMs > config.blockTimeMs) {
-      throw new ConfigError(`--flashblock-ms (FLASHLOG_FLASHBLOCK_MS): got ${config.flashblockMs}, expected at most --block-time-ms (${config.blockTimeMs})`);
+      throw new ConfigError(
+        `--flashblock-ms (FLASHLOG_FLASHBLOCK_MS): got ${config.flashblockMs}, expected at most --block-time-ms (${config.blockTimeMs})`,
+      );
     }
     const { createDevnet, DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
     const devnet = await createDevnet({
@@ -39,37 +57,53 @@ export const devnetCommand: Command = {
       const { code, port } = error as { code?: string; port?: number };
       if (code === 'EADDRINUSE' || code === 'EACCES') {
         const flag = port === config.devnetWsPort ? '--devnet-ws-port (FLASHLOG_DEVNET_WS_PORT)' : '--devnet-port (FLASHLOG_DEVNET_PORT)';
-        throw new ConfigError(`${flag}: ${config.devnetHost}:${port} is ${code === 'EADDRINUSE' ? 'already in use' : 'not allowed'}; expected a free port (0 = any)`);
+        throw new ConfigError(
+          `${flag}: ${config.devnetHost}:${port} is ${code === 'EADDRINUSE' ? 'already in use' : 'not allowed'}; expected a free port (0 = any)`,
+        );
       }
       throw error;
     });
     ctx.shutdown.register('devnet', () => devnet.close());
-    ctx.logger.info({
-      chainId: devnet.chainId, rpc: devnet.rpcUrl, ws: devnet.wsUrl, rpcPort: devnet.rpcPort, wsPort: devnet.wsPort, accounts: devnet.accounts, // the well-known test keys
-      blockTimeMs: config.blockTimeMs, flashblockMs: config.flashblockMs, load: config.load, reorgEvery: config.reorgEvery,
-      frames: config.plain ? 'text' : 'brotli', metadata: config.metadataReceipts ? 'receipts' : 'era C',
-    }, 'devnet started');
-    const lines = devnet.denim ? [
-      '',
-      `flashlog devnet --denim: Base after Denim (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)})`,
-      `  JSON-RPC     ${devnet.rpcUrl}  (WebSocket ${devnet.wsUrl}: eth_subscribe newHeads, logs)`,
-      `  blocks       a complete block every ${config.denimBlockMs} ms, no flashblocks; tx[1] the BaseTime deposit${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, unsafe head replaced every ${config.reorgEvery} blocks` : ''}`,
-      `  safe         head - ${config.safeLagBlocks}, finalized head - ${config.finalizedLagBlocks} (also optimism_syncStatus)`,
-      `  mnemonic     ${DEVNET_MNEMONIC}`,
-      '  funded accounts (10,000 ETH each):',
-      ...devnet.accounts.map((account, i) => `    (${i}) ${account.address}  ${account.privateKey}`),
-      '',
-    ] : [
-      '',
-      `flashlog devnet: OP-stack L2 (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)})`,
-      `  JSON-RPC     ${devnet.rpcUrl}${config.metrics ? `  (Prometheus metrics at ${devnet.rpcUrl}/metrics)` : ''}`,
-      `  flashblocks  ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
-      `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,
-      `  mnemonic     ${DEVNET_MNEMONIC}`,
-      '  funded accounts (10,000 ETH each):',
-      ...devnet.accounts.map((account, i) => `    (${i}) ${account.address}  ${account.privateKey}`),
-      '',
-    ];
+    ctx.logger.info(
+      {
+        chainId: devnet.chainId,
+        rpc: devnet.rpcUrl,
+        ws: devnet.wsUrl,
+        rpcPort: devnet.rpcPort,
+        wsPort: devnet.wsPort,
+        accounts: devnet.accounts, // the well-known test keys
+        blockTimeMs: config.blockTimeMs,
+        flashblockMs: config.flashblockMs,
+        load: config.load,
+        reorgEvery: config.reorgEvery,
+        frames: config.plain ? 'text' : 'brotli',
+        metadata: config.metadataReceipts ? 'receipts' : 'era C',
+      },
+      'devnet started',
+    );
+    const lines = devnet.denim
+      ? [
+          '',
+          `flashlog devnet --denim: Base after Denim (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)})`,
+          `  JSON-RPC     ${devnet.rpcUrl}  (WebSocket ${devnet.wsUrl}: eth_subscribe newHeads, logs)`,
+          `  blocks       a complete block every ${config.denimBlockMs} ms, no flashblocks; tx[1] the BaseTime deposit${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, unsafe head replaced every ${config.reorgEvery} blocks` : ''}`,
+          `  safe         head - ${config.safeLagBlocks}, finalized head - ${config.finalizedLagBlocks} (also optimism_syncStatus)`,
+          `  mnemonic     ${DEVNET_MNEMONIC}`,
+          '  funded accounts (10,000 ETH each):',
+          ...devnet.accounts.map((account, i) => `    (${i}) ${account.address}  ${account.privateKey}`),
+          '',
+        ]
+      : [
+          '',
+          `flashlog devnet: OP-stack L2 (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)})`,
+          `  JSON-RPC     ${devnet.rpcUrl}${config.metrics ? `  (Prometheus metrics at ${devnet.rpcUrl}/metrics)` : ''}`,
+          `  flashblocks  ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
+          `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,
+          `  mnemonic     ${DEVNET_MNEMONIC}`,
+          '  funded accounts (10,000 ETH each):',
+          ...devnet.accounts.map((account, i) => `    (${i}) ${account.address}  ${account.privateKey}`),
+          '',
+        ];
     process.stderr.write(`${lines.join('\n')}\n`);
     await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     return 0;

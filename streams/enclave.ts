@@ -29,18 +29,28 @@ export const enclaveCommand: Command = {
     const check = ctx.config.enclaveCheck;
     const core = createEnclaveCore({ privateKey: generatePrivateKey(), check });
     const delayMs = ctx.config.proveDelayMs;
-    const handled = delayMs > 0
-      ? { ...core, handle: async (request: Parameters<typeof core.handle>[0]) => {
-        if (request.type === 'prove') await new Promise((resolve) => setTimeout(resolve, delayMs));
-        return core.handle(request);
-      } }
-      : core;
+    const handled =
+      delayMs > 0
+        ? {
+            ...core,
+            handle: async (request: Parameters<typeof core.handle>[0]) => {
+              if (request.type === 'prove') await new Promise((resolve) => setTimeout(resolve, delayMs));
+              return core.handle(request);
+            },
+          }
+        : core;
     const server = await serveEnclave(handled, { endpoint, logger: ctx.logger });
     ctx.shutdown.register('enclave', () => server.close());
-    ctx.logger.info({ listen: formatEndpoint(server.endpoint), signer: core.signerAddress, teeImageHash: core.teeImageHash, mode: 'local', check }, 'enclave listening');
-    ctx.logger.warn({ mode: 'local', check }, check === 'reexecute'
-      ? 'local mode: a proof re-executes every L2 block from the witness and checks its rebuilt header against the block hash; the transactions and payload attributes come from the L2 blocks themselves, not derived from L1, and there is no attestation'
-      : 'local mode, headers only: a proof checks the claimed output root against hash-verified L2 headers and message-passer storage roots; it re-executes nothing, does not derive the blocks from L1, and there is no attestation');
+    ctx.logger.info(
+      { listen: formatEndpoint(server.endpoint), signer: core.signerAddress, teeImageHash: core.teeImageHash, mode: 'local', check },
+      'enclave listening',
+    );
+    ctx.logger.warn(
+      { mode: 'local', check },
+      check === 'reexecute'
+        ? 'local mode: a proof re-executes every L2 block from the witness and checks its rebuilt header against the block hash; the transactions and payload attributes come from the L2 blocks themselves, not derived from L1, and there is no attestation'
+        : 'local mode, headers only: a proof checks the claimed output root against hash-verified L2 headers and message-passer storage roots; it re-executes nothing, does not derive the blocks from L1, and there is no attestation',
+    );
     await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     return 0;
   },

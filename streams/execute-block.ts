@@ -21,9 +21,12 @@ async function fixtureFromNode(config: Config): Promise<BlockFixture> {
       throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): ${errorMessage(error)}`);
     }
   } else {
-    const chainId = Number(BigInt(await call('eth_chainId', []) as string));
+    const chainId = Number(BigInt((await call('eth_chainId', [])) as string));
     rollupConfig = knownRollupConfigs.get(chainId);
-    if (!rollupConfig) throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): required for chain ${chainId}, whose rollup config flashlog does not know`);
+    if (!rollupConfig)
+      throw new ConfigError(
+        `--rollup-config (FLASHLOG_ROLLUP_CONFIG): required for chain ${chainId}, whose rollup config flashlog does not know`,
+      );
   }
   const witness = await collectBlockWitness(call, BigInt(config.blockNumber!));
   return fixtureFromRpc(witness, rollupConfig, `${config.l2Rpc} block ${config.blockNumber}`);
@@ -39,8 +42,9 @@ async function fixtureFromNode(config: Config): Promise<BlockFixture> {
  */
 export const executeBlockCommand: Command = {
   name: 'execute-block',
-  summary: 're-execute a block from its witness and compare its header and hash with the chain\'s',
-  usage: 'flashlog execute-block FIXTURE.json [--json]      flashlog execute-block --l2-rpc URL --block-number N [--rollup-config FILE] [--json]',
+  summary: "re-execute a block from its witness and compare its header and hash with the chain's",
+  usage:
+    'flashlog execute-block FIXTURE.json [--json]      flashlog execute-block --l2-rpc URL --block-number N [--rollup-config FILE] [--json]',
   settings: ['logLevel', 'json', 'l2Rpc', 'blockNumber', 'rollupConfig', 'rpcTimeoutMs'],
   longRunning: false,
   async run(ctx, positionals) {
@@ -64,18 +68,39 @@ export const executeBlockCommand: Command = {
     const matches = executed.hash === fixture.expectedHash;
     const comparison = compareHeaders(executed.header, fixture.expectedHeader);
     const summary = {
-      block: Number(executed.header.number), fork: executed.rules.fork, transactions: executed.receipts.length,
-      gasUsed: Number(executed.header.gasUsed), ms, hash: executed.hash, expectedHash: fixture.expectedHash, matches,
+      block: Number(executed.header.number),
+      fork: executed.rules.fork,
+      transactions: executed.receipts.length,
+      gasUsed: Number(executed.header.gasUsed),
+      ms,
+      hash: executed.hash,
+      expectedHash: fixture.expectedHash,
+      matches,
     };
     if (ctx.config.json) {
-      process.stdout.write(`${JSON.stringify({ ...summary, header: comparison.computed, expectedHeader: comparison.expected ?? null, differing: comparison.differing,
-        receipts: executed.receipts.map((r) => ({ type: r.type, status: r.status, gasUsed: Number(r.gasUsed), logs: r.logs.length, l1Fee: r.l1Fee.toString(), operatorFee: r.operatorFee.toString() })) })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({
+          ...summary,
+          header: comparison.computed,
+          expectedHeader: comparison.expected ?? null,
+          differing: comparison.differing,
+          receipts: executed.receipts.map((r) => ({
+            type: r.type,
+            status: r.status,
+            gasUsed: Number(r.gasUsed),
+            logs: r.logs.length,
+            l1Fee: r.l1Fee.toString(),
+            operatorFee: r.operatorFee.toString(),
+          })),
+        })}\n`,
+      );
     } else {
       const out = [
         `block ${summary.block} (${summary.fork}): ${summary.transactions} transactions, ${summary.gasUsed} gas, ${ms} ms`,
         formatComparison(comparison),
         `${'hash'.padEnd(fieldWidth)}  ${matches ? ' ' : '≠'} ${executed.hash}${matches ? '' : `  expected ${fixture.expectedHash}`}`,
-        matches ? 'block hash matches: the block was executed as the chain executed it'
+        matches
+          ? 'block hash matches: the block was executed as the chain executed it'
           : `block hash differs${comparison.expected ? (comparison.differing.length ? `: ${comparison.differing.join(', ')}` : '') : ' (the fixture has no expected header to compare fields with)'}`,
       ];
       process.stdout.write(`${out.join('\n')}\n`);

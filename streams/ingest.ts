@@ -1,5 +1,18 @@
 import {
-  EMPTY, Observable, concatMap, filter, from, fromEvent, lastValueFrom, map, merge, mergeMap, of, scan, share, takeUntil,
+  EMPTY,
+  Observable,
+  concatMap,
+  filter,
+  from,
+  fromEvent,
+  lastValueFrom,
+  map,
+  merge,
+  mergeMap,
+  of,
+  scan,
+  share,
+  takeUntil,
 } from 'rxjs';
 import { createPayloadBlocks } from '../src/wire/payload-blocks.ts';
 import { initialSequencerState, step, type SequencerEvent, type SequencerState } from '../src/chain/sequencer.ts';
@@ -54,11 +67,25 @@ export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
   const buffered = counter(metrics, 'flashlog_ingest_buffered_total', 'flashblocks held until their parent is canonical');
   const connects = counter(metrics, 'flashlog_ws_connects_total', 'upstream connections opened', ['upstream']);
   const disconnects = counter(metrics, 'flashlog_ws_disconnects_total', 'upstream connections lost', ['upstream']);
-  const executionErrors = counter(metrics, 'flashlog_execution_errors_total', 'flashblocks whose execution failed (published without receipts)');
+  const executionErrors = counter(
+    metrics,
+    'flashlog_execution_errors_total',
+    'flashblocks whose execution failed (published without receipts)',
+  );
   const head = gauge(metrics, 'flashlog_ingest_block_number', 'block number of the latest accepted flashblock');
   const headIndex = gauge(metrics, 'flashlog_ingest_flashblock_index', 'index of the latest accepted flashblock');
-  const latency = histogram(metrics, 'flashlog_ingest_latency_seconds', 'frame arrival to block record appended', [], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
-  const endOfSequence = counter(metrics, 'flashlog_ingest_end_of_sequence_total', 'X Layer end-of-sequence frames (a bare payload_id; no flashblock in them)');
+  const latency = histogram(
+    metrics,
+    'flashlog_ingest_latency_seconds',
+    'frame arrival to block record appended',
+    [],
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  );
+  const endOfSequence = counter(
+    metrics,
+    'flashlog_ingest_end_of_sequence_total',
+    'X Layer end-of-sequence frames (a bare payload_id; no flashblock in them)',
+  );
   const warnOnce = createOnceLogger(logger);
   const arrivals = new Map<string, number>();
   // Numbers OP-specs messages after index 0, which carry no block number (src/chain/payload-blocks.ts).
@@ -83,12 +110,14 @@ export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
   });
 
   const stop$ = fromEvent(ctx.shutdown.signal, 'abort');
-  const sources = deps.urls.map((url) => webSocket$(url, {
-    pingIntervalMs: config.pingIntervalMs,
-    reconnectMinMs: config.reconnectMinMs,
-    reconnectMaxMs: config.reconnectMaxMs,
-    maxPayloadBytes: Math.max(config.maxFrameBytes * 4, 64 * 1024 * 1024),
-  }));
+  const sources = deps.urls.map((url) =>
+    webSocket$(url, {
+      pingIntervalMs: config.pingIntervalMs,
+      reconnectMinMs: config.reconnectMinMs,
+      reconnectMaxMs: config.reconnectMaxMs,
+      maxPayloadBytes: Math.max(config.maxFrameBytes * 4, 64 * 1024 * 1024),
+    }),
+  );
   const socketEvents$ = merge(...sources, deps.frames$ ?? EMPTY).pipe(takeUntil(stop$), share());
 
   const decoded$ = socketEvents$.pipe(
@@ -126,18 +155,20 @@ export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
   type Arrival = { flashblock: Flashblock; json: Record<string, unknown>; receivedAt: number };
   const received = new Map<object, Arrival>();
   const inputs$ = merge(
-    decoded$.pipe(map((arrival) => {
-      received.set(arrival.flashblock, arrival);
-      return { type: 'flashblock' as const, flashblock: arrival.flashblock };
-    })),
+    decoded$.pipe(
+      map((arrival) => {
+        received.set(arrival.flashblock, arrival);
+        return { type: 'flashblock' as const, flashblock: arrival.flashblock };
+      }),
+    ),
     (deps.canonical$ ?? EMPTY).pipe(map((blockNumber) => ({ type: 'canonical' as const, blockNumber }))),
   );
 
   const events$ = inputs$.pipe(
-    scan<Parameters<typeof step>[1], { state: SequencerState; events: SequencerEvent[] }>(
-      (acc, input) => step(acc.state, input),
-      { state: initialSequencerState(config.aheadBlocks), events: [] },
-    ),
+    scan<Parameters<typeof step>[1], { state: SequencerState; events: SequencerEvent[] }>((acc, input) => step(acc.state, input), {
+      state: initialSequencerState(config.aheadBlocks),
+      events: [],
+    }),
     concatMap(({ events }) => from(events)),
     share(),
   );
@@ -149,7 +180,11 @@ export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
       if (event.type === 'rejected') {
         received.delete(event.flashblock);
         rejected.inc({ reason: event.reason });
-        warnOnce(event.reason, { block: event.flashblock.metadata.block_number, index: event.flashblock.index, detail: event.detail }, 'flashblock dropped');
+        warnOnce(
+          event.reason,
+          { block: event.flashblock.metadata.block_number, index: event.flashblock.index, detail: event.detail },
+          'flashblock dropped',
+        );
       } else if (arrival) {
         buffered.inc();
       }
@@ -177,7 +212,11 @@ export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
           execution = await deps.executor.execute(block);
         } catch (error) {
           executionErrors.inc();
-          warnOnce(`execution:${errorMessage(error).slice(0, 80)}`, { block: Number(block.blockNumber), index: block.index, err: errorMessage(error) }, 'execution failed; publishing the block without receipts');
+          warnOnce(
+            `execution:${errorMessage(error).slice(0, 80)}`,
+            { block: Number(block.blockNumber), index: block.index, err: errorMessage(error) },
+            'execution failed; publishing the block without receipts',
+          );
         }
       }
       publisher.push(blockRecords(block, execution, deps.executor?.kind ?? null));
@@ -196,12 +235,27 @@ export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
 
 export const ingestCommand: Command = {
   name: 'ingest',
-  summary: 'read flashblocks feeds, or a node\'s 200 ms blocks (--source blocks), into the log (flashlog.blocks, flashlog.logs, flashlog.chain)',
-  usage: 'flashlog ingest --ws URL [--ws URL ...] [--kafka-brokers host:port] [options]\n       flashlog ingest --source blocks --rpc URL [--rpc-ws URL] [--consensus-rpc URL] [options]',
+  summary:
+    "read flashblocks feeds, or a node's 200 ms blocks (--source blocks), into the log (flashlog.blocks, flashlog.logs, flashlog.chain)",
+  usage:
+    'flashlog ingest --ws URL [--ws URL ...] [--kafka-brokers host:port] [options]\n       flashlog ingest --source blocks --rpc URL [--rpc-ws URL] [--consensus-rpc URL] [options]',
   settings: [
-    ...serviceSettings, ...logSettings, 'ws', 'maxFrameBytes', 'pingIntervalMs', 'reconnectMinMs', 'reconnectMaxMs',
-    'aheadBlocks', 'produceBufferRecords', 'rpc', 'rpcTimeoutMs', 'executor', 'stateDiff', 'canonicalPollMs',
-    'source', ...blocksSettings,
+    ...serviceSettings,
+    ...logSettings,
+    'ws',
+    'maxFrameBytes',
+    'pingIntervalMs',
+    'reconnectMinMs',
+    'reconnectMaxMs',
+    'aheadBlocks',
+    'produceBufferRecords',
+    'rpc',
+    'rpcTimeoutMs',
+    'executor',
+    'stateDiff',
+    'canonicalPollMs',
+    'source',
+    ...blocksSettings,
   ],
   defaults: { metricsPort: '9464' },
   longRunning: true,
@@ -209,7 +263,10 @@ export const ingestCommand: Command = {
     const source = ctx.config.source ?? (ctx.config.ws ? 'flashblocks' : ctx.config.rpc ? 'blocks' : 'flashblocks');
     if (source === 'blocks') return runBlocksIngest(ctx);
     const urls = ctx.config.ws;
-    if (!urls || urls.length === 0) throw new ConfigError('--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL (or --source blocks --rpc URL for a node\'s 200 ms blocks)');
+    if (!urls || urls.length === 0)
+      throw new ConfigError(
+        "--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL (or --source blocks --rpc URL for a node's 200 ms blocks)",
+      );
     void warnIfUpstreamBehind(ctx.config.rpc, ctx.logger);
     const log = await openLog(ctx.config, ctx.logger);
     ctx.shutdown.register('log', () => log.close());
@@ -225,4 +282,3 @@ export const ingestCommand: Command = {
     return 0;
   },
 };
-

@@ -6,26 +6,28 @@ import { createMetricsRegistry, serveMetrics } from '../src/obs/metrics.ts';
 import type { Command } from './command.ts';
 import { commands } from './commands.ts';
 
-const overview = (): string => [
-  'flashlog: Base flashblocks pre-confirmations as a replayable log, a materialized view and a pending JSON-RPC gateway.',
-  '',
-  'Usage: flashlog <command> [options]      flashlog <command> --help',
-  '',
-  'Commands:',
-  ...commands.map((command) => `  ${command.name.padEnd(16)}${command.summary}`),
-  '',
-  'Every option is also an environment variable: --kafka-brokers is FLASHLOG_KAFKA_BROKERS.',
-].join('\n');
+const overview = (): string =>
+  [
+    'flashlog: Base flashblocks pre-confirmations as a replayable log, a materialized view and a pending JSON-RPC gateway.',
+    '',
+    'Usage: flashlog <command> [options]      flashlog <command> --help',
+    '',
+    'Commands:',
+    ...commands.map((command) => `  ${command.name.padEnd(16)}${command.summary}`),
+    '',
+    'Every option is also an environment variable: --kafka-brokers is FLASHLOG_KAFKA_BROKERS.',
+  ].join('\n');
 
-const commandHelp = (command: Command): string => [
-  `${command.summary}`,
-  '',
-  `Usage: ${command.usage}`,
-  '',
-  'Options:',
-  '  --help, -h\n      show this help',
-  describeSettings(command.settings, command.defaults),
-].join('\n');
+const commandHelp = (command: Command): string =>
+  [
+    `${command.summary}`,
+    '',
+    `Usage: ${command.usage}`,
+    '',
+    'Options:',
+    '  --help, -h\n      show this help',
+    describeSettings(command.settings, command.defaults),
+  ].join('\n');
 
 /**
  * The CLI entry: parses the config (exit 2 on a bad setting), builds the context, runs the
@@ -89,7 +91,9 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
         shutdown.register('metrics', () => server.close());
         logger.info({ url: server.url }, 'metrics listening');
       } catch (error) {
-        process.stderr.write(`flashlog ${command.name}: cannot serve metrics on ${config.metricsHost}:${config.metricsPort}: ${errorMessage(error)} (set --metrics-port or --no-metrics)\n`);
+        process.stderr.write(
+          `flashlog ${command.name}: cannot serve metrics on ${config.metricsHost}:${config.metricsPort}: ${errorMessage(error)} (set --metrics-port or --no-metrics)\n`,
+        );
         process.exitCode = 2;
         return;
       }

@@ -56,14 +56,22 @@ type Input = ViewInput | { readonly type: 'reset' };
 
 export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<Materialized> {
   const { logger, metrics } = ctx;
-  const appliedOffset = gauge(metrics, 'flashlog_view_applied_offset', 'next offset the view will apply, per topic and partition', ['topic', 'partition']);
+  const appliedOffset = gauge(metrics, 'flashlog_view_applied_offset', 'next offset the view will apply, per topic and partition', [
+    'topic',
+    'partition',
+  ]);
   const records = counter(metrics, 'flashlog_view_records_total', 'records applied to the view');
   const invalid = counter(metrics, 'flashlog_view_invalid_records_total', 'records the view rejected by schema');
   const pendingBlocks = gauge(metrics, 'flashlog_view_pending_blocks', 'pre-confirmed blocks above canonical in the view');
   const pendingNumber = gauge(metrics, 'flashlog_view_pending_block_number', 'number of the latest pre-confirmed block');
   const replayRate = gauge(metrics, 'flashlog_view_replay_records_per_second', 'records per second of the start-up replay');
   const replayProgress = gauge(metrics, 'flashlog_view_replay_progress_ratio', 'fraction of the start-up replay applied (1 once live)');
-  const snapshotFallbacks = counter(metrics, 'flashlog_view_snapshot_fallbacks_total', 'restarts that replayed the whole log although a snapshot existed', ['reason']);
+  const snapshotFallbacks = counter(
+    metrics,
+    'flashlog_view_snapshot_fallbacks_total',
+    'restarts that replayed the whole log although a snapshot existed',
+    ['reason'],
+  );
 
   const targets: RecordPosition[] = (await Promise.all(viewTopics.map((topic) => deps.log.endOffsets(topic)))).flat();
   const total = targets.reduce((sum, position) => sum + Number(position.offset), 0);
@@ -73,7 +81,12 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
   let fromSnapshot = resume !== undefined;
   const consumers: LogConsumer[] = [];
   const open = (seek?: readonly RecordPosition[]) => {
-    const consumer = deps.log.consumer({ topics: [...viewTopics], ...(deps.group ? { group: deps.group } : {}), from: 'earliest', ...(seek ? { seek } : {}) });
+    const consumer = deps.log.consumer({
+      topics: [...viewTopics],
+      ...(deps.group ? { group: deps.group } : {}),
+      from: 'earliest',
+      ...(seek ? { seek } : {}),
+    });
     consumers.push(consumer);
     return consumer.records$;
   };
@@ -82,21 +95,31 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
   const track = tap((record: LogRecord) => lastRecords.set(`${record.topic}/${record.partition}`, record));
   const records$: Observable<Input> = resume
     ? open(resume.checks.map(({ topic, partition, offset }) => ({ topic, partition, offset }))).pipe(
-      checkResume(resume.checks),
-      track,
-      map((record): Input => ({ type: 'record', record })),
-      catchError((error: unknown) => {
-        logger.warn({ err: errorMessage(error) }, 'view snapshot does not match the log; replaying the whole log');
-        snapshotFallbacks.inc({ reason: 'mismatch' });
-        void consumers[0]?.close();
-        return defer(() => {
-          lastRecords.clear();
-          start = initialViewState();
-          fromSnapshot = false;
-          return concat(of<Input>({ type: 'reset' }), open().pipe(track, map((record): Input => ({ type: 'record', record }))));
-        });
-      }))
-    : open().pipe(track, map((record): Input => ({ type: 'record', record })));
+        checkResume(resume.checks),
+        track,
+        map((record): Input => ({ type: 'record', record })),
+        catchError((error: unknown) => {
+          logger.warn({ err: errorMessage(error) }, 'view snapshot does not match the log; replaying the whole log');
+          snapshotFallbacks.inc({ reason: 'mismatch' });
+          void consumers[0]?.close();
+          return defer(() => {
+            lastRecords.clear();
+            start = initialViewState();
+            fromSnapshot = false;
+            return concat(
+              of<Input>({ type: 'reset' }),
+              open().pipe(
+                track,
+                map((record): Input => ({ type: 'record', record })),
+              ),
+            );
+          });
+        }),
+      )
+    : open().pipe(
+        track,
+        map((record): Input => ({ type: 'record', record })),
+      );
 
   const startedAt = Date.now();
   let replayDone = false;
@@ -122,7 +145,10 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
     replayProgress.set(1);
     setOffsetGauges(state);
     pendingBlocks.set(state.blocks.length);
-    logger.info({ records: done, invalid: state.invalid, ms, perSecond, pendingBlocks: state.blocks.length, fromSnapshot }, 'view replayed; following live');
+    logger.info(
+      { records: done, invalid: state.invalid, ms, perSecond, pendingBlocks: state.blocks.length, fromSnapshot },
+      'view replayed; following live',
+    );
     resolveReplay({ records: done, ms, perSecond, fromSnapshot });
     void writeSnapshot();
   };
@@ -133,7 +159,10 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
     }
   };
 
-  const inputs$: Observable<Input> = merge(records$, (deps.heads$ ?? EMPTY).pipe(map((blockNumber): Input => ({ type: 'head', blockNumber }))));
+  const inputs$: Observable<Input> = merge(
+    records$,
+    (deps.heads$ ?? EMPTY).pipe(map((blockNumber): Input => ({ type: 'head', blockNumber }))),
+  );
   const states$ = inputs$.pipe(
     scan((state: ViewState, input: Input) => (input.type === 'reset' ? initialViewState() : apply(state, input)), start),
     tap((state) => {
@@ -171,15 +200,29 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
     const { path } = deps.snapshot;
     // The text is taken now, in one go, so it holds one state and the records it was built from.
     const seq = current.seq;
-    const checks: ViewSnapshot['checks'] = [...lastRecords.values()].map((record) => ({ topic: record.topic, partition: record.partition, offset: record.offset, sha256: valueDigest(record.value) }));
+    const checks: ViewSnapshot['checks'] = [...lastRecords.values()].map((record) => ({
+      topic: record.topic,
+      partition: record.partition,
+      offset: record.offset,
+      sha256: valueDigest(record.value),
+    }));
     const text = encodeSnapshot({ logIdentity, state: current, checks });
-    writing = writeSnapshotFile(path, text).then(
-      () => { written = seq; },
-      (error: unknown) => { logger.warn({ err: errorMessage(error), path }, 'could not write the view snapshot'); },
-    ).finally(() => { writing = undefined; });
+    writing = writeSnapshotFile(path, text)
+      .then(
+        () => {
+          written = seq;
+        },
+        (error: unknown) => {
+          logger.warn({ err: errorMessage(error), path }, 'could not write the view snapshot');
+        },
+      )
+      .finally(() => {
+        writing = undefined;
+      });
     return writing;
   }
-  const snapshotTimer = deps.snapshot && deps.snapshot.intervalMs > 0 ? setInterval(() => void writeSnapshot(), deps.snapshot.intervalMs) : undefined;
+  const snapshotTimer =
+    deps.snapshot && deps.snapshot.intervalMs > 0 ? setInterval(() => void writeSnapshot(), deps.snapshot.intervalMs) : undefined;
   snapshotTimer?.unref();
 
   const subscription: Subscription = states$.subscribe({
@@ -211,7 +254,13 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
 }
 
 /** The snapshot to resume from, if there is one that fits this log; otherwise one line saying why not. */
-function loadSnapshot(ctx: Context, deps: MaterializeDeps, targets: readonly RecordPosition[], logIdentity: string | null, fallbacks: ReturnType<typeof counter>): ViewSnapshot | undefined {
+function loadSnapshot(
+  ctx: Context,
+  deps: MaterializeDeps,
+  targets: readonly RecordPosition[],
+  logIdentity: string | null,
+  fallbacks: ReturnType<typeof counter>,
+): ViewSnapshot | undefined {
   if (!deps.snapshot) return undefined;
   const { path } = deps.snapshot;
   const loaded = readSnapshotFile(path);
@@ -224,7 +273,10 @@ function loadSnapshot(ctx: Context, deps: MaterializeDeps, targets: readonly Rec
     return undefined;
   }
   if (loaded.snapshot.logIdentity !== logIdentity) {
-    ctx.logger.warn({ path, snapshotOf: loaded.snapshot.logIdentity, log: logIdentity }, 'view snapshot was taken from another log; replaying the whole log');
+    ctx.logger.warn(
+      { path, snapshotOf: loaded.snapshot.logIdentity, log: logIdentity },
+      'view snapshot was taken from another log; replaying the whole log',
+    );
     fallbacks.inc({ reason: 'other-log' });
     return undefined;
   }
@@ -233,7 +285,10 @@ function loadSnapshot(ctx: Context, deps: MaterializeDeps, targets: readonly Rec
     return end === undefined || end.offset <= check.offset;
   });
   if (ahead) {
-    ctx.logger.warn({ path, topic: ahead.topic, partition: ahead.partition, offset: String(ahead.offset) }, 'view snapshot is ahead of the log (a different or truncated log); replaying the whole log');
+    ctx.logger.warn(
+      { path, topic: ahead.topic, partition: ahead.partition, offset: String(ahead.offset) },
+      'view snapshot is ahead of the log (a different or truncated log); replaying the whole log',
+    );
     fallbacks.inc({ reason: 'ahead' });
     return undefined;
   }

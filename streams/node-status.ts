@@ -10,13 +10,14 @@ import type { Command } from './command.ts';
 export const nodeStatusCommand: Command = {
   name: 'node-status',
   summary: 'how far a self-run node is behind; on Denim (Base) its 200 ms block cadence, on a flashblocks chain whether it serves pending',
-  usage: 'flashlog node-status --rpc URL [--consensus-rpc URL] [--max-lag-minutes 5] [--expect-chain-id N] [--cadence-window-ms 2000] [--json]',
+  usage:
+    'flashlog node-status --rpc URL [--consensus-rpc URL] [--max-lag-minutes 5] [--expect-chain-id N] [--cadence-window-ms 2000] [--json]',
   settings: ['logLevel', 'rpc', 'consensusRpc', 'maxLagMinutes', 'expectChainId', 'json', 'rpcTimeoutMs', 'cadenceWindowMs'],
   defaults: { rpcTimeoutMs: '5000', logLevel: 'silent' },
   longRunning: false,
   async run(ctx) {
     const { config } = ctx;
-    if (!config.rpc) throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the node\'s http:// JSON-RPC URL (port 8545)');
+    if (!config.rpc) throw new ConfigError("--rpc (FLASHLOG_RPC): got nothing, expected the node's http:// JSON-RPC URL (port 8545)");
     const status = await checkNodeStatus({
       rpcUrl: config.rpc,
       consensusRpcUrl: config.consensusRpc,
@@ -25,7 +26,9 @@ export const nodeStatusCommand: Command = {
       timeoutMs: config.rpcTimeoutMs,
       cadenceWindowMs: config.cadenceWindowMs,
     });
-    process.stdout.write(config.json ? `${JSON.stringify(status)}\n` : `${status.lines.join('\n')}\n${status.healthy ? 'healthy' : 'UNHEALTHY'}\n`);
+    process.stdout.write(
+      config.json ? `${JSON.stringify(status)}\n` : `${status.lines.join('\n')}\n${status.healthy ? 'healthy' : 'UNHEALTHY'}\n`,
+    );
     return status.exitCode;
   },
 };

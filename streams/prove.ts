@@ -41,20 +41,26 @@ export const proveCommand: Command = {
       filter((record) => record.key === requestId),
       map((record) => proofReplyRecordSchema.parse(JSON.parse(record.value))),
     );
-    const waiting = firstValueFrom(race(
-      reply$,
-      timer(ctx.config.timeout * 1000).pipe(map(() => 'timeout' as const)),
-      fromEvent(ctx.shutdown.signal, 'abort').pipe(map(() => 'aborted' as const)),
-    ));
-    await log.produce([{
-      topic: topics.proofRequests,
-      key: requestId,
-      value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, requestedAt: Date.now(), request: parsed.data }),
-    }]);
+    const waiting = firstValueFrom(
+      race(
+        reply$,
+        timer(ctx.config.timeout * 1000).pipe(map(() => 'timeout' as const)),
+        fromEvent(ctx.shutdown.signal, 'abort').pipe(map(() => 'aborted' as const)),
+      ),
+    );
+    await log.produce([
+      {
+        topic: topics.proofRequests,
+        key: requestId,
+        value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, requestedAt: Date.now(), request: parsed.data }),
+      },
+    ]);
     ctx.logger.info({ requestId, claimed: parsed.data.claimed_l2_block_number }, 'proof request produced; waiting for the reply');
     const reply: ProofReplyRecord | 'timeout' | 'aborted' = await waiting;
     if (reply === 'timeout' || reply === 'aborted') {
-      process.stderr.write(`flashlog prove: no reply for request ${requestId} ${reply === 'timeout' ? `within ${ctx.config.timeout}s` : '(interrupted)'}\n`);
+      process.stderr.write(
+        `flashlog prove: no reply for request ${requestId} ${reply === 'timeout' ? `within ${ctx.config.timeout}s` : '(interrupted)'}\n`,
+      );
       return 1;
     }
     process.stdout.write(`${JSON.stringify(reply)}\n`);

@@ -6,14 +6,15 @@ import { createEnclaveClient } from '../src/prover/enclave-client.ts';
 import { createProverHost } from '../src/prover/host.ts';
 import { createSignerRegistry } from '../src/prover/registry.ts';
 import { parseEndpoint } from '../src/prover/transport.ts';
-import { collectWitness, type RpcCall } from '../src/prover/witness.ts';
+import { collectWitness } from '../src/prover/witness.ts';
+import type { CallRpc } from '../src/jsonrpc/protocol.ts';
 import { knownRollupConfigs } from '../src/stateless/chains.ts';
 import { parseRollupConfig } from '../src/stateless/rollup-config.ts';
 import { serviceSettings, type Command } from './command.ts';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-const rpc = (url: string, timeoutMs: number): RpcCall => {
+const rpc = (url: string, timeoutMs: number): CallRpc => {
   const client = createClient({ transport: http(url, { timeout: timeoutMs, retryCount: 2 }) });
   return (method, params) => client.request({ method: method as never, params: params as never });
 };
@@ -27,7 +28,21 @@ export const proverHostCommand: Command = {
   name: 'prover-host',
   summary: 'the TEE prover host: prover_prove and enclave_* over JSON-RPC, routed across enclaves',
   usage: 'flashlog prover-host --l1-rpc URL --l2-rpc URL [--enclave tcp://127.0.0.1:8000 ...] [--registry 0x… ] [--port 7300]',
-  settings: [...serviceSettings, 'l1Rpc', 'l1BeaconRpc', 'l2Rpc', 'l2ChainId', 'host', 'port', 'enclave', 'timeout', 'registry', 'rpcTimeoutMs', 'enclaveCheck', 'rollupConfig'],
+  settings: [
+    ...serviceSettings,
+    'l1Rpc',
+    'l1BeaconRpc',
+    'l2Rpc',
+    'l2ChainId',
+    'host',
+    'port',
+    'enclave',
+    'timeout',
+    'registry',
+    'rpcTimeoutMs',
+    'enclaveCheck',
+    'rollupConfig',
+  ],
   defaults: { port: '7300' },
   longRunning: true,
   async run(ctx) {
@@ -35,7 +50,11 @@ export const proverHostCommand: Command = {
     if (!config.l1Rpc) throw new ConfigError('--l1-rpc (FLASHLOG_L1_RPC): required, expected an http(s) URL of an L1 execution node');
     if (!config.l2Rpc) throw new ConfigError('--l2-rpc (FLASHLOG_L2_RPC): required, expected an http(s) URL of an L2 execution node');
     const endpoints = config.enclave.map((text) => {
-      try { return parseEndpoint(text); } catch (error) { throw new ConfigError(`--enclave (FLASHLOG_ENCLAVE): ${errorMessage(error)}`); }
+      try {
+        return parseEndpoint(text);
+      } catch (error) {
+        throw new ConfigError(`--enclave (FLASHLOG_ENCLAVE): ${errorMessage(error)}`);
+      }
     });
     if (endpoints.length > 1 && !config.registry) {
       throw new ConfigError(`--registry (FLASHLOG_REGISTRY): required with more than one --enclave (got ${endpoints.length})`);
@@ -45,13 +64,17 @@ export const proverHostCommand: Command = {
     let chainId = config.l2ChainId;
     if (chainId === undefined) {
       try {
-        chainId = Number(BigInt(await l2('eth_chainId', []) as string));
+        chainId = Number(BigInt((await l2('eth_chainId', [])) as string));
       } catch (error) {
-        throw new ConfigError(`--l2-rpc (FLASHLOG_L2_RPC): cannot read eth_chainId from ${config.l2Rpc}: ${errorMessage(error)}; set --l2-chain-id`);
+        throw new ConfigError(
+          `--l2-rpc (FLASHLOG_L2_RPC): cannot read eth_chainId from ${config.l2Rpc}: ${errorMessage(error)}; set --l2-chain-id`,
+        );
       }
     }
     if (!configHashes.has(chainId)) {
-      throw new ConfigError(`--l2-chain-id (FLASHLOG_L2_CHAIN_ID): unknown chain ${chainId}, expected one of ${[...chainNames].map(([id, name]) => `${id} (${name})`).join(', ')}`);
+      throw new ConfigError(
+        `--l2-chain-id (FLASHLOG_L2_CHAIN_ID): unknown chain ${chainId}, expected one of ${[...chainNames].map(([id, name]) => `${id} (${name})`).join(', ')}`,
+      );
     }
     const l2ChainId = chainId;
     let rollupConfigJson: string | undefined;
@@ -63,14 +86,17 @@ export const proverHostCommand: Command = {
         throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): ${errorMessage(error)}`);
       }
     } else if (config.enclaveCheck === 'reexecute' && !knownRollupConfigs.has(l2ChainId)) {
-      throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): required to re-execute chain ${l2ChainId}, whose rollup config flashlog does not know (or --enclave-check headers)`);
+      throw new ConfigError(
+        `--rollup-config (FLASHLOG_ROLLUP_CONFIG): required to re-execute chain ${l2ChainId}, whose rollup config flashlog does not know (or --enclave-check headers)`,
+      );
     }
     const check = config.enclaveCheck;
     const registry = config.registry ? createSignerRegistry({ address: config.registry as Address, l1RpcUrl: config.l1Rpc }) : undefined;
     const host = createProverHost({
       enclaves: endpoints.map((endpoint) => createEnclaveClient(endpoint)),
       registry,
-      witness: (request, signal) => collectWitness(request, { l1, l2, l2ChainId, signal, check, ...(rollupConfigJson === undefined ? {} : { rollupConfigJson }) }),
+      witness: (request, signal) =>
+        collectWitness(request, { l1, l2, l2ChainId, signal, check, ...(rollupConfigJson === undefined ? {} : { rollupConfigJson }) }),
       timeoutMs: config.timeout * 1000,
       version,
       logger,
@@ -79,7 +105,20 @@ export const proverHostCommand: Command = {
     });
     const { url } = await host.listen(config.host, config.port);
     ctx.shutdown.register('prover-host', () => host.close());
-    logger.info({ url, metrics: config.metrics ? `${url}/metrics` : null, chainId: l2ChainId, chain: chainNames.get(l2ChainId), enclaves: config.enclave, registry: config.registry ?? null, check, timeoutS: config.timeout, version }, 'prover host listening');
+    logger.info(
+      {
+        url,
+        metrics: config.metrics ? `${url}/metrics` : null,
+        chainId: l2ChainId,
+        chain: chainNames.get(l2ChainId),
+        enclaves: config.enclave,
+        registry: config.registry ?? null,
+        check,
+        timeoutS: config.timeout,
+        version,
+      },
+      'prover host listening',
+    );
     await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     return 0;
   },

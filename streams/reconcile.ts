@@ -2,7 +2,14 @@ import { Subject, type Observable } from 'rxjs';
 import { z } from 'zod';
 import type { AssembledBlock } from '../src/chain/assemble.ts';
 import { catchUpRange, outageStep, waitForPrefix, withExecutedLogs, type Outage } from '../src/chain/canonical-follow.ts';
-import { initialReconcileState, needsLogs, reconcileStep, type ReconcileEvent, type ReconcileInput, type ReconcileState } from '../src/chain/reconcile.ts';
+import {
+  initialReconcileState,
+  needsLogs,
+  reconcileStep,
+  type ReconcileEvent,
+  type ReconcileInput,
+  type ReconcileState,
+} from '../src/chain/reconcile.ts';
 import type { Context } from '../src/context.ts';
 import { errorMessage } from '../src/errors.ts';
 import { createExecutor, type ExecutorKind } from '../src/evm/create.ts';
@@ -58,12 +65,22 @@ const blockSchema = z.object({ number: z.string(), hash: hash32, transactions: z
 
 export async function createExecution(ctx: Context, deps: ExecutionDeps): Promise<Execution> {
   const { config, logger, metrics } = ctx;
-  const inner = deps.executor ?? await createExecutor(deps.kind ?? config.executor, {
-    rpcUrl: deps.rpcUrl, timeoutMs: config.rpcTimeoutMs, logger, metrics, stateDiff: config.stateDiff,
-  });
-  const reconciled = counter(metrics, 'flashlog_reconcile_total', 'canonical blocks compared with their pre-confirmation, by result', ['result']);
+  const inner =
+    deps.executor ??
+    (await createExecutor(deps.kind ?? config.executor, {
+      rpcUrl: deps.rpcUrl,
+      timeoutMs: config.rpcTimeoutMs,
+      logger,
+      metrics,
+      stateDiff: config.stateDiff,
+    }));
+  const reconciled = counter(metrics, 'flashlog_reconcile_total', 'canonical blocks compared with their pre-confirmation, by result', [
+    'result',
+  ]);
   const removedLogs = counter(metrics, 'flashlog_reconcile_removed_logs_total', 'removed: true log copies published after reorgs');
-  const droppedPending = counter(metrics, 'flashlog_reconcile_dropped_total', 'pre-confirmed blocks dropped unreconciled, by reason', ['reason']);
+  const droppedPending = counter(metrics, 'flashlog_reconcile_dropped_total', 'pre-confirmed blocks dropped unreconciled, by reason', [
+    'reason',
+  ]);
   const upstreamErrors = counter(metrics, 'flashlog_upstream_errors_total', 'failed upstream RPC requests, by purpose', ['purpose']);
   const canonicalHead = gauge(metrics, 'flashlog_canonical_block_number', 'latest canonical block reconciled');
   const prefixGraceMs = deps.prefixGraceMs ?? 3000;
@@ -95,9 +112,17 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
       const key = BigInt(event.record.blockNumber).toString();
       records.push({ topic: topics.chain, key, value: JSON.stringify(event.record) });
       if (event.type === 'reorg') {
-        logger.warn({ block: Number(BigInt(event.record.blockNumber)), removedTransactions: event.record.type === 'reorg' ? event.record.removedTransactions.length : 0, removedLogs: event.removedLogs.length }, 'reorg: canonical block differs from its pre-confirmation');
+        logger.warn(
+          {
+            block: Number(BigInt(event.record.blockNumber)),
+            removedTransactions: event.record.type === 'reorg' ? event.record.removedTransactions.length : 0,
+            removedLogs: event.removedLogs.length,
+          },
+          'reorg: canonical block differs from its pre-confirmation',
+        );
         removedLogs.inc(event.removedLogs.length);
-        for (const log of event.removedLogs) records.push({ topic: topics.logs, key: log.address.toLowerCase(), value: JSON.stringify(log) });
+        for (const log of event.removedLogs)
+          records.push({ topic: topics.logs, key: log.address.toLowerCase(), value: JSON.stringify(log) });
       }
     }
     if (records.length > 0) publisher?.push(records);
@@ -105,10 +130,16 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
 
   /** Records the block's transactions so far; its logs are added once executed. */
   const recordBlock = (block: AssembledBlock) => {
-    publish(apply({
-      type: 'preconfirmed', blockNumber: block.blockNumber, index: block.index, firstNew: block.firstNew,
-      transactions: block.transactions.map((tx) => tx.hash.toLowerCase() as `0x${string}`), newLogs: [],
-    }));
+    publish(
+      apply({
+        type: 'preconfirmed',
+        blockNumber: block.blockNumber,
+        index: block.index,
+        firstNew: block.firstNew,
+        transactions: block.transactions.map((tx) => tx.hash.toLowerCase() as `0x${string}`),
+        newLogs: [],
+      }),
+    );
   };
 
   const executor: Executor = {
@@ -120,14 +151,24 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
       // wait for the logs (see `executing`).
       recordBlock(block);
       const running = inner.execute(block);
-      executing.set(block.blockNumber, running.then(() => undefined, () => undefined));
+      executing.set(
+        block.blockNumber,
+        running.then(
+          () => undefined,
+          () => undefined,
+        ),
+      );
       let output: ExecutionOutput;
       try {
         output = await running;
       } finally {
         executing.delete(block.blockNumber);
       }
-      state = withExecutedLogs(state, block.blockNumber, output.receipts.flatMap((receipt) => receipt.logs));
+      state = withExecutedLogs(
+        state,
+        block.blockNumber,
+        output.receipts.flatMap((receipt) => receipt.logs),
+      );
       return output;
     },
     onCanonical: (n) => inner.onCanonical?.(n),
@@ -146,7 +187,8 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
       upstreamErrors.inc({ purpose: 'canonical' });
       const step = outageStep(outage, false, Date.now());
       outage = step.outage;
-      if (step.change) logger.warn({ err: errorMessage(error) }, 'upstream RPC unavailable; following canonical heads again once it answers');
+      if (step.change)
+        logger.warn({ err: errorMessage(error) }, 'upstream RPC unavailable; following canonical heads again once it answers');
       return;
     }
     const step = outageStep(outage, true, Date.now());
@@ -166,7 +208,9 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
             deferredSince.set(n, since);
             return;
           }
-          logs = z.array(rpcLogSchema.partial({ blockTimestamp: true, removed: true })).parse(await rpc.call('eth_getLogs', [{ blockHash: block.hash }])) as RpcLog[];
+          logs = z
+            .array(rpcLogSchema.partial({ blockTimestamp: true, removed: true }))
+            .parse(await rpc.call('eth_getLogs', [{ blockHash: block.hash }])) as RpcLog[];
         }
       } catch (error) {
         upstreamErrors.inc({ purpose: 'canonical' });
@@ -175,7 +219,15 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
       }
       deferredSince.delete(n);
       await executing.get(n);
-      const events = apply({ type: 'canonical', block: { number: n, hash: block.hash as `0x${string}`, transactions: block.transactions.map((hash) => hash.toLowerCase() as `0x${string}`), ...(logs ? { logs } : {}) } });
+      const events = apply({
+        type: 'canonical',
+        block: {
+          number: n,
+          hash: block.hash as `0x${string}`,
+          transactions: block.transactions.map((hash) => hash.toLowerCase() as `0x${string}`),
+          ...(logs ? { logs } : {}),
+        },
+      });
       publish(events);
       if (events.some((event) => event.type === 'reorg')) executor.onReorg?.(n);
       else executor.onCanonical?.(n);
@@ -186,11 +238,15 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
   }
 
   // Ingest completes once its inputs do: canonical heads end with shutdown.
-  ctx.shutdown.signal.addEventListener('abort', () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    canonical$.complete();
-  }, { once: true });
+  ctx.shutdown.signal.addEventListener(
+    'abort',
+    () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      canonical$.complete();
+    },
+    { once: true },
+  );
 
   return {
     executor,
@@ -202,9 +258,11 @@ export async function createExecution(ctx: Context, deps: ExecutionDeps): Promis
       const rpc = upstream;
       const tick = () => {
         if (stopped) return;
-        polling = poll(rpc).catch((error: unknown) => logger.error({ err: errorMessage(error) }, 'canonical poll failed')).finally(() => {
-          if (!stopped) timer = setTimeout(tick, config.canonicalPollMs);
-        });
+        polling = poll(rpc)
+          .catch((error: unknown) => logger.error({ err: errorMessage(error) }, 'canonical poll failed'))
+          .finally(() => {
+            if (!stopped) timer = setTimeout(tick, config.canonicalPollMs);
+          });
       };
       tick();
     },

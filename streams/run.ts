@@ -30,7 +30,13 @@ export interface RunHandle {
   done: Promise<void>;
 }
 
-interface Endpoints { source: 'flashblocks' | 'blocks'; feedUrls: readonly string[]; rpcUrl: string; rpcWsUrl: string | undefined; devnet?: { rpcUrl: string; wsUrl: string } }
+interface Endpoints {
+  source: 'flashblocks' | 'blocks';
+  feedUrls: readonly string[];
+  rpcUrl: string;
+  rpcWsUrl: string | undefined;
+  devnet?: { rpcUrl: string; wsUrl: string };
+}
 
 async function resolveEndpoints(ctx: Context): Promise<Endpoints> {
   const { config } = ctx;
@@ -46,9 +52,14 @@ async function resolveEndpoints(ctx: Context): Promise<Endpoints> {
   const feedUrls = config.ws ?? (preset?.ws ? [preset.ws] : []);
   const rpcUrl = config.rpc ?? preset?.rpc;
   const source = config.source ?? preset?.source ?? (feedUrls.length > 0 ? 'flashblocks' : 'blocks');
-  if (!rpcUrl) throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL (or --devnet / --network)');
+  if (!rpcUrl)
+    throw new ConfigError(
+      '--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL (or --devnet / --network)',
+    );
   if (source === 'flashblocks' && feedUrls.length === 0) {
-    throw new ConfigError('--ws (FLASHLOG_WS): got nothing, expected a flashblocks ws:// URL with --source flashblocks (or --source blocks, --devnet, --network)');
+    throw new ConfigError(
+      '--ws (FLASHLOG_WS): got nothing, expected a flashblocks ws:// URL with --source flashblocks (or --source blocks, --devnet, --network)',
+    );
   }
   return { source, feedUrls: source === 'flashblocks' ? feedUrls : [], rpcUrl, rpcWsUrl: config.rpcWs ?? preset?.rpcWs };
 }
@@ -84,7 +95,9 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
       ctx.shutdown.register('execution', () => execution!.close());
     }
     const ingest = createIngest(ctx, {
-      log, urls: feedUrls, ...(execution ? { executor: execution.executor, canonical$: execution.canonical$ } : {}),
+      log,
+      urls: feedUrls,
+      ...(execution ? { executor: execution.executor, canonical$: execution.canonical$ } : {}),
     });
     execution?.start(ingest.publisher);
     startLifecycle(ctx, ingest.publisher, rpcUrl);
@@ -114,9 +127,10 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
       const pending = latest
         ? `pending block ${latest.number}${endpoints.source === 'flashblocks' ? ` fb ${latest.index}` : ''}: ${latest.transactions.length} txs, ${latest.receipts.length} receipts, ${latest.logs.length} logs`
         : 'no pending block yet';
-      const rate = endpoints.source === 'blocks'
-        ? `${counts.blocks} blocks (${(counts.blocks / seconds).toFixed(1)}/s), ${counts.reorgs} replaced`
-        : `${counts.flashblocks} flashblocks in ${counts.blocks} blocks (${(counts.flashblocks / seconds).toFixed(1)}/s) | canonical ${view.canonical >= 0n ? view.canonical : '?'}`;
+      const rate =
+        endpoints.source === 'blocks'
+          ? `${counts.blocks} blocks (${(counts.blocks / seconds).toFixed(1)}/s), ${counts.reorgs} replaced`
+          : `${counts.flashblocks} flashblocks in ${counts.blocks} blocks (${(counts.flashblocks / seconds).toFixed(1)}/s) | canonical ${view.canonical >= 0n ? view.canonical : '?'}`;
       return `${pending} | ${rate} | ${view.applied} records in view`;
     },
   };
@@ -125,10 +139,31 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
 export const runCommand: Command = {
   name: 'run',
   summary: 'ingest + view + gateway in one process (try: flashlog run --devnet)',
-  usage: 'flashlog run --devnet [--denim] | --network base-mainnet|base-sepolia|unichain-mainnet|unichain-sepolia|xlayer | --ws URL --rpc URL | --source blocks --rpc URL [--rpc-ws URL] [options]',
-  settings: [...serviceSettings, ...logSettings, 'ws', 'maxFrameBytes', 'pingIntervalMs', 'reconnectMinMs', 'reconnectMaxMs',
-    'aheadBlocks', 'produceBufferRecords', ...gatewaySettings, 'devnet', 'network', 'execute', 'executor', 'stateDiff', 'canonicalPollMs', 'load', 'reorgEvery',
-    'source', 'denim', ...blocksSettings.filter((key) => key !== 'rpc' && key !== 'rpcTimeoutMs')],
+  usage:
+    'flashlog run --devnet [--denim] | --network base-mainnet|base-sepolia|unichain-mainnet|unichain-sepolia|xlayer | --ws URL --rpc URL | --source blocks --rpc URL [--rpc-ws URL] [options]',
+  settings: [
+    ...serviceSettings,
+    ...logSettings,
+    'ws',
+    'maxFrameBytes',
+    'pingIntervalMs',
+    'reconnectMinMs',
+    'reconnectMaxMs',
+    'aheadBlocks',
+    'produceBufferRecords',
+    ...gatewaySettings,
+    'devnet',
+    'network',
+    'execute',
+    'executor',
+    'stateDiff',
+    'canonicalPollMs',
+    'load',
+    'reorgEvery',
+    'source',
+    'denim',
+    ...blocksSettings.filter((key) => key !== 'rpc' && key !== 'rpcTimeoutMs'),
+  ],
   // With --devnet, some traffic so a newcomer sees pre-confirmations flowing (--load 0 for none).
   // The state diff is `accounts`, as for ingest: `full` (every changed storage slot, so pending
   // eth_call/eth_getStorageAt see pre-confirmed storage) cost 7x per 20-tx flashblock and 25x per
@@ -139,10 +174,17 @@ export const runCommand: Command = {
     const handle = await startRun(ctx);
     const out = process.stdout;
     out.write(`flashlog gateway: ${handle.gatewayUrl} (WebSocket ${handle.gatewayWsUrl})\n`);
-    if (handle.source === 'blocks') out.write(`  source: 200 ms blocks from ${handle.rpcWsUrl ? `${handle.rpcWsUrl} (newHeads)` : `${handle.rpcUrl} (polled every ${ctx.config.blocksPollMs} ms)`}; upstream RPC ${handle.rpcUrl}\n`);
+    if (handle.source === 'blocks')
+      out.write(
+        `  source: 200 ms blocks from ${handle.rpcWsUrl ? `${handle.rpcWsUrl} (newHeads)` : `${handle.rpcUrl} (polled every ${ctx.config.blocksPollMs} ms)`}; upstream RPC ${handle.rpcUrl}\n`,
+      );
     else out.write(`  source: flashblocks ${handle.feedUrls.join(', ')}; upstream RPC ${handle.rpcUrl}\n`);
-    if (handle.devnet) out.write(`  devnet: RPC ${handle.devnet.rpcUrl}, ${ctx.config.denim ? 'WebSocket JSON-RPC' : 'flashblocks'} ${handle.devnet.wsUrl}\n`);
-    if (ctx.config.network && !ctx.config.rpc) out.write(`  note: public endpoints are rate-limited (see README, "Chains"); use your own node (--rpc, --rpc-ws) for load\n`);
+    if (handle.devnet)
+      out.write(
+        `  devnet: RPC ${handle.devnet.rpcUrl}, ${ctx.config.denim ? 'WebSocket JSON-RPC' : 'flashblocks'} ${handle.devnet.wsUrl}\n`,
+      );
+    if (ctx.config.network && !ctx.config.rpc)
+      out.write(`  note: public endpoints are rate-limited (see README, "Chains"); use your own node (--rpc, --rpc-ws) for load\n`);
     const tty = out.isTTY === true;
     let lastPrinted = 0;
     const ticker = setInterval(() => {

@@ -22,7 +22,8 @@ export const schemaCommand: Command = {
       return 0;
     }
     const topic = positionals[0];
-    if (!topic || positionals.length > 1) throw new ConfigError(`TOPIC: expected exactly one topic name (or --list), got ${JSON.stringify(positionals)}`);
+    if (!topic || positionals.length > 1)
+      throw new ConfigError(`TOPIC: expected exactly one topic name (or --list), got ${JSON.stringify(positionals)}`);
     if (!allTopics.includes(topic)) throw new ConfigError(`TOPIC: got "${topic}", expected one of ${allTopics.join(', ')}`);
     process.stdout.write(topicJsonSchema(topic as TopicName));
     return 0;

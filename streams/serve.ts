@@ -37,8 +37,26 @@ export interface ServeDeps {
 }
 
 export const gatewaySettings = [
-  'rpc', 'rpcTimeoutMs', 'host', 'port', 'public', 'rateLimit', 'maxBodyBytes', 'maxBatch', 'maxConnections',
-  'maxSubscriptions', 'maxBufferedBytes', 'maxLogsRange', 'viewSnapshot', 'viewSnapshotIntervalMs', 'headPollMs', 'callGasCap', 'callTimeoutMs', 'simulateGenesis', 'simulateHardfork', 'simulateWorkers',
+  'rpc',
+  'rpcTimeoutMs',
+  'host',
+  'port',
+  'public',
+  'rateLimit',
+  'maxBodyBytes',
+  'maxBatch',
+  'maxConnections',
+  'maxSubscriptions',
+  'maxBufferedBytes',
+  'maxLogsRange',
+  'viewSnapshot',
+  'viewSnapshotIntervalMs',
+  'headPollMs',
+  'callGasCap',
+  'callTimeoutMs',
+  'simulateGenesis',
+  'simulateHardfork',
+  'simulateWorkers',
 ] as const;
 
 /** Canonical head numbers, polled from the upstream (errors skip a tick). */
@@ -54,19 +72,37 @@ export function upstreamHeads$(upstream: Upstream, intervalMs: number): Observab
 export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve> {
   const { config, logger } = ctx;
   const upstream = createUpstream(deps.rpcUrl, { timeoutMs: config.rpcTimeoutMs });
-  const snapshot = config.viewSnapshot === 'off' ? undefined
-    : { path: config.viewSnapshot || join(config.dataDir, deps.log.kind === 'kafka' ? 'view.kafka.snapshot.json' : 'view.snapshot.json'), intervalMs: config.viewSnapshotIntervalMs };
+  const snapshot =
+    config.viewSnapshot === 'off'
+      ? undefined
+      : {
+          path: config.viewSnapshot || join(config.dataDir, deps.log.kind === 'kafka' ? 'view.kafka.snapshot.json' : 'view.snapshot.json'),
+          intervalMs: config.viewSnapshotIntervalMs,
+        };
   // On the blocks source every block of the view is canonical: no upstream head poll (it would
   // drop the newest block), and newHeads/logs come from the view.
   const follow = deps.followUpstreamHead ?? config.source !== 'blocks';
-  const view = await materialize(ctx, { log: deps.log, heads$: upstreamHeads$(upstream, follow ? config.headPollMs : 0), ...(snapshot ? { snapshot } : {}) });
+  const view = await materialize(ctx, {
+    log: deps.log,
+    heads$: upstreamHeads$(upstream, follow ? config.headPollMs : 0),
+    ...(snapshot ? { snapshot } : {}),
+  });
   try {
     await view.replayed;
   } catch (error) {
     await view.close();
     throw error;
   }
-  const execution = createExecutionMethods({ upstream, logger, metrics: ctx.metrics, gasCap: BigInt(config.callGasCap), timeoutMs: config.callTimeoutMs, simulateGenesis: config.simulateGenesis, simulateHardfork: config.simulateHardfork, simulateWorkers: config.simulateWorkers });
+  const execution = createExecutionMethods({
+    upstream,
+    logger,
+    metrics: ctx.metrics,
+    gasCap: BigInt(config.callGasCap),
+    timeoutMs: config.callTimeoutMs,
+    simulateGenesis: config.simulateGenesis,
+    simulateHardfork: config.simulateHardfork,
+    simulateWorkers: config.simulateWorkers,
+  });
   let gateway: Gateway;
   try {
     gateway = await createGateway({
@@ -97,7 +133,16 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
   if (config.metrics && config.public && config.metricsPort === undefined) {
     logger.warn('--public: /metrics is not served on the public port; set --metrics-port to serve it on a port of its own');
   }
-  logger.info({ url: gateway.url, ws: gateway.wsUrl, metrics: config.metrics && !config.public ? `${gateway.url}/metrics` : null, upstream: deps.rpcUrl, public: config.public }, 'gateway listening');
+  logger.info(
+    {
+      url: gateway.url,
+      ws: gateway.wsUrl,
+      metrics: config.metrics && !config.public ? `${gateway.url}/metrics` : null,
+      upstream: deps.rpcUrl,
+      public: config.public,
+    },
+    'gateway listening',
+  );
   return {
     gateway,
     view,

@@ -18,7 +18,8 @@ export const tailCommand: Command = {
   longRunning: false,
   async run(ctx, positionals) {
     const topic = positionals[0];
-    if (!topic || positionals.length > 1) throw new ConfigError(`TOPIC: expected exactly one topic name, got ${JSON.stringify(positionals)}`);
+    if (!topic || positionals.length > 1)
+      throw new ConfigError(`TOPIC: expected exactly one topic name, got ${JSON.stringify(positionals)}`);
     const log = await openLog(ctx.config, ctx.logger);
     ctx.shutdown.register('log', () => log.close());
     const known = await log.listTopics();
@@ -41,19 +42,27 @@ export const tailCommand: Command = {
       takeUntil(fromEvent(ctx.shutdown.signal, 'abort')),
     );
     if (stopAtEnd && ends.every((end) => end.offset === 0n)) return 0;
-    await lastValueFrom(records$.pipe(
-      tap((record) => {
-        let value: unknown = record.value;
-        try { value = JSON.parse(record.value); } catch { /* not JSON: print as a string */ }
-        out.push(`${JSON.stringify({ topic: record.topic, partition: record.partition, offset: Number(record.offset), key: record.key, timestamp: record.timestamp, value })}\n`);
-        printed++;
-        if (out.length >= 256) flush();
-        const end = remaining.get(record.partition);
-        if (end !== undefined && record.offset + 1n >= end) remaining.set(record.partition, 0n);
-      }),
-      takeUntil(stopAtEnd ? timer(0, 50).pipe(switchMap(() => (caughtUp() ? timer(0) : EMPTY))) : EMPTY),
-      defaultIfEmpty(undefined),
-    ));
+    await lastValueFrom(
+      records$.pipe(
+        tap((record) => {
+          let value: unknown = record.value;
+          try {
+            value = JSON.parse(record.value);
+          } catch {
+            /* not JSON: print as a string */
+          }
+          out.push(
+            `${JSON.stringify({ topic: record.topic, partition: record.partition, offset: Number(record.offset), key: record.key, timestamp: record.timestamp, value })}\n`,
+          );
+          printed++;
+          if (out.length >= 256) flush();
+          const end = remaining.get(record.partition);
+          if (end !== undefined && record.offset + 1n >= end) remaining.set(record.partition, 0n);
+        }),
+        takeUntil(stopAtEnd ? timer(0, 50).pipe(switchMap(() => (caughtUp() ? timer(0) : EMPTY))) : EMPTY),
+        defaultIfEmpty(undefined),
+      ),
+    );
     flush();
     ctx.logger.debug({ printed }, 'tail done');
     return 0;

@@ -21,16 +21,18 @@ const readJson = (file: string, what: string): unknown => {
  */
 export const verifyProposalCommand: Command = {
   name: 'verify-proposal',
-  summary: 'rebuild a proof\'s journals, recover the signer, print the L1 proof bytes',
+  summary: "rebuild a proof's journals, recover the signer, print the L1 proof bytes",
   usage: 'flashlog verify-proposal RESULT.json REQUEST.json [--tee-image-hash 0x…]',
   settings: ['logLevel', 'teeImageHash'],
   longRunning: false,
   async run(ctx, positionals) {
     const [resultFile, requestFile, ...extra] = positionals;
-    if (!resultFile || !requestFile || extra.length > 0) throw new ConfigError(`expected RESULT.json REQUEST.json, got ${JSON.stringify(positionals)}`);
+    if (!resultFile || !requestFile || extra.length > 0)
+      throw new ConfigError(`expected RESULT.json REQUEST.json, got ${JSON.stringify(positionals)}`);
     const resultJson = readJson(resultFile, 'RESULT.json') as Record<string, unknown>;
     const wire = resultJson && typeof resultJson === 'object' && 'result' in resultJson ? resultJson.result : resultJson;
-    if (resultJson && typeof resultJson === 'object' && 'error' in resultJson) throw new ConfigError(`RESULT.json ${resultFile}: the reply is an error: ${JSON.stringify(resultJson.error)}`);
+    if (resultJson && typeof resultJson === 'object' && 'error' in resultJson)
+      throw new ConfigError(`RESULT.json ${resultFile}: the reply is an error: ${JSON.stringify(resultJson.error)}`);
     let result;
     try {
       result = proofResultFromWire(wire);

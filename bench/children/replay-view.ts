@@ -30,7 +30,9 @@ const replayed = await view.replayed;
 const ms = performance.now() - started;
 const cpu = process.cpuUsage(cpuBefore);
 const state = view.current();
-process.stdout.write(`${JSON.stringify({ records: replayed.records, ms, cpuMs: (cpu.user + cpu.system) / 1000, applied: state.applied, invalid: state.invalid })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ records: replayed.records, ms, cpuMs: (cpu.user + cpu.system) / 1000, applied: state.applied, invalid: state.invalid })}\n`,
+);
 await view.close();
 await log.close();
 rmSync(dir, { recursive: true, force: true });

@@ -37,15 +37,25 @@ async function start({ url, count, mode }: Start): Promise<void> {
         };
         socket.on('open', () => {
           if (mode === 'flashlog') socket.send('{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["pendingLogs"]}');
-          else { ready++; done(); }
+          else {
+            ready++;
+            done();
+          }
         });
         socket.on('message', (data) => {
           const text = data.toString();
-          if (mode === 'flashlog' && text.startsWith('{"jsonrpc":"2.0","id":1')) { ready++; done(); return; }
+          if (mode === 'flashlog' && text.startsWith('{"jsonrpc":"2.0","id":1')) {
+            ready++;
+            done();
+            return;
+          }
           const stamp = stampOf(text, mode);
           if (stamp !== undefined) latencies.push(nowUs() - stamp);
         });
-        socket.on('error', () => { failed++; done(); });
+        socket.on('error', () => {
+          failed++;
+          done();
+        });
       }
     };
     openNext();

@@ -17,7 +17,8 @@ const cacheDir = fileURLToPath(new URL('../.cache/websocket-proxy/', import.meta
 
 export function buildWebsocketProxy(log: (line: string) => void): { binary: string; commit: string } | { skipped: string } {
   const gitDir = process.env.FLASHLOG_BENCH_BASE_GIT ?? '/work/.mirror/base+base/repo';
-  if (!existsSync(gitDir)) return { skipped: `base/base source not found at ${gitDir} (set FLASHLOG_BENCH_BASE_GIT to a git dir of github.com/base/base)` };
+  if (!existsSync(gitDir))
+    return { skipped: `base/base source not found at ${gitDir} (set FLASHLOG_BENCH_BASE_GIT to a git dir of github.com/base/base)` };
   if (spawnSync('cargo', ['--version']).status !== 0) return { skipped: 'cargo not found on PATH' };
   const git = (...args: string[]) => execFileSync('git', ['--git-dir', gitDir, ...args], { maxBuffer: 64 << 20 });
   const commit = git('rev-parse', 'HEAD').toString().trim();
@@ -40,22 +41,36 @@ export function buildWebsocketProxy(log: (line: string) => void): { binary: stri
     ['use base_cli_utils::LogConfig;\n', ''],
     ['base_cli_utils::define_log_args!("WEBSOCKET_PROXY");\n', ''],
     ['    #[command(flatten)]\n    log: LogArgs,\n', ''],
-    ['    LogConfig::from(args.log).init_tracing_subscriber().expect("failed to initialize tracing");\n',
-      '    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).init();\n'],
+    [
+      '    LogConfig::from(args.log).init_tracing_subscriber().expect("failed to initialize tracing");\n',
+      '    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).init();\n',
+    ],
   ];
   for (const [from, to] of edits) {
-    if (!main.includes(from)) return { skipped: `websocket-proxy main.rs at ${commit.slice(0, 10)} no longer has \`${from.trim()}\`; update bench/peers/websocket-proxy.ts` };
+    if (!main.includes(from))
+      return {
+        skipped: `websocket-proxy main.rs at ${commit.slice(0, 10)} no longer has \`${from.trim()}\`; update bench/peers/websocket-proxy.ts`,
+      };
     main = main.replace(from, to);
   }
   writeFileSync(join(src, 'bin', 'main.rs'), main);
   const deps = new Map<string, { features: Set<string> }>();
   for (const manifest of ['crates/infra/websocket-proxy/Cargo.toml', 'bin/websocket-proxy/Cargo.toml']) {
-    const section = show(manifest).split(/^\[dependencies\]$/m)[1]?.split(/^\[/m)[0] ?? '';
+    const section =
+      show(manifest)
+        .split(/^\[dependencies\]$/m)[1]
+        ?.split(/^\[/m)[0] ?? '';
     for (const line of section.split('\n')) {
-      const match = /^([\w-]+)(?:\.workspace\s*=\s*true|\s*=\s*\{\s*workspace\s*=\s*true(?:,\s*features\s*=\s*\[([^\]]*)\])?[^}]*\})/.exec(line.trim());
+      const match = /^([\w-]+)(?:\.workspace\s*=\s*true|\s*=\s*\{\s*workspace\s*=\s*true(?:,\s*features\s*=\s*\[([^\]]*)\])?[^}]*\})/.exec(
+        line.trim(),
+      );
       if (!match || match[1] === 'base-cli-utils' || match[1] === 'websocket-proxy') continue;
       const entry = deps.get(match[1]!) ?? { features: new Set<string>() };
-      for (const feature of (match[2] ?? '').split(',').map((f) => f.trim().replace(/"/g, '')).filter(Boolean)) entry.features.add(feature);
+      for (const feature of (match[2] ?? '')
+        .split(',')
+        .map((f) => f.trim().replace(/"/g, ''))
+        .filter(Boolean))
+        entry.features.add(feature);
       deps.set(match[1]!, entry);
     }
   }
@@ -67,19 +82,49 @@ export function buildWebsocketProxy(log: (line: string) => void): { binary: stri
     const version = /^"([^"]+)"/.exec(root)?.[1] ?? /version\s*=\s*"([^"]+)"/.exec(root)?.[1];
     if (!version) return { skipped: `cannot read the workspace version of ${name}: ${root}` };
     const noDefault = /default-features\s*=\s*false/.test(root);
-    for (const feature of /features\s*=\s*\[([^\]]*)\]/.exec(root)?.[1]?.split(',').map((f) => f.trim().replace(/"/g, '')).filter(Boolean) ?? []) features.add(feature);
-    lines.push(`${name} = { version = "${version}"${noDefault ? ', default-features = false' : ''}, features = [${[...features].map((f) => `"${f}"`).join(', ')}] }`);
+    for (const feature of /features\s*=\s*\[([^\]]*)\]/
+      .exec(root)?.[1]
+      ?.split(',')
+      .map((f) => f.trim().replace(/"/g, ''))
+      .filter(Boolean) ?? [])
+      features.add(feature);
+    lines.push(
+      `${name} = { version = "${version}"${noDefault ? ', default-features = false' : ''}, features = [${[...features].map((f) => `"${f}"`).join(', ')}] }`,
+    );
   }
-  writeFileSync(join(src, 'Cargo.toml'), [
-    '[package]', 'name = "websocket-proxy"', 'version = "0.0.0"', 'edition = "2024"', '',
-    '[lib]', 'name = "websocket_proxy"', 'path = "src/lib.rs"', '',
-    '[[bin]]', 'name = "websocket-proxy"', 'path = "bin/main.rs"', '',
-    '[dependencies]', ...lines, '',
-    '[profile.release]', 'opt-level = 3', 'lto = "thin"', 'codegen-units = 16', '',
-  ].join('\n'));
+  writeFileSync(
+    join(src, 'Cargo.toml'),
+    [
+      '[package]',
+      'name = "websocket-proxy"',
+      'version = "0.0.0"',
+      'edition = "2024"',
+      '',
+      '[lib]',
+      'name = "websocket_proxy"',
+      'path = "src/lib.rs"',
+      '',
+      '[[bin]]',
+      'name = "websocket-proxy"',
+      'path = "bin/main.rs"',
+      '',
+      '[dependencies]',
+      ...lines,
+      '',
+      '[profile.release]',
+      'opt-level = 3',
+      'lto = "thin"',
+      'codegen-units = 16',
+      '',
+    ].join('\n'),
+  );
   writeFileSync(join(src, 'Cargo.lock'), show('Cargo.lock'));
   log(`building Base's websocket-proxy (base/base ${commit.slice(0, 10)}) with cargo into ${cacheDir} (first run only; a few minutes)`);
-  const build = spawnSync('cargo', ['build', '--release', '--manifest-path', join(src, 'Cargo.toml'), '--target-dir', join(cacheDir, 'target')], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const build = spawnSync(
+    'cargo',
+    ['build', '--release', '--manifest-path', join(src, 'Cargo.toml'), '--target-dir', join(cacheDir, 'target')],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
   if (build.status !== 0 || !existsSync(binary)) return { skipped: `cargo build of websocket-proxy failed (exit ${build.status})` };
   writeFileSync(stamp, commit);
   return { binary, commit };

@@ -32,34 +32,37 @@ export interface AssembledBlock {
 export function startBlock(flashblock: Flashblock): AssembledBlock {
   const base = flashblock.base;
   if (!base || flashblock.index !== 0) throw new Error('startBlock needs an index-0 flashblock with base');
-  return extendBlock({
-    blockNumber: BigInt(base.block_number),
-    index: 0,
-    payloadId: flashblock.payload_id,
-    header: {
-      number: base.block_number,
-      parentHash: base.parent_hash,
-      parentBeaconBlockRoot: base.parent_beacon_block_root,
-      miner: base.fee_recipient,
-      prevRandao: base.prev_randao,
-      gasLimit: base.gas_limit,
-      timestamp: base.timestamp,
-      extraData: base.extra_data,
-      baseFeePerGas: base.base_fee_per_gas,
-      gasUsed: '0x0',
-      receiptsRoot: flashblock.diff.receipts_root,
-      logsBloom: flashblock.diff.logs_bloom,
-      stateRoot: flashblock.diff.state_root,
-      flashblockHash: flashblock.diff.block_hash,
-      withdrawalsRoot: flashblock.diff.withdrawals_root,
-      blobGasUsed: null,
-      withdrawals: [],
+  return extendBlock(
+    {
+      blockNumber: BigInt(base.block_number),
+      index: 0,
+      payloadId: flashblock.payload_id,
+      header: {
+        number: base.block_number,
+        parentHash: base.parent_hash,
+        parentBeaconBlockRoot: base.parent_beacon_block_root,
+        miner: base.fee_recipient,
+        prevRandao: base.prev_randao,
+        gasLimit: base.gas_limit,
+        timestamp: base.timestamp,
+        extraData: base.extra_data,
+        baseFeePerGas: base.base_fee_per_gas,
+        gasUsed: '0x0',
+        receiptsRoot: flashblock.diff.receipts_root,
+        logsBloom: flashblock.diff.logs_bloom,
+        stateRoot: flashblock.diff.state_root,
+        flashblockHash: flashblock.diff.block_hash,
+        withdrawalsRoot: flashblock.diff.withdrawals_root,
+        blobGasUsed: null,
+        withdrawals: [],
+      },
+      transactions: [],
+      firstNew: 0,
+      metadataReceipts: null,
+      metadataBalances: null,
     },
-    transactions: [],
-    firstNew: 0,
-    metadataReceipts: null,
-    metadataBalances: null,
-  }, flashblock);
+    flashblock,
+  );
 }
 
 /** Adds a flashblock's new transactions and takes its running fields. Pure. */

@@ -13,7 +13,9 @@ describe('BaseTime deposit', () => {
   it('is null for anything else', () => {
     expect(baseTimeMillisPart(undefined)).toBeNull();
     expect(baseTimeMillisPart({ type: '0x2', from: DEPOSITOR_ACCOUNT, to: BASE_TIME_PREDEPLOY, input: input(400) })).toBeNull();
-    expect(baseTimeMillisPart({ type: '0x7e', from: DEPOSITOR_ACCOUNT, to: '0x4200000000000000000000000000000000000015', input: input(400) })).toBeNull();
+    expect(
+      baseTimeMillisPart({ type: '0x7e', from: DEPOSITOR_ACCOUNT, to: '0x4200000000000000000000000000000000000015', input: input(400) }),
+    ).toBeNull();
     expect(baseTimeMillisPart({ type: '0x7e', from: DEPOSITOR_ACCOUNT, to: BASE_TIME_PREDEPLOY, input: '0x86bdf394' })).toBeNull();
     expect(baseTimeMillisPart({ type: '0x7e', from: DEPOSITOR_ACCOUNT, to: BASE_TIME_PREDEPLOY, input: input(1200) })).toBeNull();
   });

@@ -20,8 +20,15 @@ describe('following canonical heads, without I/O', () => {
     expect(waitForPrefix([tx(1), tx(2)], [tx(1), tx(2)], 1_000, 2_000, 3_000)).toBe(false); // same list
   });
 
-  it('adds an executed block\'s logs to its pre-confirmation, and leaves other states as they are', () => {
-    const { state } = reconcileStep(initialReconcileState(3), { type: 'preconfirmed', blockNumber: 5n, index: 0, firstNew: 0, transactions: [tx(1)], newLogs: [] });
+  it("adds an executed block's logs to its pre-confirmation, and leaves other states as they are", () => {
+    const { state } = reconcileStep(initialReconcileState(3), {
+      type: 'preconfirmed',
+      blockNumber: 5n,
+      index: 0,
+      firstNew: 0,
+      transactions: [tx(1)],
+      newLogs: [],
+    });
     const log = { address: '0x00000000000000000000000000000000000000aa', logIndex: '0x0' } as unknown as RpcLog;
     expect(withExecutedLogs(state, 5n, [log]).pending.get(5n)?.logs).toEqual([log]);
     expect(withExecutedLogs(state, 6n, [log])).toBe(state);

@@ -27,7 +27,13 @@ export function catchUpRange(last: bigint | null, head: bigint, window = CATCH_U
  * the next poll: yes while the pre-confirmed list is a strict prefix of the canonical one (its last
  * flashblocks are probably still on the way) and `graceMs` has not passed since it was first seen so.
  */
-export function waitForPrefix(pending: readonly string[], canonical: readonly string[], firstSeenMs: number, nowMs: number, graceMs: number): boolean {
+export function waitForPrefix(
+  pending: readonly string[],
+  canonical: readonly string[],
+  firstSeenMs: number,
+  nowMs: number,
+  graceMs: number,
+): boolean {
   const isPrefix = pending.length < canonical.length && pending.every((hash, i) => hash === canonical[i]);
   return isPrefix && nowMs - firstSeenMs < graceMs;
 }
@@ -49,7 +55,11 @@ export type Outage = { readonly since: number } | null;
  * One poll's outcome applied to the outage: `down` the first time a poll fails (log once),
  * `up` (with how long it was down) the first time one succeeds again, else nothing to say.
  */
-export function outageStep(outage: Outage, ok: boolean, nowMs: number): { readonly outage: Outage; readonly change: { readonly type: 'down' } | { readonly type: 'up'; readonly downMs: number } | null } {
+export function outageStep(
+  outage: Outage,
+  ok: boolean,
+  nowMs: number,
+): { readonly outage: Outage; readonly change: { readonly type: 'down' } | { readonly type: 'up'; readonly downMs: number } | null } {
   if (!ok) return outage ? { outage, change: null } : { outage: { since: nowMs }, change: { type: 'down' } };
   return outage ? { outage: null, change: { type: 'up', downMs: nowMs - outage.since } } : { outage: null, change: null };
 }

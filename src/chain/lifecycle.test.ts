@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { advance, type LevelHead } from './lifecycle.ts';
 
-const head = (level: 'safe' | 'finalized', n: number): LevelHead => ({ level, blockNumber: BigInt(n), blockHash: `0x${n.toString(16).padStart(64, '0')}` });
+const head = (level: 'safe' | 'finalized', n: number): LevelHead => ({
+  level,
+  blockNumber: BigInt(n),
+  blockHash: `0x${n.toString(16).padStart(64, '0')}`,
+});
 
 describe('safe and finalized heads', () => {
   it('reports a level when it advances, and only then', () => {

@@ -5,7 +5,11 @@
  * op-node's `optimism_syncStatus`.
  */
 export type Level = 'safe' | 'finalized';
-export interface LevelHead { readonly level: Level; readonly blockNumber: bigint; readonly blockHash: `0x${string}` }
+export interface LevelHead {
+  readonly level: Level;
+  readonly blockNumber: bigint;
+  readonly blockHash: `0x${string}`;
+}
 export type LifecycleState = Readonly<Partial<Record<Level, bigint>>>;
 
 /** The heads of `observed` that advanced, and the next state. */

@@ -4,7 +4,11 @@ import { commit, initialLinkState, place, tip, type LinkedBlock } from './link.t
 
 const hash = (label: string) => keccak256(toHex(label));
 /** Block `n` of fork `fork`, whose parent is block n-1 of `parentFork`. */
-const block = (n: number, fork = 'a', parentFork = fork): LinkedBlock => ({ number: BigInt(n), hash: hash(`${fork}${n}`), parentHash: hash(`${parentFork}${n - 1}`) });
+const block = (n: number, fork = 'a', parentFork = fork): LinkedBlock => ({
+  number: BigInt(n),
+  hash: hash(`${fork}${n}`),
+  parentHash: hash(`${parentFork}${n - 1}`),
+});
 
 function chain(from: number, to: number, fork = 'a') {
   let state = initialLinkState<LinkedBlock>(8);

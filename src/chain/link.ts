@@ -43,7 +43,8 @@ export function place<B extends LinkedBlock>(state: LinkState<B>, block: LinkedB
   if (held.some((candidate) => candidate.number === block.number && same(candidate.hash, block.hash))) return { type: 'duplicate' };
   if (held.length === 0) return { type: 'links', withdrawn: [] };
   const parent = held.find((candidate) => candidate.number === block.number - 1n);
-  if (parent && same(parent.hash, block.parentHash)) return { type: 'links', withdrawn: held.filter((candidate) => candidate.number >= block.number) };
+  if (parent && same(parent.hash, block.parentHash))
+    return { type: 'links', withdrawn: held.filter((candidate) => candidate.number >= block.number) };
   if (block.number - 1n < held[0]!.number) return { type: 'beyond-window' };
   return { type: 'needs-parent' };
 }

@@ -9,14 +9,32 @@ function logsOf(block: bigint, txs: readonly `0x${string}`[], perTx = 1): RpcLog
   const logs: RpcLog[] = [];
   txs.forEach((tx, i) => {
     for (let j = 0; j < perTx; j++) {
-      logs.push({ address: '0x00000000000000000000000000000000000000aa', topics: [tx], data: '0x01', blockNumber: `0x${block.toString(16)}`, blockHash: ZERO, blockTimestamp: '0x10', transactionHash: tx, transactionIndex: `0x${i.toString(16)}`, logIndex: `0x${logs.length.toString(16)}`, removed: false });
+      logs.push({
+        address: '0x00000000000000000000000000000000000000aa',
+        topics: [tx],
+        data: '0x01',
+        blockNumber: `0x${block.toString(16)}`,
+        blockHash: ZERO,
+        blockTimestamp: '0x10',
+        transactionHash: tx,
+        transactionIndex: `0x${i.toString(16)}`,
+        logIndex: `0x${logs.length.toString(16)}`,
+        removed: false,
+      });
     }
   });
   return logs;
 }
 
 function preconfirm(state: ReconcileState, block: bigint, txs: `0x${string}`[], index = 0) {
-  return reconcileStep(state, { type: 'preconfirmed', blockNumber: block, index, transactions: txs, newLogs: logsOf(block, txs, 2), firstNew: 0 }).state;
+  return reconcileStep(state, {
+    type: 'preconfirmed',
+    blockNumber: block,
+    index,
+    transactions: txs,
+    newLogs: logsOf(block, txs, 2),
+    firstNew: 0,
+  }).state;
 }
 
 describe('reconcile', () => {
@@ -37,7 +55,10 @@ describe('reconcile', () => {
     const state = preconfirm(initialReconcileState(), 10n, txs, 4);
     const canonicalTxs = [h(1), h(2)];
     expect(needsLogs(state, { number: 10n, transactions: canonicalTxs })).toBe(true);
-    const { events } = reconcileStep(state, { type: 'canonical', block: { number: 10n, hash: h(98), transactions: canonicalTxs, logs: logsOf(10n, canonicalTxs, 2) } });
+    const { events } = reconcileStep(state, {
+      type: 'canonical',
+      block: { number: 10n, hash: h(98), transactions: canonicalTxs, logs: logsOf(10n, canonicalTxs, 2) },
+    });
     expect(events).toHaveLength(1);
     const reorg = events[0]!;
     if (reorg.type !== 'reorg') throw new Error(`expected reorg, got ${reorg.type}`);
@@ -53,26 +74,58 @@ describe('reconcile', () => {
     const txs = [h(1), h(2), h(3)];
     const state = preconfirm(initialReconcileState(), 10n, txs);
     const canonicalTxs = [h(1), h(3)];
-    const { events } = reconcileStep(state, { type: 'canonical', block: { number: 10n, hash: h(98), transactions: canonicalTxs, logs: logsOf(10n, canonicalTxs, 2) } });
+    const { events } = reconcileStep(state, {
+      type: 'canonical',
+      block: { number: 10n, hash: h(98), transactions: canonicalTxs, logs: logsOf(10n, canonicalTxs, 2) },
+    });
     const reorg = events[0]!;
     if (reorg.type !== 'reorg') throw new Error('expected reorg');
     expect(reorg.record).toMatchObject({ removedTransactions: [h(2)] });
     // tx 2's two logs are gone; tx 3's logs moved from index 4,5 to 2,3 (position 2 -> 1).
-    expect(reorg.removedLogs.map((log) => [log.transactionHash, log.logIndex])).toEqual([[h(2), '0x2'], [h(2), '0x3'], [h(3), '0x4'], [h(3), '0x5']]);
+    expect(reorg.removedLogs.map((log) => [log.transactionHash, log.logIndex])).toEqual([
+      [h(2), '0x2'],
+      [h(2), '0x3'],
+      [h(3), '0x4'],
+      [h(3), '0x5'],
+    ]);
   });
 
   it('the same transactions in another order -> reorg with no removed transactions', () => {
     const state = preconfirm(initialReconcileState(), 10n, [h(1), h(2)]);
-    const { events } = reconcileStep(state, { type: 'canonical', block: { number: 10n, hash: h(98), transactions: [h(2), h(1)], logs: logsOf(10n, [h(2), h(1)], 2) } });
+    const { events } = reconcileStep(state, {
+      type: 'canonical',
+      block: { number: 10n, hash: h(98), transactions: [h(2), h(1)], logs: logsOf(10n, [h(2), h(1)], 2) },
+    });
     expect(events[0]).toMatchObject({ type: 'reorg', record: { removedTransactions: [] } });
     expect(events[0]?.type === 'reorg' ? events[0].removedLogs : []).toHaveLength(4);
   });
 
   it('logs accumulate across flashblocks; a block restarted from transaction 0 starts over', () => {
-    let state = reconcileStep(initialReconcileState(), { type: 'preconfirmed', blockNumber: 5n, index: 0, transactions: [h(1)], newLogs: logsOf(5n, [h(1)]), firstNew: 0 }).state;
-    state = reconcileStep(state, { type: 'preconfirmed', blockNumber: 5n, index: 1, transactions: [h(1), h(2)], newLogs: logsOf(5n, [h(1), h(2)]).slice(1), firstNew: 1 }).state;
+    let state = reconcileStep(initialReconcileState(), {
+      type: 'preconfirmed',
+      blockNumber: 5n,
+      index: 0,
+      transactions: [h(1)],
+      newLogs: logsOf(5n, [h(1)]),
+      firstNew: 0,
+    }).state;
+    state = reconcileStep(state, {
+      type: 'preconfirmed',
+      blockNumber: 5n,
+      index: 1,
+      transactions: [h(1), h(2)],
+      newLogs: logsOf(5n, [h(1), h(2)]).slice(1),
+      firstNew: 1,
+    }).state;
     expect(state.pending.get(5n)!.logs.map((log) => log.transactionHash)).toEqual([h(1), h(2)]);
-    state = reconcileStep(state, { type: 'preconfirmed', blockNumber: 5n, index: 0, transactions: [h(7)], newLogs: logsOf(5n, [h(7)]), firstNew: 0 }).state;
+    state = reconcileStep(state, {
+      type: 'preconfirmed',
+      blockNumber: 5n,
+      index: 0,
+      transactions: [h(7)],
+      newLogs: logsOf(5n, [h(7)]),
+      firstNew: 0,
+    }).state;
     expect(state.pending.get(5n)!.logs.map((log) => log.transactionHash)).toEqual([h(7)]);
   });
 
@@ -90,7 +143,14 @@ describe('reconcile', () => {
     let state = initialReconcileState(3);
     const dropped: bigint[] = [];
     for (const n of [1n, 2n, 3n, 4n, 5n]) {
-      const result = reconcileStep(state, { type: 'preconfirmed', blockNumber: n, index: 0, transactions: [h(Number(n))], newLogs: [], firstNew: 0 });
+      const result = reconcileStep(state, {
+        type: 'preconfirmed',
+        blockNumber: n,
+        index: 0,
+        transactions: [h(Number(n))],
+        newLogs: [],
+        firstNew: 0,
+      });
       state = result.state;
       for (const event of result.events) if (event.type === 'dropped') dropped.push(event.blockNumber);
     }

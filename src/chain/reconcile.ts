@@ -15,7 +15,7 @@ import type { ChainRecord, LogRecordValue, RpcLog } from '../schemas/records.ts'
  * oldest go first). A pure reducer: `reconcileStep(state, input)` returns the next state and what
  * to publish; fetching and publishing are the caller's.
  */
-export interface PendingBlock {
+export interface UnsealedBlock {
   readonly blockNumber: bigint;
   /** The last flashblock index seen. */
   readonly index: number;
@@ -28,7 +28,7 @@ export interface PendingBlock {
 export interface ReconcileState {
   readonly canonical: bigint | null;
   /** Pending blocks above canonical, by number. */
-  readonly pending: ReadonlyMap<bigint, PendingBlock>;
+  readonly pending: ReadonlyMap<bigint, UnsealedBlock>;
   readonly maxPending: number;
 }
 
@@ -41,7 +41,14 @@ export interface CanonicalBlock {
 }
 
 export type ReconcileInput =
-  | { readonly type: 'preconfirmed'; readonly blockNumber: bigint; readonly index: number; readonly transactions: readonly `0x${string}`[]; readonly newLogs: readonly RpcLog[]; readonly firstNew: number }
+  | {
+      readonly type: 'preconfirmed';
+      readonly blockNumber: bigint;
+      readonly index: number;
+      readonly transactions: readonly `0x${string}`[];
+      readonly newLogs: readonly RpcLog[];
+      readonly firstNew: number;
+    }
   | { readonly type: 'canonical'; readonly block: CanonicalBlock };
 
 export type ReconcileEvent =
@@ -52,7 +59,8 @@ export type ReconcileEvent =
 export const initialReconcileState = (maxPending = 3): ReconcileState => ({ canonical: null, pending: new Map(), maxPending });
 
 const hex = (value: bigint) => `0x${value.toString(16)}` as const;
-const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((hash, i) => hash.toLowerCase() === b[i]!.toLowerCase());
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((hash, i) => hash.toLowerCase() === b[i]!.toLowerCase());
 
 /** Whether reconciling canonical `block` needs its logs: only when its transactions differ. */
 export function needsLogs(state: ReconcileState, block: Pick<CanonicalBlock, 'number' | 'transactions'>): boolean {
@@ -60,9 +68,10 @@ export function needsLogs(state: ReconcileState, block: Pick<CanonicalBlock, 'nu
   return pending !== undefined && !sameList(pending.transactions, block.transactions);
 }
 
-const logKey = (log: RpcLog) => [
-  log.transactionHash, BigInt(log.transactionIndex), BigInt(log.logIndex), log.address, ...log.topics, log.data,
-].map((part) => String(part).toLowerCase()).join('|');
+const logKey = (log: RpcLog) =>
+  [log.transactionHash, BigInt(log.transactionIndex), BigInt(log.logIndex), log.address, ...log.topics, log.data]
+    .map((part) => String(part).toLowerCase())
+    .join('|');
 
 export function reconcileStep(state: ReconcileState, input: ReconcileInput): { state: ReconcileState; events: ReconcileEvent[] } {
   if (input.type === 'preconfirmed') {
@@ -73,7 +82,12 @@ export function reconcileStep(state: ReconcileState, input: ReconcileInput): { s
     const known = pending.get(input.blockNumber);
     // A flashblock that starts the block over (index 0, or a rebuild from transaction 0) resets it.
     const keep = known && input.firstNew > 0 ? known.logs : [];
-    pending.set(input.blockNumber, { blockNumber: input.blockNumber, index: input.index, transactions: input.transactions, logs: [...keep, ...input.newLogs] });
+    pending.set(input.blockNumber, {
+      blockNumber: input.blockNumber,
+      index: input.index,
+      transactions: input.transactions,
+      logs: [...keep, ...input.newLogs],
+    });
     const events: ReconcileEvent[] = [];
     const numbers = [...pending.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     while (numbers.length > state.maxPending) {

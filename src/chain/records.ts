@@ -12,16 +12,17 @@ import type { AssembledBlock } from './assemble.ts';
  */
 export function flashblockRecord(block: AssembledBlock, json: Record<string, unknown>, receivedAt: number): ProduceRecord {
   const value: FlashblockRecord = {
-    v: 1, blockNumber: toHex(block.blockNumber), index: block.index, payloadId: block.payloadId, receivedAt, flashblock: json,
+    v: 1,
+    blockNumber: toHex(block.blockNumber),
+    index: block.index,
+    payloadId: block.payloadId,
+    receivedAt,
+    flashblock: json,
   };
   return { topic: topics.flashblocks, key: block.blockNumber.toString(), value: JSON.stringify(value) };
 }
 
-export function blockRecords(
-  block: AssembledBlock,
-  execution: ExecutionOutput | null,
-  executor: ExecutorKind | null,
-): ProduceRecord[] {
+export function blockRecords(block: AssembledBlock, execution: ExecutionOutput | null, executor: ExecutorKind | null): ProduceRecord[] {
   const blockNumber = toHex(block.blockNumber);
   const key = block.blockNumber.toString();
   const blockValue: BlockRecord = {

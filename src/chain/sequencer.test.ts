@@ -5,8 +5,9 @@ import { flashblockSchema, type Flashblock } from '../schemas/flashblock.ts';
 import { initialSequencerState, step, type SequencerEvent, type SequencerInput, type SequencerState } from './sequencer.ts';
 
 const load = (name: string): Flashblock[] =>
-  (JSON.parse(readFileSync(sharedPath(`fixtures/flashblocks/${name}`), 'utf8')) as unknown[])
-    .map((message) => flashblockSchema.parse(message));
+  (JSON.parse(readFileSync(sharedPath(`fixtures/flashblocks/${name}`), 'utf8')) as unknown[]).map((message) =>
+    flashblockSchema.parse(message),
+  );
 const sepolia = load('base-sepolia-33439826.json');
 const unichain = load('unichain-sepolia-35535698.json');
 
@@ -27,9 +28,12 @@ function run(inputs: SequencerInput[], state: SequencerState = initialSequencerS
   return { state, events };
 }
 const feed = (flashblocks: Flashblock[]): SequencerInput[] => flashblocks.map((flashblock) => ({ type: 'flashblock', flashblock }));
-const summary = (events: SequencerEvent[]) => events.map((event) =>
-  event.type === 'rejected' ? `${event.reason}:${event.flashblock.metadata.block_number}/${event.flashblock.index}`
-    : `${event.type}:${event.flashblock.metadata.block_number}/${event.flashblock.index}`);
+const summary = (events: SequencerEvent[]) =>
+  events.map((event) =>
+    event.type === 'rejected'
+      ? `${event.reason}:${event.flashblock.metadata.block_number}/${event.flashblock.index}`
+      : `${event.type}:${event.flashblock.metadata.block_number}/${event.flashblock.index}`,
+  );
 
 describe('sequencer', () => {
   it('assembles the Base Sepolia sequence to the values its source test asserts', () => {
@@ -74,17 +78,37 @@ describe('sequencer', () => {
     const b = unichain.map((flashblock) => renumber(flashblock, 11));
     const c = unichain.map((flashblock) => renumber(flashblock, 12));
     const d = unichain.map((flashblock) => renumber(flashblock, 13));
-    const { events, state } = run(feed([
-      a0!, a1!, a1!, a0!, a2!, a4!, a3!, // duplicate, duplicate, gap (2 -> 4), then dropped
-      b[0]!, b[1]!, // block 11 fine
-      c[3]!, c[4]!, // block 12 starts at index 3: dropped
-      d[0]!, d[1]!, // block 13 starts again
-    ]));
+    const { events, state } = run(
+      feed([
+        a0!,
+        a1!,
+        a1!,
+        a0!,
+        a2!,
+        a4!,
+        a3!, // duplicate, duplicate, gap (2 -> 4), then dropped
+        b[0]!,
+        b[1]!, // block 11 fine
+        c[3]!,
+        c[4]!, // block 12 starts at index 3: dropped
+        d[0]!,
+        d[1]!, // block 13 starts again
+      ]),
+    );
     expect(summary(events)).toEqual([
-      'accepted:10/0', 'accepted:10/1', 'duplicate:10/1', 'duplicate:10/0', 'accepted:10/2', 'gap:10/4', 'dropped_block:10/3',
-      'accepted:11/0', 'accepted:11/1',
-      'bad_first_index:12/3', 'dropped_block:12/4',
-      'accepted:13/0', 'accepted:13/1',
+      'accepted:10/0',
+      'accepted:10/1',
+      'duplicate:10/1',
+      'duplicate:10/0',
+      'accepted:10/2',
+      'gap:10/4',
+      'dropped_block:10/3',
+      'accepted:11/0',
+      'accepted:11/1',
+      'bad_first_index:12/3',
+      'dropped_block:12/4',
+      'accepted:13/0',
+      'accepted:13/1',
     ]);
     expect(state.current!.blockNumber).toBe(13n);
     const newBlock = events.find((event) => event.type === 'accepted' && event.flashblock === d[0]);
@@ -93,16 +117,24 @@ describe('sequencer', () => {
 
   it('holds flashblocks until their parent is canonical, up to the limit ahead', () => {
     const b = (n: number) => unichain.map((flashblock) => renumber(flashblock, n));
-    const { events, state } = run([
-      { type: 'canonical', blockNumber: 100n },
-      ...feed([b(103)[0]!, b(103)[1]!, b(110)[0]!]),
-      { type: 'canonical', blockNumber: 101n },
-      { type: 'canonical', blockNumber: 102n },
-      ...feed([b(103)[2]!, b(99)[0]!]),
-    ], initialSequencerState(5));
+    const { events, state } = run(
+      [
+        { type: 'canonical', blockNumber: 100n },
+        ...feed([b(103)[0]!, b(103)[1]!, b(110)[0]!]),
+        { type: 'canonical', blockNumber: 101n },
+        { type: 'canonical', blockNumber: 102n },
+        ...feed([b(103)[2]!, b(99)[0]!]),
+      ],
+      initialSequencerState(5),
+    );
     expect(summary(events)).toEqual([
-      'buffered:103/0', 'buffered:103/1', 'too_far_ahead:110/0',
-      'accepted:103/0', 'accepted:103/1', 'accepted:103/2', 'stale:99/0',
+      'buffered:103/0',
+      'buffered:103/1',
+      'too_far_ahead:110/0',
+      'accepted:103/0',
+      'accepted:103/1',
+      'accepted:103/2',
+      'stale:99/0',
     ]);
     expect(state.held).toHaveLength(0);
   });

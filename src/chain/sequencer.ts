@@ -17,13 +17,18 @@ import { extendBlock, startBlock, type AssembledBlock } from './assemble.ts';
  * A pure reducer: `step(state, input)` returns the next state and what happened, no I/O.
  */
 export type SequencerInput =
-  | { readonly type: 'flashblock'; readonly flashblock: Flashblock }
-  | { readonly type: 'canonical'; readonly blockNumber: bigint };
+  { readonly type: 'flashblock'; readonly flashblock: Flashblock } | { readonly type: 'canonical'; readonly blockNumber: bigint };
 
 export type RejectReason = 'duplicate' | 'gap' | 'bad_first_index' | 'dropped_block' | 'stale' | 'too_far_ahead';
 
 export type SequencerEvent =
-  | { readonly type: 'accepted'; readonly kind: 'next' | 'new_block'; readonly flashblock: Flashblock; readonly block: AssembledBlock; readonly skippedBlocks: bigint }
+  | {
+      readonly type: 'accepted';
+      readonly kind: 'next' | 'new_block';
+      readonly flashblock: Flashblock;
+      readonly block: AssembledBlock;
+      readonly skippedBlocks: bigint;
+    }
   | { readonly type: 'rejected'; readonly reason: RejectReason; readonly flashblock: Flashblock; readonly detail: string }
   | { readonly type: 'buffered'; readonly flashblock: Flashblock };
 
@@ -40,7 +45,12 @@ export interface SequencerState {
 }
 
 export const initialSequencerState = (aheadBlocks = 5): SequencerState => ({
-  current: null, dropping: null, canonical: null, held: [], aheadBlocks, lastStarted: null,
+  current: null,
+  dropping: null,
+  canonical: null,
+  held: [],
+  aheadBlocks,
+  lastStarted: null,
 });
 
 export const blockNumberOf = (flashblock: Flashblock): bigint => BigInt(flashblock.metadata.block_number);
@@ -76,18 +86,28 @@ export function step(state: SequencerState, input: SequencerInput): { state: Seq
       return { state: { ...state, current: block }, events: [{ type: 'accepted', kind: 'next', flashblock, block, skippedBlocks: 0n }] };
     }
     if (index <= current.index) return reject('duplicate', `block ${number} index ${index} already seen (at ${current.index})`);
-    return reject('gap', `block ${number} jumped from index ${current.index} to ${index}; dropping the block until the next index 0`, { current: null, dropping: number });
+    return reject('gap', `block ${number} jumped from index ${current.index} to ${index}; dropping the block until the next index 0`, {
+      current: null,
+      dropping: number,
+    });
   }
   if (state.dropping === number) return reject('dropped_block', `block ${number} index ${index} belongs to a dropped block`);
   if (state.held.some((held) => blockNumberOf(held) === number && held.index === index)) {
     return reject('duplicate', `block ${number} index ${index} is already held`);
   }
-  const parentKnown = state.canonical === null || number - 1n <= state.canonical || (current !== null && current.blockNumber === number - 1n)
-    || state.held.some((held) => blockNumberOf(held) === number - 1n) || state.held.some((held) => blockNumberOf(held) === number);
+  const parentKnown =
+    state.canonical === null ||
+    number - 1n <= state.canonical ||
+    (current !== null && current.blockNumber === number - 1n) ||
+    state.held.some((held) => blockNumberOf(held) === number - 1n) ||
+    state.held.some((held) => blockNumberOf(held) === number);
   if (!parentKnown) {
     const ahead = number - 1n - state.canonical!;
     if (ahead > BigInt(state.aheadBlocks)) {
-      return reject('too_far_ahead', `block ${number} is ${ahead} blocks ahead of canonical ${state.canonical} (limit ${state.aheadBlocks})`);
+      return reject(
+        'too_far_ahead',
+        `block ${number} is ${ahead} blocks ahead of canonical ${state.canonical} (limit ${state.aheadBlocks})`,
+      );
     }
     return { state: { ...state, held: [...state.held, flashblock] }, events: [{ type: 'buffered', flashblock }] };
   }
@@ -104,5 +124,8 @@ export function step(state: SequencerState, input: SequencerInput): { state: Seq
   if (!flashblock.base) return reject('bad_first_index', `block ${number} index 0 has no base`, { dropping: number });
   const block = startBlock(flashblock);
   const skippedBlocks = state.lastStarted !== null && number > state.lastStarted ? number - state.lastStarted - 1n : 0n;
-  return { state: { ...state, current: block, dropping: null, lastStarted: number }, events: [{ type: 'accepted', kind: 'new_block', flashblock, block, skippedBlocks }] };
+  return {
+    state: { ...state, current: block, dropping: null, lastStarted: number },
+    events: [{ type: 'accepted', kind: 'new_block', flashblock, block, skippedBlocks }],
+  };
 }

@@ -52,12 +52,20 @@ export async function createDenimDevnet(options: DenimDevnetOptions): Promise<De
     sameTimestampBlocks: true,
     predeploys: [{ address: BASE_TIME_PREDEPLOY, code: DevnetBaseTime.deployedBytecode }],
   });
-  const blocks = options.metrics ? counter(options.metrics, 'flashlog_devnet_blocks_total', 'blocks the devnet sealed, as pre-confirmed or reorged (--reorg-every)', ['outcome']) : undefined;
+  const blocks = options.metrics
+    ? counter(options.metrics, 'flashlog_devnet_blocks_total', 'blocks the devnet sealed, as pre-confirmed or reorged (--reorg-every)', [
+        'outcome',
+      ])
+    : undefined;
   const listeners = new Set<(block: DenimBlock) => void>();
   let subscriptions: ReturnType<typeof createDenimSubscriptions> | undefined;
   let load: Load | undefined;
   const producer = createDenimProducer({
-    engine, logger, blockTimeMs: options.blockTimeMs, genesisMs: genesisTime * 1000n, reorgEvery: options.reorgEvery,
+    engine,
+    logger,
+    blockTimeMs: options.blockTimeMs,
+    genesisMs: genesisTime * 1000n,
+    reorgEvery: options.reorgEvery,
     onBlock: (block) => {
       blocks?.inc({ outcome: block.replaced ? 'reorg' : 'as-preconfirmed' });
       subscriptions?.publish(block);
@@ -66,8 +74,10 @@ export async function createDenimDevnet(options: DenimDevnetOptions): Promise<De
     takeDeposits: () => load?.takeDeposits() ?? [],
   });
   const heads: DenimHeads = {
-    timestampMs: producer.timestampMs, head: producer.head,
-    safeLagBlocks: options.safeLagBlocks, finalizedLagBlocks: options.finalizedLagBlocks,
+    timestampMs: producer.timestampMs,
+    head: producer.head,
+    safeLagBlocks: options.safeLagBlocks,
+    finalizedLagBlocks: options.finalizedLagBlocks,
   };
   subscriptions = createDenimSubscriptions({ engine, heads, logger });
   const live = subscriptions;
@@ -75,7 +85,12 @@ export async function createDenimDevnet(options: DenimDevnetOptions): Promise<De
   try {
     await producer.started;
     rpc = await startRpcServer({
-      host, port: options.rpcPort, engine, producer, logger, metrics: options.exposeMetrics ? options.metrics : undefined,
+      host,
+      port: options.rpcPort,
+      engine,
+      producer,
+      logger,
+      metrics: options.exposeMetrics ? options.metrics : undefined,
       wrap: (dispatch) => denimDispatch(dispatch, engine, heads),
       attach: (server, dispatch) => live.attach(server, dispatch),
     });

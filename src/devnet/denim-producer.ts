@@ -50,7 +50,11 @@ export interface DenimProducer extends Producer {
 }
 
 type Call = <R = unknown>(method: string, params?: readonly unknown[]) => Promise<R>;
-interface MinedBlock { number: Hex; hash: Hex; transactions: Hex[] }
+interface MinedBlock {
+  number: Hex;
+  hash: Hex;
+  transactions: Hex[];
+}
 
 /**
  * The `from` of the devnet's BaseTime deposit of block `number`: 0xdeaddeaddeaddeaddeadba5e ||
@@ -115,7 +119,11 @@ export function createDenimProducer(options: DenimProducerOptions): DenimProduce
   async function mineBlock(call: Call, number: bigint, userRaws: readonly Hex[], randaoTag: string): Promise<MinedBlock> {
     const ms = timestampMsOf(number);
     const seconds = ms / 1000n;
-    await send(call, [l1AttributesDeposit(l1AttributesFor(number, seconds), number), baseTimeDeposit(number, Number(ms % 1000n))], 'a system deposit was');
+    await send(
+      call,
+      [l1AttributesDeposit(l1AttributesFor(number, seconds), number), baseTimeDeposit(number, Number(ms % 1000n))],
+      'a system deposit was',
+    );
     await send(call, [...queuedDeposits.splice(0), ...(options.takeDeposits?.() ?? [])], 'a deposit was');
     await send(call, userRaws, 'a transaction was');
     await call('evm_setNextBlockTimestamp', [numberToHex(seconds)]);
@@ -136,9 +144,17 @@ export function createDenimProducer(options: DenimProducerOptions): DenimProduce
         await drain(call);
         const left = target.userTxs.at(-1);
         const kept = left ? target.userTxs.slice(0, -1) : target.userTxs;
-        const mined = await mineBlock(call, target.number, kept.map((hash) => rawByHash.get(hash) ?? '0x').filter((raw) => raw !== '0x'), ' replaced');
+        const mined = await mineBlock(
+          call,
+          target.number,
+          kept.map((hash) => rawByHash.get(hash) ?? '0x').filter((raw) => raw !== '0x'),
+          ' replaced',
+        );
         head = target.number;
-        logger.info({ block: target.number, replaced: target.hash, by: mined.hash, left: left ?? null }, 'devnet: reorg, the unsafe head replaced');
+        logger.info(
+          { block: target.number, replaced: target.hash, by: mined.hash, left: left ?? null },
+          'devnet: reorg, the unsafe head replaced',
+        );
         options.onBlock({ number: target.number, hash: mined.hash, timestampMs: timestampMsOf(target.number), replaced: target.hash });
         // What the replacement left out and what arrived meanwhile wait for the next block.
         const back = [...(left ? [rawByHash.get(left)!].filter(Boolean) : []), ...late];
@@ -163,7 +179,10 @@ export function createDenimProducer(options: DenimProducerOptions): DenimProduce
 
   let resolveStarted: () => void;
   let rejectStarted: (error: unknown) => void;
-  const started = new Promise<void>((resolve, reject) => { resolveStarted = resolve; rejectStarted = reject; });
+  const started = new Promise<void>((resolve, reject) => {
+    resolveStarted = resolve;
+    rejectStarted = reject;
+  });
   const origin = performance.now();
   let tickCount = 0;
   function schedule(): void {
@@ -177,7 +196,15 @@ export function createDenimProducer(options: DenimProducerOptions): DenimProduce
       });
     }, delay);
   }
-  loopDone = tick().then(() => { resolveStarted(); schedule(); }, (error: unknown) => { rejectStarted(error); });
+  loopDone = tick().then(
+    () => {
+      resolveStarted();
+      schedule();
+    },
+    (error: unknown) => {
+      rejectStarted(error);
+    },
+  );
 
   return {
     started,

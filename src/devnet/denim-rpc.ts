@@ -24,7 +24,8 @@ export const finalizedNumber = (heads: DenimHeads) => maxZero(heads.head() - Big
 const maxZero = (value: bigint) => (value < 0n ? 0n : value);
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-const msOf = (heads: DenimHeads, blockNumber: unknown) => (typeof blockNumber === 'string' ? numberToHex(heads.timestampMs(BigInt(blockNumber))) : undefined);
+const msOf = (heads: DenimHeads, blockNumber: unknown) =>
+  typeof blockNumber === 'string' ? numberToHex(heads.timestampMs(BigInt(blockNumber))) : undefined;
 
 function withLogMillis(heads: DenimHeads, log: unknown): unknown {
   if (!isObject(log)) return log;
@@ -55,15 +56,22 @@ export function withBlockMillis(heads: DenimHeads, block: unknown): unknown {
 /** The answer of `method` with the Denim millisecond fields added. */
 export function withMillis(heads: DenimHeads, method: string, result: unknown): unknown {
   switch (method) {
-    case 'eth_getBlockByNumber': case 'eth_getBlockByHash': case 'eth_getHeaderByNumber': case 'eth_getHeaderByHash':
+    case 'eth_getBlockByNumber':
+    case 'eth_getBlockByHash':
+    case 'eth_getHeaderByNumber':
+    case 'eth_getHeaderByHash':
       return withBlockMillis(heads, result);
-    case 'eth_getTransactionByHash': case 'eth_getTransactionByBlockHashAndIndex': case 'eth_getTransactionByBlockNumberAndIndex':
+    case 'eth_getTransactionByHash':
+    case 'eth_getTransactionByBlockHashAndIndex':
+    case 'eth_getTransactionByBlockNumberAndIndex':
       return withTxMillis(heads, result);
     case 'eth_getTransactionReceipt':
       return withReceiptMillis(heads, result);
     case 'eth_getBlockReceipts':
       return Array.isArray(result) ? result.map((receipt) => withReceiptMillis(heads, receipt)) : result;
-    case 'eth_getLogs': case 'eth_getFilterLogs': case 'eth_getFilterChanges':
+    case 'eth_getLogs':
+    case 'eth_getFilterLogs':
+    case 'eth_getFilterChanges':
       return Array.isArray(result) ? result.map((log) => withLogMillis(heads, log)) : result;
     default:
       return result;
@@ -81,15 +89,22 @@ function resolveTags(heads: DenimHeads, params: unknown): unknown {
   if (!Array.isArray(params)) return params;
   return params.map((param) => {
     if (!isObject(param) || !('fromBlock' in param || 'toBlock' in param)) return resolveTag(heads, param);
-    return Object.fromEntries(Object.entries(param).map(([key, value]) => [key, key === 'fromBlock' || key === 'toBlock' ? resolveTag(heads, value) : value]));
+    return Object.fromEntries(
+      Object.entries(param).map(([key, value]) => [key, key === 'fromBlock' || key === 'toBlock' ? resolveTag(heads, value) : value]),
+    );
   });
 }
 
 /** optimism_syncStatus: the L2 part of op-node's answer (unsafe, safe, finalized heads). */
 async function syncStatus(engine: Engine, heads: DenimHeads): Promise<Json> {
   const ref = async (number: bigint) => {
-    const block = await engine.call<{ hash: Hex; number: Hex; timestamp: Hex; parentHash: Hex } | null>('eth_getBlockByNumber', [numberToHex(number), false]);
-    return block ? { hash: block.hash, number: Number(block.number), parentHash: block.parentHash, timestamp: Number(block.timestamp) } : null;
+    const block = await engine.call<{ hash: Hex; number: Hex; timestamp: Hex; parentHash: Hex } | null>('eth_getBlockByNumber', [
+      numberToHex(number),
+      false,
+    ]);
+    return block
+      ? { hash: block.hash, number: Number(block.number), parentHash: block.parentHash, timestamp: Number(block.timestamp) }
+      : null;
   };
   const [unsafe, safe, finalized] = await Promise.all([ref(heads.head()), ref(safeNumber(heads)), ref(finalizedNumber(heads))]);
   return { unsafe_l2: unsafe, safe_l2: safe, finalized_l2: finalized, cross_unsafe_l2: unsafe, local_safe_l2: safe };

@@ -49,7 +49,7 @@ export function createDenimSubscriptions(options: { engine: Engine; heads: Denim
   async function announce(block: DenimBlock): Promise<void> {
     const header = await engine.call<Json | null>('eth_getBlockByHash', [block.hash, false]);
     if (!header) return; // replaced before it could be announced; its replacement follows
-    const logs = ((withMillis(heads, 'eth_getLogs', await engine.call('eth_getLogs', [{ blockHash: block.hash }])) ?? []) as Json[]);
+    const logs = (withMillis(heads, 'eth_getLogs', await engine.call('eth_getLogs', [{ blockHash: block.hash }])) ?? []) as Json[];
     if (block.replaced && lastLogs?.hash === block.replaced) broadcastLogs(lastLogs.logs.map((log) => ({ ...log, removed: true })));
     const { transactions: _transactions, ...rest } = withBlockMillis(heads, header) as Json;
     for (const [socket, subs] of sockets) for (const [id, sub] of subs) if (sub.kind === 'newHeads') notify(socket, id, rest);
@@ -62,7 +62,8 @@ export function createDenimSubscriptions(options: { engine: Engine; heads: Denim
     const kind = list[0];
     let sub: Sub;
     if (kind === 'newHeads') sub = { kind };
-    else if (kind === 'logs') sub = { kind, filter: logFilterParam(list[1] === undefined ? {} : objectParam(list[1], 'params[1]', 'a log filter'), 'params[1]') };
+    else if (kind === 'logs')
+      sub = { kind, filter: logFilterParam(list[1] === undefined ? {} : objectParam(list[1], 'params[1]', 'a log filter'), 'params[1]') };
     else throw new InvalidParamsError(`eth_subscribe: params[0]: expected "newHeads" or "logs", got ${JSON.stringify(kind)}`);
     const id = `0x${randomBytes(16).toString('hex')}`;
     sockets.get(socket)?.set(id, sub);
@@ -71,7 +72,11 @@ export function createDenimSubscriptions(options: { engine: Engine; heads: Denim
 
   return {
     publish(block) {
-      chain = chain.then(() => announce(block)).catch((error: unknown) => logger.warn({ err: (error as Error).message, block: block.number }, 'devnet: a block could not be announced to subscribers'));
+      chain = chain
+        .then(() => announce(block))
+        .catch((error: unknown) =>
+          logger.warn({ err: (error as Error).message, block: block.number }, 'devnet: a block could not be announced to subscribers'),
+        );
     },
     attach(server, dispatch) {
       const wss = new WebSocketServer({ server, maxPayload: 8 * 1024 * 1024 });

@@ -23,16 +23,19 @@ export interface Deposit {
 const quantityBytes = (value: bigint): Hex => (value === 0n ? '0x' : numberToHex(value));
 
 export function encodeDeposit(deposit: Deposit): Hex {
-  return concat(['0x7e', toRlp([
-    deposit.sourceHash,
-    deposit.from,
-    deposit.to ?? '0x',
-    quantityBytes(deposit.mint),
-    quantityBytes(deposit.value),
-    quantityBytes(deposit.gas),
-    deposit.isSystemTx ? '0x01' : '0x',
-    deposit.data,
-  ])]);
+  return concat([
+    '0x7e',
+    toRlp([
+      deposit.sourceHash,
+      deposit.from,
+      deposit.to ?? '0x',
+      quantityBytes(deposit.mint),
+      quantityBytes(deposit.value),
+      quantityBytes(deposit.gas),
+      deposit.isSystemTx ? '0x01' : '0x',
+      deposit.data,
+    ]),
+  ]);
 }
 
 export const DEPOSITOR_ACCOUNT: Hex = '0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001';
@@ -40,7 +43,9 @@ export const L1_BLOCK_PREDEPLOY: Hex = '0x42000000000000000000000000000000000000
 
 /** Source hash of a deposit: keccak256(bytes32(domain) || keccak256(payload)) (spec: domain 0 user, 1 L1 info). */
 export function sourceHash(domain: 0n | 1n, l1BlockHash: Hex, index: bigint): Hex {
-  return keccak256(concat([pad(numberToHex(domain), { size: 32 }), keccak256(concat([l1BlockHash, pad(numberToHex(index), { size: 32 })]))]));
+  return keccak256(
+    concat([pad(numberToHex(domain), { size: 32 }), keccak256(concat([l1BlockHash, pad(numberToHex(index), { size: 32 })]))]),
+  );
 }
 
 export interface L1Attributes {
@@ -114,7 +119,10 @@ export function l1BlockStorage(attributes: L1Attributes): { index: bigint; value
     { index: 0n, value: (attributes.l1Timestamp << 64n) | attributes.l1Number },
     { index: 1n, value: attributes.l1BaseFee },
     { index: 2n, value: BigInt(attributes.l1Hash) },
-    { index: 3n, value: (BigInt(attributes.baseFeeScalar) << 96n) | (BigInt(attributes.blobBaseFeeScalar) << 64n) | attributes.sequenceNumber },
+    {
+      index: 3n,
+      value: (BigInt(attributes.baseFeeScalar) << 96n) | (BigInt(attributes.blobBaseFeeScalar) << 64n) | attributes.sequenceNumber,
+    },
     { index: 4n, value: BigInt(attributes.batcherHash) },
     { index: 7n, value: attributes.l1BlobBaseFee },
     { index: 8n, value: (BigInt(attributes.operatorFeeScalar) << 64n) | attributes.operatorFeeConstant },

@@ -53,7 +53,9 @@ describe('flashlog devnet', () => {
       expect(last.state_root).toBe(canonical.stateRoot);
       expect(last.withdrawals_root).toBe(canonical.withdrawalsRoot);
       expect(last.block_hash).toBe(canonical.hash);
-      expect(block.header.parentHash).toBe((await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${(number - 1n).toString(16)}`, false])).hash);
+      expect(block.header.parentHash).toBe(
+        (await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${(number - 1n).toString(16)}`, false])).hash,
+      );
       // gas_used is running: it never decreases within a block.
       const gas = frames.map((frame) => BigInt(frame.diff.gas_used));
       expect(gas).toEqual([...gas].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -80,7 +82,9 @@ describe('flashlog devnet', () => {
       if (block.transactions.length > 1) withTxs = block;
     }
     expect(withTxs).toBeTruthy();
-    const byNumber = await rpc<{ transactionHash: Hex; cumulativeGasUsed: Hex; l1Fee?: Hex }[]>(devnet.rpcUrl, 'eth_getBlockReceipts', [withTxs!.number]);
+    const byNumber = await rpc<{ transactionHash: Hex; cumulativeGasUsed: Hex; l1Fee?: Hex }[]>(devnet.rpcUrl, 'eth_getBlockReceipts', [
+      withTxs!.number,
+    ]);
     const byHash = await rpc<unknown[]>(devnet.rpcUrl, 'eth_getBlockReceipts', [withTxs!.hash]);
     expect(byNumber.map((receipt) => receipt.transactionHash)).toEqual(withTxs!.transactions);
     expect(byHash).toEqual(byNumber);
@@ -103,13 +107,21 @@ describe('flashlog devnet', () => {
     expect(feed.failures).toEqual([]);
     expect(feed.frames.length).toBeGreaterThan(0);
     expect(feed.frames.every((frame) => !frame.binary)).toBe(true);
-    const receipts = Object.assign({}, ...feed.frames.map((frame) => frame.flashblock.metadata.receipts ?? {})) as Record<string, { type: string; status: unknown; cumulativeGasUsed: string }>;
+    const receipts = Object.assign({}, ...feed.frames.map((frame) => frame.flashblock.metadata.receipts ?? {})) as Record<
+      string,
+      { type: string; status: unknown; cumulativeGasUsed: string }
+    >;
     for (const hash of sent) {
       const canonical = await rpc<{ type: Hex; status: Hex; cumulativeGasUsed: Hex }>(devnet.rpcUrl, 'eth_getTransactionReceipt', [hash]);
-      expect(receipts[hash]).toMatchObject({ type: canonical.type, status: canonical.status, cumulativeGasUsed: canonical.cumulativeGasUsed });
+      expect(receipts[hash]).toMatchObject({
+        type: canonical.type,
+        status: canonical.status,
+        cumulativeGasUsed: canonical.cumulativeGasUsed,
+      });
     }
     const deposit = feed.frames.find((frame) => frame.flashblock.index === 0)!;
-    const depositReceipt = Object.values(deposit.flashblock.metadata.receipts ?? {})[0] as { type: string; depositNonce?: string } | undefined;
+    const depositReceipt = Object.values(deposit.flashblock.metadata.receipts ?? {})[0] as
+      { type: string; depositNonce?: string } | undefined;
     expect(depositReceipt?.type).toBe('0x7e');
     expect(depositReceipt?.depositNonce).toBeDefined();
   });
@@ -118,7 +130,9 @@ describe('flashlog devnet', () => {
     devnet = await createDevnet({ ...FAST, reorgEvery: 2 });
     const feed = await subscribe(devnet.wsUrl);
     const dropped: Hex[] = [];
-    devnet.onSealed((block) => { if (block.dropped) dropped.push(block.dropped); });
+    devnet.onSealed((block) => {
+      if (block.dropped) dropped.push(block.dropped);
+    });
     const sealed = sealedBlocks(devnet, 5);
     await sendTransfers(devnet, 3, 24, 100);
     await sealed;
@@ -150,7 +164,16 @@ describe('flashlog devnet', () => {
     devnet = await createDevnet(FAST);
     const feed = await subscribe(devnet.wsUrl);
     const from: Hex = '0x00000000000000000000000000000000000d0e05';
-    const raw = encodeDeposit({ sourceHash: keccak256(toHex('test deposit')), from, to: devnet.accounts[0]!.address, mint: 10n ** 18n, value: 0n, gas: 100_000n, isSystemTx: false, data: '0x' });
+    const raw = encodeDeposit({
+      sourceHash: keccak256(toHex('test deposit')),
+      from,
+      to: devnet.accounts[0]!.address,
+      mint: 10n ** 18n,
+      value: 0n,
+      gas: 100_000n,
+      isSystemTx: false,
+      data: '0x',
+    });
     const hash = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [raw]);
     await until(() => feed.frames.some((frame) => frame.flashblock.diff.transactions.includes(raw)), 3000);
     const carrying = feed.frames.find((frame) => frame.flashblock.diff.transactions.includes(raw))!;
@@ -169,8 +192,19 @@ describe('flashlog devnet', () => {
     expect(receipt).toMatchObject({ type: '0x7e', status: '0x1', blockNumber: `0x${sealedAt.toString(16)}` });
     expect(BigInt(await rpc<Hex>(devnet.rpcUrl, 'eth_getBalance', [from, 'latest']))).toBe(10n ** 18n); // minted
     await expect(rpc(devnet.rpcUrl, 'eth_sendRawTransaction', ['0x7e0102'])).rejects.toThrow(/deposit \(0x7e\)/);
-    const again = encodeDeposit({ sourceHash: keccak256(toHex('test deposit 2')), from, to: null, mint: 0n, value: 0n, gas: 100_000n, isSystemTx: false, data: '0x' });
-    await expect(rpc(devnet.rpcUrl, 'eth_sendRawTransaction', [again])).rejects.toThrow(/has nonce 1; the devnet \(EDR\) takes deposits only from accounts with nonce 0/);
+    const again = encodeDeposit({
+      sourceHash: keccak256(toHex('test deposit 2')),
+      from,
+      to: null,
+      mint: 0n,
+      value: 0n,
+      gas: 100_000n,
+      isSystemTx: false,
+      data: '0x',
+    });
+    await expect(rpc(devnet.rpcUrl, 'eth_sendRawTransaction', [again])).rejects.toThrow(
+      /has nonce 1; the devnet \(EDR\) takes deposits only from accounts with nonce 0/,
+    );
   });
 
   it('keeps the L1-attributes deposit first when a full block leaves transactions in the mempool', async () => {
@@ -204,12 +238,24 @@ describe('flashlog devnet', () => {
     await until(() => feed.frames.some((frame) => frame.flashblock.index === 0));
     const account = privateKeyToAccount(devnet.accounts[6]!.privateKey);
     const other = privateKeyToAccount(devnet.accounts[7]!.privateKey);
-    const sign = (signer: typeof account, nonce: number, tip: bigint) => signer.signTransaction({ chainId: 1337, type: 'eip1559', nonce, to: devnet!.accounts[0]!.address, value: 1n, gas: 21_000n, maxFeePerGas: 10n ** 10n + tip * 20n, maxPriorityFeePerGas: tip }); // a higher tip also raises the fee cap, as a replacement must
+    const sign = (signer: typeof account, nonce: number, tip: bigint) =>
+      signer.signTransaction({
+        chainId: 1337,
+        type: 'eip1559',
+        nonce,
+        to: devnet!.accounts[0]!.address,
+        value: 1n,
+        gas: 21_000n,
+        maxFeePerGas: 10n ** 10n + tip * 20n,
+        maxPriorityFeePerGas: tip,
+      }); // a higher tip also raises the fee cap, as a replacement must
     const first = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(account, 0, 1n)]);
     const neighbour = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(other, 0, 1n)]);
     const preconfirmed = () => feed.frames.flatMap((frame) => frame.flashblock.diff.transactions);
     await until(() => preconfirmed().length >= 3, 3000); // the deposit, then both
-    await expect(rpc(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(account, 0, 10n ** 9n)])).rejects.toThrow(/replacement transaction refused: 0x[0-9a-f]{64} has the same sender and nonce and is already pre-confirmed/);
+    await expect(rpc(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(account, 0, 10n ** 9n)])).rejects.toThrow(
+      /replacement transaction refused: 0x[0-9a-f]{64} has the same sender and nonce and is already pre-confirmed/,
+    );
     const after = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(account, 1, 1n)]);
     // A transaction not yet pre-confirmed may be replaced, as in any mempool.
     const waiting = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(other, 1, 1n)]);
@@ -237,21 +283,77 @@ describe('flashlog devnet', () => {
       const response = await fetch(devnet!.rpcUrl, { method: 'POST', body });
       return { status: response.status, body: await response.text() };
     };
-    expect(JSON.parse((await post('{"jsonrpc":"2.0","id":"abc","method":"eth_chainId","params":[]}')).body)).toEqual({ jsonrpc: '2.0', id: 'abc', result: '0x539' });
-    const batch = JSON.parse((await post('[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber","params":[]},{"jsonrpc":"2.0","id":3,"method":"evm_mine","params":[]}]')).body) as { id: number; result?: unknown; error?: { code: number; message: string } }[];
+    expect(JSON.parse((await post('{"jsonrpc":"2.0","id":"abc","method":"eth_chainId","params":[]}')).body)).toEqual({
+      jsonrpc: '2.0',
+      id: 'abc',
+      result: '0x539',
+    });
+    const batch = JSON.parse(
+      (
+        await post(
+          '[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber","params":[]},{"jsonrpc":"2.0","id":3,"method":"evm_mine","params":[]}]',
+        )
+      ).body,
+    ) as { id: number; result?: unknown; error?: { code: number; message: string } }[];
     expect(batch.map((item) => item.id)).toEqual([1, 2, 3]);
     expect(batch[0]!.result).toBe('0x539');
     expect(batch[1]!.result).toMatch(/^0x[0-9a-f]+$/);
     expect(batch[2]!.error).toMatchObject({ code: -32601, message: expect.stringContaining('evm_mine is not served by the devnet') });
     expect(JSON.parse((await post('{not json')).body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
-    expect(JSON.parse((await post('{"jsonrpc":"2.0","id":5,"method":"eth_sendRawTransaction","params":["0xzz"]}')).body))
-      .toMatchObject({ id: 5, error: { code: -32602, message: expect.stringContaining('params[0]') } });
-    expect(JSON.parse((await post('{"jsonrpc":"2.0","id":6,"method":"eth_getBlockReceipts","params":["soon"]}')).body))
-      .toMatchObject({ id: 6, error: { code: -32602 } });
-    const badNonce = JSON.parse((await post(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'eth_sendRawTransaction', params: [await privateKeyToAccount(devnet.accounts[4]!.privateKey).signTransaction({ chainId: 1337, type: 'eip1559', nonce: 5, to: devnet.accounts[0]!.address, gas: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n })] }))).body);
+    expect(JSON.parse((await post('{"jsonrpc":"2.0","id":5,"method":"eth_sendRawTransaction","params":["0xzz"]}')).body)).toMatchObject({
+      id: 5,
+      error: { code: -32602, message: expect.stringContaining('params[0]') },
+    });
+    expect(JSON.parse((await post('{"jsonrpc":"2.0","id":6,"method":"eth_getBlockReceipts","params":["soon"]}')).body)).toMatchObject({
+      id: 6,
+      error: { code: -32602 },
+    });
+    const badNonce = JSON.parse(
+      (
+        await post(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 7,
+            method: 'eth_sendRawTransaction',
+            params: [
+              await privateKeyToAccount(devnet.accounts[4]!.privateKey).signTransaction({
+                chainId: 1337,
+                type: 'eip1559',
+                nonce: 5,
+                to: devnet.accounts[0]!.address,
+                gas: 21_000n,
+                maxFeePerGas: 10n ** 10n,
+                maxPriorityFeePerGas: 1n,
+              }),
+            ],
+          }),
+        )
+      ).body,
+    );
     // A nonce gap is accepted into the mempool (held until the gap fills), as on a node.
     expect(badNonce).toMatchObject({ jsonrpc: '2.0', id: 7, result: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
-    const wrongChain = JSON.parse((await post(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'eth_sendRawTransaction', params: [await privateKeyToAccount(devnet.accounts[4]!.privateKey).signTransaction({ chainId: 8453, type: 'eip1559', nonce: 0, to: devnet.accounts[0]!.address, gas: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n })] }))).body);
+    const wrongChain = JSON.parse(
+      (
+        await post(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 8,
+            method: 'eth_sendRawTransaction',
+            params: [
+              await privateKeyToAccount(devnet.accounts[4]!.privateKey).signTransaction({
+                chainId: 8453,
+                type: 'eip1559',
+                nonce: 0,
+                to: devnet.accounts[0]!.address,
+                gas: 21_000n,
+                maxFeePerGas: 10n ** 10n,
+                maxPriorityFeePerGas: 1n,
+              }),
+            ],
+          }),
+        )
+      ).body,
+    );
     expect(wrongChain).toMatchObject({ jsonrpc: '2.0', id: 8, error: { message: expect.any(String) } });
     expect((await fetch(devnet.rpcUrl)).status).toBe(405);
   });

@@ -88,9 +88,20 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   if (options.denim) {
     const { createDenimDevnet } = await import('./denim-devnet.ts');
     return createDenimDevnet({
-      logger, host, rpcPort: options.rpcPort ?? 0, chainId, blockTimeMs: options.blockTimeMs ?? 200, reorgEvery: options.reorgEvery ?? 0,
-      load: options.load ?? 0, blockGasLimit: options.blockGasLimit ?? 60_000_000n, safeLagBlocks: options.safeLagBlocks ?? 10,
-      finalizedLagBlocks: options.finalizedLagBlocks ?? 50, accounts, accountBalance: DEVNET_ACCOUNT_BALANCE, coinbase: DEVNET_COINBASE, metrics: options.metrics,
+      logger,
+      host,
+      rpcPort: options.rpcPort ?? 0,
+      chainId,
+      blockTimeMs: options.blockTimeMs ?? 200,
+      reorgEvery: options.reorgEvery ?? 0,
+      load: options.load ?? 0,
+      blockGasLimit: options.blockGasLimit ?? 60_000_000n,
+      safeLagBlocks: options.safeLagBlocks ?? 10,
+      finalizedLagBlocks: options.finalizedLagBlocks ?? 50,
+      accounts,
+      accountBalance: DEVNET_ACCOUNT_BALANCE,
+      coinbase: DEVNET_COINBASE,
+      metrics: options.metrics,
       exposeMetrics: options.exposeMetrics,
     });
   }
@@ -105,20 +116,40 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     funded: accounts.map((account) => ({ address: account.address, balance: DEVNET_ACCOUNT_BALANCE })),
   });
 
-  const metrics = options.metrics ? {
-    flashblocks: counter(options.metrics, 'flashlog_devnet_flashblocks_total', 'flashblocks the devnet sent'),
-    transactions: counter(options.metrics, 'flashlog_devnet_preconfirmed_transactions_total', 'transactions the devnet pre-confirmed (deposits included)'),
-    blocks: counter(options.metrics, 'flashlog_devnet_blocks_total', 'blocks the devnet sealed, as pre-confirmed or reorged (--reorg-every)', ['outcome']),
-    build: histogram(options.metrics, 'flashlog_devnet_flashblock_build_seconds', 'time to build one flashblock (trial-mine the block so far, read it, revert)', [], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5]),
-    clients: gauge(options.metrics, 'flashlog_devnet_feed_clients', 'WebSocket clients of the flashblocks feed'),
-  } : undefined;
+  const metrics = options.metrics
+    ? {
+        flashblocks: counter(options.metrics, 'flashlog_devnet_flashblocks_total', 'flashblocks the devnet sent'),
+        transactions: counter(
+          options.metrics,
+          'flashlog_devnet_preconfirmed_transactions_total',
+          'transactions the devnet pre-confirmed (deposits included)',
+        ),
+        blocks: counter(
+          options.metrics,
+          'flashlog_devnet_blocks_total',
+          'blocks the devnet sealed, as pre-confirmed or reorged (--reorg-every)',
+          ['outcome'],
+        ),
+        build: histogram(
+          options.metrics,
+          'flashlog_devnet_flashblock_build_seconds',
+          'time to build one flashblock (trial-mine the block so far, read it, revert)',
+          [],
+          [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5],
+        ),
+        clients: gauge(options.metrics, 'flashlog_devnet_feed_clients', 'WebSocket clients of the flashblocks feed'),
+      }
+    : undefined;
   const flashblockListeners = new Set<(flashblock: Flashblock) => void>();
   const sealedListeners = new Set<(block: SealedBlock) => void>();
   // The feed server starts first so the very first flashblock can be broadcast.
   const feed = await startFeedServer({ host, port: options.wsPort ?? 0, plain: options.plain ?? false, logger });
   let load: Load | undefined;
   const producer = createProducer({
-    engine, logger, blockTimeMs, flashblockMs,
+    engine,
+    logger,
+    blockTimeMs,
+    flashblockMs,
     blockTimeSeconds: Math.max(1, Math.round(blockTimeMs / 1000)),
     metadataReceipts: options.metadataReceipts ?? false,
     reorgEvery: options.reorgEvery ?? 0,
@@ -132,7 +163,10 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     },
     onSealed: (block) => {
       metrics?.blocks.inc({ outcome: block.dropped ? 'reorg' : 'as-preconfirmed' });
-      logger.debug({ block: block.number, hash: block.hash, txs: block.transactions.length, dropped: block.dropped }, 'devnet: block sealed');
+      logger.debug(
+        { block: block.number, hash: block.hash, txs: block.transactions.length, dropped: block.dropped },
+        'devnet: block sealed',
+      );
       for (const listener of sealedListeners) listener(block);
     },
     takeDeposits: () => load?.takeDeposits() ?? [],
@@ -141,7 +175,15 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   let rpc: Awaited<ReturnType<typeof startRpcServer>> | undefined;
   try {
     await producer.started;
-    rpc = await startRpcServer({ host, port: options.rpcPort ?? 0, engine, producer, logger, metrics: options.exposeMetrics ? options.metrics : undefined, sendAnswerDelayMs: options.preconfirmOnSubmit?.answerDelayMs ?? 0 });
+    rpc = await startRpcServer({
+      host,
+      port: options.rpcPort ?? 0,
+      engine,
+      producer,
+      logger,
+      metrics: options.exposeMetrics ? options.metrics : undefined,
+      sendAnswerDelayMs: options.preconfirmOnSubmit?.answerDelayMs ?? 0,
+    });
     if (options.load) {
       const { startLoad } = await import('./load.ts');
       load = await startLoad({ engine, producer, logger, accounts, chainId, tps: options.load });

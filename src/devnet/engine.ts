@@ -1,5 +1,11 @@
 import {
-  ContractDecoder, EdrContext, MineOrdering, OP_CHAIN_TYPE, OpHardfork, opGenesisState, opProviderFactory,
+  ContractDecoder,
+  EdrContext,
+  MineOrdering,
+  OP_CHAIN_TYPE,
+  OpHardfork,
+  opGenesisState,
+  opProviderFactory,
   type Provider,
 } from '@nomicfoundation/edr';
 import { bytesToHex, hexToBytes } from 'viem';
@@ -21,7 +27,6 @@ export interface Engine {
   /** Runs `work` with exclusive access: no other call interleaves. `work` gets an unqueued caller. */
   exclusive<T>(work: (call: <R = unknown>(method: string, params?: readonly unknown[]) => Promise<R>) => Promise<T>): Promise<T>;
 }
-
 
 export interface EngineOptions {
   readonly chainId: bigint;
@@ -64,11 +69,17 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       defaultTransactionGasLimit: 30_000_000n,
       genesisState: [
         // OP predeploys, with the devnet's L1Block code (see contracts/DevnetL1Block.sol for why).
-        ...opGenesisState(OpHardfork.Isthmus).map((account) => (bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
-          ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
-          : account)),
+        ...opGenesisState(OpHardfork.Isthmus).map((account) =>
+          bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
+            ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
+            : account,
+        ),
         ...options.funded.map((account) => ({ address: hexToBytes(account.address), balance: account.balance })),
-        ...(options.predeploys ?? []).map((account) => ({ address: hexToBytes(account.address), code: hexToBytes(account.code), balance: 0n })),
+        ...(options.predeploys ?? []).map((account) => ({
+          address: hexToBytes(account.address),
+          code: hexToBytes(account.code),
+          balance: 0n,
+        })),
       ],
       hardfork: 'isthmus',
       initialBaseFeePerGas: options.initialBaseFeePerGas,
@@ -86,8 +97,15 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
 
   let nextId = 1;
   async function raw<T>(method: string, params: readonly unknown[] = []): Promise<T> {
-    const response = await provider.handleRequest(JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }, (_key, value) => (typeof value === 'bigint' ? `0x${value.toString(16)}` : value)));
-    const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as { result?: T; error?: { code: number; message: string; data?: unknown } };
+    const response = await provider.handleRequest(
+      JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }, (_key, value) =>
+        typeof value === 'bigint' ? `0x${value.toString(16)}` : value,
+      ),
+    );
+    const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as {
+      result?: T;
+      error?: { code: number; message: string; data?: unknown };
+    };
     if (body.error) {
       // EDR puts the request it was given in `data`: noise for our callers (its id is ours, not theirs).
       const data = body.error.data;

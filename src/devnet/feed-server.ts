@@ -48,9 +48,10 @@ export async function startFeedServer(options: { host: string; port: number; pla
       }
     },
     clientCount: () => server.clients.size,
-    close: () => new Promise<void>((resolve) => {
-      for (const client of server.clients) client.terminate();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of server.clients) client.terminate();
+        server.close(() => resolve());
+      }),
   };
 }

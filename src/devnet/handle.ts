@@ -27,4 +27,3 @@ export interface Devnet {
   readonly load: { readonly token: Hex; readonly workload: Hex; counts(): Record<string, number> } | null;
   close(): Promise<void>;
 }
-

@@ -1,7 +1,5 @@
 import type { Logger } from 'pino';
-import {
-  encodeAbiParameters, encodeFunctionData, getContractAddress, keccak256, numberToHex, toHex, type Hex,
-} from 'viem';
+import { encodeAbiParameters, encodeFunctionData, getContractAddress, keccak256, numberToHex, toHex, type Hex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { DevnetToken, DevnetWorkload } from './contracts/bytecode.ts';
 import { encodeDeposit, sourceHash } from './deposit.ts';
@@ -74,25 +72,47 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
   const token = getContractAddress({ from: deployer.address, nonce: BigInt(nonces.get(deployer.address)!) });
   const workload = getContractAddress({ from: deployer.address, nonce: BigInt(nonces.get(deployer.address)! + 1) });
 
-  async function send(kind: string, signer: PrivateKeyAccount, request: { to?: Hex; data?: Hex; value?: bigint; gas: bigint }, type: 'eip1559' | 'legacy' | 'eip2930' = 'eip1559'): Promise<void> {
+  async function send(
+    kind: string,
+    signer: PrivateKeyAccount,
+    request: { to?: Hex; data?: Hex; value?: bigint; gas: bigint },
+    type: 'eip1559' | 'legacy' | 'eip2930' = 'eip1559',
+  ): Promise<void> {
     const nonce = nonces.get(signer.address)!;
-    const base = { chainId, nonce, gas: request.gas, value: request.value ?? 0n, data: request.data, ...(request.to ? { to: request.to } : {}) };
-    const raw = type === 'legacy'
-      ? await signer.signTransaction({ ...base, type: 'legacy', gasPrice: FEES.maxFeePerGas })
-      : type === 'eip2930'
-        ? await signer.signTransaction({ ...base, type: 'eip2930', gasPrice: FEES.maxFeePerGas, accessList: request.to ? [{ address: request.to, storageKeys: [] }] : [] })
-        : await signer.signTransaction({ ...base, type: 'eip1559', ...FEES });
+    const base = {
+      chainId,
+      nonce,
+      gas: request.gas,
+      value: request.value ?? 0n,
+      data: request.data,
+      ...(request.to ? { to: request.to } : {}),
+    };
+    const raw =
+      type === 'legacy'
+        ? await signer.signTransaction({ ...base, type: 'legacy', gasPrice: FEES.maxFeePerGas })
+        : type === 'eip2930'
+          ? await signer.signTransaction({
+              ...base,
+              type: 'eip2930',
+              gasPrice: FEES.maxFeePerGas,
+              accessList: request.to ? [{ address: request.to, storageKeys: [] }] : [],
+            })
+          : await signer.signTransaction({ ...base, type: 'eip1559', ...FEES });
     nonces.set(signer.address, nonce + 1);
     // Not awaited here: the engine queue keeps submission order, so a tick's transactions go in
     // while a flashblock is being built instead of one at a time behind it. `settle` awaits them.
-    inFlight.push(producer.submit(raw).then(
-      () => { counts[kind] = (counts[kind] ?? 0) + 1; },
-      async (error: unknown) => {
-        // Resynchronise this account's nonce with the node, then carry on.
-        logger.warn({ kind, from: signer.address, nonce, err: (error as Error).message }, 'devnet load: a transaction was refused');
-        nonces.set(signer.address, Number(await engine.call<Hex>('eth_getTransactionCount', [signer.address, 'pending'])));
-      },
-    ));
+    inFlight.push(
+      producer.submit(raw).then(
+        () => {
+          counts[kind] = (counts[kind] ?? 0) + 1;
+        },
+        async (error: unknown) => {
+          // Resynchronise this account's nonce with the node, then carry on.
+          logger.warn({ kind, from: signer.address, nonce, err: (error as Error).message }, 'devnet load: a transaction was refused');
+          nonces.set(signer.address, Number(await engine.call<Hex>('eth_getTransactionCount', [signer.address, 'pending'])));
+        },
+      ),
+    );
   }
 
   let inFlight: Promise<void>[] = [];
@@ -106,24 +126,35 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
     depositCount += 1n;
     const from = `0x${keccak256(toHex(`devnet deposit ${depositCount}`)).slice(-40)}` as Hex;
     const callsWorkload = random() < 0.5;
-    deposits.push(encodeDeposit({
-      sourceHash: sourceHash(0n, keccak256(toHex(`devnet l1 ${depositCount}`)), depositCount),
-      from,
-      to: callsWorkload ? workload : options.accounts[Math.floor(random() * options.accounts.length)]!.address,
-      mint: 10n ** 15n * BigInt(1 + Math.floor(random() * 100)),
-      value: 0n,
-      gas: 300_000n,
-      isSystemTx: false,
-      data: callsWorkload ? encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'emitMany', args: [2n, toHex(`deposit ${depositCount}`)] }) : '0x',
-    }));
+    deposits.push(
+      encodeDeposit({
+        sourceHash: sourceHash(0n, keccak256(toHex(`devnet l1 ${depositCount}`)), depositCount),
+        from,
+        to: callsWorkload ? workload : options.accounts[Math.floor(random() * options.accounts.length)]!.address,
+        mint: 10n ** 15n * BigInt(1 + Math.floor(random() * 100)),
+        value: 0n,
+        gas: 300_000n,
+        isSystemTx: false,
+        data: callsWorkload
+          ? encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'emitMany', args: [2n, toHex(`deposit ${depositCount}`)] })
+          : '0x',
+      }),
+    );
     counts.deposit = (counts.deposit ?? 0) + 1;
   }
 
   // Start: the two contracts, then tokens for everyone.
-  await send('deploy', deployer, { data: `${DevnetToken.bytecode}${encodeAbiParameters([{ type: 'uint256' }], [10n ** 27n]).slice(2)}` as Hex, gas: 1_500_000n });
+  await send('deploy', deployer, {
+    data: `${DevnetToken.bytecode}${encodeAbiParameters([{ type: 'uint256' }], [10n ** 27n]).slice(2)}` as Hex,
+    gas: 1_500_000n,
+  });
   await send('deploy', deployer, { data: DevnetWorkload.bytecode, gas: 1_500_000n });
   for (const signer of signers.slice(1)) {
-    await send('erc20', deployer, { to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [signer.address, 10n ** 24n] }), gas: 80_000n });
+    await send('erc20', deployer, {
+      to: token,
+      data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [signer.address, 10n ** 24n] }),
+      gas: 80_000n,
+    });
   }
   await settle();
 
@@ -132,17 +163,42 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
     const signer = signers[next++ % signers.length]!;
     const other = signers[Math.floor(random() * signers.length)]!;
     const roll = random();
-    if (roll < 0.30) {
+    if (roll < 0.3) {
       const type = random() < 0.2 ? 'legacy' : random() < 0.1 ? 'eip2930' : 'eip1559';
       // An EIP-2930 transfer lists the recipient: 2,400 gas more.
-      await send('transfer', signer, { to: other.address, value: BigInt(1 + Math.floor(random() * 1e9)), gas: type === 'eip2930' ? 23_400n : 21_000n }, type);
+      await send(
+        'transfer',
+        signer,
+        { to: other.address, value: BigInt(1 + Math.floor(random() * 1e9)), gas: type === 'eip2930' ? 23_400n : 21_000n },
+        type,
+      );
     } else if (roll < 0.55) {
-      await send('erc20', signer, { to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [other.address, BigInt(1 + Math.floor(random() * 1e6))] }), gas: 80_000n });
-    } else if (roll < 0.70) {
+      await send('erc20', signer, {
+        to: token,
+        data: encodeFunctionData({
+          abi: DevnetToken.abi,
+          functionName: 'transfer',
+          args: [other.address, BigInt(1 + Math.floor(random() * 1e6))],
+        }),
+        gas: 80_000n,
+      });
+    } else if (roll < 0.7) {
       const count = 3 + Math.floor(random() * 10);
-      await send('logs', signer, { to: workload, data: encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'emitMany', args: [BigInt(count), numberToHex(Math.floor(random() * 2 ** 32), { size: 32 })] }), gas: 60_000n + 40_000n * BigInt(count) });
-    } else if (roll < 0.80) {
-      await send('revert', signer, { to: workload, data: encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'failWith', args: ['devnet: reverted on purpose'] }), gas: 100_000n });
+      await send('logs', signer, {
+        to: workload,
+        data: encodeFunctionData({
+          abi: DevnetWorkload.abi,
+          functionName: 'emitMany',
+          args: [BigInt(count), numberToHex(Math.floor(random() * 2 ** 32), { size: 32 })],
+        }),
+        gas: 60_000n + 40_000n * BigInt(count),
+      });
+    } else if (roll < 0.8) {
+      await send('revert', signer, {
+        to: workload,
+        data: encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'failWith', args: ['devnet: reverted on purpose'] }),
+        gas: 100_000n,
+      });
     } else if (roll < 0.85) {
       await send('deploy', signer, { data: DevnetWorkload.bytecode, gas: 1_500_000n });
     } else {
@@ -167,9 +223,11 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
         await one();
       }
       await settle();
-    })().catch((error: unknown) => logger.error({ err: error }, 'devnet load: tick failed')).finally(() => {
-      if (!stopped) timer = setTimeout(tick, TICK_MS);
-    });
+    })()
+      .catch((error: unknown) => logger.error({ err: error }, 'devnet load: tick failed'))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, TICK_MS);
+      });
   };
   timer = setTimeout(tick, TICK_MS);
   logger.info({ tps: options.tps, token, workload }, 'devnet load generator started');

@@ -23,14 +23,26 @@ export interface Flashblock {
   readonly payload_id: Hex;
   readonly index: number;
   readonly base?: {
-    readonly parent_beacon_block_root: Hex; readonly parent_hash: Hex; readonly fee_recipient: Hex;
-    readonly prev_randao: Hex; readonly block_number: Hex; readonly gas_limit: Hex; readonly timestamp: Hex;
-    readonly extra_data: Hex; readonly base_fee_per_gas: Hex;
+    readonly parent_beacon_block_root: Hex;
+    readonly parent_hash: Hex;
+    readonly fee_recipient: Hex;
+    readonly prev_randao: Hex;
+    readonly block_number: Hex;
+    readonly gas_limit: Hex;
+    readonly timestamp: Hex;
+    readonly extra_data: Hex;
+    readonly base_fee_per_gas: Hex;
   };
   readonly diff: {
-    readonly state_root: Hex; readonly receipts_root: Hex; readonly logs_bloom: Hex; readonly gas_used: Hex;
-    readonly block_hash: Hex; readonly transactions: readonly Hex[]; readonly withdrawals: readonly never[];
-    readonly withdrawals_root: Hex; readonly blob_gas_used?: Hex;
+    readonly state_root: Hex;
+    readonly receipts_root: Hex;
+    readonly logs_bloom: Hex;
+    readonly gas_used: Hex;
+    readonly block_hash: Hex;
+    readonly transactions: readonly Hex[];
+    readonly withdrawals: readonly never[];
+    readonly withdrawals_root: Hex;
+    readonly blob_gas_used?: Hex;
   };
   readonly metadata: {
     readonly block_number: number;
@@ -40,9 +52,12 @@ export interface Flashblock {
 }
 
 export interface MetadataReceipt {
-  readonly type: Hex; readonly status: Hex; readonly cumulativeGasUsed: Hex;
+  readonly type: Hex;
+  readonly status: Hex;
+  readonly cumulativeGasUsed: Hex;
   readonly logs: readonly { address: Hex; topics: readonly Hex[]; data: Hex }[];
-  readonly depositNonce?: Hex; readonly depositReceiptVersion?: Hex;
+  readonly depositNonce?: Hex;
+  readonly depositReceiptVersion?: Hex;
 }
 
 /** What the producer tells the world when a block is sealed. */
@@ -87,13 +102,31 @@ export interface Producer {
 }
 
 interface RpcBlock {
-  number: Hex; hash: Hex; parentHash: Hex; timestamp: Hex; transactions: Hex[]; stateRoot: Hex; receiptsRoot: Hex;
-  logsBloom: Hex; gasUsed: Hex; gasLimit: Hex; miner: Hex; mixHash: Hex; extraData: Hex; baseFeePerGas: Hex;
-  withdrawalsRoot: Hex; parentBeaconBlockRoot?: Hex; blobGasUsed?: Hex;
+  number: Hex;
+  hash: Hex;
+  parentHash: Hex;
+  timestamp: Hex;
+  transactions: Hex[];
+  stateRoot: Hex;
+  receiptsRoot: Hex;
+  logsBloom: Hex;
+  gasUsed: Hex;
+  gasLimit: Hex;
+  miner: Hex;
+  mixHash: Hex;
+  extraData: Hex;
+  baseFeePerGas: Hex;
+  withdrawalsRoot: Hex;
+  parentBeaconBlockRoot?: Hex;
+  blobGasUsed?: Hex;
 }
 interface RpcReceipt {
-  type: Hex; status: Hex; cumulativeGasUsed: Hex; logs: { address: Hex; topics: Hex[]; data: Hex }[];
-  depositNonce?: Hex; depositReceiptVersion?: Hex;
+  type: Hex;
+  status: Hex;
+  cumulativeGasUsed: Hex;
+  logs: { address: Hex; topics: Hex[]; data: Hex }[];
+  depositNonce?: Hex;
+  depositReceiptVersion?: Hex;
 }
 
 const ZERO32: Hex = `0x${'0'.repeat(64)}`;
@@ -130,7 +163,12 @@ export function createProducer(options: ProducerOptions): Producer {
   let loopDone: Promise<void> = Promise.resolve();
 
   interface Current {
-    number: bigint; timestamp: bigint; prevRandao: Hex; payloadId: Hex; announced: Hex[]; index: number;
+    number: bigint;
+    timestamp: bigint;
+    prevRandao: Hex;
+    payloadId: Hex;
+    announced: Hex[];
+    index: number;
     /** `sender:nonce` -> hash of every pre-confirmed user transaction of the block. */
     announcedKeys: Map<string, Hex>;
     /** The block as last trial-mined, while no transaction has reached the mempool since. */
@@ -195,10 +233,14 @@ export function createProducer(options: ProducerOptions): Producer {
     for (const hash of hashes) {
       const receipt = await call<RpcReceipt>('eth_getTransactionReceipt', [hash]);
       receipts[hash] = {
-        type: receipt.type, status: receipt.status, cumulativeGasUsed: receipt.cumulativeGasUsed,
+        type: receipt.type,
+        status: receipt.status,
+        cumulativeGasUsed: receipt.cumulativeGasUsed,
         logs: receipt.logs.map((log) => ({ address: log.address, topics: log.topics, data: log.data })),
         ...(receipt.depositNonce !== undefined && receipt.depositNonce !== null ? { depositNonce: receipt.depositNonce } : {}),
-        ...(receipt.depositReceiptVersion !== undefined && receipt.depositReceiptVersion !== null ? { depositReceiptVersion: receipt.depositReceiptVersion } : {}),
+        ...(receipt.depositReceiptVersion !== undefined && receipt.depositReceiptVersion !== null
+          ? { depositReceiptVersion: receipt.depositReceiptVersion }
+          : {}),
       };
     }
     return receipts;
@@ -208,25 +250,30 @@ export function createProducer(options: ProducerOptions): Producer {
   async function emit(call: Call, block: Current, mined: RpcBlock): Promise<void> {
     const prefix = mined.transactions.slice(0, block.announced.length);
     if (prefix.some((hash, position) => hash !== block.announced[position])) {
-      logger.error({ block: block.number, index: block.index }, 'devnet: the mempool reordered pre-confirmed transactions; the feed no longer matches the chain');
+      logger.error(
+        { block: block.number, index: block.index },
+        'devnet: the mempool reordered pre-confirmed transactions; the feed no longer matches the chain',
+      );
     }
     const added = mined.transactions.slice(block.announced.length);
     const flashblock: Flashblock = {
       payload_id: block.payloadId,
       index: block.index,
-      ...(block.index === 0 ? {
-        base: {
-          parent_beacon_block_root: mined.parentBeaconBlockRoot ?? ZERO32,
-          parent_hash: mined.parentHash,
-          fee_recipient: mined.miner,
-          prev_randao: mined.mixHash,
-          block_number: mined.number,
-          gas_limit: mined.gasLimit,
-          timestamp: mined.timestamp,
-          extra_data: mined.extraData,
-          base_fee_per_gas: mined.baseFeePerGas,
-        },
-      } : {}),
+      ...(block.index === 0
+        ? {
+            base: {
+              parent_beacon_block_root: mined.parentBeaconBlockRoot ?? ZERO32,
+              parent_hash: mined.parentHash,
+              fee_recipient: mined.miner,
+              prev_randao: mined.mixHash,
+              block_number: mined.number,
+              gas_limit: mined.gasLimit,
+              timestamp: mined.timestamp,
+              extra_data: mined.extraData,
+              base_fee_per_gas: mined.baseFeePerGas,
+            },
+          }
+        : {}),
       diff: {
         state_root: mined.stateRoot,
         receipts_root: mined.receiptsRoot,
@@ -260,18 +307,29 @@ export function createProducer(options: ProducerOptions): Producer {
     const number = BigInt(parent.number) + 1n;
     const timestamp = BigInt(parent.timestamp) + BigInt(options.blockTimeSeconds);
     const block: Current = {
-      number, timestamp,
+      number,
+      timestamp,
       prevRandao: keccak256(toHex(`devnet prevRandao ${number}`)),
       payloadId: keccak256(`0x${parent.hash.slice(2)}${numberToHex(timestamp, { size: 8 }).slice(2)}`).slice(0, 18) as Hex,
-      announced: [], announcedKeys: new Map(), index: 0, unchanged: null,
+      announced: [],
+      announcedKeys: new Map(),
+      index: 0,
+      unchanged: null,
     };
-    const deposits = [l1AttributesDeposit(l1AttributesFor(number, timestamp), number), ...queuedDeposits.splice(0), ...(options.takeDeposits?.() ?? [])];
+    const deposits = [
+      l1AttributesDeposit(l1AttributesFor(number, timestamp), number),
+      ...queuedDeposits.splice(0),
+      ...(options.takeDeposits?.() ?? []),
+    ];
     for (const raw of deposits) {
       try {
         const hash = await call<Hex>('eth_sendRawTransaction', [raw]);
         rawByHash.set(hash, raw);
       } catch (error) {
-        logger.warn({ block: number, tx: transactionHash(raw), err: (error as Error).message }, 'devnet: a deposit was refused; it is left out');
+        logger.warn(
+          { block: number, tx: transactionHash(raw), err: (error as Error).message },
+          'devnet: a deposit was refused; it is left out',
+        );
       }
     }
     await trial(call, block);
@@ -337,7 +395,10 @@ export function createProducer(options: ProducerOptions): Producer {
           rawByHash.set(hash, raw);
         } catch (error) {
           rawByHash.delete(transactionHash(raw));
-          logger.warn({ tx: transactionHash(raw), err: (error as Error).message }, 'devnet: a transaction could not go back to the mempool after the seal; it is dropped');
+          logger.warn(
+            { tx: transactionHash(raw), err: (error as Error).message },
+            'devnet: a transaction could not go back to the mempool after the seal; it is dropped',
+          );
         }
       }
     });
@@ -345,7 +406,10 @@ export function createProducer(options: ProducerOptions): Producer {
 
   let resolveStarted: () => void;
   let rejectStarted: (error: unknown) => void;
-  const started = new Promise<void>((resolve, reject) => { resolveStarted = resolve; rejectStarted = reject; });
+  const started = new Promise<void>((resolve, reject) => {
+    resolveStarted = resolve;
+    rejectStarted = reject;
+  });
 
   const origin = performance.now();
   let tickCount = 0;
@@ -360,7 +424,15 @@ export function createProducer(options: ProducerOptions): Producer {
       });
     }, delay);
   }
-  loopDone = tick().then(() => { resolveStarted(); schedule(); }, (error: unknown) => { rejectStarted(error); });
+  loopDone = tick().then(
+    () => {
+      resolveStarted();
+      schedule();
+    },
+    (error: unknown) => {
+      rejectStarted(error);
+    },
+  );
 
   return {
     started,
@@ -378,7 +450,10 @@ export function createProducer(options: ProducerOptions): Producer {
           // The mempool took it as a replacement of a pre-confirmed transaction: undo that.
           await restoreMempool(call, current, hash);
           rawByHash.delete(hash);
-          throw new JsonRpcError(-32000, `replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`);
+          throw new JsonRpcError(
+            -32000,
+            `replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`,
+          );
         }
         keyByHash.set(hash, key);
         if (options.preconfirmOnSubmit && current && current.index < perBlock) {

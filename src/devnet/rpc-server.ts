@@ -28,7 +28,11 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const MAX_BATCH = 1000;
 
 const sendRawParams = z.tuple([hexBytes.refine((raw) => raw.length > 2, 'expected a non-empty transaction')]);
-const blockId = z.union([z.enum(['latest', 'earliest', 'pending', 'safe', 'finalized']), z.string().regex(/^0x[0-9a-fA-F]{1,16}$/, 'expected a block number'), hash32]);
+const blockId = z.union([
+  z.enum(['latest', 'earliest', 'pending', 'safe', 'finalized']),
+  z.string().regex(/^0x[0-9a-fA-F]{1,16}$/, 'expected a block number'),
+  hash32,
+]);
 const blockReceiptsParams = z.tuple([blockId]);
 const paramsArray = z.array(z.unknown()).optional();
 
@@ -42,10 +46,14 @@ function checkDeposit(raw: `0x${string}`): string {
   try {
     fields = fromRlp(`0x${raw.slice(4)}`);
   } catch (error) {
-    throw new InvalidParamsError(`eth_sendRawTransaction: params[0]: a deposit (0x7e) whose RLP does not decode: ${(error as Error).message}`);
+    throw new InvalidParamsError(
+      `eth_sendRawTransaction: params[0]: a deposit (0x7e) whose RLP does not decode: ${(error as Error).message}`,
+    );
   }
   if (!Array.isArray(fields) || fields.length !== 8 || fields.some((field) => typeof field !== 'string')) {
-    throw new InvalidParamsError('eth_sendRawTransaction: params[0]: a deposit (0x7e) must be rlp([sourceHash, from, to, mint, value, gas, isSystemTx, data])');
+    throw new InvalidParamsError(
+      'eth_sendRawTransaction: params[0]: a deposit (0x7e) must be rlp([sourceHash, from, to, mint, value, gas, isSystemTx, data])',
+    );
   }
   const [source, from] = fields as string[];
   if (source!.length !== 66 || from!.length !== 42) {
@@ -67,7 +75,12 @@ function withCallerFunds(params: readonly unknown[]): unknown[] {
   if (typeof request !== 'object' || request === null || 'from' in request) return [...params];
   const given = (typeof overrides === 'object' && overrides !== null ? overrides : {}) as Record<string, unknown>;
   if (Object.keys(given).some((address) => address.toLowerCase() === ZERO_ADDRESS)) return [...params];
-  return [{ ...request, from: ZERO_ADDRESS }, block ?? 'latest', { ...given, [ZERO_ADDRESS]: { balance: '0xffffffffffffffffffffffffffffffff' } }, ...rest];
+  return [
+    { ...request, from: ZERO_ADDRESS },
+    block ?? 'latest',
+    { ...given, [ZERO_ADDRESS]: { balance: '0xffffffffffffffffffffffffffffffff' } },
+    ...rest,
+  ];
 }
 
 /**
@@ -97,7 +110,10 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
   return async (call) => {
     const method = call.method;
     if (/^(evm|hardhat)_/.test(method)) {
-      throw new MethodNotFoundError(method, `the method ${method} is not served by the devnet: it would move the chain behind the block producer`);
+      throw new MethodNotFoundError(
+        method,
+        `the method ${method} is not served by the devnet: it would move the chain behind the block producer`,
+      );
     }
     if (method === 'eth_sendRawTransaction') {
       const [raw] = parseParams(sendRawParams, call.params, method);
@@ -105,7 +121,9 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
         const from = checkDeposit(raw as `0x${string}`);
         const nonce = await engine.call<string>('eth_getTransactionCount', [from, 'pending']);
         if (BigInt(nonce) !== 0n) {
-          throw new InvalidParamsError(`eth_sendRawTransaction: params[0]: the deposit's from ${from} has nonce ${BigInt(nonce)}; the devnet (EDR) takes deposits only from accounts with nonce 0, use a fresh from`);
+          throw new InvalidParamsError(
+            `eth_sendRawTransaction: params[0]: the deposit's from ${from} has nonce ${BigInt(nonce)}; the devnet (EDR) takes deposits only from accounts with nonce 0, use a fresh from`,
+          );
         }
         return producer.submitDeposit(raw as `0x${string}`);
       }
@@ -116,7 +134,10 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
     if (method === 'eth_getBlockReceipts') {
       const [id] = parseParams(blockReceiptsParams, call.params, method);
       return engine.exclusive(async (rpc) => {
-        const block = await rpc<{ transactions: string[] } | null>(id.length === 66 ? 'eth_getBlockByHash' : 'eth_getBlockByNumber', [id, false]);
+        const block = await rpc<{ transactions: string[] } | null>(id.length === 66 ? 'eth_getBlockByHash' : 'eth_getBlockByNumber', [
+          id,
+          false,
+        ]);
         if (!block) return null;
         const receipts: unknown[] = [];
         for (const hash of block.transactions) receipts.push(await rpc('eth_getTransactionReceipt', [hash]));
@@ -135,7 +156,11 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
 }
 
 export async function startRpcServer(options: {
-  host: string; port: number; engine: Engine; producer: Producer; logger: Logger;
+  host: string;
+  port: number;
+  engine: Engine;
+  producer: Producer;
+  logger: Logger;
   /** Serve `GET /metrics` from this registry on the JSON-RPC port. */
   metrics?: Registry | undefined;
   /** Testing: hold each eth_sendRawTransaction answer this many ms (see DevnetOptions.preconfirmOnSubmit). */
@@ -151,10 +176,22 @@ export async function startRpcServer(options: {
     if (options.metrics && answerMetrics(options.metrics, request, response)) return;
     const reply = (status: number, body: string | null) => replyJson(response, status, body);
     if (request.method !== 'POST') {
-      reply(405, JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `invalid request: HTTP ${request.method}: expected POST with a JSON-RPC body` } }));
+      reply(
+        405,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32600, message: `invalid request: HTTP ${request.method}: expected POST with a JSON-RPC body` },
+        }),
+      );
       return;
     }
-    const tooLarge = () => JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `invalid request: body exceeds ${MAX_BODY_BYTES} bytes` } });
+    const tooLarge = () =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: `invalid request: body exceeds ${MAX_BODY_BYTES} bytes` },
+      });
     void readBody(request, response, MAX_BODY_BYTES, tooLarge).then((text) => {
       if (text === undefined) return;
       handleText(text, dispatch, { maxBatch: MAX_BATCH }).then(
@@ -177,10 +214,11 @@ export async function startRpcServer(options: {
   return {
     port,
     url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      void detach?.();
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        void detach?.();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

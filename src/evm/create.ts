@@ -29,8 +29,12 @@ async function localExecutor(deps: ExecutorDeps, why: string): Promise<Executor>
   if (!deps.rpcUrl) throw new ConfigError(`--rpc (FLASHLOG_RPC): ${why} needs the upstream RPC to fork state from; got nothing`);
   const { createLocalExecutor } = await import('./local.ts');
   return createLocalExecutor({
-    upstreamUrl: deps.rpcUrl, timeoutMs: deps.timeoutMs, logger: deps.logger, metrics: deps.metrics,
-    ...(deps.stateDiff ? { stateDiff: deps.stateDiff } : {}), ...(deps.hardfork ? { hardfork: deps.hardfork } : {}),
+    upstreamUrl: deps.rpcUrl,
+    timeoutMs: deps.timeoutMs,
+    logger: deps.logger,
+    metrics: deps.metrics,
+    ...(deps.stateDiff ? { stateDiff: deps.stateDiff } : {}),
+    ...(deps.hardfork ? { hardfork: deps.hardfork } : {}),
   });
 }
 
@@ -72,7 +76,10 @@ function createAutoExecutor(deps: ExecutorDeps): Executor {
         last = 'metadata';
         return metadata.execute(block);
       }
-      if (!deps.rpcUrl) throw new ExecutionError(`no receipts in the feed (era C, or the OP-specs format) and no --rpc to execute against (block ${block.blockNumber})`);
+      if (!deps.rpcUrl)
+        throw new ExecutionError(
+          `no receipts in the feed (era C, or the OP-specs format) and no --rpc to execute against (block ${block.blockNumber})`,
+        );
       local ??= localExecutor(deps, 'executing era C flashblocks');
       last = 'local';
       return (await local).execute(block);

@@ -48,7 +48,10 @@ export function edrCaller(provider: Provider): EdrCaller {
   return {
     async call<T>(method: string, params: readonly unknown[] = []): Promise<T> {
       const response = await provider.handleRequest(JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }, hexBigints));
-      const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as { result?: T; error?: { code: number; message: string } };
+      const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as {
+        result?: T;
+        error?: { code: number; message: string };
+      };
       if (body.error) throw new EdrError(method, body.error.code, body.error.message);
       return body.result as T;
     },
@@ -56,10 +59,14 @@ export function edrCaller(provider: Provider): EdrCaller {
       if (calls.length === 0) return [];
       const request = calls.map(([method, params]) => ({ jsonrpc: '2.0', id: nextId++, method, params }));
       const response = await provider.handleRequest(JSON.stringify(request, hexBigints));
-      const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as { result?: T[]; error?: { code: number; message: string } };
+      const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as {
+        result?: T[];
+        error?: { code: number; message: string };
+      };
       const methods = [...new Set(calls.map(([method]) => method))].join(', ');
       if (body.error) throw new EdrError(`batch of ${calls.length} (${methods})`, body.error.code, body.error.message);
-      if (!Array.isArray(body.result) || body.result.length !== calls.length) throw new EdrError(`batch of ${calls.length} (${methods})`, -32603, 'answered no list of results');
+      if (!Array.isArray(body.result) || body.result.length !== calls.length)
+        throw new EdrError(`batch of ${calls.length} (${methods})`, -32603, 'answered no list of results');
       return body.result;
     },
   };
@@ -101,15 +108,21 @@ export async function createForkProvider(options: ForkOptions): Promise<EdrCalle
       hardfork,
       initialBaseFeePerGas: 0n,
       minGasPrice: 0n,
-      mining: { autoMine: false, ...(options.blockGasLimit ? { blockGasLimit: options.blockGasLimit } : {}), memPool: { order: edr.MineOrdering.Fifo } },
+      mining: {
+        autoMine: false,
+        ...(options.blockGasLimit ? { blockGasLimit: options.blockGasLimit } : {}),
+        memPool: { order: edr.MineOrdering.Fifo },
+      },
       network: {
         url: options.url,
         blockNumber: options.blockNumber,
-        chainOverrides: [{
-          chainId: options.chainId,
-          name: `flashlog-${options.chainId}`,
-          hardforkActivationOverrides: [{ condition: { blockNumber: 0n }, hardfork }],
-        }],
+        chainOverrides: [
+          {
+            chainId: options.chainId,
+            name: `flashlog-${options.chainId}`,
+            hardforkActivationOverrides: [{ condition: { blockNumber: 0n }, hardfork }],
+          },
+        ],
       },
       observability: {},
       ownedAccounts: [],

@@ -12,16 +12,25 @@ describe('fork cache', () => {
   beforeAll(async () => {
     const server = createServer((req, res) => {
       let text = '';
-      req.on('data', (chunk: Buffer) => { text += chunk; });
+      req.on('data', (chunk: Buffer) => {
+        text += chunk;
+      });
       req.on('end', () => {
-        const body = JSON.parse(text) as { id: number; method: string; params: unknown[] } | { id: number; method: string; params: unknown[] }[];
+        const body = JSON.parse(text) as
+          { id: number; method: string; params: unknown[] } | { id: number; method: string; params: unknown[] }[];
         const items = Array.isArray(body) ? body : [body];
         for (const item of items) seen.push(item.method);
-        const replies = items.map((item) => (item.method === 'eth_fail'
-          ? { jsonrpc: '2.0', id: item.id, error: { code: -32000, message: 'nope' } }
-          : item.method === 'eth_getBlockByNumber' ? { jsonrpc: '2.0', id: item.id, result: null }
-          : { jsonrpc: '2.0', id: item.id, result: `${item.method}:${JSON.stringify(item.params)}` }));
-        setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(body) ? replies : replies[0])), 50);
+        const replies = items.map((item) =>
+          item.method === 'eth_fail'
+            ? { jsonrpc: '2.0', id: item.id, error: { code: -32000, message: 'nope' } }
+            : item.method === 'eth_getBlockByNumber'
+              ? { jsonrpc: '2.0', id: item.id, result: null }
+              : { jsonrpc: '2.0', id: item.id, result: `${item.method}:${JSON.stringify(item.params)}` },
+        );
+        setTimeout(
+          () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(body) ? replies : replies[0])),
+          50,
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -33,7 +42,10 @@ describe('fork cache', () => {
     await cache.close();
     close();
   });
-  const call = async (body: unknown) => (await fetch(cache.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<unknown>;
+  const call = async (body: unknown) =>
+    (
+      await fetch(cache.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    ).json() as Promise<unknown>;
 
   it('answers a read pinned to a block once from the upstream, shares it while in flight, then serves it from memory', async () => {
     seen.length = 0;
@@ -58,11 +70,11 @@ describe('fork cache', () => {
     await call({ jsonrpc: '2.0', id: 4, method: 'eth_getBlockByNumber', params: ['0x99', false] });
     await call({ jsonrpc: '2.0', id: 5, method: 'eth_getBlockByNumber', params: ['0x99', false] });
     expect(seen).toEqual(['eth_getBalance', 'eth_getBalance', 'eth_fail', 'eth_fail', 'eth_getBlockByNumber', 'eth_getBlockByNumber']);
-    const batch = await call([
+    const batch = (await call([
       { jsonrpc: '2.0', id: 'x', method: 'eth_getStorageAt', params: ['0x00000000000000000000000000000000000000aa', '0x1', '0x10'] },
       { jsonrpc: '2.0', id: 'y', method: 'eth_fail', params: [] },
       { nonsense: true },
-    ]) as { id: unknown; result?: unknown; error?: { code: number } }[];
+    ])) as { id: unknown; result?: unknown; error?: { code: number } }[];
     expect(batch.map((reply) => reply.id)).toEqual(['x', 'y', null]);
     expect(batch[1]!.error?.code).toBe(-32000);
     expect(batch[2]!.error?.code).toBe(-32600);
@@ -73,10 +85,12 @@ describe('fork cache', () => {
   it('answers a JSON-RPC error, not a crash, when the upstream is unreachable', async () => {
     const dead = await createForkCache({ upstreamUrl: 'http://127.0.0.1:1', timeoutMs: 500 });
     try {
-      const reply = await (await fetch(dead.url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }) })).json() as { error?: { code: number; message: string } };
+      const reply = (await (
+        await fetch(dead.url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }) })
+      ).json()) as { error?: { code: number; message: string } };
       expect(reply.error?.code).toBe(-32000);
       expect(reply.error?.message).toMatch(/upstream RPC unreachable/);
-      const parse = await (await fetch(dead.url, { method: 'POST', body: '{nope' })).json() as { error?: { code: number } };
+      const parse = (await (await fetch(dead.url, { method: 'POST', body: '{nope' })).json()) as { error?: { code: number } };
       expect(parse.error?.code).toBe(-32700);
     } finally {
       await dead.close();

@@ -38,8 +38,9 @@ const requestSchema = z.object({
 type JsonRpcRequest = z.output<typeof requestSchema>;
 type JsonRpcReply = { jsonrpc: '2.0'; id: unknown; result?: unknown; error?: unknown };
 
-const pinned = (tag: unknown): boolean => (typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag))
-  || (typeof tag === 'object' && tag !== null && ('blockNumber' in tag || 'blockHash' in tag));
+const pinned = (tag: unknown): boolean =>
+  (typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag)) ||
+  (typeof tag === 'object' && tag !== null && ('blockNumber' in tag || 'blockHash' in tag));
 
 /** The cache key of a request whose answer cannot change, or null. */
 export function cacheKey(request: JsonRpcRequest): string | null {
@@ -89,7 +90,7 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
       body: JSON.stringify(body.length === 1 ? body[0] : body),
       signal: AbortSignal.timeout(options.timeoutMs),
     });
-    const parsed = await response.json() as JsonRpcReply | JsonRpcReply[];
+    const parsed = (await response.json()) as JsonRpcReply | JsonRpcReply[];
     const replies = Array.isArray(parsed) ? parsed : [parsed];
     const byId = new Map(replies.map((reply) => [reply.id, reply]));
     return ids.map((id) => {
@@ -106,8 +107,10 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
       stats.byMethod.set(request.method, (stats.byMethod.get(request.method) ?? 0) + 1);
       const target = request.params?.[0];
       if (typeof target === 'string') {
-        if (request.method === 'eth_getStorageAt' && typeof request.params?.[1] === 'string') requestedSlots.add(`${target.toLowerCase()}|${request.params[1]}`);
-        else if (request.method === 'eth_getBalance' || request.method === 'eth_getTransactionCount' || request.method === 'eth_getCode') requestedAccounts.add(target.toLowerCase());
+        if (request.method === 'eth_getStorageAt' && typeof request.params?.[1] === 'string')
+          requestedSlots.add(`${target.toLowerCase()}|${request.params[1]}`);
+        else if (request.method === 'eth_getBalance' || request.method === 'eth_getTransactionCount' || request.method === 'eth_getCode')
+          requestedAccounts.add(target.toLowerCase());
       }
       const key = cacheKey(request);
       const hit = key === null ? undefined : cache.get(key);
@@ -133,47 +136,56 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
         if (miss.key === null) return;
         const key = miss.key;
         inFlight.set(key, one);
-        one.then((reply) => {
-          // A null answer (a block not there yet) may change: only real answers are kept.
-          if (reply.error === undefined && reply.result !== null && reply.result !== undefined) {
-            cache.set(key, reply);
-            if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
-          }
-        }, () => undefined).finally(() => inFlight.delete(key));
+        one
+          .then(
+            (reply) => {
+              // A null answer (a block not there yet) may change: only real answers are kept.
+              if (reply.error === undefined && reply.result !== null && reply.result !== undefined) {
+                cache.set(key, reply);
+                if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+              }
+            },
+            () => undefined,
+          )
+          .finally(() => inFlight.delete(key));
       });
     }
     return Promise.all(out);
   }
 
   const server: Server = createServer((request, response) => {
-    readBody(request).then(async (text) => {
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } }));
-        return;
-      }
-      const batch = Array.isArray(body);
-      const items = (batch ? body : [body]) as unknown[];
-      const parsed = items.map((item) => requestSchema.safeParse(item));
-      const valid = parsed.flatMap((result) => (result.success ? [result.data] : []));
-      let replies: { result?: unknown; error?: unknown }[];
-      try {
-        replies = await answer(valid);
-      } catch (error) {
-        replies = valid.map(() => ({ error: { code: -32000, message: `upstream RPC unreachable: ${errorMessage(error)}` } }));
-      }
-      let next = 0;
-      const out = parsed.map((result, i) => {
-        const id = (items[i] as { id?: unknown } | null)?.id ?? null;
-        if (!result.success) return { jsonrpc: '2.0', id, error: { code: -32600, message: 'invalid request' } };
-        return { jsonrpc: '2.0', id, ...replies[next++] };
+    readBody(request)
+      .then(async (text) => {
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          response
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } }));
+          return;
+        }
+        const batch = Array.isArray(body);
+        const items = (batch ? body : [body]) as unknown[];
+        const parsed = items.map((item) => requestSchema.safeParse(item));
+        const valid = parsed.flatMap((result) => (result.success ? [result.data] : []));
+        let replies: { result?: unknown; error?: unknown }[];
+        try {
+          replies = await answer(valid);
+        } catch (error) {
+          replies = valid.map(() => ({ error: { code: -32000, message: `upstream RPC unreachable: ${errorMessage(error)}` } }));
+        }
+        let next = 0;
+        const out = parsed.map((result, i) => {
+          const id = (items[i] as { id?: unknown } | null)?.id ?? null;
+          if (!result.success) return { jsonrpc: '2.0', id, error: { code: -32600, message: 'invalid request' } };
+          return { jsonrpc: '2.0', id, ...replies[next++] };
+        });
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(batch ? out : out[0]));
+      })
+      .catch((error: unknown) => {
+        if (!response.headersSent) response.writeHead(500).end(errorMessage(error));
       });
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(batch ? out : out[0]));
-    }).catch((error: unknown) => {
-      if (!response.headersSent) response.writeHead(500).end(errorMessage(error));
-    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -189,6 +201,10 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
       requestedSlots = new Set();
       return out;
     },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

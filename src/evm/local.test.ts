@@ -14,7 +14,15 @@ describe('local executor', () => {
   let executor: LocalExecutor;
   const metrics = createMetricsRegistry({ defaults: false });
   const warnings: unknown[] = [];
-  const logger = createLogger({ level: 'warn', name: 'test', destination: { write: (line: string) => { warnings.push(JSON.parse(line)); } } as never });
+  const logger = createLogger({
+    level: 'warn',
+    name: 'test',
+    destination: {
+      write: (line: string) => {
+        warnings.push(JSON.parse(line));
+      },
+    } as never,
+  });
 
   beforeAll(async () => {
     upstream = await startOpUpstream();
@@ -50,7 +58,9 @@ describe('local executor', () => {
     for (const flashblocks of blocks) {
       for (const block of flashblocks) {
         const output = await executor.execute(block);
-        expect(output.receipts.map((receipt) => receipt.transactionHash)).toEqual(block.transactions.slice(block.firstNew).map((tx) => tx.hash));
+        expect(output.receipts.map((receipt) => receipt.transactionHash)).toEqual(
+          block.transactions.slice(block.firstNew).map((tx) => tx.hash),
+        );
         for (const receipt of output.receipts) {
           rpcReceiptSchema.parse(receipt);
           published.set(receipt.transactionHash, receipt);
@@ -66,7 +76,10 @@ describe('local executor', () => {
     let deposits = 0;
     let created = 0;
     for (const [hash, ours] of published) {
-      const canonical = await upstream.engine.call<Record<string, unknown> & { logs: Record<string, unknown>[] }>('eth_getTransactionReceipt', [hash]);
+      const canonical = await upstream.engine.call<Record<string, unknown> & { logs: Record<string, unknown>[] }>(
+        'eth_getTransactionReceipt',
+        [hash],
+      );
       expect(ours.blockHash).toBe(ZERO_HASH);
       for (const [field, value] of Object.entries(canonical)) {
         if (field === 'blockHash' || field === 'logs') continue;
@@ -111,7 +124,12 @@ describe('local executor', () => {
   }, 30_000);
 
   it("'accounts' state diff: balance, nonce and code of the accounts the transactions touched, as the chain ends with", async () => {
-    const accountsExecutor = await createLocalExecutor({ upstreamUrl: upstream.url, timeoutMs: 5000, logger, metrics: createMetricsRegistry({ defaults: false }) });
+    const accountsExecutor = await createLocalExecutor({
+      upstreamUrl: upstream.url,
+      timeoutMs: 5000,
+      logger,
+      metrics: createMetricsRegistry({ defaults: false }),
+    });
     try {
       const txs = createTxFactory(upstream.chainId);
       txs.setNonce(8, Number(await upstream.engine.call<Hex>('eth_getTransactionCount', [accounts[8]!.address, 'latest'])));

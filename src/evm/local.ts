@@ -99,7 +99,11 @@ export class ExecutionError extends FlashlogError {
 
 const L1_BLOCK = '0x4200000000000000000000000000000000000015';
 /** OP fee vaults credited by every user transaction: base fee, L1 fee, operator fee. */
-const FEE_VAULTS = ['0x4200000000000000000000000000000000000019', '0x420000000000000000000000000000000000001a', '0x420000000000000000000000000000000000001b'];
+const FEE_VAULTS = [
+  '0x4200000000000000000000000000000000000019',
+  '0x420000000000000000000000000000000000001a',
+  '0x420000000000000000000000000000000000001b',
+];
 const hexNumber = (value: bigint | number) => `0x${value.toString(16)}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -109,12 +113,25 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
   const parentWaitMs = options.parentWaitMs ?? 5000;
   const maxChainedBlocks = options.maxChainedBlocks ?? 32;
   const maxForkTransactions = options.maxForkTransactions ?? 1000;
-  const checks = counter(metrics, 'flashlog_executor_checks_total', 'flashblocks checked against the feed (gas_used, receipts_root), by result', ['result']);
+  const checks = counter(
+    metrics,
+    'flashlog_executor_checks_total',
+    'flashblocks checked against the feed (gas_used, receipts_root), by result',
+    ['result'],
+  );
   const mismatches = counter(metrics, 'flashlog_executor_mismatches_total', 'checks that failed, by field', ['field']);
   const rebuilds = counter(metrics, 'flashlog_executor_rebuilds_total', 'forks rebuilt from canonical state, by reason', ['reason']);
-  const duration = histogram(metrics, 'flashlog_executor_duration_seconds', 'execution of one flashblock', ['kind'], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
+  const duration = histogram(
+    metrics,
+    'flashlog_executor_duration_seconds',
+    'execution of one flashblock',
+    ['kind'],
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  );
   const gasTotal = counter(metrics, 'flashlog_executor_gas_total', 'gas of executed transactions', ['kind']);
-  const cacheGauge = gauge(metrics, 'flashlog_executor_fork_cache', 'fork cache: hits, misses, shared in-flight reads, upstream requests', ['stat']);
+  const cacheGauge = gauge(metrics, 'flashlog_executor_fork_cache', 'fork cache: hits, misses, shared in-flight reads, upstream requests', [
+    'stat',
+  ]);
 
   const forkCache = await createForkCache({ upstreamUrl: options.upstreamUrl, timeoutMs: options.timeoutMs });
   let chainId: bigint | null = null;
@@ -125,11 +142,12 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
 
   async function upstream<T>(method: string, params: unknown[]): Promise<T> {
     const response = await fetch(forkCache.url, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
       signal: AbortSignal.timeout(options.timeoutMs),
     });
-    const body = await response.json() as { result?: T; error?: { message?: string } };
+    const body = (await response.json()) as { result?: T; error?: { message?: string } };
     if (body.error) throw new ExecutionError(`upstream ${method}: ${body.error.message ?? 'error'}`, { retryable: true });
     return body.result as T;
   }
@@ -148,13 +166,19 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
         throw new ExecutionError(`cannot fork at block ${parent}: ${errorMessage(error)}`, { retryable: true, cause: error });
       }
       if (head) break;
-      if (Date.now() > deadline) throw new ExecutionError(`canonical block ${parent} did not appear upstream within ${parentWaitMs} ms`, { retryable: true });
+      if (Date.now() > deadline)
+        throw new ExecutionError(`canonical block ${parent} did not appear upstream within ${parentWaitMs} ms`, { retryable: true });
       await sleep(100);
     }
     const replaced = fork !== null;
     fork = null;
     pending = null;
-    const caller = await createForkProvider({ url: forkCache.url, chainId: chainId!, blockNumber: parent, ...(options.hardfork ? { hardfork: options.hardfork } : {}) });
+    const caller = await createForkProvider({
+      url: forkCache.url,
+      chainId: chainId!,
+      blockNumber: parent,
+      ...(options.hardfork ? { hardfork: options.hardfork } : {}),
+    });
     // EDR reads the L1Block predeploy's fee parameters from the remote for every transaction
     // (6 account and 5 storage reads per tx, measured) unless the account is local. Writing
     // the slots back with their own values makes it local: mining 200 txs drops from ~1 s to ms.
@@ -200,14 +224,18 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
         await caller.batch(raws.map((raw) => ['eth_sendRawTransaction', [raw]] as const));
         return;
       } catch (error) {
-        throw new ExecutionError(`block ${block.blockNumber} index ${block.index}: one of transactions ${from}-${from + raws.length - 1} was refused by the engine: ${errorMessage(error)}`);
+        throw new ExecutionError(
+          `block ${block.blockNumber} index ${block.index}: one of transactions ${from}-${from + raws.length - 1} was refused by the engine: ${errorMessage(error)}`,
+        );
       }
     }
     for (let i = 0; i < raws.length; i++) {
       try {
         await caller.call('eth_sendRawTransaction', [raws[i]]);
       } catch (error) {
-        throw new ExecutionError(`block ${block.blockNumber} index ${block.index}: transaction ${from + i} (${block.transactions[from + i]?.hash}) was refused by the engine: ${errorMessage(error)}`);
+        throw new ExecutionError(
+          `block ${block.blockNumber} index ${block.index}: transaction ${from + i} (${block.transactions[from + i]?.hash}) was refused by the engine: ${errorMessage(error)}`,
+        );
       }
     }
   }
@@ -267,7 +295,8 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
     let reason: string | null = dirty;
     if (!reason && !fork) reason = 'first block';
     if (!reason && current && current.blockNumber === block.blockNumber) {
-      if (block.firstNew !== current.txCount) reason = `replay: flashblock ${block.index} starts at tx ${block.firstNew}, ${current.txCount} already executed`;
+      if (block.firstNew !== current.txCount)
+        reason = `replay: flashblock ${block.index} starts at tx ${block.firstNew}, ${current.txCount} already executed`;
       else return { caller: fork!.caller, state: current };
     }
     if (!reason) {
@@ -316,9 +345,13 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
 
   async function tracedStateDiff(caller: EdrCaller, state: Pending, receipts: readonly RpcReceipt[]) {
     for (const receipt of receipts) {
-      const trace = await caller.call<PrestateDiff>('debug_traceTransaction', [receipt.transactionHash, { tracer: 'prestateTracer', tracerConfig: { diffMode: true } }]);
+      const trace = await caller.call<PrestateDiff>('debug_traceTransaction', [
+        receipt.transactionHash,
+        { tracer: 'prestateTracer', tracerConfig: { diffMode: true } },
+      ]);
       for (const [address, pre] of Object.entries(trace.pre)) {
-        if (!(address in trace.post) && pre) state.diff.set(address.toLowerCase(), { balance: '0x0', nonce: '0x0', code: '0x', storage: {} });
+        if (!(address in trace.post) && pre)
+          state.diff.set(address.toLowerCase(), { balance: '0x0', nonce: '0x0', code: '0x', storage: {} });
       }
       for (const [address, post] of Object.entries(trace.post)) {
         const key = address.toLowerCase();
@@ -351,7 +384,10 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
       if (attempt > 0 || !(error instanceof ExecutionError)) throw error;
       // Refused by the engine (nonce too low after a reorg the executor has not heard of yet, for
       // instance): the pending chain is wrong. Once more from canonical state, whole block.
-      logger.warn({ block: Number(block.blockNumber), index: block.index, err: error.message }, 'engine refused a transaction; rebuilding from canonical state');
+      logger.warn(
+        { block: Number(block.blockNumber), index: block.index, err: error.message },
+        'engine refused a transaction; rebuilding from canonical state',
+      );
       dirty = `refused: ${error.message.slice(0, 60)}`;
       return run({ ...block, firstNew: 0 }, 1).then((output) => ({ ...output, receipts: output.receipts.slice(block.firstNew) }));
     }
@@ -361,11 +397,19 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
       totals.mismatches++;
       checks.inc({ result: 'mismatch' });
       for (const field of failed) mismatches.inc({ field });
-      logger.warn({
-        block: Number(block.blockNumber), index: block.index, fields: failed, attempt,
-        expected: { gasUsed: block.header.gasUsed, receiptsRoot: block.header.receiptsRoot, transactions: block.transactions.length },
-        got: { gasUsed: mined.gasUsed, receiptsRoot: mined.receiptsRoot, transactions: mined.transactions.length },
-      }, attempt === 0 ? 'executed flashblock does not match the feed; rebuilding from canonical state' : 'executed flashblock still does not match the feed after a rebuild');
+      logger.warn(
+        {
+          block: Number(block.blockNumber),
+          index: block.index,
+          fields: failed,
+          attempt,
+          expected: { gasUsed: block.header.gasUsed, receiptsRoot: block.header.receiptsRoot, transactions: block.transactions.length },
+          got: { gasUsed: mined.gasUsed, receiptsRoot: mined.receiptsRoot, transactions: mined.transactions.length },
+        },
+        attempt === 0
+          ? 'executed flashblock does not match the feed; rebuilding from canonical state'
+          : 'executed flashblock still does not match the feed after a rebuild',
+      );
       if (attempt === 0) {
         dirty = `mismatch: ${failed.join(',')}`;
         return run({ ...block, firstNew: 0 }, 1).then((output) => ({ ...output, receipts: output.receipts.slice(block.firstNew) }));

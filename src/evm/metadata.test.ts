@@ -8,7 +8,10 @@ import { sharedPath } from '../../test/helpers/shared.ts';
 import { createMetadataExecutor } from './metadata.ts';
 
 /** The real Unichain Sepolia sequence with era A metadata (5 flashblocks, 6 transactions). */
-const messages = () => (JSON.parse(readFileSync(sharedPath('fixtures/flashblocks/unichain-sepolia-35535698-with-receipts.json'), 'utf8')) as unknown[]).map((m) => flashblockSchema.parse(m));
+const messages = () =>
+  (JSON.parse(readFileSync(sharedPath('fixtures/flashblocks/unichain-sepolia-35535698-with-receipts.json'), 'utf8')) as unknown[]).map(
+    (m) => flashblockSchema.parse(m),
+  );
 function assembled(): AssembledBlock[] {
   const all = messages();
   const blocks = [startBlock(all[0]!)];
@@ -63,8 +66,15 @@ describe('receipts from other producers through the auto executor (as ingest run
     // order, so reverse them: the executor must look receipts up by transaction hash.
     frames[0]!.metadata.receipts = Object.fromEntries(Object.entries(frames[0]!.metadata.receipts).reverse());
     const messages = frames.map((m) => flashblockSchema.parse(m));
-    expect(Object.keys(messages[0]!.metadata.receipts!)).toEqual(messages[0]!.diff.transactions.map((raw) => keccak256(raw as `0x${string}`)).reverse());
-    const executor = await createExecutor('auto', { rpcUrl: undefined, timeoutMs: 1000, logger: createLogger({ level: 'silent', name: 'test' }), metrics: createMetricsRegistry({ defaults: false }) });
+    expect(Object.keys(messages[0]!.metadata.receipts!)).toEqual(
+      messages[0]!.diff.transactions.map((raw) => keccak256(raw as `0x${string}`)).reverse(),
+    );
+    const executor = await createExecutor('auto', {
+      rpcUrl: undefined,
+      timeoutMs: 1000,
+      logger: createLogger({ level: 'silent', name: 'test' }),
+      metrics: createMetricsRegistry({ defaults: false }),
+    });
     let block = startBlock(messages[0]!);
     const receipts = [];
     for (const [position, message] of messages.entries()) {
@@ -86,13 +96,20 @@ describe('receipts from other producers through the auto executor (as ingest run
     const { createLogger } = await import('../obs/logger.ts');
     const { createMetricsRegistry } = await import('../obs/metrics.ts');
     const first = flashblockSchema.parse((await opSpecsMessages())[0]);
-    const executor = await createExecutor('auto', { rpcUrl: undefined, timeoutMs: 1000, logger: createLogger({ level: 'silent', name: 'test' }), metrics: createMetricsRegistry({ defaults: false }) });
-    await expect(executor.execute(startBlock(first))).rejects.toThrow(/no receipts in the feed \(era C, or the OP-specs format\) and no --rpc/);
+    const executor = await createExecutor('auto', {
+      rpcUrl: undefined,
+      timeoutMs: 1000,
+      logger: createLogger({ level: 'silent', name: 'test' }),
+      metrics: createMetricsRegistry({ defaults: false }),
+    });
+    await expect(executor.execute(startBlock(first))).rejects.toThrow(
+      /no receipts in the feed \(era C, or the OP-specs format\) and no --rpc/,
+    );
     await expect(createMetadataExecutor().execute(startBlock(first))).rejects.toThrow(/OP-specs format, whose metadata has no logs/);
   });
 });
 
-describe('the metadata receipts are checked against the feed\'s own receipts_root and gas_used', () => {
+describe("the metadata receipts are checked against the feed's own receipts_root and gas_used", () => {
   it('the real Unichain receipts give the real receipts_root at every index (deposit and EIP-1559 encodings, OP trie)', async () => {
     const { createMetricsRegistry } = await import('../obs/metrics.ts');
     const metrics = createMetricsRegistry({ defaults: false });
@@ -112,11 +129,20 @@ describe('the metadata receipts are checked against the feed\'s own receipts_roo
     await executor.execute(blocks[0]!);
     // Index 1's one receipt with its log's data changed: gas still adds up, the root does not.
     const [hash, receipt] = Object.entries(blocks[1]!.metadataReceipts!)[0]!;
-    const tampered = { ...blocks[1]!, metadataReceipts: { [hash]: { ...receipt, logs: receipt.logs.map((log) => ({ ...log, data: `0x${'ff'.repeat(32)}` })) } } };
+    const tampered = {
+      ...blocks[1]!,
+      metadataReceipts: { [hash]: { ...receipt, logs: receipt.logs.map((log) => ({ ...log, data: `0x${'ff'.repeat(32)}` })) } },
+    };
     const output = await executor.execute(tampered);
     expect(output.receipts).toHaveLength(1);
     const mismatches = await metrics.getSingleMetric('flashlog_executor_mismatches_total')!.get();
     expect(mismatches.values.map((sample) => [sample.labels.field, sample.value])).toEqual([['receipts_root', 1]]);
-    expect(warnings).toEqual([expect.objectContaining({ fields: ['receipts_root'], index: 1, expected: expect.objectContaining({ receiptsRoot: blocks[1]!.header.receiptsRoot }) })]);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        fields: ['receipts_root'],
+        index: 1,
+        expected: expect.objectContaining({ receiptsRoot: blocks[1]!.header.receiptsRoot }),
+      }),
+    ]);
   });
 });

@@ -47,14 +47,26 @@ export interface MetadataExecutorDeps {
   readonly logger?: Logger;
 }
 
-export interface TxSummary { from: Hex; to: Hex | null; type: Hex; nonce: bigint | null; effectiveGasPrice: bigint }
+export interface TxSummary {
+  from: Hex;
+  to: Hex | null;
+  type: Hex;
+  nonce: bigint | null;
+  effectiveGasPrice: bigint;
+}
 
 /** Sender, recipient, type, nonce and effective gas price of an EIP-2718 transaction. */
 export async function summarizeTransaction(raw: Hex, baseFee: bigint): Promise<TxSummary> {
   if (raw.startsWith('0x7e')) {
     const fields = fromRlp(`0x${raw.slice(4)}`, 'hex') as Hex[];
     const to = fields[2];
-    return { from: fields[1]!.toLowerCase() as Hex, to: to && to !== '0x' ? to.toLowerCase() as Hex : null, type: '0x7e', nonce: null, effectiveGasPrice: 0n };
+    return {
+      from: fields[1]!.toLowerCase() as Hex,
+      to: to && to !== '0x' ? (to.toLowerCase() as Hex) : null,
+      type: '0x7e',
+      nonce: null,
+      effectiveGasPrice: 0n,
+    };
   }
   const tx = parseTransaction(raw as TransactionSerialized);
   const from = await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized });
@@ -65,7 +77,13 @@ export async function summarizeTransaction(raw: Hex, baseFee: bigint): Promise<T
     effectiveGasPrice = baseFee + tip < tx.maxFeePerGas ? baseFee + tip : tx.maxFeePerGas;
   }
   // JSON-RPC gives addresses in lower case; viem returns them checksummed.
-  return { from: from.toLowerCase() as Hex, to: (tx.to?.toLowerCase() ?? null) as Hex | null, type, nonce: BigInt(tx.nonce ?? 0), effectiveGasPrice };
+  return {
+    from: from.toLowerCase() as Hex,
+    to: (tx.to?.toLowerCase() ?? null) as Hex | null,
+    type,
+    nonce: BigInt(tx.nonce ?? 0),
+    effectiveGasPrice,
+  };
 }
 
 const hex = (value: bigint | number) => `0x${value.toString(16)}` as Hex;
@@ -78,8 +96,14 @@ function balanceDiff(balances: Readonly<Record<string, string>> | null): Record<
 
 export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executor {
   let running: Running | null = null;
-  const checks = deps.metrics ? counter(deps.metrics, 'flashlog_executor_checks_total', 'flashblocks checked against the feed (gas_used, receipts_root), by result', ['result']) : null;
-  const mismatches = deps.metrics ? counter(deps.metrics, 'flashlog_executor_mismatches_total', 'checks that failed, by field', ['field']) : null;
+  const checks = deps.metrics
+    ? counter(deps.metrics, 'flashlog_executor_checks_total', 'flashblocks checked against the feed (gas_used, receipts_root), by result', [
+        'result',
+      ])
+    : null;
+  const mismatches = deps.metrics
+    ? counter(deps.metrics, 'flashlog_executor_mismatches_total', 'checks that failed, by field', ['field'])
+    : null;
   const warnOnce = deps.logger ? createOnceLogger(deps.logger) : null;
 
   /** The receipts so far against the flashblock's running fields; the names of those that differ. */
@@ -91,10 +115,17 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
     checks?.inc({ result: failed.length ? 'mismatch' : 'match' });
     for (const field of failed) mismatches?.inc({ field });
     if (failed.length) {
-      warnOnce?.(`metadata-mismatch:${failed.join(',')}`, {
-        block: Number(block.blockNumber), index: block.index, fields: failed,
-        expected: { gasUsed: block.header.gasUsed, receiptsRoot: block.header.receiptsRoot }, got: { gasUsed: hex(state.cumulativeGas), receiptsRoot: root },
-      }, 'the feed\'s metadata receipts do not match its own gas_used / receipts_root; publishing them as given');
+      warnOnce?.(
+        `metadata-mismatch:${failed.join(',')}`,
+        {
+          block: Number(block.blockNumber),
+          index: block.index,
+          fields: failed,
+          expected: { gasUsed: block.header.gasUsed, receiptsRoot: block.header.receiptsRoot },
+          got: { gasUsed: hex(state.cumulativeGas), receiptsRoot: root },
+        },
+        "the feed's metadata receipts do not match its own gas_used / receipts_root; publishing them as given",
+      );
     }
     return failed;
   }
@@ -105,12 +136,16 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
       const where = `block ${block.blockNumber} index ${block.index}`;
       if (block.firstNew === 0) running = { blockNumber: block.blockNumber, txCount: 0, cumulativeGas: 0n, logCount: 0, receipts: [] };
       if (!running || running.blockNumber !== block.blockNumber || running.txCount !== block.firstNew) {
-        throw new ExecutionError(`the metadata executor needs every flashblock of a block from index 0 (cumulative gas and log indexes count from there): ${where}`);
+        throw new ExecutionError(
+          `the metadata executor needs every flashblock of a block from index 0 (cumulative gas and log indexes count from there): ${where}`,
+        );
       }
       const state = running;
       const newTxs = block.transactions.slice(block.firstNew);
       if (newTxs.length > 0 && !block.metadataReceipts) {
-        throw new ExecutionError(`metadata.receipts is absent (an era C feed, or the OP-specs format, whose metadata has no logs); use --executor local or node: ${where}`);
+        throw new ExecutionError(
+          `metadata.receipts is absent (an era C feed, or the OP-specs format, whose metadata has no logs); use --executor local or node: ${where}`,
+        );
       }
       const blockNumber = hex(block.blockNumber);
       const baseFee = BigInt(block.header.baseFeePerGas);
@@ -122,17 +157,36 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
         const cumulative = BigInt(meta.cumulativeGasUsed);
         const transactionIndex = hex(block.firstNew + offset);
         const logs: RpcLog[] = meta.logs.map((log) => ({
-          address: log.address, topics: log.topics, data: log.data, blockNumber, blockHash: ZERO_HASH,
-          blockTimestamp: block.header.timestamp, transactionHash: tx.hash, transactionIndex, logIndex: hex(state.logCount++), removed: false,
+          address: log.address,
+          topics: log.topics,
+          data: log.data,
+          blockNumber,
+          blockHash: ZERO_HASH,
+          blockTimestamp: block.header.timestamp,
+          transactionHash: tx.hash,
+          transactionIndex,
+          logIndex: hex(state.logCount++),
+          removed: false,
         }));
         const status = typeof meta.status === 'boolean' ? (meta.status ? '0x1' : '0x0') : hex(BigInt(meta.status));
         receipts.push({
-          transactionHash: tx.hash, transactionIndex, blockHash: ZERO_HASH, blockNumber,
-          from: summary.from, to: summary.to,
-          cumulativeGasUsed: hex(cumulative), gasUsed: hex(cumulative - state.cumulativeGas),
+          transactionHash: tx.hash,
+          transactionIndex,
+          blockHash: ZERO_HASH,
+          blockNumber,
+          from: summary.from,
+          to: summary.to,
+          cumulativeGasUsed: hex(cumulative),
+          gasUsed: hex(cumulative - state.cumulativeGas),
           effectiveGasPrice: hex(summary.effectiveGasPrice),
-          contractAddress: summary.to === null && summary.nonce !== null ? getContractAddress({ from: summary.from, nonce: summary.nonce }).toLowerCase() : null,
-          logs, logsBloom: logsBloom(logs), status, type: meta.type,
+          contractAddress:
+            summary.to === null && summary.nonce !== null
+              ? getContractAddress({ from: summary.from, nonce: summary.nonce }).toLowerCase()
+              : null,
+          logs,
+          logsBloom: logsBloom(logs),
+          status,
+          type: meta.type,
           ...(meta.depositNonce ? { depositNonce: meta.depositNonce } : {}),
           ...(meta.depositReceiptVersion ? { depositReceiptVersion: meta.depositReceiptVersion } : {}),
         });

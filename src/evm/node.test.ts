@@ -15,16 +15,46 @@ import { createNodeExecutor } from './node.ts';
  */
 const h = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as `0x${string}`;
 const block: AssembledBlock = {
-  blockNumber: 0x20n, index: 1, payloadId: '0x0000000000000001',
+  blockNumber: 0x20n,
+  index: 1,
+  payloadId: '0x0000000000000001',
   header: { number: '0x20', timestamp: '0x6553f100' } as AssembledBlock['header'],
-  transactions: [{ hash: h(1), raw: '0x01' }, { hash: h(2), raw: '0x02' }, { hash: h(3), raw: '0x03' }],
-  firstNew: 1, metadataReceipts: null, metadataBalances: null,
+  transactions: [
+    { hash: h(1), raw: '0x01' },
+    { hash: h(2), raw: '0x02' },
+    { hash: h(3), raw: '0x03' },
+  ],
+  firstNew: 1,
+  metadataReceipts: null,
+  metadataBalances: null,
 };
 const receipt = (hash: string, index: number) => ({
-  transactionHash: hash, transactionIndex: `0x${index.toString(16)}`, blockHash: h(0xbb), blockNumber: '0x20',
-  from: '0x00000000000000000000000000000000000000aa', to: null, cumulativeGasUsed: '0x5208', gasUsed: '0x5208',
-  contractAddress: null, logsBloom: `0x${'0'.repeat(512)}`, status: '0x1', type: '0x2', l1Fee: '0x10',
-  logs: [{ address: '0x00000000000000000000000000000000000000cc', topics: [h(9)], data: '0x', blockNumber: '0x20', blockHash: h(0xbb), transactionHash: hash, transactionIndex: `0x${index.toString(16)}`, logIndex: '0x0', removed: false }],
+  transactionHash: hash,
+  transactionIndex: `0x${index.toString(16)}`,
+  blockHash: h(0xbb),
+  blockNumber: '0x20',
+  from: '0x00000000000000000000000000000000000000aa',
+  to: null,
+  cumulativeGasUsed: '0x5208',
+  gasUsed: '0x5208',
+  contractAddress: null,
+  logsBloom: `0x${'0'.repeat(512)}`,
+  status: '0x1',
+  type: '0x2',
+  l1Fee: '0x10',
+  logs: [
+    {
+      address: '0x00000000000000000000000000000000000000cc',
+      topics: [h(9)],
+      data: '0x',
+      blockNumber: '0x20',
+      blockHash: h(0xbb),
+      transactionHash: hash,
+      transactionIndex: `0x${index.toString(16)}`,
+      logIndex: '0x0',
+      removed: false,
+    },
+  ],
 });
 
 describe('node executor', () => {
@@ -35,7 +65,9 @@ describe('node executor', () => {
   beforeAll(async () => {
     const server = createServer((req, res) => {
       let text = '';
-      req.on('data', (chunk: Buffer) => { text += chunk; });
+      req.on('data', (chunk: Buffer) => {
+        text += chunk;
+      });
       req.on('end', () => {
         const batch = JSON.parse(text) as { id: number; params: [string] }[];
         const replies = batch.map((request) => {
@@ -81,12 +113,22 @@ describe('node executor', () => {
       malformed = false;
     }
     const missing = { ...block, transactions: [...block.transactions, { hash: h(4), raw: '0x04' as const }] };
-    const slow = createNodeExecutor({ upstreamUrl: url, timeoutMs: 1000, metrics: createMetricsRegistry({ defaults: false }), visibleWithinMs: 200 });
+    const slow = createNodeExecutor({
+      upstreamUrl: url,
+      timeoutMs: 1000,
+      metrics: createMetricsRegistry({ defaults: false }),
+      visibleWithinMs: 200,
+    });
     await expect(slow.execute(missing)).rejects.toThrow(/not visible upstream within 200 ms \(first: 0x0+4\)/);
   });
 
   it('createExecutor refuses local and node without --rpc, naming the setting', async () => {
-    const deps = { rpcUrl: undefined, timeoutMs: 1000, logger: createLogger({ level: 'silent', name: 't' }), metrics: createMetricsRegistry({ defaults: false }) };
+    const deps = {
+      rpcUrl: undefined,
+      timeoutMs: 1000,
+      logger: createLogger({ level: 'silent', name: 't' }),
+      metrics: createMetricsRegistry({ defaults: false }),
+    };
     await expect(createExecutor('node', deps)).rejects.toThrow(ConfigError);
     await expect(createExecutor('local', deps)).rejects.toThrow(/--rpc \(FLASHLOG_RPC\)/);
     expect((await createExecutor('metadata', deps)).kind).toBe('metadata');

@@ -27,12 +27,20 @@ export interface NodeExecutorOptions {
 
 /** An upstream's receipt: logs may lack blockTimestamp and removed (older nodes); the pending shape adds them. */
 const upstreamReceiptSchema = rpcReceiptSchema.extend({ logs: z.array(rpcLogSchema.partial({ blockTimestamp: true, removed: true })) });
-const replySchema = z.object({ id: z.number(), result: z.unknown().optional(), error: z.object({ code: z.number(), message: z.string() }).optional() });
+const replySchema = z.object({
+  id: z.number(),
+  result: z.unknown().optional(),
+  error: z.object({ code: z.number(), message: z.string() }).optional(),
+});
 
 export function createNodeExecutor(options: NodeExecutorOptions): Executor {
   const visibleWithinMs = options.visibleWithinMs ?? 5000;
   const batchSize = options.batchSize ?? 100;
-  const retries = counter(options.metrics, 'flashlog_executor_node_retries_total', 'receipt batches asked again because some receipts were not visible yet');
+  const retries = counter(
+    options.metrics,
+    'flashlog_executor_node_retries_total',
+    'receipt batches asked again because some receipts were not visible yet',
+  );
   let nextId = 1;
 
   async function batch(hashes: readonly string[]): Promise<Map<string, Record<string, unknown> | null>> {
@@ -41,19 +49,27 @@ export function createNodeExecutor(options: NodeExecutorOptions): Executor {
       const slice = hashes.slice(start, start + batchSize);
       const ids = slice.map(() => nextId++);
       const response = await fetch(options.upstreamUrl, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify(slice.map((hash, i) => ({ jsonrpc: '2.0', id: ids[i], method: 'eth_getTransactionReceipt', params: [hash] }))),
         signal: AbortSignal.timeout(options.timeoutMs),
       });
       if (!response.ok) throw new ExecutionError(`upstream answered HTTP ${response.status} to a receipt batch`, { retryable: true });
-      const body = await response.json() as unknown;
+      const body = (await response.json()) as unknown;
       const replies = z.array(replySchema).safeParse(body);
-      if (!replies.success) throw new ExecutionError(`upstream receipt batch: expected an array of JSON-RPC replies, got ${JSON.stringify(body).slice(0, 120)}`, { retryable: true });
+      if (!replies.success)
+        throw new ExecutionError(
+          `upstream receipt batch: expected an array of JSON-RPC replies, got ${JSON.stringify(body).slice(0, 120)}`,
+          { retryable: true },
+        );
       const byId = new Map(replies.data.map((reply) => [reply.id, reply]));
       slice.forEach((hash, i) => {
         const reply = byId.get(ids[i]!);
         if (!reply) throw new ExecutionError(`upstream receipt batch: no reply for ${hash}`, { retryable: true });
-        if (reply.error) throw new ExecutionError(`upstream eth_getTransactionReceipt(${hash}): ${reply.error.message} (${reply.error.code})`, { retryable: true });
+        if (reply.error)
+          throw new ExecutionError(`upstream eth_getTransactionReceipt(${hash}): ${reply.error.message} (${reply.error.code})`, {
+            retryable: true,
+          });
         out.set(hash, (reply.result ?? null) as Record<string, unknown> | null);
       });
     }
@@ -78,7 +94,10 @@ export function createNodeExecutor(options: NodeExecutorOptions): Executor {
         }
         if (hashes.every((hash) => found.has(hash))) break;
         if (Date.now() > deadline) {
-          throw new ExecutionError(`${where}: ${hashes.length - found.size} receipt(s) not visible upstream within ${visibleWithinMs} ms (first: ${hashes.find((hash) => !found.has(hash))})`, { retryable: true });
+          throw new ExecutionError(
+            `${where}: ${hashes.length - found.size} receipt(s) not visible upstream within ${visibleWithinMs} ms (first: ${hashes.find((hash) => !found.has(hash))})`,
+            { retryable: true },
+          );
         }
         retries.inc();
         await new Promise((resolve) => setTimeout(resolve, delayMs));
@@ -89,13 +108,17 @@ export function createNodeExecutor(options: NodeExecutorOptions): Executor {
         const parsed = upstreamReceiptSchema.safeParse(raw);
         if (!parsed.success) {
           const issue = parsed.error.issues[0];
-          throw new ExecutionError(`${where}: upstream receipt of ${hash}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? errorMessage(parsed.error)}`);
+          throw new ExecutionError(
+            `${where}: upstream receipt of ${hash}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? errorMessage(parsed.error)}`,
+          );
         }
         if (BigInt(parsed.data.blockNumber) !== block.blockNumber) {
           throw new ExecutionError(`${where}: upstream says ${hash} is in block ${BigInt(parsed.data.blockNumber)}`);
         }
         if (BigInt(parsed.data.transactionIndex) !== BigInt(block.firstNew + offset)) {
-          throw new ExecutionError(`${where}: upstream says ${hash} is at position ${BigInt(parsed.data.transactionIndex)}, the feed at ${block.firstNew + offset}`);
+          throw new ExecutionError(
+            `${where}: upstream says ${hash} is at position ${BigInt(parsed.data.transactionIndex)}, the feed at ${block.firstNew + offset}`,
+          );
         }
         return pendingReceipt(raw, block);
       });

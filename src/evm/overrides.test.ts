@@ -7,7 +7,9 @@ const slot = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 
 describe('state overrides', () => {
   it('parses a caller override, lower-cases addresses and names a bad field', () => {
-    expect(stateOverridesParam({ [A.toUpperCase().replace('0X', '0x')]: { balance: '0x1' } }, 'params[2]')).toEqual({ [A]: { balance: '0x1' } });
+    expect(stateOverridesParam({ [A.toUpperCase().replace('0X', '0x')]: { balance: '0x1' } }, 'params[2]')).toEqual({
+      [A]: { balance: '0x1' },
+    });
     expect(stateOverridesParam(undefined, 'params[2]')).toEqual({});
     expect(() => stateOverridesParam({ [A]: { balance: 'ten' } }, 'params[2]')).toThrow(/params\[2\]\.0x0+aa\.balance/);
     expect(() => stateOverridesParam({ [A]: { state: {}, stateDiff: {} } }, 'params[2]')).toThrow(InvalidParamsError);

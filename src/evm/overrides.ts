@@ -10,14 +10,16 @@ import { parseParam } from '../schemas/issue.ts';
  * Pending execution lays the pre-confirmed state diff under the caller's overrides, as Base's own
  * node does (`layerOverrides(pending, user)`), so both travel in this one shape.
  */
-export const accountOverrideSchema = z.looseObject({
-  balance: quantity.optional(),
-  nonce: quantity.optional(),
-  code: hexBytes.optional(),
-  state: z.record(hash32, hash32).optional(),
-  stateDiff: z.record(hash32, hash32).optional(),
-  movePrecompileToAddress: address.nullable().optional(),
-}).refine((account) => !(account.state && account.stateDiff), { message: 'state and stateDiff are mutually exclusive' });
+export const accountOverrideSchema = z
+  .looseObject({
+    balance: quantity.optional(),
+    nonce: quantity.optional(),
+    code: hexBytes.optional(),
+    state: z.record(hash32, hash32).optional(),
+    stateDiff: z.record(hash32, hash32).optional(),
+    movePrecompileToAddress: address.nullable().optional(),
+  })
+  .refine((account) => !(account.state && account.stateDiff), { message: 'state and stateDiff are mutually exclusive' });
 export type AccountOverride = z.output<typeof accountOverrideSchema>;
 
 export const stateOverridesSchema = z.record(address, accountOverrideSchema);
@@ -58,7 +60,9 @@ export function layerOverrides(under: StateOverrides, over: StateOverrides): Sta
 }
 
 /** A state diff (account -> balance, nonce, code, changed storage) as overrides (`stateDiff`). */
-export function diffAsOverrides(diff: Readonly<Record<string, { balance?: string; nonce?: string; code?: string; storage?: Record<string, string> }>>): StateOverrides {
+export function diffAsOverrides(
+  diff: Readonly<Record<string, { balance?: string; nonce?: string; code?: string; storage?: Record<string, string> }>>,
+): StateOverrides {
   const out: Record<string, AccountOverride> = {};
   for (const [account, change] of Object.entries(diff)) {
     const override: Record<string, unknown> = {};

@@ -14,7 +14,9 @@ export function replyJson(response: ServerResponse, status: number, body: string
     response.writeHead(status === 200 ? 204 : status, headers).end();
     return;
   }
-  response.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+  response
+    .writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) })
+    .end(body);
 }
 
 /**
@@ -24,7 +26,12 @@ export function replyJson(response: ServerResponse, status: number, body: string
  * connection; past 16 times the limit the connection is closed rather than drained.
  * Resolves with the body, or `undefined` when it was refused (already answered) or broken off.
  */
-export function readBody(request: IncomingMessage, response: ServerResponse, maxBodyBytes: number, tooLarge: () => string): Promise<string | undefined> {
+export function readBody(
+  request: IncomingMessage,
+  response: ServerResponse,
+  maxBodyBytes: number,
+  tooLarge: () => string,
+): Promise<string | undefined> {
   return new Promise((resolve) => {
     const drainLimit = maxBodyBytes * 16;
     const declared = Number(request.headers['content-length'] ?? 0);

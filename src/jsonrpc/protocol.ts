@@ -14,6 +14,9 @@ export interface RpcCall {
 
 export type Dispatch = (call: RpcCall) => Promise<unknown>;
 
+/** A JSON-RPC client reduced to one call: method and params in, the result out (errors thrown). */
+export type CallRpc = (method: string, params: readonly unknown[]) => Promise<unknown>;
+
 export interface ProtocolLimits {
   readonly maxBatch: number;
 }
@@ -27,16 +30,20 @@ export async function handleText(text: string, dispatch: Dispatch, limits: Proto
     return JSON.stringify(errorResponse(null, new ParseError(`parse error: ${errorMessage(error)}`)));
   }
   if (deeperThan(message, MAX_DEPTH)) {
-    return JSON.stringify(errorResponse(readableId(message), new InvalidRequestError(`invalid request: JSON nested deeper than ${MAX_DEPTH} levels`)));
+    return JSON.stringify(
+      errorResponse(readableId(message), new InvalidRequestError(`invalid request: JSON nested deeper than ${MAX_DEPTH} levels`)),
+    );
   }
   const calls = parseMessage(message, limits);
   if (calls instanceof JsonRpcError) return JSON.stringify(errorResponse(readableId(message), calls));
   const items = Array.isArray(message) ? message : [message];
-  const responses = await Promise.all(calls.map(async (call, i) => {
-    if (call instanceof JsonRpcError) return errorResponse(readableId(items[i]), call);
-    const response = await run(call, dispatch);
-    return call.id === undefined ? null : response;
-  }));
+  const responses = await Promise.all(
+    calls.map(async (call, i) => {
+      if (call instanceof JsonRpcError) return errorResponse(readableId(items[i]), call);
+      const response = await run(call, dispatch);
+      return call.id === undefined ? null : response;
+    }),
+  );
   const answered = responses.filter((response) => response !== null);
   if (!Array.isArray(message)) return answered[0] === undefined ? null : JSON.stringify(answered[0]);
   return answered.length ? JSON.stringify(answered) : null;
@@ -84,12 +91,17 @@ export function parseMessage(message: unknown, limits: ProtocolLimits): (RpcCall
 
 function parseCall(value: unknown, where: string): RpcCall | JsonRpcError {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return new InvalidRequestError(`invalid request${where ? ` ${where}` : ''}: expected a JSON-RPC request object, got ${JSON.stringify(value)?.slice(0, 40)}`);
+    return new InvalidRequestError(
+      `invalid request${where ? ` ${where}` : ''}: expected a JSON-RPC request object, got ${JSON.stringify(value)?.slice(0, 40)}`,
+    );
   }
   const call = value as Record<string, unknown>;
-  if (call.jsonrpc !== '2.0') return new InvalidRequestError(`invalid request${where}: jsonrpc: expected "2.0", got ${JSON.stringify(call.jsonrpc) ?? 'nothing'}`);
+  if (call.jsonrpc !== '2.0')
+    return new InvalidRequestError(`invalid request${where}: jsonrpc: expected "2.0", got ${JSON.stringify(call.jsonrpc) ?? 'nothing'}`);
   if (typeof call.method !== 'string' || call.method.length === 0) {
-    return new InvalidRequestError(`invalid request${where}: method: expected a method name, got ${JSON.stringify(call.method) ?? 'nothing'}`);
+    return new InvalidRequestError(
+      `invalid request${where}: method: expected a method name, got ${JSON.stringify(call.method) ?? 'nothing'}`,
+    );
   }
   const id = call.id;
   if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') {

@@ -39,21 +39,26 @@ class UpstreamAborted extends Error {}
 function post(target: URL, body: string, timeoutMs: number, signal?: AbortSignal): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(target, {
-      method: 'POST', agent: agentFor(target),
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        settle();
-        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
-      });
-      response.on('error', (error) => {
-        settle();
-        reject(error);
-      });
-    });
+    const request = send(
+      target,
+      {
+        method: 'POST',
+        agent: agentFor(target),
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          settle();
+          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        });
+        response.on('error', (error) => {
+          settle();
+          reject(error);
+        });
+      },
+    );
     const timer = setTimeout(() => request.destroy(new UpstreamTimeout()), timeoutMs);
     const abort = () => request.destroy(new UpstreamAborted('the operation was aborted'));
     signal?.addEventListener('abort', abort, { once: true });
@@ -85,13 +90,20 @@ export type Exchange =
 let nextId = 1;
 
 /** Calls `method` at `url` (keep-alive, node:http) within `timeoutMs`, or until `signal` aborts. */
-export async function exchange(url: string | URL, method: string, params: readonly unknown[], options: { timeoutMs: number; signal?: AbortSignal | undefined }): Promise<Exchange> {
+export async function exchange(
+  url: string | URL,
+  method: string,
+  params: readonly unknown[],
+  options: { timeoutMs: number; signal?: AbortSignal | undefined },
+): Promise<Exchange> {
   const target = typeof url === 'string' ? new URL(url) : url;
   let answer: { status: number; text: string };
   try {
     answer = await post(target, JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }), options.timeoutMs, options.signal);
   } catch (error) {
-    return error instanceof UpstreamTimeout ? { kind: 'timeout' } : { kind: 'unreachable', cause: (error as { cause?: unknown }).cause ?? error };
+    return error instanceof UpstreamTimeout
+      ? { kind: 'timeout' }
+      : { kind: 'unreachable', cause: (error as { cause?: unknown }).cause ?? error };
   }
   let body: unknown;
   try {
@@ -131,8 +143,11 @@ export function createUpstream(url: string, options: UpstreamOptions): Upstream 
         case 'unreachable':
           throw new ServerError(`upstream RPC unreachable: ${errorMessage(answer.cause)}`, { retryable: true, cause: answer.cause });
         case 'malformed':
-          if (!answer.json) throw new ServerError(`upstream RPC answered HTTP ${answer.status} without a JSON-RPC body`, { retryable: true });
-          throw new ServerError(`upstream RPC answered HTTP ${answer.status} ${answer.detail === 'without result or error' ? answer.detail : `with ${answer.detail}`}`);
+          if (!answer.json)
+            throw new ServerError(`upstream RPC answered HTTP ${answer.status} without a JSON-RPC body`, { retryable: true });
+          throw new ServerError(
+            `upstream RPC answered HTTP ${answer.status} ${answer.detail === 'without result or error' ? answer.detail : `with ${answer.detail}`}`,
+          );
       }
     },
   };

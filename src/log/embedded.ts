@@ -65,7 +65,9 @@ export function createEmbeddedLog(options: EmbeddedLogOptions): Log {
     read: db.prepare('SELECT offset, key, value, ts FROM records WHERE topic = ? AND offset >= ? ORDER BY offset LIMIT ?'),
     firstOffset: db.prepare('SELECT MIN(offset) AS first FROM records WHERE topic = ?'),
     committed: db.prepare('SELECT offset FROM commits WHERE grp = ? AND topic = ?'),
-    commit: db.prepare('INSERT INTO commits (grp, topic, offset) VALUES (?, ?, ?) ON CONFLICT (grp, topic) DO UPDATE SET offset = excluded.offset'),
+    commit: db.prepare(
+      'INSERT INTO commits (grp, topic, offset) VALUES (?, ?, ?) ON CONFLICT (grp, topic) DO UPDATE SET offset = excluded.offset',
+    ),
     expire: db.prepare('DELETE FROM records WHERE topic = ? AND ts < ?'),
   } satisfies Record<string, StatementSync>;
   for (const statement of Object.values(statements)) statement.setReadBigInts(true);
@@ -141,9 +143,10 @@ export function createEmbeddedLog(options: EmbeddedLogOptions): Log {
           }
           const sought = consume.seek?.find((position) => position.topic === topic);
           const committed = group === undefined ? undefined : (statements.committed.get(group, topic) as { offset: bigint } | undefined);
-          const start = sought?.offset
-            ?? committed?.offset
-            ?? (consume.from === 'latest' ? row.next_offset : ((statements.firstOffset.get(topic) as { first: bigint | null }).first ?? 0n));
+          const start =
+            sought?.offset ??
+            committed?.offset ??
+            (consume.from === 'latest' ? row.next_offset : ((statements.firstOffset.get(topic) as { first: bigint | null }).first ?? 0n));
           positions.set(topic, start);
         }
         let timer: NodeJS.Timeout | undefined;
@@ -156,7 +159,12 @@ export function createEmbeddedLog(options: EmbeddedLogOptions): Log {
             while (more && !subscriber.closed) {
               more = false;
               for (const [topic, from] of positions) {
-                const rows = statements.read.all(topic, from, batchSize) as unknown as [offset: bigint, key: string | null, value: string, ts: bigint][];
+                const rows = statements.read.all(topic, from, batchSize) as unknown as [
+                  offset: bigint,
+                  key: string | null,
+                  value: string,
+                  ts: bigint,
+                ][];
                 for (const [offset, key, value, ts] of rows) {
                   if (subscriber.closed) return;
                   positions.set(topic, offset + 1n);

@@ -25,7 +25,8 @@ export interface KafkaLogOptions {
 const MAX_RECORD_BYTES = 8 * 1024 * 1024;
 
 /** Errors after which an idempotent producer can never succeed again (kafkajs error types). */
-const idempotenceLost = /OUT_OF_ORDER_SEQUENCE_NUMBER|UNKNOWN_PRODUCER_ID|INVALID_PRODUCER_EPOCH|out of order sequence|unknown producer|producer.*(epoch|fenced)/i;
+const idempotenceLost =
+  /OUT_OF_ORDER_SEQUENCE_NUMBER|UNKNOWN_PRODUCER_ID|INVALID_PRODUCER_EPOCH|out of order sequence|unknown producer|producer.*(epoch|fenced)/i;
 
 function brokeIdempotence(error: unknown, depth = 0): boolean {
   if (depth > 5 || typeof error !== 'object' || error === null) return false;
@@ -43,11 +44,13 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
     requestTimeout: 30_000,
     retry: { initialRetryTime: 300, maxRetryTime: 5000, retries: 8 },
     logLevel: kafkaLogLevel.WARN,
-    logCreator: () => ({ namespace, level, log }: LogEntry) => {
-      const { message, ...rest } = log;
-      if (level <= kafkaLogLevel.ERROR) logger?.warn({ kafka: namespace, ...rest }, message);
-      else logger?.debug({ kafka: namespace, ...rest }, message);
-    },
+    logCreator:
+      () =>
+      ({ namespace, level, log }: LogEntry) => {
+        const { message, ...rest } = log;
+        if (level <= kafkaLogLevel.ERROR) logger?.warn({ kafka: namespace, ...rest }, message);
+        else logger?.debug({ kafka: namespace, ...rest }, message);
+      },
   });
   let admin: Promise<Admin> | undefined;
   let producer: Promise<Producer> | undefined;
@@ -196,11 +199,13 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
         records$,
         async commit(positions: readonly RecordPosition[]) {
           if (consume.group === undefined || positions.length === 0) return;
-          await client.commitOffsets(positions.map((position) => ({
-            topic: position.topic,
-            partition: position.partition,
-            offset: position.offset.toString(),
-          })));
+          await client.commitOffsets(
+            positions.map((position) => ({
+              topic: position.topic,
+              partition: position.partition,
+              offset: position.offset.toString(),
+            })),
+          );
         },
         async close() {
           stop?.();

@@ -8,21 +8,24 @@ import { allTopics } from './topics.ts';
 
 /** Opens the log the config selects and creates flashlog's topics on it. */
 export async function openLog(config: Config, logger: Logger): Promise<Log> {
-  const log = config.log === 'kafka'
-    ? createKafkaLog({
-      brokers: config.kafkaBrokers ?? [],
-      clientId: config.kafkaClientId,
-      logger,
+  const log =
+    config.log === 'kafka'
+      ? createKafkaLog({
+          brokers: config.kafkaBrokers ?? [],
+          clientId: config.kafkaClientId,
+          logger,
+          partitions: config.topicPartitions,
+          replication: config.topicReplication,
+          retentionMs: config.topicRetentionMs,
+        })
+      : createEmbeddedLog({ path: join(config.dataDir, 'flashlog.db') });
+  await log.ensureTopics(
+    allTopics.map((name) => ({
+      name,
       partitions: config.topicPartitions,
       replication: config.topicReplication,
       retentionMs: config.topicRetentionMs,
-    })
-    : createEmbeddedLog({ path: join(config.dataDir, 'flashlog.db') });
-  await log.ensureTopics(allTopics.map((name) => ({
-    name,
-    partitions: config.topicPartitions,
-    replication: config.topicReplication,
-    retentionMs: config.topicRetentionMs,
-  })));
+    })),
+  );
   return log;
 }

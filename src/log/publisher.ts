@@ -51,7 +51,13 @@ export function createPublisher(log: Log, options: PublisherOptions): Publisher 
   const appended = counter(options.metrics, 'flashlog_publish_records_total', 'records appended to the log', ['topic']);
   const dropped = counter(options.metrics, 'flashlog_publish_dropped_total', 'records dropped because the publish buffer was full');
   const failures = counter(options.metrics, 'flashlog_publish_errors_total', 'failed appends (retried)');
-  const appendSeconds = histogram(options.metrics, 'flashlog_publish_append_seconds', 'one append of a batch to the log, successful or not', [], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]);
+  const appendSeconds = histogram(
+    options.metrics,
+    'flashlog_publish_append_seconds',
+    'one append of a batch to the log, successful or not',
+    [],
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+  );
   const queuedGauge = gauge(options.metrics, 'flashlog_publish_queue_records', 'records waiting to be appended');
   let running: Promise<void> | undefined;
   let waiters: (() => void)[] = [];

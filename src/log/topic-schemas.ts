@@ -13,14 +13,35 @@ import { topics, type TopicName } from './topics.ts';
  * absent). Refinements across fields (a proof reply holds exactly one of `result` and `error`)
  * have no JSON Schema form and are stated in the description instead.
  */
-export const topicSchemas: Readonly<Record<TopicName, { readonly schema: z.ZodType; readonly key: string; readonly description: string }>> = {
-  [topics.flashblocks]: { schema: flashblockRecordSchema, key: 'block number (decimal)', description: 'every accepted flashblock, as received' },
-  [topics.blocks]: { schema: blockRecordSchema, key: 'block number (decimal)', description: 'the pre-confirmed block after each flashblock: header, every transaction so far, receipts of the new ones, state diff' },
-  [topics.logs]: { schema: logRecordSchema, key: 'emitting address', description: 'one log as eth_getLogs returns it, with blockTimestamp, removed and the flashblock index' },
-  [topics.chain]: { schema: chainRecordSchema, key: 'block number (decimal)', description: 'what became of a pre-confirmed block once canonical' },
-  [topics.proofRequests]: { schema: proofRequestRecordSchema, key: 'request id', description: 'a proof request with its reply topic' },
-  [topics.proofReplies]: { schema: proofReplyRecordSchema, key: 'request id', description: 'the proof or the error of a request; exactly one of result and error' },
-};
+export const topicSchemas: Readonly<Record<TopicName, { readonly schema: z.ZodType; readonly key: string; readonly description: string }>> =
+  {
+    [topics.flashblocks]: {
+      schema: flashblockRecordSchema,
+      key: 'block number (decimal)',
+      description: 'every accepted flashblock, as received',
+    },
+    [topics.blocks]: {
+      schema: blockRecordSchema,
+      key: 'block number (decimal)',
+      description: 'the pre-confirmed block after each flashblock: header, every transaction so far, receipts of the new ones, state diff',
+    },
+    [topics.logs]: {
+      schema: logRecordSchema,
+      key: 'emitting address',
+      description: 'one log as eth_getLogs returns it, with blockTimestamp, removed and the flashblock index',
+    },
+    [topics.chain]: {
+      schema: chainRecordSchema,
+      key: 'block number (decimal)',
+      description: 'what became of a pre-confirmed block once canonical',
+    },
+    [topics.proofRequests]: { schema: proofRequestRecordSchema, key: 'request id', description: 'a proof request with its reply topic' },
+    [topics.proofReplies]: {
+      schema: proofReplyRecordSchema,
+      key: 'request id',
+      description: 'the proof or the error of a request; exactly one of result and error',
+    },
+  };
 
 /** The checked-in file of a topic's schema, relative to the repository root. */
 export const schemaFileOf = (topic: TopicName): string => `schemas/${topic}.schema.json`;

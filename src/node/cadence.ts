@@ -48,7 +48,12 @@ export interface Cadence {
  * Reads the head every `pollMs` for `windowMs`.
  * @example const sample = await sampleHead(() => latestHead(rpcUrl), 2000);
  */
-export async function sampleHead(readHead: () => Promise<Head>, windowMs: number, pollMs = 50, now: () => number = Date.now): Promise<CadenceSample> {
+export async function sampleHead(
+  readHead: () => Promise<Head>,
+  windowMs: number,
+  pollMs = 50,
+  now: () => number = Date.now,
+): Promise<CadenceSample> {
   const startedAt = now();
   const first = await readHead();
   let last = first;
@@ -75,25 +80,51 @@ export function judgeCadence(sample: CadenceSample, targetMs = DENIM_BLOCK_MS, s
   const blocks = sample.last.number - sample.first.number;
   const seconds = (sample.elapsedMs / 1000).toFixed(1);
   const meanIntervalMs = blocks > 0 ? Math.round(sample.elapsedMs / blocks) : null;
-  const chainIntervalMs = blocks > 0 && sample.first.timestampMs !== null && sample.last.timestampMs !== null
-    ? Math.round((sample.last.timestampMs - sample.first.timestampMs) / blocks)
-    : null;
+  const chainIntervalMs =
+    blocks > 0 && sample.first.timestampMs !== null && sample.last.timestampMs !== null
+      ? Math.round((sample.last.timestampMs - sample.first.timestampMs) / blocks)
+      : null;
   const base = {
-    windowMs: sample.elapsedMs, blocks, meanIntervalMs, chainIntervalMs, longestStallMs: sample.longestStallMs,
-    timestampMs: !sample.missingTimestampMs, targetMs,
+    windowMs: sample.elapsedMs,
+    blocks,
+    meanIntervalMs,
+    chainIntervalMs,
+    longestStallMs: sample.longestStallMs,
+    timestampMs: !sample.missingTimestampMs,
+    targetMs,
   };
   if (sample.missingTimestampMs) {
-    return { ...base, healthy: false, line: `not serving Denim blocks: a block without timestampMs (base-reth-node and base-consensus must be base/base v1.5.1 or later)` };
+    return {
+      ...base,
+      healthy: false,
+      line: `not serving Denim blocks: a block without timestampMs (base-reth-node and base-consensus must be base/base v1.5.1 or later)`,
+    };
   }
   if (blocks < 0) {
-    return { ...base, healthy: false, line: `not advancing: the head went back from ${sample.first.number} to ${sample.last.number} in ${seconds} s` };
+    return {
+      ...base,
+      healthy: false,
+      line: `not advancing: the head went back from ${sample.first.number} to ${sample.last.number} in ${seconds} s`,
+    };
   }
   if (meanIntervalMs === null) {
-    return { ...base, healthy: false, line: `not advancing: the head stayed at block ${sample.first.number} for ${seconds} s (a Denim node makes a block every ${targetMs} ms)` };
+    return {
+      ...base,
+      healthy: false,
+      line: `not advancing: the head stayed at block ${sample.first.number} for ${seconds} s (a Denim node makes a block every ${targetMs} ms)`,
+    };
   }
   const chain = chainIntervalMs === null ? '' : `; chain time ${chainIntervalMs} ms per block`;
   if (meanIntervalMs > targetMs * slack) {
-    return { ...base, healthy: false, line: `slow: ${blocks} blocks in ${seconds} s, one every ${meanIntervalMs} ms (target ${targetMs} ms${chain})` };
+    return {
+      ...base,
+      healthy: false,
+      line: `slow: ${blocks} blocks in ${seconds} s, one every ${meanIntervalMs} ms (target ${targetMs} ms${chain})`,
+    };
   }
-  return { ...base, healthy: true, line: `cadence: ${blocks} blocks in ${seconds} s, one every ${meanIntervalMs} ms (target ${targetMs} ms${chain}), timestampMs on every block` };
+  return {
+    ...base,
+    healthy: true,
+    line: `cadence: ${blocks} blocks in ${seconds} s, one every ${meanIntervalMs} ms (target ${targetMs} ms${chain}), timestampMs on every block`,
+  };
 }

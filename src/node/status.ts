@@ -89,13 +89,19 @@ export async function checkNodeStatus(options: NodeStatusOptions): Promise<NodeS
   if (latest) {
     const baseChain = chainId !== null && DENIM_CHAINS.has(chainId);
     rule = latest.timestampMs !== null || baseChain ? 'denim' : 'flashblocks';
-    ruleReason = latest.timestampMs !== null
-      ? 'the latest block carries timestampMs: a Denim chain (200 ms blocks, no flashblocks)'
-      : baseChain ? `chain ${chainId} is Base, on Denim since ${chainId === 8453 ? '2026-11-05' : '2026-10-21'} (200 ms blocks, no flashblocks)` : 'the latest block has no timestampMs: a chain that streams flashblocks';
+    ruleReason =
+      latest.timestampMs !== null
+        ? 'the latest block carries timestampMs: a Denim chain (200 ms blocks, no flashblocks)'
+        : baseChain
+          ? `chain ${chainId} is Base, on Denim since ${chainId === 8453 ? '2026-11-05' : '2026-10-21'} (200 ms blocks, no flashblocks)`
+          : 'the latest block has no timestampMs: a chain that streams flashblocks';
     lines.push(`rule: ${rule} (${ruleReason})`);
     if (rule === 'denim') {
       if (latest.timestampMs === null) {
-        fail(1, `not serving Denim blocks: the latest block has no timestampMs; base-reth-node and base-consensus must be base/base v1.5.1 or later`);
+        fail(
+          1,
+          `not serving Denim blocks: the latest block has no timestampMs; base-reth-node and base-consensus must be base/base v1.5.1 or later`,
+        );
       } else if (cadenceWindowMs > 0) {
         try {
           cadence = judgeCadence(await sampleHead(() => readLatest(node), cadenceWindowMs), DENIM_BLOCK_MS);
@@ -113,9 +119,19 @@ export async function checkNodeStatus(options: NodeStatusOptions): Promise<NodeS
 
   const lag = await checkLag(options, now, latest, fail, lines);
   return {
-    exitCode, healthy: exitCode === 0, chainId, rule, ruleReason,
-    latestBlock: latest?.number ?? null, latestTimestamp: latest?.timestamp ?? null, latestTimestampMs: latest?.timestampMs ?? null,
-    unsafeL2: lag.unsafeL2, minutesBehind: lag.minutesBehind, cadence, preconfirmations, lines,
+    exitCode,
+    healthy: exitCode === 0,
+    chainId,
+    rule,
+    ruleReason,
+    latestBlock: latest?.number ?? null,
+    latestTimestamp: latest?.timestamp ?? null,
+    latestTimestampMs: latest?.timestampMs ?? null,
+    unsafeL2: lag.unsafeL2,
+    minutesBehind: lag.minutesBehind,
+    cadence,
+    preconfirmations,
+    lines,
   };
 }
 
@@ -128,11 +144,20 @@ export async function checkNodeStatus(options: NodeStatusOptions): Promise<NodeS
  * @example
  * void checkUpstreamLag(config.rpc, logger); // fire and forget at start
  */
-export async function checkUpstreamLag(rpcUrl: string | undefined, logger: Logger, maxLagMinutes = 5, timeoutMs = 3000): Promise<NodeStatus | null> {
+export async function checkUpstreamLag(
+  rpcUrl: string | undefined,
+  logger: Logger,
+  maxLagMinutes = 5,
+  timeoutMs = 3000,
+): Promise<NodeStatus | null> {
   if (!rpcUrl) return null;
   const status = await checkNodeStatus({ rpcUrl, maxLagMinutes, timeoutMs, cadenceWindowMs: 0 }).catch(() => null);
   if (!status) return null;
   if (status.exitCode === 2) logger.warn({ upstream: rpcUrl, detail: status.lines }, 'upstream RPC unreachable at start');
-  else if (status.exitCode === 1) logger.warn({ upstream: rpcUrl, minutesBehind: status.minutesBehind, detail: status.lines }, 'upstream RPC is behind: pending answers will be stale until it catches up');
+  else if (status.exitCode === 1)
+    logger.warn(
+      { upstream: rpcUrl, minutesBehind: status.minutesBehind, detail: status.lines },
+      'upstream RPC is behind: pending answers will be stale until it catches up',
+    );
   return status;
 }

@@ -13,16 +13,22 @@ export function createMetricsRegistry(options: { defaults?: boolean } = {}): Reg
 
 /** Gets a metric from the registry or creates it, so two stages can share one by name. */
 export function counter(registry: Registry, name: string, help: string, labelNames: string[] = []): Counter<string> {
-  return (registry.getSingleMetric(name) as Counter<string> | undefined)
-    ?? new Counter({ name, help, labelNames, registers: [registry] });
+  return (registry.getSingleMetric(name) as Counter<string> | undefined) ?? new Counter({ name, help, labelNames, registers: [registry] });
 }
 export function gauge(registry: Registry, name: string, help: string, labelNames: string[] = []): Gauge<string> {
-  return (registry.getSingleMetric(name) as Gauge<string> | undefined)
-    ?? new Gauge({ name, help, labelNames, registers: [registry] });
+  return (registry.getSingleMetric(name) as Gauge<string> | undefined) ?? new Gauge({ name, help, labelNames, registers: [registry] });
 }
-export function histogram(registry: Registry, name: string, help: string, labelNames: string[] = [], buckets?: number[]): Histogram<string> {
-  return (registry.getSingleMetric(name) as Histogram<string> | undefined)
-    ?? new Histogram({ name, help, labelNames, registers: [registry], ...(buckets ? { buckets } : {}) });
+export function histogram(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: string[] = [],
+  buckets?: number[],
+): Histogram<string> {
+  return (
+    (registry.getSingleMetric(name) as Histogram<string> | undefined) ??
+    new Histogram({ name, help, labelNames, registers: [registry], ...(buckets ? { buckets } : {}) })
+  );
 }
 
 export interface MetricsServer {
@@ -57,6 +63,10 @@ export async function serveMetrics(registry: Registry, host: string, port: numbe
   const address = server.address() as AddressInfo;
   return {
     url: `http://${host}:${address.port}/metrics`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -54,18 +54,20 @@ export async function loadStoredReplies(log: Log, topic: string): Promise<Map<st
   if (remaining.size === 0) return stored;
   const consumer = log.consumer({ topics: [topic], from: 'earliest' });
   try {
-    await firstValueFrom(consumer.records$.pipe(
-      scan((left, record: LogRecord) => {
-        if (record.key !== null) stored.set(record.key, record.value);
-        const end = left.get(record.partition);
-        if (end !== undefined && record.offset + 1n >= end) left.delete(record.partition);
-        return left;
-      }, remaining),
-      takeWhile((left) => left.size > 0, true),
-      filter((left) => left.size === 0),
-      last(),
-      defaultIfEmpty(undefined),
-    ));
+    await firstValueFrom(
+      consumer.records$.pipe(
+        scan((left, record: LogRecord) => {
+          if (record.key !== null) stored.set(record.key, record.value);
+          const end = left.get(record.partition);
+          if (end !== undefined && record.offset + 1n >= end) left.delete(record.partition);
+          return left;
+        }, remaining),
+        takeWhile((left) => left.size > 0, true),
+        filter((left) => left.size === 0),
+        last(),
+        defaultIfEmpty(undefined),
+      ),
+    );
   } finally {
     await consumer.close();
   }
@@ -77,10 +79,23 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
   const requestTopic = options.requestTopic ?? topics.proofRequests;
   const replyTopic = options.replyTopic ?? topics.proofReplies;
   const m = options.metrics;
-  const outcomes = m && counter(m, 'flashlog_prover_bridge_requests_total', 'proof requests handled, by outcome (proved, error, replayed, invalid)', ['outcome']);
+  const outcomes =
+    m &&
+    counter(m, 'flashlog_prover_bridge_requests_total', 'proof requests handled, by outcome (proved, error, replayed, invalid)', [
+      'outcome',
+    ]);
   const inFlightGauge = m && gauge(m, 'flashlog_prover_bridge_in_flight', 'proofs being computed');
-  const proveSeconds = m && histogram(m, 'flashlog_prover_bridge_prove_seconds', 'time from taking a request to having its outcome', [], [0.1, 0.5, 1, 5, 30, 120, 600, 1800]);
-  const committedGauge = m && gauge(m, 'flashlog_prover_bridge_committed_offset', 'next request offset committed, per partition', ['partition']);
+  const proveSeconds =
+    m &&
+    histogram(
+      m,
+      'flashlog_prover_bridge_prove_seconds',
+      'time from taking a request to having its outcome',
+      [],
+      [0.1, 0.5, 1, 5, 30, 120, 600, 1800],
+    );
+  const committedGauge =
+    m && gauge(m, 'flashlog_prover_bridge_committed_offset', 'next request offset committed, per partition', ['partition']);
 
   const stored = new Map<string, string>();
   const maxStored = options.maxStoredReplies ?? 10_000;
@@ -102,14 +117,25 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
   let commitChain = Promise.resolve();
   let resolveDone!: () => void;
   let rejectDone!: (error: unknown) => void;
-  const done = new Promise<void>((resolve, reject) => { resolveDone = resolve; rejectDone = reject; });
+  const done = new Promise<void>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
   done.catch(() => undefined);
   const work = new Set<Promise<void>>();
 
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    controller.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
-  });
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      controller.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        { once: true },
+      );
+    });
 
   /** Produces until the log takes it; false if the bridge stopped first. */
   async function produceReply(topic: string, requestId: string, value: string): Promise<boolean> {
@@ -128,9 +154,10 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
   }
 
   const replyValue = (requestId: string, outcome: ProveOutcome, proverMs: number): string => {
-    const reply: ProofReplyRecord = 'error' in outcome
-      ? { v: 1, requestId, repliedAt: Date.now(), proverMs, error: outcome.error }
-      : { v: 1, requestId, repliedAt: Date.now(), proverMs, result: outcome.result as never };
+    const reply: ProofReplyRecord =
+      'error' in outcome
+        ? { v: 1, requestId, repliedAt: Date.now(), proverMs, error: outcome.error }
+        : { v: 1, requestId, repliedAt: Date.now(), proverMs, result: outcome.result as never };
     return JSON.stringify(reply);
   };
 
@@ -144,7 +171,8 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
       const started = performance.now();
       inFlightGauge?.inc();
       try {
-        const outcome = await options.prove(request, controller.signal)
+        const outcome = await options
+          .prove(request, controller.signal)
           .catch((error: unknown): ProveOutcome => ({ error: { code: -32603, message: `prover call failed: ${errorMessage(error)}` } }));
         if (controller.signal.aborted) return undefined; // our own shutdown: no reply, redelivered later
         const ms = Math.round(performance.now() - started);
@@ -178,7 +206,12 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
     }
     const parsed = proofRequestRecordSchema.safeParse(json);
     if (!parsed.success) {
-      const requestId = (json && typeof json === 'object' && typeof (json as { requestId?: unknown }).requestId === 'string' ? (json as { requestId: string }).requestId : undefined) ?? record.key ?? undefined;
+      const requestId =
+        (json && typeof json === 'object' && typeof (json as { requestId?: unknown }).requestId === 'string'
+          ? (json as { requestId: string }).requestId
+          : undefined) ??
+        record.key ??
+        undefined;
       const message = json === undefined ? 'request record: not JSON' : describeIssue(parsed.error, 'request record');
       outcomes?.inc({ outcome: 'invalid' });
       logger?.warn({ offset: Number(record.offset), partition: record.partition, requestId, error: message }, 'invalid proof request');
@@ -199,7 +232,7 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
     if (text === undefined) return false;
     const ok = await produceReply(topic, requestId, text);
     if (ok) {
-      const outcome = kind === 'new' ? (JSON.parse(text) as { error?: unknown }).error ? 'error' : 'proved' : 'replayed';
+      const outcome = kind === 'new' ? ((JSON.parse(text) as { error?: unknown }).error ? 'error' : 'proved') : 'replayed';
       outcomes?.inc({ outcome });
       logger?.info({ requestId, outcome, kind, claimed: request.claimed_l2_block_number, replyTopic: topic }, 'proof reply produced');
     }
@@ -214,10 +247,19 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
     if (next === undefined || !consumer) return;
     const position = { topic: requestTopic, partition, offset: next };
     const target = consumer;
-    commitChain = commitChain.then(() => target.commit([position])).then(
-      () => { committedGauge?.set({ partition: String(partition) }, Number(position.offset)); },
-      (error: unknown) => { logger?.warn({ err: errorMessage(error), partition, offset: Number(position.offset) }, 'commit failed (the records will be redelivered and replayed)'); },
-    );
+    commitChain = commitChain
+      .then(() => target.commit([position]))
+      .then(
+        () => {
+          committedGauge?.set({ partition: String(partition) }, Number(position.offset));
+        },
+        (error: unknown) => {
+          logger?.warn(
+            { err: errorMessage(error), partition, offset: Number(position.offset) },
+            'commit failed (the records will be redelivered and replayed)',
+          );
+        },
+      );
   }
 
   function take(record: LogRecord): void {

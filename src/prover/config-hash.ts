@@ -23,8 +23,18 @@ export interface PerChainConfig {
 export function marshalPerChainConfig(config: PerChainConfig): Hex {
   return encodePacked(
     ['uint64', 'uint256', 'bytes32', 'bytes32', 'uint64', 'address', 'uint256', 'uint64', 'address', 'address'],
-    [0n, BigInt(config.chainId), config.l1GenesisHash, config.l2GenesisHash, BigInt(config.l2GenesisTime), config.batcher,
-      BigInt(config.scalar), BigInt(config.gasLimit), config.depositContract, config.l1SystemConfig],
+    [
+      0n,
+      BigInt(config.chainId),
+      config.l1GenesisHash,
+      config.l2GenesisHash,
+      BigInt(config.l2GenesisTime),
+      config.batcher,
+      BigInt(config.scalar),
+      BigInt(config.gasLimit),
+      config.depositContract,
+      config.l1SystemConfig,
+    ],
   );
 }
 
@@ -45,5 +55,9 @@ export const configHashes: ReadonlyMap<number, Hex> = new Map<number, Hex>([
 
 /** Chain names the host uses to resolve `--l2-chain-id` at startup. */
 export const chainNames: ReadonlyMap<number, string> = new Map([
-  [8453, 'base-mainnet'], [84532, 'base-sepolia'], [11763072, 'base-alpha'], [763360, 'base-zeronet'], [1337, 'devnet'],
+  [8453, 'base-mainnet'],
+  [84532, 'base-sepolia'],
+  [11763072, 'base-alpha'],
+  [763360, 'base-zeronet'],
+  [1337, 'devnet'],
 ]);

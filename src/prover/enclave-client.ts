@@ -20,11 +20,15 @@ export interface EnclaveClient {
 }
 
 /** Host side of one enclave: connect 5 s, signer calls answer within 10 s (as Base's host). */
-export function createEnclaveClient(endpoint: EnclaveEndpoint, options: { connectTimeoutMs?: number; signerTimeoutMs?: number } = {}): EnclaveClient {
+export function createEnclaveClient(
+  endpoint: EnclaveEndpoint,
+  options: { connectTimeoutMs?: number; signerTimeoutMs?: number } = {},
+): EnclaveClient {
   const name = formatEndpoint(endpoint);
   const expect = <T extends EnclaveResponse['type']>(response: EnclaveResponse, type: T): Extract<EnclaveResponse, { type: T }> => {
     if (response.type === 'error') throw new EnclaveError(response.message);
-    if (response.type !== type) throw new FlashlogError('ENCLAVE_PROTOCOL', `enclave ${name}: expected a ${type} response, got ${response.type}`);
+    if (response.type !== type)
+      throw new FlashlogError('ENCLAVE_PROTOCOL', `enclave ${name}: expected a ${type} response, got ${response.type}`);
     return response as Extract<EnclaveResponse, { type: T }>;
   };
   const signerOptions = { connectTimeoutMs: options.connectTimeoutMs ?? 5000, responseTimeoutMs: options.signerTimeoutMs ?? 10_000 };
@@ -40,7 +44,10 @@ export function createEnclaveClient(endpoint: EnclaveEndpoint, options: { connec
       return expect(decodeEnclaveResponse(reply), 'signerAttestation').document;
     },
     async prove(preimages, signal) {
-      const reply = await exchangeFrame(endpoint, encodeEnclaveRequest({ type: 'prove', preimages }), { connectTimeoutMs: signerOptions.connectTimeoutMs, ...(signal ? { signal } : {}) });
+      const reply = await exchangeFrame(endpoint, encodeEnclaveRequest({ type: 'prove', preimages }), {
+        connectTimeoutMs: signerOptions.connectTimeoutMs,
+        ...(signal ? { signal } : {}),
+      });
       return expect(decodeEnclaveResponse(reply), 'prove').result;
     },
   };

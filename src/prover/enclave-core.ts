@@ -40,7 +40,11 @@ export type EnclaveCheck = 'reexecute' | 'headers';
  * chain id, as a unix timestamp. Before it (or on a chain not listed) the storage root must come
  * from an account proof in the preimages.
  */
-export const isthmusTime: ReadonlyMap<number, number> = new Map([[8453, 1746806401], [84532, 1744905600], [1337, 0]]);
+export const isthmusTime: ReadonlyMap<number, number> = new Map([
+  [8453, 1746806401],
+  [84532, 1744905600],
+  [1337, 0],
+]);
 
 export const zeroHash: Hex = `0x${'00'.repeat(32)}`;
 
@@ -101,7 +105,8 @@ export function loadBootInfo(store: PreimageStore): BootInfo {
       if (optional) return undefined;
       throw new EnclaveRefusal(`boot info: local key ${id} (${name}) is missing`);
     }
-    if (value.length !== length) throw new EnclaveRefusal(`boot info: local key ${id} (${name}) has ${value.length} bytes, expected ${length}`);
+    if (value.length !== length)
+      throw new EnclaveRefusal(`boot info: local key ${id} (${name}) has ${value.length} bytes, expected ${length}`);
     return value;
   };
   const u64 = (id: number, name: string, optional = false) => {
@@ -137,7 +142,8 @@ interface BlockRoot {
 export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, check: EnclaveCheck = 'reexecute'): Promise<BlockRoot[]> {
   const config = check === 'reexecute' ? rollupConfigOf(boot, store) : undefined;
   const agreed = store.keccak(boot.agreedOutputRoot);
-  if (!agreed || agreed.length !== 128) throw new EnclaveRefusal(`agreed output root ${boot.agreedOutputRoot}: its 128-byte preimage is missing`);
+  if (!agreed || agreed.length !== 128)
+    throw new EnclaveRefusal(`agreed output root ${boot.agreedOutputRoot}: its 128-byte preimage is missing`);
   if (agreed.slice(0, 32).some((byte) => byte !== 0)) throw new EnclaveRefusal('agreed output root: unsupported output root version');
   const agreedHash = bytesToHex(agreed.slice(96, 128));
   const headerOf = (hash: Hex, what: string): DecodedHeader => {
@@ -146,7 +152,8 @@ export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, ch
     return decodeHeader(rlp, what);
   };
   const agreedHeader = headerOf(agreedHash, 'agreed L2 head');
-  if (bytesToHex(agreed.slice(32, 64)) !== agreedHeader.stateRoot) throw new EnclaveRefusal('agreed output root: state root differs from the agreed header');
+  if (bytesToHex(agreed.slice(32, 64)) !== agreedHeader.stateRoot)
+    throw new EnclaveRefusal('agreed output root: state root differs from the agreed header');
   if (boot.claimedBlockNumber <= agreedHeader.number) {
     throw new EnclaveRefusal(`claimed block ${boot.claimedBlockNumber} is not after the agreed block ${agreedHeader.number}`);
   }
@@ -154,7 +161,11 @@ export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, ch
   const children = new Map<Hex, DecodedHeader[]>();
   for (const value of store.keccakValues()) {
     let header: DecodedHeader;
-    try { header = decodeHeader(value); } catch { continue; }
+    try {
+      header = decodeHeader(value);
+    } catch {
+      continue;
+    }
     const list = children.get(header.parentHash) ?? [];
     list.push(header);
     children.set(header.parentHash, list);
@@ -165,11 +176,18 @@ export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, ch
   for (let number = agreedHeader.number + 1; number <= boot.claimedBlockNumber; number++) {
     const candidates = (children.get(parent.hash) ?? []).filter((header) => header.number === number);
     if (candidates.length !== 1) {
-      throw new EnclaveRefusal(`L2 block ${number}: ${candidates.length === 0 ? 'no header' : `${candidates.length} headers`} with parent ${parent.hash} in the preimages`);
+      throw new EnclaveRefusal(
+        `L2 block ${number}: ${candidates.length === 0 ? 'no header' : `${candidates.length} headers`} with parent ${parent.hash} in the preimages`,
+      );
     }
     const header = candidates[0]!;
     if (config) {
-      const block = await reexecuteBlock(config, bytesToHex(store.keccak(parent.hash)!), bytesToHex(store.keccak(header.hash)!), store.witness());
+      const block = await reexecuteBlock(
+        config,
+        bytesToHex(store.keccak(parent.hash)!),
+        bytesToHex(store.keccak(header.hash)!),
+        store.witness(),
+      );
       roots.push({ number, outputRoot: outputRootV0(block.stateRoot, block.messagePasserStorageRoot, block.hash) });
       parent = header;
       continue;
@@ -187,7 +205,9 @@ export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, ch
   }
   const last = roots[roots.length - 1]!;
   if (last.outputRoot !== boot.claimedOutputRoot) {
-    throw new EnclaveRefusal(`output root mismatch at L2 block ${last.number}: computed ${last.outputRoot}, claimed ${boot.claimedOutputRoot}`);
+    throw new EnclaveRefusal(
+      `output root mismatch at L2 block ${last.number}: computed ${last.outputRoot}, claimed ${boot.claimedOutputRoot}`,
+    );
   }
   return roots;
 }
@@ -206,7 +226,8 @@ function rollupConfigOf(boot: BootInfo, store: PreimageStore): RollupConfig {
   }
   try {
     const config = parseRollupConfig(json, 'boot info: local key 6 (rollup config)');
-    if (config.l2_chain_id !== boot.chainId) throw new EnclaveRefusal(`boot info: rollup config is for chain ${config.l2_chain_id}, the request for ${boot.chainId}`);
+    if (config.l2_chain_id !== boot.chainId)
+      throw new EnclaveRefusal(`boot info: rollup config is for chain ${config.l2_chain_id}, the request for ${boot.chainId}`);
     return config;
   } catch (error) {
     throw error instanceof EnclaveRefusal ? error : new EnclaveRefusal(errorMessage(error));
@@ -231,12 +252,24 @@ export function createEnclaveCore(options: { privateKey: Hex; check?: EnclaveChe
     let prev = boot.agreedOutputRoot;
     for (const root of roots) {
       const journal = {
-        proposer: boot.proposer, l1OriginHash: boot.l1Head, prevOutputRoot: prev, startingL2Block: root.number - 1,
-        outputRoot: root.outputRoot, endingL2Block: root.number, intermediateRoots: [], configHash, teeImageHash,
+        proposer: boot.proposer,
+        l1OriginHash: boot.l1Head,
+        prevOutputRoot: prev,
+        startingL2Block: root.number - 1,
+        outputRoot: root.outputRoot,
+        endingL2Block: root.number,
+        intermediateRoots: [],
+        configHash,
+        teeImageHash,
       };
       proposals.push({
-        outputRoot: root.outputRoot, signature: await signDigest(journalDigest(journal), options.privateKey),
-        l1OriginHash: boot.l1Head, l1OriginNumber: boot.l1HeadNumber, l2BlockNumber: root.number, prevOutputRoot: prev, configHash,
+        outputRoot: root.outputRoot,
+        signature: await signDigest(journalDigest(journal), options.privateKey),
+        l1OriginHash: boot.l1Head,
+        l1OriginNumber: boot.l1HeadNumber,
+        l2BlockNumber: root.number,
+        prevOutputRoot: prev,
+        configHash,
       });
       prev = root.outputRoot;
     }
@@ -248,13 +281,24 @@ export function createEnclaveCore(options: { privateKey: Hex; check?: EnclaveChe
     const first = proposals[0]!;
     const last = proposals[proposals.length - 1]!;
     const aggregateJournal = {
-      proposer: boot.proposer, l1OriginHash: boot.l1Head, prevOutputRoot: boot.agreedOutputRoot, startingL2Block: first.l2BlockNumber - 1,
-      outputRoot: last.outputRoot, endingL2Block: last.l2BlockNumber, intermediateRoots, configHash, teeImageHash,
+      proposer: boot.proposer,
+      l1OriginHash: boot.l1Head,
+      prevOutputRoot: boot.agreedOutputRoot,
+      startingL2Block: first.l2BlockNumber - 1,
+      outputRoot: last.outputRoot,
+      endingL2Block: last.l2BlockNumber,
+      intermediateRoots,
+      configHash,
+      teeImageHash,
     };
     const aggregateProposal: Proposal = {
-      outputRoot: last.outputRoot, signature: await signDigest(journalDigest(aggregateJournal), options.privateKey),
-      l1OriginHash: boot.l1Head, l1OriginNumber: boot.l1HeadNumber, l2BlockNumber: last.l2BlockNumber,
-      prevOutputRoot: boot.agreedOutputRoot, configHash,
+      outputRoot: last.outputRoot,
+      signature: await signDigest(journalDigest(aggregateJournal), options.privateKey),
+      l1OriginHash: boot.l1Head,
+      l1OriginNumber: boot.l1HeadNumber,
+      l2BlockNumber: last.l2BlockNumber,
+      prevOutputRoot: boot.agreedOutputRoot,
+      configHash,
     };
     return { type: 'tee', aggregateProposal, proposals };
   }

@@ -8,7 +8,10 @@ import { serveFrames, type EnclaveEndpoint, type FrameServer } from './transport
  * Serves an enclave core over TCP or a Unix socket: one framed request per connection, a framed
  * response, close. A request that cannot be decoded is answered with EnclaveResponse::Error.
  */
-export function serveEnclave(core: EnclaveCore, options: { endpoint: EnclaveEndpoint; logger?: Logger; requestTimeoutMs?: number; maxFrameBytes?: number }): Promise<FrameServer> {
+export function serveEnclave(
+  core: EnclaveCore,
+  options: { endpoint: EnclaveEndpoint; logger?: Logger; requestTimeoutMs?: number; maxFrameBytes?: number },
+): Promise<FrameServer> {
   const logger = options.logger;
   return serveFrames({
     endpoint: options.endpoint,
@@ -24,7 +27,15 @@ export function serveEnclave(core: EnclaveCore, options: { endpoint: EnclaveEndp
       }
       const started = Date.now();
       const response = await core.handle(request);
-      logger?.info({ request: request.type, response: response.type, ms: Date.now() - started, ...(response.type === 'error' ? { error: response.message } : {}) }, 'enclave request');
+      logger?.info(
+        {
+          request: request.type,
+          response: response.type,
+          ms: Date.now() - started,
+          ...(response.type === 'error' ? { error: response.message } : {}),
+        },
+        'enclave request',
+      );
       return encodeEnclaveResponse(response);
     },
     onBadFrame: (error) => encodeEnclaveResponse({ type: 'error', message: `invalid request frame: ${errorMessage(error)}` }),

@@ -7,13 +7,25 @@ import { bincodeReader, bincodeWriter, encodeFrame, frameAccumulator } from '../
 import { configHashes, marshalPerChainConfig, perChainConfigHash } from './config-hash.ts';
 import { encodeJournal, journalDigest, type Journal } from './journal.ts';
 import { outputRootV0 } from './output-root.ts';
-import { decodeEnclaveRequest, decodeEnclaveResponse, encodeEnclaveRequest, encodeEnclaveResponse, localKey, type EnclaveRequest, type EnclaveResponse, type Proposal } from './protocol.ts';
+import {
+  decodeEnclaveRequest,
+  decodeEnclaveResponse,
+  encodeEnclaveRequest,
+  encodeEnclaveResponse,
+  localKey,
+  type EnclaveRequest,
+  type EnclaveResponse,
+  type Proposal,
+} from './protocol.ts';
 import { l1ProofBytes, recoverSigner, signDigest } from './signature.ts';
 
 /** Golden values for wire compatibility with Base's Rust prover (see notes/tee-prover.md). */
 const vectors = JSON.parse(readFileSync(sharedPath('fixtures/tee-prover/vectors.json'), 'utf8')) as {
   keys: { anvil0: { private_key: Hex; address: Address; public_key_uncompressed_65: Hex } };
-  config_hash: { golden_sample: { input: Record<string, string | number>; marshal_binary: Hex; hash: Hex }; chains: Record<string, string> };
+  config_hash: {
+    golden_sample: { input: Record<string, string | number>; marshal_binary: Hex; hash: Hex };
+    chains: Record<string, string>;
+  };
   journal: Record<string, { journal: Hex; journal_len: number; digest: Hex; signature_anvil0: Hex } & Record<string, unknown>>;
   output_root_v0: { state_root: string; message_passer_storage_root: string; block_hash: string; output_root: Hex };
   tee_image_hash: { pcr0_all_zero_48: Hex };
@@ -87,13 +99,16 @@ describe('journal', () => {
 });
 
 describe('signatures', () => {
-  it.each(['j1_per_block_style', 'j2_two_intermediates', 'j3_local_mode_aggregate'])('signs %s as the golden r‖s‖v with v in {0,1}, and recovers anvil #0', async (name) => {
-    const golden = j(name);
-    const signature = await signDigest(golden.digest, key.private_key);
-    expect(signature).toBe(golden.signature_anvil0);
-    expect([0, 1]).toContain(hexToBytes(signature)[64]);
-    expect(await recoverSigner(golden.digest, signature)).toBe(key.address);
-  });
+  it.each(['j1_per_block_style', 'j2_two_intermediates', 'j3_local_mode_aggregate'])(
+    'signs %s as the golden r‖s‖v with v in {0,1}, and recovers anvil #0',
+    async (name) => {
+      const golden = j(name);
+      const signature = await signDigest(golden.digest, key.private_key);
+      expect(signature).toBe(golden.signature_anvil0);
+      expect([0, 1]).toContain(hexToBytes(signature)[64]);
+      expect(await recoverSigner(golden.digest, signature)).toBe(key.address);
+    },
+  );
 
   it('derives the golden 65-byte uncompressed public key', () => {
     expect(privateKeyToAccount(key.private_key).publicKey).toBe(key.public_key_uncompressed_65);
@@ -157,7 +172,10 @@ describe('enclave frames', () => {
   const requests: [string, EnclaveRequest][] = [
     ['req_SignerPublicKey', { type: 'signerPublicKey' }],
     ['req_SignerAttestation_none_none', { type: 'signerAttestation' }],
-    ['req_SignerAttestation_userdata_deadbeef_nonce_01020304', { type: 'signerAttestation', userData: hexToBytes('0xdeadbeef'), nonce: Uint8Array.of(1, 2, 3, 4) }],
+    [
+      'req_SignerAttestation_userdata_deadbeef_nonce_01020304',
+      { type: 'signerAttestation', userData: hexToBytes('0xdeadbeef'), nonce: Uint8Array.of(1, 2, 3, 4) },
+    ],
     ['req_Prove_one_local_preimage_l1head_0x22', { type: 'prove', preimages: [{ key: localKey(1), value: hexToBytes(fill('0x22..22')) }] }],
   ];
   it.each(requests)('%s encodes and decodes byte for byte', (name, request) => {
@@ -166,8 +184,13 @@ describe('enclave frames', () => {
   });
 
   const proposal: Proposal = {
-    outputRoot: fill('0x44..44'), signature: j1.signature_anvil0, l1OriginHash: fill('0x22..22'), l1OriginNumber: 100,
-    l2BlockNumber: 1000, prevOutputRoot: fill('0x33..33'), configHash: fill('0x11..11'),
+    outputRoot: fill('0x44..44'),
+    signature: j1.signature_anvil0,
+    l1OriginHash: fill('0x22..22'),
+    l1OriginNumber: 100,
+    l2BlockNumber: 1000,
+    prevOutputRoot: fill('0x33..33'),
+    configHash: fill('0x11..11'),
   };
   const responses: [string, EnclaveResponse][] = [
     ['resp_SignerPublicKey_anvil0', { type: 'signerPublicKey', publicKey: hexToBytes(key.public_key_uncompressed_65) }],

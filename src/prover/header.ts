@@ -83,16 +83,37 @@ const rlpQuantity = (hex: string): Hex => {
  * RPC reported, so the result can be trusted as a keccak preimage.
  */
 export function headerRlpFromRpc(block: RpcHeader, what = `block ${block.number}`): Hex {
-  const optional = [block.baseFeePerGas, block.withdrawalsRoot, block.blobGasUsed, block.excessBlobGas, block.parentBeaconBlockRoot, block.requestsHash];
+  const optional = [
+    block.baseFeePerGas,
+    block.withdrawalsRoot,
+    block.blobGasUsed,
+    block.excessBlobGas,
+    block.parentBeaconBlockRoot,
+    block.requestsHash,
+  ];
   const last = optional.findLastIndex((value) => value !== undefined && value !== null);
   const tail = optional.slice(0, last + 1).map((value, index) => {
-    if (value === undefined || value === null) throw new FlashlogError('HEADER_INVALID', `${what}: header field ${index + 15} missing before a later one`);
+    if (value === undefined || value === null)
+      throw new FlashlogError('HEADER_INVALID', `${what}: header field ${index + 15} missing before a later one`);
     return index === 1 || index >= 4 ? (value as Hex) : rlpQuantity(value);
   });
   const rlp = toRlp([
-    block.parentHash as Hex, block.sha3Uncles as Hex, block.miner as Hex, block.stateRoot as Hex, block.transactionsRoot as Hex,
-    block.receiptsRoot as Hex, block.logsBloom as Hex, rlpQuantity(block.difficulty), rlpQuantity(block.number), rlpQuantity(block.gasLimit),
-    rlpQuantity(block.gasUsed), rlpQuantity(block.timestamp), block.extraData as Hex, block.mixHash as Hex, block.nonce as Hex, ...tail,
+    block.parentHash as Hex,
+    block.sha3Uncles as Hex,
+    block.miner as Hex,
+    block.stateRoot as Hex,
+    block.transactionsRoot as Hex,
+    block.receiptsRoot as Hex,
+    block.logsBloom as Hex,
+    rlpQuantity(block.difficulty),
+    rlpQuantity(block.number),
+    rlpQuantity(block.gasLimit),
+    rlpQuantity(block.gasUsed),
+    rlpQuantity(block.timestamp),
+    block.extraData as Hex,
+    block.mixHash as Hex,
+    block.nonce as Hex,
+    ...tail,
   ]);
   const hash = keccak256(rlp);
   if (hash !== block.hash.toLowerCase()) {

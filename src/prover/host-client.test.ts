@@ -8,7 +8,9 @@ async function serve(port: number, answer: (body: { id: number }) => unknown): P
   const calls: number[] = [];
   const server = createServer((request, response) => {
     let text = '';
-    request.on('data', (c: Buffer) => { text += c.toString(); });
+    request.on('data', (c: Buffer) => {
+      text += c.toString();
+    });
     request.on('end', () => {
       const body = JSON.parse(text) as { id: number };
       calls.push(Date.now());
@@ -20,12 +22,20 @@ async function serve(port: number, answer: (body: { id: number }) => unknown): P
 }
 const servers: Server[] = [];
 afterEach(async () => {
-  for (const server of servers.splice(0)) await new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); });
+  for (const server of servers.splice(0))
+    await new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(resolve);
+    });
 });
 
 describe('prover host client', () => {
   it('returns the JSON-RPC error of the host as is, without retrying it', async () => {
-    const host = await serve(0, (body) => ({ jsonrpc: '2.0', id: body.id, error: { code: -32001, message: 'no valid signer found among: []' } }));
+    const host = await serve(0, (body) => ({
+      jsonrpc: '2.0',
+      id: body.id,
+      error: { code: -32001, message: 'no valid signer found among: []' },
+    }));
     servers.push(host.server);
     const outcome = await callProverHostWithRetry(`http://127.0.0.1:${host.port}`, {}, { timeoutMs: 5000, backoffMs: 10 });
     expect(outcome).toEqual({ error: { code: -32001, message: 'no valid signer found among: []' } });

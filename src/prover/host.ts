@@ -48,7 +48,10 @@ export interface ProverHost {
 
 export const maxAttestationFieldBytes = 512;
 
-interface RpcFailure { code: number; message: string }
+interface RpcFailure {
+  code: number;
+  message: string;
+}
 const failure = (code: number, message: string): RpcFailure => ({ code, message });
 /** -32001, the host's code for "no valid signer" and for enclave failures in enclave_* calls. */
 const enclaveUnavailable = (message: string) => new ResourceUnavailableError(message);
@@ -63,8 +66,18 @@ function byteParam(value: unknown, name: string): Uint8Array | undefined {
 
 export function createProverHost(options: ProverHostOptions): ProverHost {
   const { enclaves, registry, logger } = options;
-  const requests = options.metrics && counter(options.metrics, 'flashlog_prover_host_requests_total', 'JSON-RPC calls by method and outcome', ['method', 'outcome']);
-  const proveSeconds = options.metrics && histogram(options.metrics, 'flashlog_prover_host_prove_seconds', 'prover_prove duration', ['outcome'], [0.1, 0.5, 1, 5, 30, 120, 600, 1800]);
+  const requests =
+    options.metrics &&
+    counter(options.metrics, 'flashlog_prover_host_requests_total', 'JSON-RPC calls by method and outcome', ['method', 'outcome']);
+  const proveSeconds =
+    options.metrics &&
+    histogram(
+      options.metrics,
+      'flashlog_prover_host_prove_seconds',
+      'prover_prove duration',
+      ['outcome'],
+      [0.1, 0.5, 1, 5, 30, 120, 600, 1800],
+    );
   const healthyGauge = options.metrics && gauge(options.metrics, 'flashlog_prover_host_healthy', '1 when healthz answers OK');
   const inFlight = new Set<Promise<unknown>>();
   let latched = false;
@@ -97,11 +110,19 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
         logger?.warn({ enclave: enclave.name, signer, err: lastError }, 'isValidSigner failed');
       }
     }
-    throw enclaveUnavailable(lastError && seen.length > 0 ? `no valid signer found among: [${seen.join(', ')}] (registry: ${lastError})` : `no valid signer found among: [${seen.join(', ')}]`);
+    throw enclaveUnavailable(
+      lastError && seen.length > 0
+        ? `no valid signer found among: [${seen.join(', ')}] (registry: ${lastError})`
+        : `no valid signer found among: [${seen.join(', ')}]`,
+    );
   }
 
   async function prove(params: unknown): Promise<unknown> {
-    const raw = Array.isArray(params) ? params[0] : params && typeof params === 'object' && 'request' in params ? (params as { request: unknown }).request : undefined;
+    const raw = Array.isArray(params)
+      ? params[0]
+      : params && typeof params === 'object' && 'request' in params
+        ? (params as { request: unknown }).request
+        : undefined;
     if (raw === undefined) throw new InvalidParamsError('params[0]: expected a ProofRequest object');
     const parsed = parseProofRequest(raw);
     if (!parsed.ok) throw new InvalidParamsError(parsed.message);
@@ -112,7 +133,11 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         controller.abort();
-        reject(new ServerError(`proof request timed out after ${Math.round(options.timeoutMs / 1000)}s for L2 block ${request.claimedL2BlockNumber}`));
+        reject(
+          new ServerError(
+            `proof request timed out after ${Math.round(options.timeoutMs / 1000)}s for L2 block ${request.claimedL2BlockNumber}`,
+          ),
+        );
       }, options.timeoutMs);
     });
     let outcome = 'error';
@@ -163,7 +188,13 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
         await route();
         state = { ok: true };
       } catch (error) {
-        state = { ok: false, message: error instanceof JsonRpcError && /^no valid signer/.test(error.message) ? 'signer is not a valid signer in TEEProverRegistry' : errorMessage(error) };
+        state = {
+          ok: false,
+          message:
+            error instanceof JsonRpcError && /^no valid signer/.test(error.message)
+              ? 'signer is not a valid signer in TEEProverRegistry'
+              : errorMessage(error),
+        };
       }
     }
     healthyGauge?.set(state.ok ? 1 : 0);
@@ -177,11 +208,17 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
       case 'enclave_signerPublicKey':
         return (await everyEnclave((enclave) => enclave.signerPublicKey())).map((key) => [...key]);
       case 'enclave_signerAttestation': {
-        const list = Array.isArray(params) ? params : params && typeof params === 'object' ? [(params as Record<string, unknown>).user_data, (params as Record<string, unknown>).nonce] : [];
+        const list = Array.isArray(params)
+          ? params
+          : params && typeof params === 'object'
+            ? [(params as Record<string, unknown>).user_data, (params as Record<string, unknown>).nonce]
+            : [];
         const userData = byteParam(list[0], 'user_data');
         const nonce = byteParam(list[1], 'nonce');
-        if (userData && userData.length > maxAttestationFieldBytes) throw new InvalidParamsError(`user_data exceeds ${maxAttestationFieldBytes}-byte limit`);
-        if (nonce && nonce.length > maxAttestationFieldBytes) throw new InvalidParamsError(`nonce exceeds ${maxAttestationFieldBytes}-byte limit`);
+        if (userData && userData.length > maxAttestationFieldBytes)
+          throw new InvalidParamsError(`user_data exceeds ${maxAttestationFieldBytes}-byte limit`);
+        if (nonce && nonce.length > maxAttestationFieldBytes)
+          throw new InvalidParamsError(`nonce exceeds ${maxAttestationFieldBytes}-byte limit`);
         return (await everyEnclave((enclave) => enclave.signerAttestation(userData, nonce))).map((doc) => [...doc]);
       }
       case 'healthz': {
@@ -196,10 +233,12 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
   }
 
   async function one(body: unknown): Promise<unknown> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return { jsonrpc: '2.0', id: null, error: failure(-32600, 'Invalid request') };
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      return { jsonrpc: '2.0', id: null, error: failure(-32600, 'Invalid request') };
     const { jsonrpc, method, params, id } = body as Record<string, unknown>;
     const validId = id === undefined || id === null || typeof id === 'string' || typeof id === 'number';
-    if (jsonrpc !== '2.0' || typeof method !== 'string' || !validId) return { jsonrpc: '2.0', id: validId ? id ?? null : null, error: failure(-32600, 'Invalid request') };
+    if (jsonrpc !== '2.0' || typeof method !== 'string' || !validId)
+      return { jsonrpc: '2.0', id: validId ? (id ?? null) : null, error: failure(-32600, 'Invalid request') };
     let response: unknown;
     try {
       response = { jsonrpc: '2.0', id: id ?? null, result: await call(method, params) };
@@ -242,21 +281,27 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
       response.writeHead(405, { allow: 'POST, GET' }).end();
       return;
     }
-    const tooLarge = () => JSON.stringify({ jsonrpc: '2.0', id: null, error: failure(-32600, `request body exceeds ${maxBodyBytes} bytes`) });
-    track(readBody(request, response, maxBodyBytes, tooLarge).then((text) => {
-      if (text === undefined) return;
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        send(response, 200, { jsonrpc: '2.0', id: null, error: failure(-32700, 'Parse error') });
-        return;
-      }
-      return handle(body).then((out) => send(response, 200, out), (error: unknown) => {
-        logger?.error({ err: error }, 'prover host request failed');
-        send(response, 500, { jsonrpc: '2.0', id: null, error: failure(-32603, 'Internal error') });
-      });
-    }));
+    const tooLarge = () =>
+      JSON.stringify({ jsonrpc: '2.0', id: null, error: failure(-32600, `request body exceeds ${maxBodyBytes} bytes`) });
+    track(
+      readBody(request, response, maxBodyBytes, tooLarge).then((text) => {
+        if (text === undefined) return;
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          send(response, 200, { jsonrpc: '2.0', id: null, error: failure(-32700, 'Parse error') });
+          return;
+        }
+        return handle(body).then(
+          (out) => send(response, 200, out),
+          (error: unknown) => {
+            logger?.error({ err: error }, 'prover host request failed');
+            send(response, 500, { jsonrpc: '2.0', id: null, error: failure(-32603, 'Internal error') });
+          },
+        );
+      }),
+    );
   };
   const track = (work: Promise<unknown>) => {
     inFlight.add(work);

@@ -16,7 +16,10 @@ type RlpItem = Hex | RlpItem[];
  * Returns undefined when a node on the path is missing (the caller decides what that means).
  */
 export function accountStorageRoot(stateRoot: Hex, address: Hex, nodeByHash: (hash: Hex) => Uint8Array | undefined): Hex | undefined {
-  const path = keccak256(address).slice(2).split('').map((c) => Number.parseInt(c, 16));
+  const path = keccak256(address)
+    .slice(2)
+    .split('')
+    .map((c) => Number.parseInt(c, 16));
   let at = 0;
   let node: RlpItem | undefined;
   const load = (ref: RlpItem): RlpItem | undefined => {
@@ -40,10 +43,14 @@ export function accountStorageRoot(stateRoot: Hex, address: Hex, nodeByHash: (ha
       node = next;
       continue;
     }
-    if (node.length !== 2 || typeof node[0] !== 'string') throw new FlashlogError('TRIE_INVALID', `state trie: node of ${node.length} items`);
+    if (node.length !== 2 || typeof node[0] !== 'string')
+      throw new FlashlogError('TRIE_INVALID', `state trie: node of ${node.length} items`);
     const encoded = node[0].slice(2);
     const flag = Number.parseInt(encoded[0] ?? '0', 16);
-    const nibbles = encoded.slice(flag & 1 ? 1 : 2).split('').map((c) => Number.parseInt(c, 16));
+    const nibbles = encoded
+      .slice(flag & 1 ? 1 : 2)
+      .split('')
+      .map((c) => Number.parseInt(c, 16));
     const matches = nibbles.every((nibble, i) => path[at + i] === nibble);
     if (!matches) return emptyTrieRoot; // path diverges: account absent
     at += nibbles.length;

@@ -119,7 +119,9 @@ export function encodeEnclaveRequest(request: EnclaveRequest): Uint8Array {
       w.varint(1);
       break;
     case 'signerAttestation':
-      w.varint(2).option(request.userData, (v) => w.bytes(v)).option(request.nonce, (v) => w.bytes(v));
+      w.varint(2)
+        .option(request.userData, (v) => w.bytes(v))
+        .option(request.nonce, (v) => w.bytes(v));
       break;
   }
   return w.finish();
@@ -132,7 +134,8 @@ export function decodeEnclaveRequest(payload: Uint8Array): EnclaveRequest {
   if (variant === 0) {
     const count = r.varintNumber('Prove preimage count');
     // Each preimage takes at least 33 bytes: a cheap bound before allocating.
-    if (count * 33 > r.remaining()) throw new FlashlogError('BINCODE_INVALID', `Prove: ${count} preimages cannot fit in ${r.remaining()} bytes`);
+    if (count * 33 > r.remaining())
+      throw new FlashlogError('BINCODE_INVALID', `Prove: ${count} preimages cannot fit in ${r.remaining()} bytes`);
     const preimages: Preimage[] = [];
     for (let i = 0; i < count; i++) {
       const data = r.raw(31);

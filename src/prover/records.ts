@@ -23,14 +23,18 @@ export type ProofRequestRecord = z.output<typeof proofRequestRecordSchema>;
 export const proofErrorSchema = z.object({ code: z.number().int(), message: z.string() });
 export type ProofError = z.output<typeof proofErrorSchema>;
 
-export const proofReplyRecordSchema = z.looseObject({
-  v: z.literal(1),
-  requestId: z.string().min(1),
-  repliedAt: z.number(),
-  proverMs: z.number().optional(),
-  result: proofResultWireSchema.optional(),
-  error: proofErrorSchema.optional(),
-}).refine((reply) => (reply.result === undefined) !== (reply.error === undefined), { message: 'a reply has exactly one of result and error' });
+export const proofReplyRecordSchema = z
+  .looseObject({
+    v: z.literal(1),
+    requestId: z.string().min(1),
+    repliedAt: z.number(),
+    proverMs: z.number().optional(),
+    result: proofResultWireSchema.optional(),
+    error: proofErrorSchema.optional(),
+  })
+  .refine((reply) => (reply.result === undefined) !== (reply.error === undefined), {
+    message: 'a reply has exactly one of result and error',
+  });
 export type ProofReplyRecord = z.output<typeof proofReplyRecordSchema>;
 
 /** `where: what`, naming the first bad field of a record. */

@@ -30,15 +30,24 @@ export async function reexecuteBlock(config: RollupConfig, parentRlp: Hex, rlp: 
     const transactions = await readOrderedTrie(witness, header.transactionsRoot, `L2 block ${number} transaction`);
     const eip1559Params = size(header.extraData) >= 9 ? slice(header.extraData, 1, 9) : undefined;
     const executed = await executeBlock({
-      config, parent, witness,
+      config,
+      parent,
+      witness,
       attributes: {
-        timestamp: header.timestamp, prevRandao: header.mixHash, feeRecipient: header.miner, gasLimit: header.gasLimit,
-        parentBeaconBlockRoot: header.parentBeaconBlockRoot, eip1559Params, transactions,
+        timestamp: header.timestamp,
+        prevRandao: header.mixHash,
+        feeRecipient: header.miner,
+        gasLimit: header.gasLimit,
+        parentBeaconBlockRoot: header.parentBeaconBlockRoot,
+        eip1559Params,
+        transactions,
       },
     });
     if (executed.hash !== hash) {
       const differing = compareHeaders(executed.header, header).differing;
-      throw new EnclaveRefusal(`L2 block ${number}: re-execution gives block hash ${executed.hash}, the chain's is ${hash} (differing: ${differing.join(', ') || 'none'})`);
+      throw new EnclaveRefusal(
+        `L2 block ${number}: re-execution gives block hash ${executed.hash}, the chain's is ${hash} (differing: ${differing.join(', ') || 'none'})`,
+      );
     }
     return { number, hash, stateRoot: executed.header.stateRoot, messagePasserStorageRoot: await executed.messagePasserStorageRoot() };
   } catch (error) {

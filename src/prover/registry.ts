@@ -13,6 +13,7 @@ export function createSignerRegistry(options: { address: Address; l1RpcUrl: stri
   const client = createPublicClient({ transport: http(options.l1RpcUrl, { timeout: options.timeoutMs ?? 10_000, retryCount: 1 }) });
   return {
     address: options.address,
-    isValidSigner: (signer) => client.readContract({ address: options.address, abi: signerRegistryAbi, functionName: 'isValidSigner', args: [signer] }),
+    isValidSigner: (signer) =>
+      client.readContract({ address: options.address, abi: signerRegistryAbi, functionName: 'isValidSigner', args: [signer] }),
   };
 }

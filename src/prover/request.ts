@@ -8,9 +8,15 @@ import type { Proposal, ProofResult } from './protocol.ts';
  * fields, u64 as JSON numbers, B256 as 0x-hex (0x optional on input), optional fields default to zero.
  * Unknown fields are ignored, as serde does.
  */
-const b256 = z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'expected a 32-byte hex hash').transform((value) => `0x${value.replace(/^0x/, '').toLowerCase()}` as Hex);
+const b256 = z
+  .string()
+  .regex(/^(0x)?[0-9a-fA-F]{64}$/, 'expected a 32-byte hex hash')
+  .transform((value) => `0x${value.replace(/^0x/, '').toLowerCase()}` as Hex);
 const u64 = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-const address = z.string().regex(/^(0x)?[0-9a-fA-F]{40}$/, 'expected a 20-byte hex address').transform((value) => getAddress(`0x${value.replace(/^0x/, '')}`));
+const address = z
+  .string()
+  .regex(/^(0x)?[0-9a-fA-F]{40}$/, 'expected a 20-byte hex address')
+  .transform((value) => getAddress(`0x${value.replace(/^0x/, '')}`));
 const zero32 = `0x${'00'.repeat(32)}` as Hex;
 
 export const proofRequestSchema = z.object({
@@ -39,7 +45,10 @@ export interface ProofRequest {
 }
 
 /** Names the first bad field: `params[0].claimed_l2_block_number: expected number, received string`. */
-export function parseProofRequest(value: unknown, where = 'params[0]'): { ok: true; request: ProofRequest } | { ok: false; message: string } {
+export function parseProofRequest(
+  value: unknown,
+  where = 'params[0]',
+): { ok: true; request: ProofRequest } | { ok: false; message: string } {
   const parsed = proofRequestSchema.safeParse(value);
   if (!parsed.success) {
     return { ok: false, message: zodIssueMessage(parsed.error, where, value) };
@@ -48,18 +57,30 @@ export function parseProofRequest(value: unknown, where = 'params[0]'): { ok: tr
   return {
     ok: true,
     request: {
-      l1Head: d.l1_head, agreedL2HeadHash: d.agreed_l2_head_hash, agreedL2OutputRoot: d.agreed_l2_output_root,
-      claimedL2OutputRoot: d.claimed_l2_output_root, claimedL2BlockNumber: d.claimed_l2_block_number, proposer: d.proposer,
-      intermediateBlockInterval: d.intermediate_block_interval, l1HeadNumber: d.l1_head_number, imageHash: d.image_hash,
+      l1Head: d.l1_head,
+      agreedL2HeadHash: d.agreed_l2_head_hash,
+      agreedL2OutputRoot: d.agreed_l2_output_root,
+      claimedL2OutputRoot: d.claimed_l2_output_root,
+      claimedL2BlockNumber: d.claimed_l2_block_number,
+      proposer: d.proposer,
+      intermediateBlockInterval: d.intermediate_block_interval,
+      l1HeadNumber: d.l1_head_number,
+      imageHash: d.image_hash,
     },
   };
 }
 
 export function proofRequestToWire(request: ProofRequest): z.output<typeof proofRequestSchema> {
   return {
-    l1_head: request.l1Head, agreed_l2_head_hash: request.agreedL2HeadHash, agreed_l2_output_root: request.agreedL2OutputRoot,
-    claimed_l2_output_root: request.claimedL2OutputRoot, claimed_l2_block_number: request.claimedL2BlockNumber, proposer: request.proposer,
-    intermediate_block_interval: request.intermediateBlockInterval, l1_head_number: request.l1HeadNumber, image_hash: request.imageHash,
+    l1_head: request.l1Head,
+    agreed_l2_head_hash: request.agreedL2HeadHash,
+    agreed_l2_output_root: request.agreedL2OutputRoot,
+    claimed_l2_output_root: request.claimedL2OutputRoot,
+    claimed_l2_block_number: request.claimedL2BlockNumber,
+    proposer: request.proposer,
+    intermediate_block_interval: request.intermediateBlockInterval,
+    l1_head_number: request.l1HeadNumber,
+    image_hash: request.imageHash,
   };
 }
 
@@ -79,12 +100,22 @@ export const proofResultWireSchema = z.union([
 export type ProofResultWire = z.input<typeof proofResultWireSchema>;
 
 const proposalToWire = (p: Proposal) => ({
-  output_root: p.outputRoot, signature: p.signature, l1_origin_hash: p.l1OriginHash, l1_origin_number: p.l1OriginNumber,
-  l2_block_number: p.l2BlockNumber, prev_output_root: p.prevOutputRoot, config_hash: p.configHash,
+  output_root: p.outputRoot,
+  signature: p.signature,
+  l1_origin_hash: p.l1OriginHash,
+  l1_origin_number: p.l1OriginNumber,
+  l2_block_number: p.l2BlockNumber,
+  prev_output_root: p.prevOutputRoot,
+  config_hash: p.configHash,
 });
 const proposalFromWire = (p: z.output<typeof proposalWireSchema>): Proposal => ({
-  outputRoot: p.output_root, signature: p.signature.toLowerCase() as Hex, l1OriginHash: p.l1_origin_hash, l1OriginNumber: p.l1_origin_number,
-  l2BlockNumber: p.l2_block_number, prevOutputRoot: p.prev_output_root, configHash: p.config_hash,
+  outputRoot: p.output_root,
+  signature: p.signature.toLowerCase() as Hex,
+  l1OriginHash: p.l1_origin_hash,
+  l1OriginNumber: p.l1_origin_number,
+  l2BlockNumber: p.l2_block_number,
+  prevOutputRoot: p.prev_output_root,
+  configHash: p.config_hash,
 });
 
 /** `{"Tee":{"aggregate_proposal":…,"proposals":[…]}}` (serde's external tagging). */
@@ -97,6 +128,10 @@ export function proofResultToWire(result: ProofResult): ProofResultWire {
 export function proofResultFromWire(value: unknown): ProofResult {
   const parsed = proofResultWireSchema.parse(value);
   return 'Tee' in parsed
-    ? { type: 'tee', aggregateProposal: proposalFromWire(parsed.Tee.aggregate_proposal), proposals: parsed.Tee.proposals.map(proposalFromWire) }
+    ? {
+        type: 'tee',
+        aggregateProposal: proposalFromWire(parsed.Tee.aggregate_proposal),
+        proposals: parsed.Tee.proposals.map(proposalFromWire),
+      }
     : { type: 'zk', proofBytes: Uint8Array.from(parsed.Zk.proof_bytes) };
 }

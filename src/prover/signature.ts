@@ -13,7 +13,8 @@ export async function signDigest(digest: Hex, privateKey: Hex): Promise<Hex> {
 
 /** The address that signed `digest` (accepts v as 0/1 or 27/28). */
 export async function recoverSigner(digest: Hex, signature: Hex): Promise<Address> {
-  if (hexToBytes(signature).length !== 65) throw new FlashlogError('SIGNATURE_INVALID', `signature: expected 65 bytes, got ${hexToBytes(signature).length}`);
+  if (hexToBytes(signature).length !== 65)
+    throw new FlashlogError('SIGNATURE_INVALID', `signature: expected 65 bytes, got ${hexToBytes(signature).length}`);
   return recoverAddress({ hash: digest, signature });
 }
 

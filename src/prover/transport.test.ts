@@ -5,7 +5,12 @@ import { formatEndpoint, maxWriteBytes, parseEndpoint, writeFrame } from './tran
 describe('enclave transport', () => {
   it('writes a frame in chunks of at most 28 KiB, length prefix first', async () => {
     const writes: Uint8Array[] = [];
-    const socket = { write: (chunk: Uint8Array) => { writes.push(Uint8Array.from(chunk)); return true; } } as unknown as Socket;
+    const socket = {
+      write: (chunk: Uint8Array) => {
+        writes.push(Uint8Array.from(chunk));
+        return true;
+      },
+    } as unknown as Socket;
     const payload = Uint8Array.from({ length: 100_000 }, (_, i) => i % 251);
     await writeFrame(socket, payload);
     expect(maxWriteBytes).toBe(28 * 1024);

@@ -12,7 +12,8 @@ import type { Logger } from '../obs/logger.ts';
  */
 export const maxWriteBytes = 28 * 1024;
 
-export type EnclaveEndpoint = { readonly kind: 'tcp'; readonly host: string; readonly port: number } | { readonly kind: 'unix'; readonly path: string };
+export type EnclaveEndpoint =
+  { readonly kind: 'tcp'; readonly host: string; readonly port: number } | { readonly kind: 'unix'; readonly path: string };
 
 /** @example parseEndpoint('tcp://127.0.0.1:8000'); parseEndpoint('unix:/run/enclave.sock') */
 export function parseEndpoint(text: string): EnclaveEndpoint {
@@ -37,8 +38,14 @@ export async function writeFrame(socket: Socket, payload: Uint8Array): Promise<v
     const chunk = frame.subarray(at, at + maxWriteBytes);
     if (!socket.write(chunk)) {
       await new Promise<void>((resolve, reject) => {
-        const onDrain = () => { socket.off('close', onClose); resolve(); };
-        const onClose = () => { socket.off('drain', onDrain); reject(new FlashlogError('ENCLAVE_CLOSED', 'connection closed while writing a frame', { retryable: true })); };
+        const onDrain = () => {
+          socket.off('close', onClose);
+          resolve();
+        };
+        const onClose = () => {
+          socket.off('drain', onDrain);
+          reject(new FlashlogError('ENCLAVE_CLOSED', 'connection closed while writing a frame', { retryable: true }));
+        };
         socket.once('drain', onDrain);
         socket.once('close', onClose);
       });
@@ -47,7 +54,12 @@ export async function writeFrame(socket: Socket, payload: Uint8Array): Promise<v
 }
 
 /** Reads one frame; rejects on close before a whole frame, on timeout, or on an oversized length. */
-export function readFrame(socket: Socket, timeoutMs: number | undefined, what: string, maxFrameBytes = defaultMaxFrameBytes): Promise<Uint8Array> {
+export function readFrame(
+  socket: Socket,
+  timeoutMs: number | undefined,
+  what: string,
+  maxFrameBytes = defaultMaxFrameBytes,
+): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const accumulator = frameAccumulator(maxFrameBytes);
     let timer: NodeJS.Timeout | undefined;
@@ -67,10 +79,18 @@ export function readFrame(socket: Socket, timeoutMs: number | undefined, what: s
         done(error as Error);
       }
     };
-    const onClose = () => done(new FlashlogError('ENCLAVE_CLOSED', `${what}: connection closed after ${accumulator.buffered()} bytes, before a whole frame`, { retryable: true }));
+    const onClose = () =>
+      done(
+        new FlashlogError('ENCLAVE_CLOSED', `${what}: connection closed after ${accumulator.buffered()} bytes, before a whole frame`, {
+          retryable: true,
+        }),
+      );
     const onError = (error: Error) => done(new FlashlogError('ENCLAVE_IO', `${what}: ${error.message}`, { retryable: true, cause: error }));
     if (timeoutMs !== undefined) {
-      timer = setTimeout(() => done(new FlashlogError('ENCLAVE_TIMEOUT', `${what}: no complete frame within ${timeoutMs} ms`, { retryable: true })), timeoutMs);
+      timer = setTimeout(
+        () => done(new FlashlogError('ENCLAVE_TIMEOUT', `${what}: no complete frame within ${timeoutMs} ms`, { retryable: true })),
+        timeoutMs,
+      );
     }
     socket.on('data', onData);
     socket.once('close', onClose);
@@ -119,7 +139,11 @@ export async function serveFrames(options: {
   });
   const endpoint = options.endpoint;
   if (endpoint.kind === 'unix') {
-    try { unlinkSync(endpoint.path); } catch { /* not there */ }
+    try {
+      unlinkSync(endpoint.path);
+    } catch {
+      /* not there */
+    }
   }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -127,32 +151,47 @@ export async function serveFrames(options: {
     else server.listen(endpoint.path, () => resolve());
   });
   const address = server.address();
-  const bound: EnclaveEndpoint = endpoint.kind === 'tcp' && address && typeof address === 'object'
-    ? { kind: 'tcp', host: endpoint.host, port: address.port }
-    : endpoint;
+  const bound: EnclaveEndpoint =
+    endpoint.kind === 'tcp' && address && typeof address === 'object' ? { kind: 'tcp', host: endpoint.host, port: address.port } : endpoint;
   return {
     endpoint: bound,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      for (const socket of sockets) socket.destroy();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      }),
   };
 }
 
 /** One request/reply exchange with a frame server. */
-export async function exchangeFrame(endpoint: EnclaveEndpoint, payload: Uint8Array, options: { connectTimeoutMs?: number; responseTimeoutMs?: number; signal?: AbortSignal; maxFrameBytes?: number } = {}): Promise<Uint8Array> {
+export async function exchangeFrame(
+  endpoint: EnclaveEndpoint,
+  payload: Uint8Array,
+  options: { connectTimeoutMs?: number; responseTimeoutMs?: number; signal?: AbortSignal; maxFrameBytes?: number } = {},
+): Promise<Uint8Array> {
   const where = formatEndpoint(endpoint);
-  const socket = endpoint.kind === 'tcp' ? createConnection({ host: endpoint.host, port: endpoint.port }) : createConnection({ path: endpoint.path });
+  const socket =
+    endpoint.kind === 'tcp' ? createConnection({ host: endpoint.host, port: endpoint.port }) : createConnection({ path: endpoint.path });
   const abort = () => socket.destroy(new FlashlogError('ENCLAVE_ABORTED', `enclave ${where}: request aborted`));
   options.signal?.addEventListener('abort', abort, { once: true });
   try {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(new FlashlogError('ENCLAVE_UNREACHABLE', `enclave ${where}: connect timed out after ${options.connectTimeoutMs ?? 5000} ms`, { retryable: true }));
+        reject(
+          new FlashlogError('ENCLAVE_UNREACHABLE', `enclave ${where}: connect timed out after ${options.connectTimeoutMs ?? 5000} ms`, {
+            retryable: true,
+          }),
+        );
       }, options.connectTimeoutMs ?? 5000);
-      socket.once('connect', () => { clearTimeout(timer); resolve(); });
-      socket.once('error', (error) => { clearTimeout(timer); reject(new FlashlogError('ENCLAVE_UNREACHABLE', `enclave ${where}: ${error.message}`, { retryable: true, cause: error })); });
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      socket.once('error', (error) => {
+        clearTimeout(timer);
+        reject(new FlashlogError('ENCLAVE_UNREACHABLE', `enclave ${where}: ${error.message}`, { retryable: true, cause: error }));
+      });
     });
     const reading = readFrame(socket, options.responseTimeoutMs, `enclave ${where} response`, options.maxFrameBytes);
     reading.catch(() => undefined);

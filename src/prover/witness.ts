@@ -8,13 +8,13 @@ import { headerRlpFromRpc, rpcHeaderSchema, type RpcHeader } from './header.ts';
 import { messagePasserAddress } from './output-root.ts';
 import { digestKey, localKey, type Preimage } from './protocol.ts';
 import type { ProofRequest } from './request.ts';
+import type { CallRpc } from '../jsonrpc/protocol.ts';
 
 /** Raw JSON-RPC: the method's result as JSON, or a thrown error naming the endpoint. */
-export type RpcCall = (method: string, params: readonly unknown[]) => Promise<unknown>;
 
 export interface WitnessSources {
-  readonly l1: RpcCall;
-  readonly l2: RpcCall;
+  readonly l1: CallRpc;
+  readonly l2: CallRpc;
   readonly l2ChainId: number;
   /** Blocks fetched at once. */
   readonly concurrency?: number;
@@ -29,7 +29,10 @@ export interface WitnessSources {
   readonly signal?: AbortSignal;
 }
 
-const proofSchema = z.object({ storageHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/), accountProof: z.array(z.string().regex(/^0x[0-9a-fA-F]*$/)) });
+const proofSchema = z.object({
+  storageHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+  accountProof: z.array(z.string().regex(/^0x[0-9a-fA-F]*$/)),
+});
 
 /**
  * Collects the hash-keyed preimages local mode needs for one request, walking the L1 and L2 RPCs:
@@ -46,12 +49,16 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
     const hash = keccak256(value);
     preimages.set(hash, { key: digestKey('keccak256', hash), value: hexToBytes(value) });
   };
-  const header = async (rpc: RpcCall, method: string, param: Hex, chain: string): Promise<RpcHeader | undefined> => {
+  const header = async (rpc: CallRpc, method: string, param: Hex, chain: string): Promise<RpcHeader | undefined> => {
     if (sources.signal?.aborted) throw new FlashlogError('WITNESS_ABORTED', 'witness collection aborted');
     const raw = await rpc(method, [param, false]);
     if (raw === null || raw === undefined) return undefined;
     const parsed = rpcHeaderSchema.safeParse(raw);
-    if (!parsed.success) throw new FlashlogError('WITNESS_RPC', `${chain} ${method}(${param}): ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`);
+    if (!parsed.success)
+      throw new FlashlogError(
+        'WITNESS_RPC',
+        `${chain} ${method}(${param}): ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`,
+      );
     return parsed.data;
   };
   const l1Head = await header(sources.l1, 'eth_getBlockByHash', request.l1Head, 'L1');
@@ -62,14 +69,21 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
   if (!agreed) throw new FlashlogError('WITNESS_MISSING', `agreed L2 head ${request.agreedL2HeadHash} not found on the L2 RPC`);
   const agreedNumber = Number(BigInt(agreed.number));
   if (request.claimedL2BlockNumber <= agreedNumber) {
-    throw new FlashlogError('WITNESS_RANGE', `claimed L2 block ${request.claimedL2BlockNumber} is not after the agreed L2 head ${agreedNumber}`);
+    throw new FlashlogError(
+      'WITNESS_RANGE',
+      `claimed L2 block ${request.claimedL2BlockNumber} is not after the agreed L2 head ${agreedNumber}`,
+    );
   }
   const isthmus = isthmusTime.get(sources.l2ChainId);
   const storageRootOf = async (block: RpcHeader): Promise<Hex> => {
     if (isthmus !== undefined && Number(BigInt(block.timestamp)) >= isthmus && block.withdrawalsRoot) return block.withdrawalsRoot as Hex;
     const raw = await sources.l2('eth_getProof', [messagePasserAddress, [], block.number]);
     const proof = proofSchema.safeParse(raw);
-    if (!proof.success) throw new FlashlogError('WITNESS_RPC', `L2 eth_getProof(${messagePasserAddress}) at block ${Number(BigInt(block.number))}: ${proof.error.issues[0]!.message}`);
+    if (!proof.success)
+      throw new FlashlogError(
+        'WITNESS_RPC',
+        `L2 eth_getProof(${messagePasserAddress}) at block ${Number(BigInt(block.number))}: ${proof.error.issues[0]!.message}`,
+      );
     for (const node of proof.data.accountProof) addKeccak(node as Hex);
     return proof.data.storageHash as Hex;
   };
@@ -78,18 +92,23 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
   const blocks: RpcHeader[] = new Array(numbers.length);
   const concurrency = sources.concurrency ?? 8;
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, numbers.length) }, async () => {
-    while (next < numbers.length) {
-      const index = next++;
-      const block = await header(sources.l2, 'eth_getBlockByNumber', numberToHex(numbers[index]!), 'L2');
-      if (!block) throw new FlashlogError('WITNESS_MISSING', `L2 block ${numbers[index]} not found on the L2 RPC`);
-      blocks[index] = block;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, numbers.length) }, async () => {
+      while (next < numbers.length) {
+        const index = next++;
+        const block = await header(sources.l2, 'eth_getBlockByNumber', numberToHex(numbers[index]!), 'L2');
+        if (!block) throw new FlashlogError('WITNESS_MISSING', `L2 block ${numbers[index]} not found on the L2 RPC`);
+        blocks[index] = block;
+      }
+    }),
+  );
   let parent = agreed;
   for (const block of [agreed, ...blocks]) {
     if (block !== agreed && block.parentHash.toLowerCase() !== parent.hash.toLowerCase()) {
-      throw new FlashlogError('WITNESS_REORG', `L2 block ${Number(BigInt(block.number))} does not follow ${parent.hash}: the L2 RPC changed under the request`);
+      throw new FlashlogError(
+        'WITNESS_REORG',
+        `L2 block ${Number(BigInt(block.number))} does not follow ${parent.hash}: the L2 RPC changed under the request`,
+      );
     }
     addKeccak(headerRlpFromRpc(block, `L2 block ${Number(BigInt(block.number))}`));
     parent = block;
@@ -100,7 +119,8 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
     for (const block of blocks) {
       if (sources.signal?.aborted) throw new FlashlogError('WITNESS_ABORTED', 'witness collection aborted');
       const witness = await collectBlockWitness(sources.l2, BigInt(block.number));
-      if (witness.blockHash.toLowerCase() !== block.hash.toLowerCase()) throw new FlashlogError('WITNESS_REORG', `L2 block ${Number(BigInt(block.number))} changed under the request`);
+      if (witness.blockHash.toLowerCase() !== block.hash.toLowerCase())
+        throw new FlashlogError('WITNESS_REORG', `L2 block ${Number(BigInt(block.number))} changed under the request`);
       for (const value of Object.values(witness.preimages)) addKeccak(value);
       for (const node of await orderedTrieNodes(witness.transactions)) addKeccak(node);
     }

@@ -45,18 +45,24 @@ export function canonicalBlocks$(options: {
       const wanted = options.wanted();
       if (!wanted.heads && !wanted.logs) return EMPTY;
       const numbers: bigint[] = [];
-      for (let n = canonical - maxCatchUp + 1n > previous + 1n ? canonical - maxCatchUp + 1n : previous + 1n; n <= canonical; n++) numbers.push(n);
+      for (let n = canonical - maxCatchUp + 1n > previous + 1n ? canonical - maxCatchUp + 1n : previous + 1n; n <= canonical; n++)
+        numbers.push(n);
       return from(numbers).pipe(map((number) => ({ number, wanted })));
     }),
-    concatMap(({ number, wanted }) => from(read(options.upstream, number, wanted.logs)).pipe(
-      filter((block): block is CanonicalBlock => {
-        if (block instanceof Error) {
-          options.logger.warn({ block: Number(number), err: errorMessage(block) }, 'canonical block for newHeads/logs unreadable upstream; skipped');
-          return false;
-        }
-        return block !== null;
-      }),
-    )),
+    concatMap(({ number, wanted }) =>
+      from(read(options.upstream, number, wanted.logs)).pipe(
+        filter((block): block is CanonicalBlock => {
+          if (block instanceof Error) {
+            options.logger.warn(
+              { block: Number(number), err: errorMessage(block) },
+              'canonical block for newHeads/logs unreadable upstream; skipped',
+            );
+            return false;
+          }
+          return block !== null;
+        }),
+      ),
+    ),
   );
 }
 
@@ -65,7 +71,7 @@ async function read(upstream: Upstream, number: bigint, withLogs: boolean): Prom
     const tag = numberToHex(number);
     const [header, logs] = await Promise.all([
       upstream.call('eth_getBlockByNumber', [tag, false]) as Promise<Record<string, unknown> | null>,
-      withLogs ? upstream.call('eth_getLogs', [{ fromBlock: tag, toBlock: tag }]) as Promise<RpcLog[]> : Promise.resolve([]),
+      withLogs ? (upstream.call('eth_getLogs', [{ fromBlock: tag, toBlock: tag }]) as Promise<RpcLog[]>) : Promise.resolve([]),
     ]);
     if (!header) return null;
     const { transactions: _transactions, ...head } = header;

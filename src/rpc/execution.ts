@@ -59,9 +59,11 @@ function chainRules(options: ExecutionOptions): (upstream: Upstream) => Promise<
   return (upstream) => {
     rules ??= (async () => {
       if (options.simulateGenesis) return { genesis: options.simulateGenesis };
-      return { chainId: BigInt(await upstream.call('eth_chainId', []) as string), hardfork: options.simulateHardfork ?? 'prague' };
+      return { chainId: BigInt((await upstream.call('eth_chainId', [])) as string), hardfork: options.simulateHardfork ?? 'prague' };
     })();
-    rules.catch(() => { rules = undefined; });
+    rules.catch(() => {
+      rules = undefined;
+    });
     return rules;
   };
 }

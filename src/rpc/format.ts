@@ -10,11 +10,15 @@ import { ZERO_HASH } from '../schemas/hex.ts';
 export type RpcObject = Record<string, unknown>;
 
 const typeCodes: Record<string, `0x${string}`> = {
-  legacy: '0x0', eip2930: '0x1', eip1559: '0x2', eip4844: '0x3', eip7702: '0x4', deposit: '0x7e',
+  legacy: '0x0',
+  eip2930: '0x1',
+  eip1559: '0x2',
+  eip4844: '0x3',
+  eip7702: '0x4',
+  deposit: '0x7e',
 };
 
-const hex = (value: bigint | number | undefined): `0x${string}` | undefined =>
-  value === undefined ? undefined : numberToHex(value);
+const hex = (value: bigint | number | undefined): `0x${string}` | undefined => (value === undefined ? undefined : numberToHex(value));
 
 /** Keccak of the empty uncle list: pending blocks have no uncles. */
 const emptyUnclesHash = '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347';
@@ -62,7 +66,9 @@ export function createTransactionFormatter(cacheSize = 20_000): TransactionForma
         object.mint = hex((parsed.mint as bigint | undefined) ?? 0n);
         object.isSystemTx = parsed.isSystemTx ?? false;
         object.gasPrice = '0x0';
-        object.v = '0x0'; object.r = '0x0'; object.s = '0x0';
+        object.v = '0x0';
+        object.r = '0x0';
+        object.s = '0x0';
         if (receipt?.depositReceiptVersion) object.depositReceiptVersion = receipt.depositReceiptVersion;
       } else {
         const baseFee = BigInt(block.header.baseFeePerGas);
@@ -80,8 +86,12 @@ export function createTransactionFormatter(cacheSize = 20_000): TransactionForma
         if (parsed.blobVersionedHashes !== undefined) object.blobVersionedHashes = parsed.blobVersionedHashes;
         if (parsed.authorizationList !== undefined) {
           object.authorizationList = (parsed.authorizationList as Record<string, unknown>[]).map((auth) => ({
-            chainId: hex(auth.chainId as number), address: auth.address, nonce: hex(auth.nonce as number),
-            yParity: hex(auth.yParity as number), r: auth.r, s: auth.s,
+            chainId: hex(auth.chainId as number),
+            address: auth.address,
+            nonce: hex(auth.nonce as number),
+            yParity: hex(auth.yParity as number),
+            r: auth.r,
+            s: auth.s,
           }));
         }
         object.r = parsed.r;

@@ -17,18 +17,30 @@ describe('block parameters', () => {
   });
   it('names the parameter, what came and what was expected', () => {
     expect(() => blockParam('0x01', 'params[0].toBlock')).toThrow(InvalidParamsError);
-    expect(() => blockParam(12, 'params[0].toBlock')).toThrow('params[0].toBlock: expected hex block number or tag (latest, pending, safe, finalized, earliest), got 12');
+    expect(() => blockParam(12, 'params[0].toBlock')).toThrow(
+      'params[0].toBlock: expected hex block number or tag (latest, pending, safe, finalized, earliest), got 12',
+    );
     expect(() => blockParam(undefined, 'params[1]')).toThrow('got nothing');
   });
   it('takes EIP-1898 block objects for state methods, naming the bad field', () => {
     const hash = `0x${'ab'.repeat(32)}`;
     expect(stateBlockParam({ blockHash: hash }, 'params[1]')).toEqual({ kind: 'hash', hash, requireCanonical: false });
-    expect(stateBlockParam({ blockHash: hash, requireCanonical: true }, 'params[1]')).toEqual({ kind: 'hash', hash, requireCanonical: true });
+    expect(stateBlockParam({ blockHash: hash, requireCanonical: true }, 'params[1]')).toEqual({
+      kind: 'hash',
+      hash,
+      requireCanonical: true,
+    });
     expect(stateBlockParam({ blockNumber: '0x10' }, 'params[1]')).toEqual({ kind: 'number', number: 16n });
     expect(stateBlockParam('pending', 'params[1]')).toEqual({ kind: 'tag', tag: 'pending' });
-    expect(() => stateBlockParam({ blockHash: '0x12' }, 'params[1]')).toThrow('params[1].blockHash: expected a 32-byte 0x-hex hash, got "0x12"');
-    expect(() => stateBlockParam({ blockHash: hash, requireCanonical: 'yes' }, 'params[1]')).toThrow('params[1].requireCanonical: expected true or false');
-    expect(() => stateBlockParam({ blockHash: hash, blockNumber: '0x1' }, 'params[1]')).toThrow('params[1]: give blockHash or blockNumber, not both');
+    expect(() => stateBlockParam({ blockHash: '0x12' }, 'params[1]')).toThrow(
+      'params[1].blockHash: expected a 32-byte 0x-hex hash, got "0x12"',
+    );
+    expect(() => stateBlockParam({ blockHash: hash, requireCanonical: 'yes' }, 'params[1]')).toThrow(
+      'params[1].requireCanonical: expected true or false',
+    );
+    expect(() => stateBlockParam({ blockHash: hash, blockNumber: '0x1' }, 'params[1]')).toThrow(
+      'params[1]: give blockHash or blockNumber, not both',
+    );
     expect(stateBlockParam({ blockNumber: 'pending', requireCanonical: false }, 'params[1]')).toEqual({ kind: 'tag', tag: 'pending' });
     expect(() => stateBlockParam({ blockNumber: 5 }, 'params[2]')).toThrow('params[2].blockNumber: expected hex block number or tag');
     expect(() => stateBlockParam({ block: 'latest' }, 'params[1]')).toThrow('(EIP-1898)');
@@ -51,7 +63,9 @@ describe('log filters', () => {
     expect(matchesFilter(log, logFilterParam({ topics: [[]] }, 'f'))).toBe(true);
   });
   it('rejects malformed filters naming the field', () => {
-    expect(() => logFilterParam({ address: [a, '0x12'] }, 'params[0]')).toThrow('params[0].address[1]: expected a 20-byte 0x-hex address, got "0x12"');
+    expect(() => logFilterParam({ address: [a, '0x12'] }, 'params[0]')).toThrow(
+      'params[0].address[1]: expected a 20-byte 0x-hex address, got "0x12"',
+    );
     expect(() => logFilterParam({ topics: 'x' }, 'params[0]')).toThrow('params[0].topics: expected an array of topics');
     expect(() => logFilterParam({ topics: [null, null, null, null, null] }, 'params[0]')).toThrow('at most 4 positions, got 5');
   });
@@ -73,25 +87,51 @@ describe('JSON-RPC framing', () => {
     return call.params;
   };
   it('answers calls, batches and errors', async () => {
-    expect(JSON.parse((await handleText('{"jsonrpc":"2.0","id":null,"method":"echo","params":[1]}', dispatch, { maxBatch: 2 }))!)).toEqual({ jsonrpc: '2.0', id: null, result: [1] });
-    expect(JSON.parse((await handleText('{"jsonrpc":"2.0","id":2,"method":"boom"}', dispatch, { maxBatch: 2 }))!).error).toEqual({ code: -32603, message: 'internal error: kaput' });
+    expect(JSON.parse((await handleText('{"jsonrpc":"2.0","id":null,"method":"echo","params":[1]}', dispatch, { maxBatch: 2 }))!)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      result: [1],
+    });
+    expect(JSON.parse((await handleText('{"jsonrpc":"2.0","id":2,"method":"boom"}', dispatch, { maxBatch: 2 }))!).error).toEqual({
+      code: -32603,
+      message: 'internal error: kaput',
+    });
     expect(JSON.parse((await handleText('{"jsonrpc":"2.0","id":{},"method":"echo"}', dispatch, { maxBatch: 2 }))!).error.code).toBe(-32600);
-    expect(JSON.parse((await handleText('{"jsonrpc":"2.0","id":3,"method":"echo","params":7}', dispatch, { maxBatch: 2 }))!).error.message).toContain('params: expected an array or object');
-    expect(JSON.parse((await handleText('[1,2,3]', dispatch, { maxBatch: 2 }))!).error.message).toContain('batch of 3 calls exceeds the limit of 2');
+    expect(
+      JSON.parse((await handleText('{"jsonrpc":"2.0","id":3,"method":"echo","params":7}', dispatch, { maxBatch: 2 }))!).error.message,
+    ).toContain('params: expected an array or object');
+    expect(JSON.parse((await handleText('[1,2,3]', dispatch, { maxBatch: 2 }))!).error.message).toContain(
+      'batch of 3 calls exceeds the limit of 2',
+    );
     expect(await handleText('[{"jsonrpc":"2.0","method":"echo"}]', dispatch, { maxBatch: 2 })).toBeNull();
   });
 
   it('refuses JSON nested deeper than 64 levels as an invalid request, keeping the id', async () => {
     const deep = (n: number) => `${'['.repeat(n)}1${']'.repeat(n)}`;
-    const refused = JSON.parse((await handleText(`{"jsonrpc":"2.0","id":9,"method":"echo","params":[${deep(5000)}]}`, dispatch, { maxBatch: 2 }))!);
-    expect(refused).toEqual({ jsonrpc: '2.0', id: 9, error: { code: -32600, message: 'invalid request: JSON nested deeper than 64 levels' } });
-    const fine = JSON.parse((await handleText(`{"jsonrpc":"2.0","id":9,"method":"echo","params":[${deep(60)}]}`, dispatch, { maxBatch: 2 }))!);
+    const refused = JSON.parse(
+      (await handleText(`{"jsonrpc":"2.0","id":9,"method":"echo","params":[${deep(5000)}]}`, dispatch, { maxBatch: 2 }))!,
+    );
+    expect(refused).toEqual({
+      jsonrpc: '2.0',
+      id: 9,
+      error: { code: -32600, message: 'invalid request: JSON nested deeper than 64 levels' },
+    });
+    const fine = JSON.parse(
+      (await handleText(`{"jsonrpc":"2.0","id":9,"method":"echo","params":[${deep(60)}]}`, dispatch, { maxBatch: 2 }))!,
+    );
     expect(fine.result).toBeDefined();
   });
 
   it('echoes the id of an invalid request when the id itself is valid', async () => {
-    expect(JSON.parse((await handleText('{"jsonrpc":"1.0","id":"a","method":"echo"}', dispatch, { maxBatch: 2 }))!)).toMatchObject({ id: 'a', error: { code: -32600 } });
-    const batch = JSON.parse((await handleText('[{"jsonrpc":"2.0","id":4,"method":7},{"jsonrpc":"2.0","id":5,"method":"echo","params":[]}]', dispatch, { maxBatch: 2 }))!);
+    expect(JSON.parse((await handleText('{"jsonrpc":"1.0","id":"a","method":"echo"}', dispatch, { maxBatch: 2 }))!)).toMatchObject({
+      id: 'a',
+      error: { code: -32600 },
+    });
+    const batch = JSON.parse(
+      (await handleText('[{"jsonrpc":"2.0","id":4,"method":7},{"jsonrpc":"2.0","id":5,"method":"echo","params":[]}]', dispatch, {
+        maxBatch: 2,
+      }))!,
+    );
     expect(batch).toEqual([
       { jsonrpc: '2.0', id: 4, error: { code: -32600, message: 'invalid request[0]: method: expected a method name, got 7' } },
       { jsonrpc: '2.0', id: 5, result: [] },

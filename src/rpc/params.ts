@@ -28,7 +28,9 @@ export function blockParam(value: unknown, where: string, fallback?: BlockTag): 
     if (tags.has(value)) return { kind: 'tag', tag: value as BlockTag };
     if (quantityPattern.test(value)) return { kind: 'number', number: BigInt(value) };
   }
-  throw new InvalidParamsError(`${where}: expected hex block number or tag (latest, pending, safe, finalized, earliest), got ${shown(value)}`);
+  throw new InvalidParamsError(
+    `${where}: expected hex block number or tag (latest, pending, safe, finalized, earliest), got ${shown(value)}`,
+  );
 }
 
 /** A block named as EIP-1898 allows for state methods: a number or tag, or a block hash. */
@@ -52,7 +54,9 @@ export function stateBlockParam(value: unknown, where: string, fallback?: BlockT
   if (known && 'blockHash' in given) {
     return { kind: 'hash', hash: hashParam(given.blockHash, `${where}.blockHash`), requireCanonical: given.requireCanonical === true };
   }
-  throw new InvalidParamsError(`${where}: expected hex block number, tag, { blockNumber } or { blockHash, requireCanonical? } (EIP-1898), got ${shown(value)}`);
+  throw new InvalidParamsError(
+    `${where}: expected hex block number, tag, { blockNumber } or { blockHash, requireCanonical? } (EIP-1898), got ${shown(value)}`,
+  );
 }
 
 export const isPending = (param: StateBlockParam): boolean => param.kind === 'tag' && param.tag === 'pending';
@@ -123,7 +127,9 @@ export function logFilterParam(value: Record<string, unknown>, where: string): L
       if (position === null) topics.push(null);
       else if (Array.isArray(position)) {
         if (position.length > maxFilterTopicsPerPosition) {
-          throw new InvalidParamsError(`${where}.topics[${i}]: expected at most ${maxFilterTopicsPerPosition} topics in one position, got ${position.length}`);
+          throw new InvalidParamsError(
+            `${where}.topics[${i}]: expected at most ${maxFilterTopicsPerPosition} topics in one position, got ${position.length}`,
+          );
         }
         topics.push(position.length === 0 ? null : new Set(position.map((topic, j) => hashParam(topic, `${where}.topics[${i}][${j}]`))));
       } else topics.push(new Set([hashParam(position, `${where}.topics[${i}]`)]));

@@ -32,17 +32,30 @@ async function pendingView(paidPrecompile = false): Promise<ViewState> {
   const records = builder.flashblock([tx!], { stateDiff: paidPrecompile ? { ...diff, [ECRECOVER]: { balance: '0x5' } } : diff });
   let state = apply(initialViewState(), { type: 'head', blockNumber: 100n });
   records.forEach((record, offset) => {
-    state = apply(state, { type: 'record', record: { ...record, key: record.key ?? null, partition: 0, offset: BigInt(offset), timestamp: 0 } });
+    state = apply(state, {
+      type: 'record',
+      record: { ...record, key: record.key ?? null, partition: 0, offset: BigInt(offset), timestamp: 0 },
+    });
   });
   return state;
 }
 
 let stub: RpcStub | undefined;
-afterEach(async () => { await stub?.close(); stub = undefined; });
+afterEach(async () => {
+  await stub?.close();
+  stub = undefined;
+});
 
 function context(url: string, state: ViewState): MethodContext {
   const upstream = createUpstream(url, { timeoutMs: 5000 });
-  return { view: () => state, states$: EMPTY, upstream, formatter: createTransactionFormatter(), limits: { maxLogsRange: 2000 }, forward: (params = []) => upstream.call('eth_call', params) };
+  return {
+    view: () => state,
+    states$: EMPTY,
+    upstream,
+    formatter: createTransactionFormatter(),
+    limits: { maxLogsRange: 2000 },
+    forward: (params = []) => upstream.call('eth_call', params),
+  };
 }
 const ethCall = (limits: ExecutionLimits) => bindExecution(eth_call, { limits });
 const ethEstimateGas = (limits: ExecutionLimits) => bindExecution(eth_estimateGas, { limits });
@@ -50,37 +63,60 @@ const ethSimulateV1 = (limits: ExecutionLimits, simulation: SimulationDeps) => b
 const invoke = (method: Method, params: unknown[], ctx: MethodContext) => Promise.resolve(method(params, ctx));
 
 describe('eth_estimateGas with pending', () => {
-  it.each([21_000n, 21_001n, 53_211n, 640_000n, 999_999n, 1_000_000n])('finds exactly the least gas that succeeds (%s) at the canonical base with the pending diff', async (need) => {
+  it.each([21_000n, 21_001n, 53_211n, 640_000n, 999_999n, 1_000_000n])(
+    'finds exactly the least gas that succeeds (%s) at the canonical base with the pending diff',
+    async (need) => {
+      stub = await createRpcStub({
+        eth_call: ([call]) => {
+          if (BigInt((call as { gas: string }).gas) < need) throw { code: -32000, message: 'out of gas' };
+          return '0x';
+        },
+      });
+      const state = await pendingView();
+      const result = await invoke(ethEstimateGas(limits), [{ to: touched, data: '0x01' }, 'pending'], context(stub.url, state));
+      expect(BigInt(result as string)).toBe(need);
+      const [first] = stub.calls;
+      expect(first!.params[1]).toBe('0x64'); // block 100, under pending block 101
+      expect(first!.params[2]).toMatchObject({
+        [touched]: { balance: '0x64', nonce: '0x1', code: '0x00', stateDiff: { [slot]: `0x${'0'.repeat(63)}5` } },
+      });
+      expect(stub.calls.length, 'upstream calls of one estimate').toBeLessThanOrEqual(40);
+    },
+  );
+
+  it('a revert at the cap is the answer (code 3 and data); out of gas at the cap is "gas required exceeds allowance"', async () => {
     stub = await createRpcStub({
-      eth_call: ([call]) => {
-        if (BigInt((call as { gas: string }).gas) < need) throw { code: -32000, message: 'out of gas' };
-        return '0x';
+      eth_call: () => {
+        throw { code: 3, message: 'execution reverted', data: '0xdeadbeef' };
       },
     });
     const state = await pendingView();
-    const result = await invoke(ethEstimateGas(limits), [{ to: touched, data: '0x01' }, 'pending'], context(stub.url, state));
-    expect(BigInt(result as string)).toBe(need);
-    const [first] = stub.calls;
-    expect(first!.params[1]).toBe('0x64'); // block 100, under pending block 101
-    expect(first!.params[2]).toMatchObject({ [touched]: { balance: '0x64', nonce: '0x1', code: '0x00', stateDiff: { [slot]: `0x${'0'.repeat(63)}5` } } });
-    expect(stub.calls.length, 'upstream calls of one estimate').toBeLessThanOrEqual(40);
-  });
-
-  it('a revert at the cap is the answer (code 3 and data); out of gas at the cap is "gas required exceeds allowance"', async () => {
-    stub = await createRpcStub({ eth_call: () => { throw { code: 3, message: 'execution reverted', data: '0xdeadbeef' }; } });
-    const state = await pendingView();
-    await expect(invoke(ethEstimateGas(limits), [{ to: touched }, 'pending'], context(stub.url, state))).rejects.toMatchObject({ rpcCode: 3, data: '0xdeadbeef' });
-    stub.handlers = { eth_call: () => { throw { code: -32000, message: 'out of gas' }; } };
-    await expect(invoke(ethEstimateGas(limits), [{ to: touched }, 'pending'], context(stub.url, state))).rejects.toThrow('gas required exceeds allowance (1000000)');
+    await expect(invoke(ethEstimateGas(limits), [{ to: touched }, 'pending'], context(stub.url, state))).rejects.toMatchObject({
+      rpcCode: 3,
+      data: '0xdeadbeef',
+    });
+    stub.handlers = {
+      eth_call: () => {
+        throw { code: -32000, message: 'out of gas' };
+      },
+    };
+    await expect(invoke(ethEstimateGas(limits), [{ to: touched }, 'pending'], context(stub.url, state))).rejects.toThrow(
+      'gas required exceeds allowance (1000000)',
+    );
   });
 
   it('caller overrides lie over the pending diff; a gas above the cap is lowered to it; no pending block means latest', async () => {
     stub = await createRpcStub({ eth_call: () => '0x', eth_estimateGas: () => '0x5208' });
     const state = await pendingView();
     const ctx = context(stub.url, state);
-    await invoke(ethCall(limits), [{ to: touched, gas: '0xffffffff' }, 'pending', { [touched]: { balance: '0x1', stateDiff: { [slot]: `0x${'0'.repeat(63)}9` } } }], ctx);
+    await invoke(
+      ethCall(limits),
+      [{ to: touched, gas: '0xffffffff' }, 'pending', { [touched]: { balance: '0x1', stateDiff: { [slot]: `0x${'0'.repeat(63)}9` } } }],
+      ctx,
+    );
     expect(stub.calls[0]!.params).toEqual([
-      { to: touched, gas: '0xf4240' }, '0x64',
+      { to: touched, gas: '0xf4240' },
+      '0x64',
       expect.objectContaining({ [touched]: { balance: '0x1', nonce: '0x1', code: '0x00', stateDiff: { [slot]: `0x${'0'.repeat(63)}9` } } }),
     ]);
     await invoke(ethEstimateGas(limits), [{ to: touched }, 'pending'], context(stub.url, initialViewState()));
@@ -99,7 +135,10 @@ describe('eth_call with pending: what goes upstream', () => {
     expect(sent).toHaveProperty(touched);
     expect(sent).not.toHaveProperty(ECRECOVER);
     await invoke(ethCall(limits), [{ to: ECRECOVER }, 'pending', { [ECRECOVER]: { code: '0x00' } }], ctx);
-    expect(stub.calls[1]!.params[2], 'named by the caller: the pending balance under the caller\'s code').toHaveProperty(ECRECOVER, { balance: '0x5', code: '0x00' });
+    expect(stub.calls[1]!.params[2], "named by the caller: the pending balance under the caller's code").toHaveProperty(ECRECOVER, {
+      balance: '0x5',
+      code: '0x00',
+    });
   });
 
   it('forwards an EIP-1898 block hash as given, and a { blockNumber } as its number', async () => {
@@ -120,7 +159,9 @@ describe('eth_call time limit', () => {
   it('an upstream that never answers gives -32000 naming the limit, within it', async () => {
     stub = await createRpcStub({ eth_call: () => hang });
     const started = Date.now();
-    const error = await invoke(ethCall(limits), [{ to: touched }, 'pending'], context(stub.url, await pendingView())).catch((caught: unknown) => caught);
+    const error = await invoke(ethCall(limits), [{ to: touched }, 'pending'], context(stub.url, await pendingView())).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(JsonRpcError);
     expect((error as JsonRpcError).rpcCode).toBe(-32000);
     expect((error as JsonRpcError).message).toContain('800 ms limit (--call-timeout-ms)');
@@ -129,45 +170,66 @@ describe('eth_call time limit', () => {
 });
 
 describe('eth_simulateV1 with pending', () => {
-  const header = (number: string) => ({ number, hash: `0x${'ab'.repeat(32)}`, timestamp: '0x64', gasLimit: '0x1c9c380', gasUsed: '0x0', baseFeePerGas: '0x7' });
-  const canonical = () => createRpcStub({
-    eth_chainId: () => '0x2105',
-    eth_getBlockByNumber: ([block]) => header(block === 'latest' ? '0x64' : String(block)),
-    eth_getBlockByHash: () => header('0x100'),
-    eth_getBalance: () => '0x0',
-    eth_getTransactionCount: () => '0x0',
-    eth_getCode: () => '0x',
-    eth_getStorageAt: () => `0x${'0'.repeat(64)}`,
+  const header = (number: string) => ({
+    number,
+    hash: `0x${'ab'.repeat(32)}`,
+    timestamp: '0x64',
+    gasLimit: '0x1c9c380',
+    gasUsed: '0x0',
+    baseFeePerGas: '0x7',
   });
-  const simulation = (block: string) => [{ blockStateCalls: [{ calls: [{ from: touched, to: '0x00000000000000000000000000000000000000c1', value: '0x64' }] }] }, block];
+  const canonical = () =>
+    createRpcStub({
+      eth_chainId: () => '0x2105',
+      eth_getBlockByNumber: ([block]) => header(block === 'latest' ? '0x64' : String(block)),
+      eth_getBlockByHash: () => header('0x100'),
+      eth_getBalance: () => '0x0',
+      eth_getTransactionCount: () => '0x0',
+      eth_getCode: () => '0x',
+      eth_getStorageAt: () => `0x${'0'.repeat(64)}`,
+    });
+  const simulation = (block: string) => [
+    { blockStateCalls: [{ calls: [{ from: touched, to: '0x00000000000000000000000000000000000000c1', value: '0x64' }] }] },
+    block,
+  ];
   const pool = createSimulationPool({ workers: 1 });
   afterAll(() => pool.close());
   const deps = () => ({ rules: async () => ({ chainId: 8453n, hardfork: 'prague' }), pool });
 
   it('runs on the canonical base with the pre-confirmed diff laid over it (the pending balance pays)', async () => {
     stub = await canonical();
-    const [block] = await invoke(ethSimulateV1(limits, deps()), simulation('pending'), context(stub.url, await pendingView())) as [{ number: string; calls: { status: string }[] }];
+    const [block] = (await invoke(ethSimulateV1(limits, deps()), simulation('pending'), context(stub.url, await pendingView()))) as [
+      { number: string; calls: { status: string }[] },
+    ];
     expect(block.number).toBe('0x65');
     expect(block.calls[0]!.status).toBe('0x1');
     expect(stub.calls.find((call) => call.method === 'eth_getBlockByNumber')!.params[0]).toBe('0x64');
-    await expect(invoke(ethSimulateV1(limits, deps()), simulation('latest'), context(stub.url, await pendingView()))).rejects.toMatchObject({ rpcCode: -38014 });
+    await expect(invoke(ethSimulateV1(limits, deps()), simulation('latest'), context(stub.url, await pendingView()))).rejects.toMatchObject(
+      { rpcCode: -38014 },
+    );
   });
 
   it('a call that runs past the time limit is answered -32016 on time while the event loop keeps turning; the next simulation runs', async () => {
     stub = await canonical();
     const ctx = context(stub.url, await pendingView());
-    const loop = { blockStateCalls: [{ stateOverrides: { [touched]: { code: '0x5b600056' } }, calls: [{ to: touched, gas: '0x1c9c380' }] }] };
+    const loop = {
+      blockStateCalls: [{ stateOverrides: { [touched]: { code: '0x5b600056' } }, calls: [{ to: touched, gas: '0x1c9c380' }] }],
+    };
     let ticks = 0;
-    const ticker = setInterval(() => { ticks++; }, 50);
+    const ticker = setInterval(() => {
+      ticks++;
+    }, 50);
     const started = Date.now();
-    const error = await invoke(ethSimulateV1({ gasCap: 50_000_000n, timeoutMs: 800 }, deps()), [loop, 'latest'], ctx).catch((e: unknown) => e);
+    const error = await invoke(ethSimulateV1({ gasCap: 50_000_000n, timeoutMs: 800 }, deps()), [loop, 'latest'], ctx).catch(
+      (e: unknown) => e,
+    );
     clearInterval(ticker);
     expect(error).toBeInstanceOf(JsonRpcError);
     expect((error as JsonRpcError).rpcCode).toBe(-32016);
     expect((error as JsonRpcError).message).toContain('800 ms limit (--call-timeout-ms)');
     expect(Date.now() - started).toBeLessThan(800 + 1500);
     expect(ticks, 'the event loop was not blocked').toBeGreaterThan(8);
-    const [block] = await invoke(ethSimulateV1(limits, deps()), simulation('pending'), ctx) as [{ calls: { status: string }[] }];
+    const [block] = (await invoke(ethSimulateV1(limits, deps()), simulation('pending'), ctx)) as [{ calls: { status: string }[] }];
     expect(block.calls[0]!.status).toBe('0x1');
   });
 
@@ -176,14 +238,18 @@ describe('eth_simulateV1 with pending', () => {
     const hash = `0x${'ab'.repeat(32)}`;
     const ctx = context(stub.url, await pendingView());
     const payload = { blockStateCalls: [{ calls: [{ from: touched, to: '0x00000000000000000000000000000000000000c1' }] }] };
-    const [block] = await invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash }], ctx) as [{ number: string }];
+    const [block] = (await invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash }], ctx)) as [{ number: string }];
     expect(stub.calls.find((call) => call.method === 'eth_getBlockByHash')!.params[0]).toBe(hash);
     expect(block.number).toBe('0x101');
-    await expect(invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: `0x${'ef'.repeat(32)}`, requireCanonical: true }], ctx))
-      .rejects.toThrow(`hash 0x${'ef'.repeat(32)} is not currently canonical`);
+    await expect(
+      invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: `0x${'ef'.repeat(32)}`, requireCanonical: true }], ctx),
+    ).rejects.toThrow(`hash 0x${'ef'.repeat(32)} is not currently canonical`);
     await invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash, requireCanonical: true }], ctx);
     await invoke(ethSimulateV1(limits, deps()), [payload, { blockNumber: 'latest' }], ctx);
-    expect(stub.calls.filter((call) => call.method === 'eth_getBlockByNumber').at(-1)!.params[0], '{ blockNumber: tag } asks for the tag').toBe('latest');
+    expect(
+      stub.calls.filter((call) => call.method === 'eth_getBlockByNumber').at(-1)!.params[0],
+      '{ blockNumber: tag } asks for the tag',
+    ).toBe('latest');
     stub.handlers = { ...stub.handlers, eth_getBlockByHash: () => null };
     await expect(invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash }], ctx)).rejects.toThrow(`no block ${hash}`);
   });
@@ -191,7 +257,9 @@ describe('eth_simulateV1 with pending', () => {
   it('refuses more than 256 blocks (-38026) and a payload without blockStateCalls (-32602, naming it)', async () => {
     stub = await createRpcStub({});
     const ctx = context(stub.url, await pendingView());
-    await expect(invoke(ethSimulateV1(limits, deps()), [{ blockStateCalls: Array.from({ length: 257 }, () => ({ calls: [] })) }, 'pending'], ctx)).rejects.toMatchObject({ rpcCode: -38026 });
+    await expect(
+      invoke(ethSimulateV1(limits, deps()), [{ blockStateCalls: Array.from({ length: 257 }, () => ({ calls: [] })) }, 'pending'], ctx),
+    ).rejects.toMatchObject({ rpcCode: -38026 });
     await expect(invoke(ethSimulateV1(limits, deps()), [{ calls: [] }, 'pending'], ctx)).rejects.toThrow('params[0].blockStateCalls');
     expect(stub.calls).toHaveLength(0);
   });

@@ -32,7 +32,12 @@ export interface CallRequest {
 export function callRequest(params: readonly unknown[], blockFallback?: 'latest'): CallRequest {
   const call = callObjectParam(requireParam(params, 0, 'a transaction call object'), 'params[0]');
   const block = stateBlockParam(params[1], 'params[1]', blockFallback);
-  return { call, block, overrides: stateOverridesParam(params[2], 'params[2]'), overridesGiven: params[2] !== undefined && params[2] !== null };
+  return {
+    call,
+    block,
+    overrides: stateOverridesParam(params[2], 'params[2]'),
+    overridesGiven: params[2] !== undefined && params[2] !== null,
+  };
 }
 
 export const withGas = (call: CallObject, gas: bigint): CallObject => ({ ...call, gas: `0x${gas.toString(16)}` });
@@ -74,7 +79,11 @@ function withoutPrecompiles(overrides: StateOverrides, caller: StateOverrides): 
  * override (a pre-confirmed payment to a precompile would otherwise disable it for the call; its
  * balance is then the canonical one); flashlog's own engine keeps the whole diff and the precompiles.
  */
-export function pendingTarget(state: ViewState, request: Pick<CallRequest, 'block' | 'overrides'>, forUpstream = true): PendingTarget | undefined {
+export function pendingTarget(
+  state: ViewState,
+  request: Pick<CallRequest, 'block' | 'overrides'>,
+  forUpstream = true,
+): PendingTarget | undefined {
   if (!isPending(request.block)) return undefined;
   const newest = state.blocks[state.blocks.length - 1];
   if (!newest) return undefined;
@@ -96,13 +105,16 @@ export function deadlineUpstream(upstream: Upstream, method: string, timeoutMs: 
     url: upstream.url,
     call(name, params) {
       const left = deadline - Date.now();
-      if (left <= 0) return Promise.reject(new ServerError(`${method}: execution took longer than the ${timeoutMs} ms limit (--call-timeout-ms)`));
-      return createUpstream(upstream.url, { timeoutMs: left }).call(name, params).catch((error: unknown) => {
-        if (Date.now() >= deadline && error instanceof ServerError && error.retryable) {
-          throw new ServerError(`${method}: execution took longer than the ${timeoutMs} ms limit (--call-timeout-ms)`, { cause: error });
-        }
-        throw error;
-      });
+      if (left <= 0)
+        return Promise.reject(new ServerError(`${method}: execution took longer than the ${timeoutMs} ms limit (--call-timeout-ms)`));
+      return createUpstream(upstream.url, { timeoutMs: left })
+        .call(name, params)
+        .catch((error: unknown) => {
+          if (Date.now() >= deadline && error instanceof ServerError && error.retryable) {
+            throw new ServerError(`${method}: execution took longer than the ${timeoutMs} ms limit (--call-timeout-ms)`, { cause: error });
+          }
+          throw error;
+        });
     },
   };
 }

@@ -2,7 +2,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Observable } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { errorMessage, InvalidRequestError, JsonRpcError, LimitExceededError, MethodNotFoundError, ResourceUnavailableError } from '../errors.ts';
+import {
+  errorMessage,
+  InvalidRequestError,
+  JsonRpcError,
+  LimitExceededError,
+  MethodNotFoundError,
+  ResourceUnavailableError,
+} from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { answerMetrics, counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { ViewState } from '../view/state.ts';
@@ -59,7 +66,9 @@ export interface Gateway {
 }
 
 /** The registry's methods that need nothing beyond the view (the executing ones come in `options.methods`). */
-const builtin: Readonly<Record<string, Method>> = Object.fromEntries(registry.filter((spec) => !spec.executes).map((spec) => [spec.name, callable(spec)]));
+const builtin: Readonly<Record<string, Method>> = Object.fromEntries(
+  registry.filter((spec) => !spec.executes).map((spec) => [spec.name, callable(spec)]),
+);
 const websocketOnly = (method: string): boolean => methodSpecs.get(method)?.transports.includes('http') === false;
 const publicForbidden = (method: string): boolean => methodSpecs.get(method)?.public === 'forbidden';
 
@@ -67,10 +76,25 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { logger, upstream } = options;
   const table: Record<string, Method> = { ...builtin, ...options.methods };
   const formatter = createTransactionFormatter();
-  const requests = counter(options.metrics, 'flashlog_rpc_requests_total', 'JSON-RPC calls, by method and whether the view or the upstream answered', ['method', 'source', 'outcome']);
-  const duration = histogram(options.metrics, 'flashlog_rpc_request_duration_seconds', 'JSON-RPC call duration, by method and whether the view or the upstream answered', ['method', 'source'], [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+  const requests = counter(
+    options.metrics,
+    'flashlog_rpc_requests_total',
+    'JSON-RPC calls, by method and whether the view or the upstream answered',
+    ['method', 'source', 'outcome'],
+  );
+  const duration = histogram(
+    options.metrics,
+    'flashlog_rpc_request_duration_seconds',
+    'JSON-RPC call duration, by method and whether the view or the upstream answered',
+    ['method', 'source'],
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
   const connections = gauge(options.metrics, 'flashlog_ws_connections', 'open WebSocket connections');
-  const unanswered = counter(options.metrics, 'flashlog_ws_heartbeat_disconnects_total', 'WebSocket connections closed for not answering a ping');
+  const unanswered = counter(
+    options.metrics,
+    'flashlog_ws_heartbeat_disconnects_total',
+    'WebSocket connections closed for not answering a ping',
+  );
   const limiter = createRateLimiter(options.rateLimit);
   const limits = { maxLogsRange: options.maxLogsRange };
   const protocolLimits = { maxBatch: options.maxBatch };
@@ -88,7 +112,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
       if (handler) {
         const subscriptions = socket ? (params: readonly unknown[]) => hub.call(socket, method, params) : undefined;
-        const context: MethodContext = { view: options.view, states$: options.states$, upstream, formatter, limits, forward, subscriptions };
+        const context: MethodContext = {
+          view: options.view,
+          states$: options.states$,
+          upstream,
+          formatter,
+          limits,
+          forward,
+          subscriptions,
+        };
         result = await handler(paramsArray(call.params, method), context);
       } else {
         result = await forward();
@@ -104,17 +136,20 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     }
   };
 
-  const reply = (response: ServerResponse, status: number, body: string | null): void => replyJson(response, body === null ? 204 : status, body);
+  const reply = (response: ServerResponse, status: number, body: string | null): void =>
+    replyJson(response, body === null ? 204 : status, body);
 
   const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
     // Browser dapps call the RPC directly: allow any origin, as public Ethereum endpoints do.
     response.setHeader('access-control-allow-origin', '*');
     if (request.method === 'OPTIONS') {
-      response.writeHead(204, {
-        'access-control-allow-methods': 'POST, GET, OPTIONS',
-        'access-control-allow-headers': 'content-type',
-        'access-control-max-age': '86400',
-      }).end();
+      response
+        .writeHead(204, {
+          'access-control-allow-methods': 'POST, GET, OPTIONS',
+          'access-control-allow-headers': 'content-type',
+          'access-control-max-age': '86400',
+        })
+        .end();
       return;
     }
     if (options.exposeMetrics && !options.public && answerMetrics(options.metrics, request, response)) return;
@@ -123,18 +158,24 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       return;
     }
     if (request.method !== 'POST') {
-      response.writeHead(405, { allow: 'POST', 'content-type': 'application/json' })
+      response
+        .writeHead(405, { allow: 'POST', 'content-type': 'application/json' })
         .end(JSON.stringify(errorResponse(null, new InvalidRequestError('invalid request: JSON-RPC calls are HTTP POST'))));
       return;
     }
-    const tooLarge = () => JSON.stringify(errorResponse(null, new InvalidRequestError(`invalid request: body exceeds the limit of ${options.maxBodyBytes} bytes`)));
-    void readBody(request, response, options.maxBodyBytes, tooLarge).then((text) => {
-      if (text === undefined) return;
-      return serveHttp(request, response, text);
-    }).catch((error: unknown) => {
-      logger.error({ err: errorMessage(error) }, 'request failed');
-      if (!response.headersSent) reply(response, 500, JSON.stringify(errorResponse(null, error)));
-    });
+    const tooLarge = () =>
+      JSON.stringify(
+        errorResponse(null, new InvalidRequestError(`invalid request: body exceeds the limit of ${options.maxBodyBytes} bytes`)),
+      );
+    void readBody(request, response, options.maxBodyBytes, tooLarge)
+      .then((text) => {
+        if (text === undefined) return;
+        return serveHttp(request, response, text);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: errorMessage(error) }, 'request failed');
+        if (!response.headersSent) reply(response, 500, JSON.stringify(errorResponse(null, error)));
+      });
   };
 
   const serveHttp = async (request: IncomingMessage, response: ServerResponse, text: string): Promise<void> => {
@@ -148,12 +189,27 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const list = Array.isArray(calls) ? calls : [];
       const client = request.socket.remoteAddress ?? 'unknown';
       if (!limiter.take(client, Math.max(1, list.length))) {
-        reply(response, 429, JSON.stringify(errorResponse(null, new LimitExceededError(`rate limit exceeded: at most ${options.rateLimit} calls per second per client`))));
+        reply(
+          response,
+          429,
+          JSON.stringify(
+            errorResponse(null, new LimitExceededError(`rate limit exceeded: at most ${options.rateLimit} calls per second per client`)),
+          ),
+        );
         return;
       }
       const forbidden = list.find((call) => !(call instanceof JsonRpcError) && publicForbidden(call.method));
       if (forbidden && !(forbidden instanceof JsonRpcError)) {
-        reply(response, 403, JSON.stringify(errorResponse(forbidden.id ?? null, new ResourceUnavailableError(`${forbidden.method} is not available on this public endpoint`))));
+        reply(
+          response,
+          403,
+          JSON.stringify(
+            errorResponse(
+              forbidden.id ?? null,
+              new ResourceUnavailableError(`${forbidden.method} is not available on this public endpoint`),
+            ),
+          ),
+        );
         return;
       }
     }
@@ -190,7 +246,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   heartbeat.unref();
   server.on('upgrade', (request, socket, head) => {
     if (sockets.size >= options.maxConnections) {
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nconnection limit of ${options.maxConnections} reached\n`);
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nconnection limit of ${options.maxConnections} reached\n`,
+      );
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => {

@@ -21,8 +21,13 @@ function framesOf(data: Buffer): string[] {
   while (at < data.length) {
     let length = data[at + 1]! & 0x7f;
     let header = 2;
-    if (length === 126) { length = data.readUInt16BE(at + 2); header = 4; }
-    else if (length === 127) { length = Number(data.readBigUInt64BE(at + 2)); header = 10; }
+    if (length === 126) {
+      length = data.readUInt16BE(at + 2);
+      header = 4;
+    } else if (length === 127) {
+      length = Number(data.readBigUInt64BE(at + 2));
+      header = 10;
+    }
     out.push(data.subarray(at + header, at + header + length).toString('utf8'));
     at += header + length;
   }
@@ -33,10 +38,20 @@ function recordingSocket() {
   const messages: { subscription: string; result: { logIndex?: string; number?: string } }[] = [];
   const record = (text: string) => messages.push((JSON.parse(text) as { params: (typeof messages)[number] }).params);
   const socket = {
-    OPEN: 1, readyState: 1, bufferedAmount: 0,
-    _socket: { write: (data: Buffer) => { framesOf(data).forEach(record); return true; }, cork() {}, uncork() {} },
+    OPEN: 1,
+    readyState: 1,
+    bufferedAmount: 0,
+    _socket: {
+      write: (data: Buffer) => {
+        framesOf(data).forEach(record);
+        return true;
+      },
+      cork() {},
+      uncork() {},
+    },
     send: (text: string) => record(text),
-    close() {}, terminate() {},
+    close() {},
+    terminate() {},
   };
   return { socket: socket as unknown as WebSocket, messages };
 }
@@ -44,8 +59,11 @@ function recordingSocket() {
 async function setup(subscribers: number) {
   const states = new Subject<ViewState>();
   const hub = createSubscriptionHub({
-    states$: states, formatter: createTransactionFormatter(), limits: { maxSubscriptions: 10, maxBufferedBytes: 1 << 20 },
-    logger: pino({ level: 'silent' }), metrics: new Registry(),
+    states$: states,
+    formatter: createTransactionFormatter(),
+    limits: { maxSubscriptions: 10, maxBufferedBytes: 1 << 20 },
+    logger: pino({ level: 'silent' }),
+    metrics: new Registry(),
   });
   const sockets = Array.from({ length: subscribers }, () => recordingSocket());
   const ids = sockets.map(({ socket }) => hub.call(socket, 'eth_subscribe', ['pendingLogs']) as string);
@@ -56,13 +74,18 @@ async function setup(subscribers: number) {
   /** Appends the next flashblock (5 transactions, 2 logs each) and hands the new view states to the hub. */
   const flashblock = (fb: number) => {
     for (const record of block.flashblock(txs.slice(fb * 5, fb * 5 + 5), { logsPerTx: 2 })) {
-      state = apply(state, { type: 'record', record: { ...record, key: record.key ?? null, partition: 0, offset: offset++, timestamp: 0 } });
+      state = apply(state, {
+        type: 'record',
+        record: { ...record, key: record.key ?? null, partition: 0, offset: offset++, timestamp: 0 },
+      });
       states.next(state);
     }
   };
   const logIndexes = (messages: { subscription: string; result: { logIndex?: string } }[], id: string) =>
     messages.filter((m) => m.subscription === id).map((m) => m.result.logIndex);
-  const settle = async () => { for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve)); };
+  const settle = async () => {
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+  };
   return { hub, sockets, ids, flashblock, block, logIndexes, settle };
 }
 
@@ -92,7 +115,7 @@ describe('pendingLogs writer', () => {
     expect(logIndexes(late.messages, again)).toEqual(logs.slice(10, 20));
   });
 
-  it('a connection behind many others gets a flashblock\'s logs before its newFlashblocks notification', async () => {
+  it("a connection behind many others gets a flashblock's logs before its newFlashblocks notification", async () => {
     const { hub, sockets, ids, flashblock, settle } = await setup(250);
     const late = sockets[249]!;
     const blocks = hub.call(late.socket, 'eth_subscribe', ['newFlashblocks']) as string;

@@ -105,7 +105,13 @@ export function createSubscriptionHub(options: {
   const standardFromView = options.standardKinds === 'view';
   const byId = new Map<string, Sub>();
   const bySocket = new Map<WebSocket, Map<string, Sub>>();
-  const kinds: Record<Kind, Set<Sub>> = { pendingLogs: new Set(), newFlashblocks: new Set(), newFlashblockTransactions: new Set(), logs: new Set(), newHeads: new Set() };
+  const kinds: Record<Kind, Set<Sub>> = {
+    pendingLogs: new Set(),
+    newFlashblocks: new Set(),
+    newFlashblockTransactions: new Set(),
+    logs: new Set(),
+    newHeads: new Set(),
+  };
   /** Every pendingLogs and logs subscription, in arrival order: the log writer's list. */
   const logSubs = new Set<Sub>();
   const notifications = counter(options.metrics, 'flashlog_ws_notifications_total', 'subscription notifications sent', ['kind']);
@@ -247,17 +253,26 @@ export function createSubscriptionHub(options: {
   const prefixes = new WeakMap<Sub, Buffer>();
   const logPrefix = (sub: Sub): Buffer => {
     let prefix = prefixes.get(sub);
-    if (!prefix) prefixes.set(sub, (prefix = Buffer.from(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${sub.id}","result":`)));
+    if (!prefix)
+      prefixes.set(
+        sub,
+        (prefix = Buffer.from(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${sub.id}","result":`)),
+      );
     return prefix;
   };
 
   /** A full transaction as Base's node sends it: the transaction, its receipt's outcome, all its logs. */
   const fullTransaction = async (block: PendingBlock, position: number, logs: readonly RpcLog[]): Promise<Record<string, unknown>> => {
     const receipt = block.receipts[position];
-    const outcome = receipt ? {
-      gasUsed: receipt.gasUsed, status: receipt.status, cumulativeGasUsed: receipt.cumulativeGasUsed,
-      contractAddress: receipt.contractAddress, logsBloom: receipt.logsBloom,
-    } : {};
+    const outcome = receipt
+      ? {
+          gasUsed: receipt.gasUsed,
+          status: receipt.status,
+          cumulativeGasUsed: receipt.cumulativeGasUsed,
+          contractAddress: receipt.contractAddress,
+          logsBloom: receipt.logsBloom,
+        }
+      : {};
     return { ...(await formatter.transaction(block, position)), ...outcome, logs };
   };
 
@@ -297,49 +312,55 @@ export function createSubscriptionHub(options: {
    * it is, including the very first state when the log was empty at start.
    */
   let subscribing = true;
-  const subscription: Subscription = options.states$.pipe(
-    concatMap(async (state) => {
-      if (subscribing || (lastSeq !== undefined && state.seq <= lastSeq)) {
-        lastSeq = Math.max(lastSeq ?? 0, state.seq);
-        return;
-      }
-      lastSeq = state.seq;
-      const change = state.change;
-      if (byId.size === 0) return;
-      try {
-        if (change.type === 'flashblock') {
-          if (change.removedLogs) queueLogs(change.removedLogs);
-          await notifyFlashblock(change.block, change.firstNew, change.newLogs);
+  const subscription: Subscription = options.states$
+    .pipe(
+      concatMap(async (state) => {
+        if (subscribing || (lastSeq !== undefined && state.seq <= lastSeq)) {
+          lastSeq = Math.max(lastSeq ?? 0, state.seq);
+          return;
         }
-        else if (change.type === 'removed') queueLogs(change.logs);
-      } catch (error) {
-        logger.warn({ err: errorMessage(error) }, 'notification failed');
-      } finally {
-        uncorkAll();
-      }
-    }),
-  ).subscribe({ error: (error: unknown) => logger.error({ err: errorMessage(error) }, 'view stream failed; subscriptions stop') });
+        lastSeq = state.seq;
+        const change = state.change;
+        if (byId.size === 0) return;
+        try {
+          if (change.type === 'flashblock') {
+            if (change.removedLogs) queueLogs(change.removedLogs);
+            await notifyFlashblock(change.block, change.firstNew, change.newLogs);
+          } else if (change.type === 'removed') queueLogs(change.logs);
+        } catch (error) {
+          logger.warn({ err: errorMessage(error) }, 'notification failed');
+        } finally {
+          uncorkAll();
+        }
+      }),
+    )
+    .subscribe({ error: (error: unknown) => logger.error({ err: errorMessage(error) }, 'view stream failed; subscriptions stop') });
   subscribing = false;
 
   // newHeads and logs on a flashblocks chain: canonical blocks, read upstream as the view's head passes them.
-  const canonical = !standardFromView && options.upstream ? canonicalBlocks$({
-    states$: options.states$, upstream: options.upstream, logger,
-    wanted: () => ({ heads: kinds.newHeads.size > 0, logs: kinds.logs.size > 0 }),
-  }).subscribe(({ header, logs }) => {
-    try {
-      const headerJson = JSON.stringify(header);
-      for (const sub of kinds.newHeads) send(sub, headerJson);
-      for (const log of logs) {
-        let json: string | undefined;
-        for (const sub of kinds.logs) {
-          if (sub.filter && !matchesFilter(log, sub.filter)) continue;
-          send(sub, (json ??= JSON.stringify(log)));
-        }
-      }
-    } finally {
-      uncorkAll();
-    }
-  }) : undefined;
+  const canonical =
+    !standardFromView && options.upstream
+      ? canonicalBlocks$({
+          states$: options.states$,
+          upstream: options.upstream,
+          logger,
+          wanted: () => ({ heads: kinds.newHeads.size > 0, logs: kinds.logs.size > 0 }),
+        }).subscribe(({ header, logs }) => {
+          try {
+            const headerJson = JSON.stringify(header);
+            for (const sub of kinds.newHeads) send(sub, headerJson);
+            for (const log of logs) {
+              let json: string | undefined;
+              for (const sub of kinds.logs) {
+                if (sub.filter && !matchesFilter(log, sub.filter)) continue;
+                send(sub, (json ??= JSON.stringify(log)));
+              }
+            }
+          } finally {
+            uncorkAll();
+          }
+        })
+      : undefined;
 
   const remove = (sub: Sub): void => {
     byId.delete(sub.id);
@@ -354,7 +375,8 @@ export function createSubscriptionHub(options: {
       const params = paramsArray(rawParams, method);
       if (method === 'eth_unsubscribe') {
         const id = params[0];
-        if (typeof id !== 'string') throw new InvalidParamsError(`params[0]: expected a subscription id, got ${JSON.stringify(id) ?? 'nothing'}`);
+        if (typeof id !== 'string')
+          throw new InvalidParamsError(`params[0]: expected a subscription id, got ${JSON.stringify(id) ?? 'nothing'}`);
         const sub = byId.get(id);
         if (!sub || sub.socket !== socket) return false;
         // what the gateway had for it before the unsubscribe still goes out
@@ -371,18 +393,28 @@ export function createSubscriptionHub(options: {
       if (mine.size >= limits.maxSubscriptions) {
         throw new LimitExceededError(`subscription limit reached: at most ${limits.maxSubscriptions} per connection`);
       }
-      const filter = isLogKind(kind as Kind) && params[1] !== undefined && params[1] !== null
-        ? logFilterParam(objectParam(params[1], 'params[1]', 'a filter object {address, topics}'), 'params[1]')
-        : null;
-      if (kind === 'newFlashblockTransactions' && !(params[1] === undefined || params[1] === null || typeof params[1] === 'boolean' || (typeof params[1] === 'object' && !Array.isArray(params[1])))) {
-        throw new InvalidParamsError(`params[1]: expected false, true or a filter {address, topics}, got ${JSON.stringify(params[1])?.slice(0, 80)}`);
+      const filter =
+        isLogKind(kind as Kind) && params[1] !== undefined && params[1] !== null
+          ? logFilterParam(objectParam(params[1], 'params[1]', 'a filter object {address, topics}'), 'params[1]')
+          : null;
+      if (
+        kind === 'newFlashblockTransactions' &&
+        !(
+          params[1] === undefined ||
+          params[1] === null ||
+          typeof params[1] === 'boolean' ||
+          (typeof params[1] === 'object' && !Array.isArray(params[1]))
+        )
+      ) {
+        throw new InvalidParamsError(
+          `params[1]: expected false, true or a filter {address, topics}, got ${JSON.stringify(params[1])?.slice(0, 80)}`,
+        );
       }
-      const txFilter = kind === 'newFlashblockTransactions' && typeof params[1] === 'object' && params[1] !== null && !Array.isArray(params[1])
-        ? logFilterParam(params[1] as Record<string, unknown>, 'params[1]')
-        : null;
-      const full = kind === 'newFlashblockTransactions'
-        ? txFilter !== null || boolParam(params[1], 'params[1]', false)
-        : false;
+      const txFilter =
+        kind === 'newFlashblockTransactions' && typeof params[1] === 'object' && params[1] !== null && !Array.isArray(params[1])
+          ? logFilterParam(params[1] as Record<string, unknown>, 'params[1]')
+          : null;
+      const full = kind === 'newFlashblockTransactions' ? txFilter !== null || boolParam(params[1], 'params[1]', false) : false;
       const sub: Sub = { id: `0x${randomBytes(16).toString('hex')}`, kind: kind as Kind, filter, full, txFilter, socket, sent: logSeq };
       byId.set(sub.id, sub);
       mine.set(sub.id, sub);

@@ -24,17 +24,31 @@ import { address, bloom, hash32, hexBytes, payloadId, quantity } from './hex.ts'
  * Quantities are read as leniently as alloy reads them (ruint's serde): a 0x-hex string, a decimal
  * string, or a JSON number; numbers and decimal strings become hex quantities, hex is kept as sent.
  */
-const feedQuantity = z.union([
-  quantity,
-  z.string().regex(/^[0-9]{1,78}$/, 'expected a 0x-hex quantity or decimal digits').transform((digits) => numberToHex(BigInt(digits))),
-  z.number().int().nonnegative().refine(Number.isSafeInteger, 'expected an integer below 2^53 (larger ones lose precision in JSON)').transform((value) => numberToHex(value)),
-], { error: 'expected a 0x-hex quantity, decimal digits or a non-negative integer' });
+const feedQuantity = z.union(
+  [
+    quantity,
+    z
+      .string()
+      .regex(/^[0-9]{1,78}$/, 'expected a 0x-hex quantity or decimal digits')
+      .transform((digits) => numberToHex(BigInt(digits))),
+    z
+      .number()
+      .int()
+      .nonnegative()
+      .refine(Number.isSafeInteger, 'expected an integer below 2^53 (larger ones lose precision in JSON)')
+      .transform((value) => numberToHex(value)),
+  ],
+  { error: 'expected a 0x-hex quantity, decimal digits or a non-negative integer' },
+);
 
 /** `metadata.block_number` is a JSON number on the wire (u64 without serde quantity); a hex string is accepted too. */
-const blockNumberField = z.union([
-  z.number().int().nonnegative().refine(Number.isSafeInteger, 'expected an integer below 2^53'),
-  quantity.transform((hex) => Number(BigInt(hex))).refine(Number.isSafeInteger, 'expected a block number below 2^53'),
-], { error: 'expected a block number (JSON integer or 0x-hex)' });
+const blockNumberField = z.union(
+  [
+    z.number().int().nonnegative().refine(Number.isSafeInteger, 'expected an integer below 2^53'),
+    quantity.transform((hex) => Number(BigInt(hex))).refine(Number.isSafeInteger, 'expected a block number below 2^53'),
+  ],
+  { error: 'expected a block number (JSON integer or 0x-hex)' },
+);
 
 export const flashblockBaseSchema = z.looseObject({
   parent_beacon_block_root: hash32,
@@ -85,7 +99,12 @@ export const metadataReceiptBodySchema = z.looseObject({
 
 const receiptKinds = ['Legacy', 'Eip2930', 'Eip1559', 'Eip4844', 'Eip7702', 'Deposit'] as const;
 export const receiptTypeByKind: Record<(typeof receiptKinds)[number], `0x${string}`> = {
-  Legacy: '0x0', Eip2930: '0x1', Eip1559: '0x2', Eip4844: '0x3', Eip7702: '0x4', Deposit: '0x7e',
+  Legacy: '0x0',
+  Eip2930: '0x1',
+  Eip1559: '0x2',
+  Eip4844: '0x3',
+  Eip7702: '0x4',
+  Deposit: '0x7e',
 };
 
 /**
@@ -94,7 +113,9 @@ export const receiptTypeByKind: Record<(typeof receiptKinds)[number], `0x${strin
  */
 export const metadataReceiptSchema = z.union([
   metadataReceiptBodySchema.extend({ type: quantity }),
-  z.partialRecord(z.enum(receiptKinds), metadataReceiptBodySchema).refine((value) => Object.keys(value).length === 1, 'expected exactly one receipt kind')
+  z
+    .partialRecord(z.enum(receiptKinds), metadataReceiptBodySchema)
+    .refine((value) => Object.keys(value).length === 1, 'expected exactly one receipt kind')
     .transform((value) => {
       const [kind, body] = Object.entries(value)[0] as [(typeof receiptKinds)[number], z.output<typeof metadataReceiptBodySchema>];
       return { ...body, type: receiptTypeByKind[kind] };
@@ -143,23 +164,36 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  */
 export const flashblockWireSchema = z.preprocess(
   (value) => (isRecord(value) && value.base == null && isRecord(value.static) ? { ...value, base: value.static } : value),
-  z.looseObject({
-    payload_id: payloadId,
-    index: z.number().int().nonnegative(),
-    base: flashblockBaseSchema.optional().nullable(),
-    diff: flashblockDiffSchema,
-    metadata: flashblockMetadataSchema,
-    version: z.union([hexBytes, z.number().int().nonnegative()]).optional().nullable(),
-    parent_flash_hash: z.union([hash32, z.literal('0x')]).optional().nullable(),
-    target_index: z.number().int().nonnegative().optional().catch(undefined),
-  }).superRefine((value, context) => {
-    if (value.index === 0 && !value.base) {
-      context.addIssue({ code: 'custom', path: ['base'], message: 'index 0 must carry base (or static)' });
-    }
-    if (value.base && value.metadata.block_number !== undefined && BigInt(value.base.block_number) !== BigInt(value.metadata.block_number)) {
-      context.addIssue({ code: 'custom', path: ['metadata', 'block_number'], message: `metadata.block_number ${value.metadata.block_number} differs from base.block_number ${value.base.block_number}` });
-    }
-  }),
+  z
+    .looseObject({
+      payload_id: payloadId,
+      index: z.number().int().nonnegative(),
+      base: flashblockBaseSchema.optional().nullable(),
+      diff: flashblockDiffSchema,
+      metadata: flashblockMetadataSchema,
+      version: z.union([hexBytes, z.number().int().nonnegative()]).optional().nullable(),
+      parent_flash_hash: z
+        .union([hash32, z.literal('0x')])
+        .optional()
+        .nullable(),
+      target_index: z.number().int().nonnegative().optional().catch(undefined),
+    })
+    .superRefine((value, context) => {
+      if (value.index === 0 && !value.base) {
+        context.addIssue({ code: 'custom', path: ['base'], message: 'index 0 must carry base (or static)' });
+      }
+      if (
+        value.base &&
+        value.metadata.block_number !== undefined &&
+        BigInt(value.base.block_number) !== BigInt(value.metadata.block_number)
+      ) {
+        context.addIssue({
+          code: 'custom',
+          path: ['metadata', 'block_number'],
+          message: `metadata.block_number ${value.metadata.block_number} differs from base.block_number ${value.base.block_number}`,
+        });
+      }
+    }),
 );
 
 export type WireFlashblock = z.output<typeof flashblockWireSchema>;
@@ -173,14 +207,19 @@ export function ownBlockNumber(flashblock: WireFlashblock): number | undefined {
 
 /** The message with its block number settled. */
 export const numbered = (flashblock: WireFlashblock, blockNumber: number): Flashblock => ({
-  ...flashblock, metadata: { ...flashblock.metadata, block_number: blockNumber },
+  ...flashblock,
+  metadata: { ...flashblock.metadata, block_number: blockNumber },
 });
 
 /** A message that names its own block number (every format but a later OP-specs index); for fixtures and tests. */
 export const flashblockSchema = flashblockWireSchema.transform((value, context): Flashblock => {
   const blockNumber = ownBlockNumber(value);
   if (blockNumber === undefined) {
-    context.addIssue({ code: 'custom', path: ['metadata', 'block_number'], message: 'absent, and the message has no base or static to take it from' });
+    context.addIssue({
+      code: 'custom',
+      path: ['metadata', 'block_number'],
+      message: 'absent, and the message has no base or static to take it from',
+    });
     return z.NEVER;
   }
   return numbered(value, blockNumber);

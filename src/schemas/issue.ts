@@ -11,7 +11,8 @@ export function zodIssueMessage(error: z.ZodError, where: string, value: unknown
   const issue = error.issues[0]!;
   const field = issue.path.reduce<string>((at, key) => (typeof key === 'number' ? `${at}[${key}]` : `${at}.${String(key)}`), where);
   let got: unknown = value;
-  for (const key of issue.path) got = got !== null && typeof got === 'object' ? (got as Record<PropertyKey, unknown>)[key as PropertyKey] : undefined;
+  for (const key of issue.path)
+    got = got !== null && typeof got === 'object' ? (got as Record<PropertyKey, unknown>)[key as PropertyKey] : undefined;
   return `${field}: ${issue.message}, got ${shown(got)}`;
 }
 

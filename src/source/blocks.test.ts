@@ -19,16 +19,48 @@ const ADDRESS = '0x00000000000000000000000000000000000000aa';
 
 function block(n: number, fork: string, parentFork: string, txs: Hex[] = []) {
   return {
-    number: toHex(n), hash: hashOf(`${fork}${n}`), parentHash: n === 0 ? ZERO32 : hashOf(`${parentFork}${n - 1}`), timestamp: toHex(1000 + n),
-    miner: ADDRESS, mixHash: ZERO32, gasLimit: '0x1c9c380', gasUsed: '0x0', extraData: '0x', baseFeePerGas: '0x1', receiptsRoot: ZERO32,
-    stateRoot: ZERO32, logsBloom: `0x${'0'.repeat(512)}`, transactions: txs.map((hash) => ({ hash, type: '0x2', from: ADDRESS, to: ADDRESS, input: '0x' })),
+    number: toHex(n),
+    hash: hashOf(`${fork}${n}`),
+    parentHash: n === 0 ? ZERO32 : hashOf(`${parentFork}${n - 1}`),
+    timestamp: toHex(1000 + n),
+    miner: ADDRESS,
+    mixHash: ZERO32,
+    gasLimit: '0x1c9c380',
+    gasUsed: '0x0',
+    extraData: '0x',
+    baseFeePerGas: '0x1',
+    receiptsRoot: ZERO32,
+    stateRoot: ZERO32,
+    logsBloom: `0x${'0'.repeat(512)}`,
+    transactions: txs.map((hash) => ({ hash, type: '0x2', from: ADDRESS, to: ADDRESS, input: '0x' })),
   };
 }
 function receipt(blockHash: string, n: number, tx: Hex) {
   return {
-    transactionHash: tx, transactionIndex: '0x0', blockHash, blockNumber: toHex(n), from: ADDRESS, to: ADDRESS, cumulativeGasUsed: '0x5208', gasUsed: '0x5208',
-    contractAddress: null, logsBloom: `0x${'0'.repeat(512)}`, status: '0x1', type: '0x2',
-    logs: [{ address: ADDRESS, topics: [], data: '0x', logIndex: '0x0', transactionIndex: '0x0', transactionHash: tx, blockHash, blockNumber: toHex(n) }],
+    transactionHash: tx,
+    transactionIndex: '0x0',
+    blockHash,
+    blockNumber: toHex(n),
+    from: ADDRESS,
+    to: ADDRESS,
+    cumulativeGasUsed: '0x5208',
+    gasUsed: '0x5208',
+    contractAddress: null,
+    logsBloom: `0x${'0'.repeat(512)}`,
+    status: '0x1',
+    type: '0x2',
+    logs: [
+      {
+        address: ADDRESS,
+        topics: [],
+        data: '0x',
+        logIndex: '0x0',
+        transactionIndex: '0x0',
+        transactionHash: tx,
+        blockHash,
+        blockNumber: toHex(n),
+      },
+    ],
   };
 }
 
@@ -59,12 +91,23 @@ function scriptedNode() {
 
 function start(node: ReturnType<typeof scriptedNode>, maxHeld = 64) {
   const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({ write(chunk, _encoding, done) { lines.push(JSON.parse(String(chunk)) as Record<string, unknown>); done(); } });
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+      done();
+    },
+  });
   const metrics = createMetricsRegistry({ defaults: false });
   const stop$ = new Subject<void>();
   const source = createBlocksSource({
-    rpc: node.upstream, pollMs: 5, maxHeld, maxWalkBlocks: 100, stop$, metrics,
-    ws: { pingIntervalMs: 500, reconnectMinMs: 100, reconnectMaxMs: 100 }, logger: createLogger({ level: 'info', name: 'test', destination: destination as never }),
+    rpc: node.upstream,
+    pollMs: 5,
+    maxHeld,
+    maxWalkBlocks: 100,
+    stop$,
+    metrics,
+    ws: { pingIntervalMs: 500, reconnectMinMs: 100, reconnectMaxMs: 100 },
+    logger: createLogger({ level: 'info', name: 'test', destination: destination as never }),
   });
   const events = firstValueFrom(source.events$.pipe(toArray()));
   return { events, stop: () => stop$.next(), lines, metrics };

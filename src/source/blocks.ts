@@ -41,7 +41,11 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
   const { logger, metrics } = options;
   const problems = counter(metrics, 'flashlog_blocks_source_problems_total', 'blocks source: bad input or outages, by reason', ['reason']);
   const reorgs = counter(metrics, 'flashlog_blocks_source_reorgs_total', 'blocks source: blocks replaced at a height already held');
-  const backfilled = counter(metrics, 'flashlog_blocks_source_backfilled_total', 'blocks source: blocks read by walking back from a head (gaps and reorgs)');
+  const backfilled = counter(
+    metrics,
+    'flashlog_blocks_source_backfilled_total',
+    'blocks source: blocks read by walking back from a head (gaps and reorgs)',
+  );
   const headGauge = gauge(metrics, 'flashlog_blocks_source_head', 'blocks source: number of the newest block held');
   const reader = createNodeReader(options.rpc);
   let state: LinkState<ReadBlock> = initialLinkState(options.maxHeld);
@@ -64,7 +68,11 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
       if (!head) return [];
       const newest = tip(state);
       if (newest && head.number < newest.number && !state.held.some((held) => held.hash === head!.hash)) {
-        problem('head_backwards', { head: Number(head.number), held: Number(newest.number) }, 'blocks source: the node\'s head went backwards; treating it as a reorg');
+        problem(
+          'head_backwards',
+          { head: Number(head.number), held: Number(newest.number) },
+          "blocks source: the node's head went backwards; treating it as a reorg",
+        );
       }
       let cursor: ReadBlock = head;
       for (;;) {
@@ -76,7 +84,11 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
           break;
         }
         if (placement.type === 'beyond-window' || segment.length >= options.maxWalkBlocks) {
-          problem(placement.type === 'beyond-window' ? 'reorg_too_deep' : 'gap_too_long', { head: Number(head.number), walked: segment.length, held: Number(tip(state)?.number ?? -1n) }, 'blocks source: no common ancestor within bounds; resyncing from the node\'s head');
+          problem(
+            placement.type === 'beyond-window' ? 'reorg_too_deep' : 'gap_too_long',
+            { head: Number(head.number), walked: segment.length, held: Number(tip(state)?.number ?? -1n) },
+            "blocks source: no common ancestor within bounds; resyncing from the node's head",
+          );
           state = reset(state);
           segment.length = 0;
           segment.push(head);
@@ -85,7 +97,11 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
         segment.unshift(cursor);
         const parent = await reader.read(cursor.parentHash);
         if (!parent) {
-          problem('unknown_parent', { block: Number(cursor.number), parentHash: cursor.parentHash }, 'blocks source: the node does not know a block\'s parent; retrying at the next head');
+          problem(
+            'unknown_parent',
+            { block: Number(cursor.number), parentHash: cursor.parentHash },
+            "blocks source: the node does not know a block's parent; retrying at the next head",
+          );
           return [];
         }
         cursor = parent;
@@ -95,7 +111,10 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
       problems.inc({ reason });
       if (!outage || outage.reason !== reason) {
         outage = { since: Date.now(), reason };
-        logger.warn({ reason, err: errorMessage(error) }, 'blocks source: could not read from the node; nothing is lost, retrying at the next head');
+        logger.warn(
+          { reason, err: errorMessage(error) },
+          'blocks source: could not read from the node; nothing is lost, retrying at the next head',
+        );
       }
       return [];
     }
@@ -110,34 +129,54 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
       const by = segment.find((block) => block.number === old.number) ?? null;
       const kept = new Set(by?.block.transactions.map((tx) => tx.hash) ?? []);
       events.push({
-        type: 'replaced', blockNumber: old.number, replacedHash: old.hash, byHash: by?.hash ?? null,
+        type: 'replaced',
+        blockNumber: old.number,
+        replacedHash: old.hash,
+        byHash: by?.hash ?? null,
         transactions: by?.block.transactions.map((tx) => tx.hash) ?? [],
         removedTransactions: old.block.transactions.map((tx) => tx.hash).filter((hash) => !kept.has(hash)),
         removedLogs: old.receipts.flatMap((receipt) => receipt.logs).map((log) => ({ ...log, removed: true })),
       });
     }
-    if (withdrawn.length > 0) logger.warn({ from: Number(withdrawn[0]!.number), blocks: withdrawn.length, removedLogs: events.reduce((n, event) => n + (event.type === 'replaced' ? event.removedLogs.length : 0), 0) }, 'blocks source: reorg, held blocks replaced');
+    if (withdrawn.length > 0)
+      logger.warn(
+        {
+          from: Number(withdrawn[0]!.number),
+          blocks: withdrawn.length,
+          removedLogs: events.reduce((n, event) => n + (event.type === 'replaced' ? event.removedLogs.length : 0), 0),
+        },
+        'blocks source: reorg, held blocks replaced',
+      );
     for (const block of segment) events.push({ type: 'grew', block: block.block, receipts: block.receipts, receivedAt: trigger.at });
     state = commit(state, segment);
     headGauge.set(Number(tip(state)?.number ?? 0n));
     return events;
   }
 
-  const heads$: Observable<Trigger> = options.wsUrl ? webSocket$(options.wsUrl, {
-    ...options.ws, maxPayloadBytes: 16 * 1024 * 1024,
-    greeting: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }),
-  }).pipe(mergeMap((event): Observable<Trigger> => {
-    if (event.type === 'connected') {
-      logger.info({ upstream: options.wsUrl }, 'blocks source: newHeads connected');
-      return from([{ id: 'latest' as const, at: Date.now() }]);
-    }
-    if (event.type === 'disconnected') {
-      problem('ws_disconnected', { upstream: options.wsUrl, reason: event.reason, retryInMs: event.retryInMs }, 'blocks source: newHeads disconnected; reconnecting, then backfilling');
-      return EMPTY;
-    }
-    const hash = headHash(event.data);
-    return hash ? from([{ id: hash, at: event.receivedAt }]) : EMPTY;
-  })) : EMPTY;
+  const heads$: Observable<Trigger> = options.wsUrl
+    ? webSocket$(options.wsUrl, {
+        ...options.ws,
+        maxPayloadBytes: 16 * 1024 * 1024,
+        greeting: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }),
+      }).pipe(
+        mergeMap((event): Observable<Trigger> => {
+          if (event.type === 'connected') {
+            logger.info({ upstream: options.wsUrl }, 'blocks source: newHeads connected');
+            return from([{ id: 'latest' as const, at: Date.now() }]);
+          }
+          if (event.type === 'disconnected') {
+            problem(
+              'ws_disconnected',
+              { upstream: options.wsUrl, reason: event.reason, retryInMs: event.retryInMs },
+              'blocks source: newHeads disconnected; reconnecting, then backfilling',
+            );
+            return EMPTY;
+          }
+          const hash = headHash(event.data);
+          return hash ? from([{ id: hash, at: event.receivedAt }]) : EMPTY;
+        }),
+      )
+    : EMPTY;
   const pollMs = options.wsUrl ? Math.max(options.pollMs * 10, 2000) : options.pollMs;
   const polls$ = timer(0, pollMs).pipe(map((): Trigger => ({ id: 'latest', at: Date.now() })));
 
@@ -156,7 +195,7 @@ function headHash(data: Buffer): Hex | null {
   try {
     const message = JSON.parse(data.toString('utf8')) as { method?: string; params?: { result?: { hash?: unknown } } };
     const hash = message.method === 'eth_subscription' ? message.params?.result?.hash : undefined;
-    return typeof hash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(hash) ? hash.toLowerCase() as Hex : null;
+    return typeof hash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(hash) ? (hash.toLowerCase() as Hex) : null;
   } catch {
     return null;
   }

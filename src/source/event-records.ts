@@ -15,7 +15,11 @@ const ZERO32 = `0x${'0'.repeat(64)}` as const;
  */
 export function sourceEventRecords(event: SourceEvent): ProduceRecord[] {
   if (event.type === 'grew') {
-    return blockRecords(event.block, event.receipts ? { receipts: [...event.receipts], stateDiff: null } : null, event.receipts ? 'node' : null);
+    return blockRecords(
+      event.block,
+      event.receipts ? { receipts: [...event.receipts], stateDiff: null } : null,
+      event.receipts ? 'node' : null,
+    );
   }
   const key = event.blockNumber.toString();
   if (event.type === 'lifecycle') {
@@ -24,8 +28,13 @@ export function sourceEventRecords(event: SourceEvent): ProduceRecord[] {
     return [{ topic: topics.chain, key, value: JSON.stringify(value) }];
   }
   const reorg: ChainRecord = {
-    v: 1, type: 'reorg', blockNumber: toHex(event.blockNumber), blockHash: event.byHash ?? ZERO32,
-    transactions: [...event.transactions], removedTransactions: [...event.removedTransactions], replacedBlockHash: event.replacedHash,
+    v: 1,
+    type: 'reorg',
+    blockNumber: toHex(event.blockNumber),
+    blockHash: event.byHash ?? ZERO32,
+    transactions: [...event.transactions],
+    removedTransactions: [...event.removedTransactions],
+    replacedBlockHash: event.replacedHash,
   };
   return [
     { topic: topics.chain, key, value: JSON.stringify(reorg) },

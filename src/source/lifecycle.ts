@@ -18,7 +18,12 @@ const syncStatus = z.looseObject({ safe_l2: ref, finalized_l2: ref });
 const tagged = z.looseObject({ hash: z.string(), number: z.string() }).nullable();
 
 export function lifecycle$(options: {
-  rpc: Upstream; consensus?: Upstream | undefined; pollMs: number; stop$: Observable<unknown>; logger: Logger; metrics: Registry;
+  rpc: Upstream;
+  consensus?: Upstream | undefined;
+  pollMs: number;
+  stop$: Observable<unknown>;
+  logger: Logger;
+  metrics: Registry;
 }): Observable<SourceEvent> {
   if (options.pollMs === 0) return EMPTY;
   const failures = counter(options.metrics, 'flashlog_lifecycle_errors_total', 'safe/finalized polls that failed, by source', ['source']);
@@ -49,7 +54,12 @@ export function lifecycle$(options: {
         state = result.state;
         if (failing) options.logger.info('safe/finalized heads: answering again');
         failing = false;
-        return result.advanced.map((head) => ({ type: 'lifecycle', level: head.level, blockNumber: head.blockNumber, blockHash: head.blockHash }));
+        return result.advanced.map((head) => ({
+          type: 'lifecycle',
+          level: head.level,
+          blockNumber: head.blockNumber,
+          blockHash: head.blockHash,
+        }));
       } catch (error) {
         failures.inc({ source: options.consensus ? 'consensus' : 'node' });
         if (!failing) options.logger.warn({ err: errorMessage(error) }, 'safe/finalized heads: poll failed; retrying');

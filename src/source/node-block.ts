@@ -33,13 +33,32 @@ export const nodeBlockSchema = z.looseObject({
   withdrawalsRoot: hash32.optional(),
   parentBeaconBlockRoot: hash32.optional(),
   blobGasUsed: quantity.optional(),
-  transactions: z.array(z.looseObject({ hash: hash32, type: quantity.optional(), from: address.optional(), to: address.nullable().optional(), input: hexBytes.optional() })),
+  transactions: z.array(
+    z.looseObject({
+      hash: hash32,
+      type: quantity.optional(),
+      from: address.optional(),
+      to: address.nullable().optional(),
+      input: hexBytes.optional(),
+    }),
+  ),
 });
 export type NodeBlock = z.output<typeof nodeBlockSchema>;
 
-export const nodeReceiptsSchema = z.array(rpcReceiptSchema.extend({
-  logs: z.array(z.looseObject({ address, topics: z.array(hash32), data: hexBytes, logIndex: quantity, transactionIndex: quantity, transactionHash: hash32 })),
-}));
+export const nodeReceiptsSchema = z.array(
+  rpcReceiptSchema.extend({
+    logs: z.array(
+      z.looseObject({
+        address,
+        topics: z.array(hash32),
+        data: hexBytes,
+        logIndex: quantity,
+        transactionIndex: quantity,
+        transactionHash: hash32,
+      }),
+    ),
+  }),
+);
 
 /** The block's time in milliseconds: the node's `timestampMs`, else from the BaseTime deposit. */
 export function blockTimeMs(block: NodeBlock): bigint {
@@ -54,7 +73,7 @@ export async function toAssembledBlock(block: NodeBlock, rawOf: RawLookup): Prom
   const transactions: { hash: Hex; raw: Hex }[] = [];
   for (const tx of block.transactions) {
     const hash = tx.hash.toLowerCase() as Hex;
-    transactions.push({ hash, raw: rawTransaction(tx) ?? await rawOf(hash) });
+    transactions.push({ hash, raw: rawTransaction(tx) ?? (await rawOf(hash)) });
   }
   return {
     blockNumber: BigInt(block.number),

@@ -41,7 +41,7 @@ export function createNodeReader(rpc: Upstream): NodeReader {
       } catch (error) {
         // -32601 (no such method) and refusals of public endpoints: ask per transaction from now on.
         const code = (error as { rpcCode?: number }).rpcCode;
-        if (code === undefined || code === -32000 && /unreachable|did not answer/.test((error as Error).message)) throw error;
+        if (code === undefined || (code === -32000 && /unreachable|did not answer/.test((error as Error).message))) throw error;
         blockReceipts = false;
       }
     }
@@ -53,9 +53,8 @@ export function createNodeReader(rpc: Upstream): NodeReader {
       // By hash with eth_getBlockReceipts known to work: block and receipts in one round trip.
       const early = id !== 'latest' && blockReceipts ? rpc.call('eth_getBlockReceipts', [id]) : undefined;
       early?.catch(() => undefined);
-      const raw = id === 'latest'
-        ? await rpc.call('eth_getBlockByNumber', ['latest', true])
-        : await rpc.call('eth_getBlockByHash', [id, true]);
+      const raw =
+        id === 'latest' ? await rpc.call('eth_getBlockByNumber', ['latest', true]) : await rpc.call('eth_getBlockByHash', [id, true]);
       if (raw === null) return null;
       const parsed = nodeBlockSchema.safeParse(raw);
       if (!parsed.success) {
@@ -64,20 +63,34 @@ export function createNodeReader(rpc: Upstream): NodeReader {
       }
       const block = parsed.data;
       const hashes = block.transactions.map((tx) => tx.hash.toLowerCase() as Hex);
-      const receiptsRaw = early ? await early.catch(() => receiptsOf(block.hash as Hex, hashes)) : await receiptsOf(block.hash as Hex, hashes);
+      const receiptsRaw = early
+        ? await early.catch(() => receiptsOf(block.hash as Hex, hashes))
+        : await receiptsOf(block.hash as Hex, hashes);
       const receiptsParsed = nodeReceiptsSchema.safeParse(receiptsRaw ?? []);
       if (!receiptsParsed.success) {
         const issue = receiptsParsed.error.issues[0];
-        throw new BadBlockError('receipts_mismatch', `block ${block.number} ${block.hash}: receipts: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+        throw new BadBlockError(
+          'receipts_mismatch',
+          `block ${block.number} ${block.hash}: receipts: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+        );
       }
       const receipts = receiptsParsed.data;
       if (receipts.length !== hashes.length || receipts.some((receipt, i) => receipt.transactionHash.toLowerCase() !== hashes[i])) {
-        throw new BadBlockError('receipts_mismatch', `block ${BigInt(block.number)} ${block.hash}: ${receipts.length} receipts for ${hashes.length} transactions`);
+        throw new BadBlockError(
+          'receipts_mismatch',
+          `block ${BigInt(block.number)} ${block.hash}: ${receipts.length} receipts for ${hashes.length} transactions`,
+        );
       }
-      const assembled = await toAssembledBlock(block, async (hash) => z.string().parse(await rpc.call('eth_getRawTransactionByHash', [hash])) as Hex);
+      const assembled = await toAssembledBlock(
+        block,
+        async (hash) => z.string().parse(await rpc.call('eth_getRawTransactionByHash', [hash])) as Hex,
+      );
       return {
-        number: BigInt(block.number), hash: block.hash.toLowerCase() as Hex, parentHash: block.parentHash.toLowerCase() as Hex,
-        block: assembled, receipts: toReceipts(block, receipts),
+        number: BigInt(block.number),
+        hash: block.hash.toLowerCase() as Hex,
+        parentHash: block.parentHash.toLowerCase() as Hex,
+        block: assembled,
+        receipts: toReceipts(block, receipts),
       };
     },
   };

@@ -13,32 +13,32 @@ import type { RpcLog, RpcReceipt } from '../schemas/records.ts';
  */
 export type SourceEvent =
   | {
-    readonly type: 'grew';
-    readonly block: AssembledBlock;
-    /** Receipts of block.transactions.slice(block.firstNew), in order; null when unknown. */
-    readonly receipts: readonly RpcReceipt[] | null;
-    /** When the source learned of the block (ms since the epoch), for latency. */
-    readonly receivedAt: number;
-  }
+      readonly type: 'grew';
+      readonly block: AssembledBlock;
+      /** Receipts of block.transactions.slice(block.firstNew), in order; null when unknown. */
+      readonly receipts: readonly RpcReceipt[] | null;
+      /** When the source learned of the block (ms since the epoch), for latency. */
+      readonly receivedAt: number;
+    }
   | {
-    readonly type: 'lifecycle';
-    readonly level: 'canonical' | 'safe' | 'finalized';
-    readonly blockNumber: bigint;
-    readonly blockHash: `0x${string}`;
-  }
+      readonly type: 'lifecycle';
+      readonly level: 'canonical' | 'safe' | 'finalized';
+      readonly blockNumber: bigint;
+      readonly blockHash: `0x${string}`;
+    }
   | {
-    readonly type: 'replaced';
-    readonly blockNumber: bigint;
-    /** The hash of the withdrawn block. */
-    readonly replacedHash: `0x${string}`;
-    /** The block now at that height, when the new chain reaches it (else null). */
-    readonly byHash: `0x${string}` | null;
-    /** Its transactions, when known. */
-    readonly transactions: readonly `0x${string}`[];
-    readonly removedTransactions: readonly `0x${string}`[];
-    /** Every log of the withdrawn block, as it was published, now with `removed: true`. */
-    readonly removedLogs: readonly RpcLog[];
-  };
+      readonly type: 'replaced';
+      readonly blockNumber: bigint;
+      /** The hash of the withdrawn block. */
+      readonly replacedHash: `0x${string}`;
+      /** The block now at that height, when the new chain reaches it (else null). */
+      readonly byHash: `0x${string}` | null;
+      /** Its transactions, when known. */
+      readonly transactions: readonly `0x${string}`[];
+      readonly removedTransactions: readonly `0x${string}`[];
+      /** Every log of the withdrawn block, as it was published, now with `removed: true`. */
+      readonly removedLogs: readonly RpcLog[];
+    };
 
 export interface Source {
   readonly kind: 'flashblocks' | 'blocks';

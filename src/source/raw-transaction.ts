@@ -13,10 +13,14 @@ const formatters = chainConfig.formatters;
 export function rawTransaction(rpcTx: Record<string, unknown>): Hex | null {
   try {
     const tx = formatters.transaction.format(rpcTx as never) as unknown as Record<string, unknown>;
-    const signature = tx.type === 'deposit' ? undefined : {
-      r: tx.r as Hex, s: tx.s as Hex,
-      ...(tx.type === 'legacy' ? { v: tx.v as bigint } : { yParity: tx.yParity as number }),
-    };
+    const signature =
+      tx.type === 'deposit'
+        ? undefined
+        : {
+            r: tx.r as Hex,
+            s: tx.s as Hex,
+            ...(tx.type === 'legacy' ? { v: tx.v as bigint } : { yParity: tx.yParity as number }),
+          };
     const raw = serializeTransaction({ ...tx, data: tx.input } as never, signature as never) as Hex;
     return keccak256(raw) === String(rpcTx.hash).toLowerCase() ? raw : null;
   } catch {

@@ -21,7 +21,10 @@ export function holoceneParams(extraData: Hex, where: string): { denominator: bi
 export function blockExtraData(rules: BlockRules, eip1559Params: Hex | undefined): Hex {
   if (!rules.active('holocene')) return '0x';
   if (eip1559Params === undefined || size(eip1559Params) !== 8) {
-    throw new FlashlogError('ATTRIBUTES_INVALID', `payload.eip1559Params: a Holocene block needs 8 bytes, got ${eip1559Params ?? 'nothing'}`);
+    throw new FlashlogError(
+      'ATTRIBUTES_INVALID',
+      `payload.eip1559Params: a Holocene block needs 8 bytes, got ${eip1559Params ?? 'nothing'}`,
+    );
   }
   if (hexToBigInt(eip1559Params) === 0n) {
     return concat(['0x00', numberToHex(rules.denominator, { size: 4 }), numberToHex(rules.elasticity, { size: 4 })]);
@@ -36,12 +39,14 @@ export function blockExtraData(rules: BlockRules, eip1559Params: Hex | undefined
  */
 export function nextBaseFee(parent: BlockHeader, config: RollupConfig, rules: BlockRules): bigint {
   const parentBaseFee = parent.baseFeePerGas;
-  if (parentBaseFee === undefined) throw new FlashlogError('HEADER_INVALID', 'parent header: no baseFeePerGas (pre-London parents are not supported)');
+  if (parentBaseFee === undefined)
+    throw new FlashlogError('HEADER_INVALID', 'parent header: no baseFeePerGas (pre-London parents are not supported)');
   let { denominator, elasticity } = rules;
   if (rulesAt(config, parent.timestamp).active('holocene')) {
     const fromParent = holoceneParams(parent.extraData, 'parent header.extraData');
     if (fromParent.denominator !== 0n || fromParent.elasticity !== 0n) ({ denominator, elasticity } = fromParent);
-    if (denominator === 0n || elasticity === 0n) throw new FlashlogError('HEADER_INVALID', `parent header.extraData: zero EIP-1559 parameter in ${parent.extraData}`);
+    if (denominator === 0n || elasticity === 0n)
+      throw new FlashlogError('HEADER_INVALID', `parent header.extraData: zero EIP-1559 parameter in ${parent.extraData}`);
   }
   const target = parent.gasLimit / elasticity;
   if (parent.gasUsed === target) return parentBaseFee;

@@ -6,8 +6,16 @@ import type { RollupConfig } from './rollup-config.ts';
  * 50/250 and elasticity 6, as EDR builds its headers).
  */
 export const devnetRollupConfig: RollupConfig = {
-  l2_chain_id: 1337, block_time: 1,
-  regolith_time: 0, canyon_time: 0, delta_time: 0, ecotone_time: 0, fjord_time: 0, granite_time: 0, holocene_time: 0, isthmus_time: 0,
+  l2_chain_id: 1337,
+  block_time: 1,
+  regolith_time: 0,
+  canyon_time: 0,
+  delta_time: 0,
+  ecotone_time: 0,
+  fjord_time: 0,
+  granite_time: 0,
+  holocene_time: 0,
+  isthmus_time: 0,
   chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
 };
 

@@ -64,12 +64,19 @@ function opPrecompiles(common: Common, rules: BlockRules) {
   const out: { address: Address; function: (input: PrecompileInput) => ExecResult | Promise<ExecResult> }[] = [];
   if (rules.active('fjord')) out.push({ address: createAddressFromString(P256VERIFY), function: rip7212 });
   if (rules.active('granite')) {
-    const pairing = getActivePrecompiles(common).get(BN256_PAIRING.slice(2)) as (input: PrecompileInput) => ExecResult | Promise<ExecResult>;
+    const pairing = getActivePrecompiles(common).get(BN256_PAIRING.slice(2)) as (
+      input: PrecompileInput,
+    ) => ExecResult | Promise<ExecResult>;
     out.push({
       address: createAddressFromString(BN256_PAIRING),
-      function: (input) => input.data.length > GRANITE_PAIRING_MAX_BYTES
-        ? { returnValue: new Uint8Array(0), executionGasUsed: input.gasLimit, exceptionError: { error: 'out of gas', errorType: 'EVMError' } as never }
-        : pairing(input),
+      function: (input) =>
+        input.data.length > GRANITE_PAIRING_MAX_BYTES
+          ? {
+              returnValue: new Uint8Array(0),
+              executionGasUsed: input.gasLimit,
+              exceptionError: { error: 'out of gas', errorType: 'EVMError' } as never,
+            }
+          : pairing(input),
     });
   }
   return out;
@@ -78,7 +85,10 @@ function opPrecompiles(common: Common, rules: BlockRules) {
 /** Hashes of ancestors for BLOCKHASH: the parent's, then older ones from header preimages. */
 function ancestorHashes(parent: BlockHeader, witness: Witness) {
   const parentHash = headerHash(parent);
-  const known = new Map<bigint, Hex>([[parent.number, parentHash], [parent.number - 1n, parent.parentHash]]);
+  const known = new Map<bigint, Hex>([
+    [parent.number, parentHash],
+    [parent.number - 1n, parent.parentHash],
+  ]);
   let oldest = parent.number - 1n;
   return async (number: bigint): Promise<Hex> => {
     while (!known.has(number) && oldest > number) {
@@ -111,14 +121,20 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
   const { config, parent, attributes, witness } = input;
   await installJumpAnalysisCache();
   const rules = rulesAt(config, attributes.timestamp);
-  if (!rules.active('regolith')) throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
-  if (rules.active('jovian')) throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: Jovian (DA footprint, minimum base fee) is not executed yet`);
+  if (!rules.active('regolith'))
+    throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
+  if (rules.active('jovian'))
+    throw new FlashlogError(
+      'FORK_UNSUPPORTED',
+      `block at ${attributes.timestamp}: Jovian (DA footprint, minimum base fee) is not executed yet`,
+    );
   const number = parent.number + 1n;
   const parentHash = headerHash(parent);
   const baseFeePerGas = nextBaseFee(parent, config, rules);
   const extraData = blockExtraData(rules, attributes.eip1559Params);
   const ecotone = rules.active('ecotone');
-  if (ecotone && attributes.parentBeaconBlockRoot === undefined) throw new FlashlogError('ATTRIBUTES_INVALID', 'payload.parentBeaconBlockRoot: required from Ecotone on');
+  if (ecotone && attributes.parentBeaconBlockRoot === undefined)
+    throw new FlashlogError('ATTRIBUTES_INVALID', 'payload.parentBeaconBlockRoot: required from Ecotone on');
 
   const common = new Common({ chain: { ...Mainnet, chainId: rules.chainId, name: `op-${rules.chainId}` }, hardfork: rules.evmHardfork });
   const state = createWitnessState(witness, parent.stateRoot);
@@ -129,25 +145,46 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
       return { hash: () => hexToBytes(hash) };
     },
     async putBlock() {},
-    shallowCopy() { return blockchain; },
+    shallowCopy() {
+      return blockchain;
+    },
   };
-  const vm = await createVM({ common, stateManager: state, blockchain: blockchain as never, evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never } });
+  const vm = await createVM({
+    common,
+    stateManager: state,
+    blockchain: blockchain as never,
+    evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never },
+  });
   const headerData = (baseFee: bigint) => ({
-    number, timestamp: attributes.timestamp, coinbase: attributes.feeRecipient, gasLimit: attributes.gasLimit, baseFeePerGas: baseFee,
-    mixHash: attributes.prevRandao, difficulty: 0n, parentHash, extraData,
+    number,
+    timestamp: attributes.timestamp,
+    coinbase: attributes.feeRecipient,
+    gasLimit: attributes.gasLimit,
+    baseFeePerGas: baseFee,
+    mixHash: attributes.prevRandao,
+    difficulty: 0n,
+    parentHash,
+    extraData,
     ...(ecotone ? { parentBeaconBlockRoot: attributes.parentBeaconBlockRoot, excessBlobGas: 0n, blobGasUsed: 0n } : {}),
   });
-  const block = createBlock({ header: createBlockHeader(headerData(baseFeePerGas), { common, skipConsensusFormatValidation: true }), withdrawals: [] }, { common, skipConsensusFormatValidation: true });
+  const block = createBlock(
+    { header: createBlockHeader(headerData(baseFeePerGas), { common, skipConsensusFormatValidation: true }), withdrawals: [] },
+    { common, skipConsensusFormatValidation: true },
+  );
   // A deposit is validated against a zero base fee (it pays no fees) but executes in the real
   // block: BASEFEE inside a deposit reads the block's base fee, as op-geth gives it.
-  const depositBlock = createBlock({ header: createBlockHeader(headerData(0n), { common, skipConsensusFormatValidation: true }), withdrawals: [] }, { common, skipConsensusFormatValidation: true });
+  const depositBlock = createBlock(
+    { header: createBlockHeader(headerData(0n), { common, skipConsensusFormatValidation: true }), withdrawals: [] },
+    { common, skipConsensusFormatValidation: true },
+  );
   const runCall = vm.evm.runCall.bind(vm.evm);
   vm.evm.runCall = (opts) => runCall({ ...opts, block });
 
-  if (ecotone) await storeIfDeployed(state, beaconRoots, [
-    [attributes.timestamp % 8191n, slotKey(attributes.timestamp)],
-    [(attributes.timestamp % 8191n) + 8191n, attributes.parentBeaconBlockRoot!],
-  ]);
+  if (ecotone)
+    await storeIfDeployed(state, beaconRoots, [
+      [attributes.timestamp % 8191n, slotKey(attributes.timestamp)],
+      [(attributes.timestamp % 8191n) + 8191n, attributes.parentBeaconBlockRoot!],
+    ]);
   if (rules.active('isthmus')) await storeIfDeployed(state, historyStorage, [[(number - 1n) % 8191n, parentHash]]);
 
   const receipts: Receipt[] = [];
@@ -161,17 +198,21 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
       if (bytes[0] === 0x7e) {
         receipt = await runDeposit(vm, state, common, raw, depositBlock, rules);
       } else {
-        fees ??= await txFees(rules, async (slot) => bytesToHex(await state.getStorage(createAddressFromString(l1BlockAddress), hexToBytes(slotKey(slot)))));
+        fees ??= await txFees(rules, async (slot) =>
+          bytesToHex(await state.getStorage(createAddressFromString(l1BlockAddress), hexToBytes(slotKey(slot)))),
+        );
         receipt = await runUserTx(vm, state, common, bytes, block, baseFeePerGas, fees);
       }
     } catch (error) {
-      if (error instanceof WitnessIncompleteError) throw new WitnessIncompleteError(error.key, error.context ? `${error.context}, ${where}` : where);
+      if (error instanceof WitnessIncompleteError)
+        throw new WitnessIncompleteError(error.key, error.context ? `${error.context}, ${where}` : where);
       throw new FlashlogError('BLOCK_INVALID', `${where}: ${(error as Error).message}`, { cause: error });
     }
     cumulativeGasUsed += receipt.gasUsed;
     receipts.push({ ...receipt, cumulativeGasUsed });
   }
-  if (cumulativeGasUsed > attributes.gasLimit) throw new FlashlogError('BLOCK_INVALID', `gas used ${cumulativeGasUsed} exceeds the gas limit ${attributes.gasLimit}`);
+  if (cumulativeGasUsed > attributes.gasLimit)
+    throw new FlashlogError('BLOCK_INVALID', `gas used ${cumulativeGasUsed} exceeds the gas limit ${attributes.gasLimit}`);
 
   const stateRoot = bytesToHex(await state.getStateRoot());
   const messagePasserStorageRoot = async (): Promise<Hex> => {
@@ -179,12 +220,22 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     return account ? bytesToHex(account.storageRoot) : emptyTrieRoot;
   };
   const header: BlockHeader = {
-    parentHash, sha3Uncles: emptyOmmersHash, miner: attributes.feeRecipient.toLowerCase() as Hex, stateRoot,
+    parentHash,
+    sha3Uncles: emptyOmmersHash,
+    miner: attributes.feeRecipient.toLowerCase() as Hex,
+    stateRoot,
     transactionsRoot: await orderedTrieRoot(attributes.transactions),
     receiptsRoot: await orderedTrieRoot(receipts.map(encodeReceipt)),
     logsBloom: orBlooms(receipts.map((receipt) => receipt.logsBloom)),
-    difficulty: 0n, number, gasLimit: attributes.gasLimit, gasUsed: cumulativeGasUsed, timestamp: attributes.timestamp, extraData,
-    mixHash: attributes.prevRandao, nonce: '0x0000000000000000', baseFeePerGas,
+    difficulty: 0n,
+    number,
+    gasLimit: attributes.gasLimit,
+    gasUsed: cumulativeGasUsed,
+    timestamp: attributes.timestamp,
+    extraData,
+    mixHash: attributes.prevRandao,
+    nonce: '0x0000000000000000',
+    baseFeePerGas,
     withdrawalsRoot: rules.active('canyon') ? (rules.active('isthmus') ? await messagePasserStorageRoot() : emptyTrieRoot) : undefined,
     blobGasUsed: ecotone ? 0n : undefined,
     excessBlobGas: ecotone ? 0n : undefined,
@@ -199,6 +250,11 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
 async function storeIfDeployed(state: MerkleStateManager, address: string, writes: [bigint, Hex][]) {
   const contract = createAddressFromString(address);
   if ((await state.getCode(contract)).length === 0) return;
-  for (const [slot, value] of writes) await state.putStorage(contract, hexToBytes(slotKey(slot)), hexToBytes(value).slice(firstNonZero(value)));
+  for (const [slot, value] of writes)
+    await state.putStorage(contract, hexToBytes(slotKey(slot)), hexToBytes(value).slice(firstNonZero(value)));
 }
-const firstNonZero = (value: Hex) => { const bytes = hexToBytes(value); const i = bytes.findIndex((b) => b !== 0); return i < 0 ? bytes.length : i; };
+const firstNonZero = (value: Hex) => {
+  const bytes = hexToBytes(value);
+  const i = bytes.findIndex((b) => b !== 0);
+  return i < 0 ? bytes.length : i;
+};

@@ -51,9 +51,13 @@ export function parseBlockFixture(raw: unknown, where = 'fixture'): BlockFixture
       config: parseRollupConfig(parsed.data.rollupConfig, `${where}.rollupConfig`),
       parent: headerFromRpc(parsed.data.parentHeader, `${where}.parentHeader`),
       attributes: {
-        timestamp: BigInt(payload.timestamp), prevRandao: payload.prevRandao as `0x${string}`, feeRecipient: payload.feeRecipient as `0x${string}`,
-        gasLimit: BigInt(payload.gasLimit), parentBeaconBlockRoot: (payload.parentBeaconBlockRoot ?? undefined) as `0x${string}` | undefined,
-        eip1559Params: (payload.eip1559Params ?? undefined) as `0x${string}` | undefined, transactions: payload.transactions as `0x${string}`[],
+        timestamp: BigInt(payload.timestamp),
+        prevRandao: payload.prevRandao as `0x${string}`,
+        feeRecipient: payload.feeRecipient as `0x${string}`,
+        gasLimit: BigInt(payload.gasLimit),
+        parentBeaconBlockRoot: (payload.parentBeaconBlockRoot ?? undefined) as `0x${string}` | undefined,
+        eip1559Params: (payload.eip1559Params ?? undefined) as `0x${string}` | undefined,
+        transactions: payload.transactions as `0x${string}`[],
       },
       witness: witnessFromRecord(parsed.data.preimages),
     },
@@ -86,14 +90,22 @@ export async function readBlockFixture(path: string): Promise<BlockFixture> {
 export function fixtureFromRpc(witness: RpcBlockWitness, rollupConfig: unknown, where = 'L2 node'): BlockFixture {
   const header = witness.header as Record<string, string | undefined>;
   const extraData = (header.extraData ?? '0x') as Hex;
-  return parseBlockFixture({
-    rollupConfig,
-    parentHeader: witness.parentHeader,
-    payload: {
-      timestamp: header.timestamp, prevRandao: header.mixHash, feeRecipient: header.miner, parentBeaconBlockRoot: header.parentBeaconBlockRoot,
-      gasLimit: header.gasLimit, eip1559Params: size(extraData) >= 9 ? slice(extraData, 1, 9) : undefined, transactions: witness.transactions,
+  return parseBlockFixture(
+    {
+      rollupConfig,
+      parentHeader: witness.parentHeader,
+      payload: {
+        timestamp: header.timestamp,
+        prevRandao: header.mixHash,
+        feeRecipient: header.miner,
+        parentBeaconBlockRoot: header.parentBeaconBlockRoot,
+        gasLimit: header.gasLimit,
+        eip1559Params: size(extraData) >= 9 ? slice(extraData, 1, 9) : undefined,
+        transactions: witness.transactions,
+      },
+      expected: { blockHash: witness.blockHash, header: witness.header },
+      preimages: witness.preimages,
     },
-    expected: { blockHash: witness.blockHash, header: witness.header },
-    preimages: witness.preimages,
-  }, where);
+    where,
+  );
 }

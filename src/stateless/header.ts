@@ -34,9 +34,27 @@ export interface BlockHeader {
 
 /** The fields in RLP order; the optional tail stops at the last field the header has. */
 const order = [
-  'parentHash', 'sha3Uncles', 'miner', 'stateRoot', 'transactionsRoot', 'receiptsRoot', 'logsBloom', 'difficulty', 'number',
-  'gasLimit', 'gasUsed', 'timestamp', 'extraData', 'mixHash', 'nonce', 'baseFeePerGas', 'withdrawalsRoot', 'blobGasUsed',
-  'excessBlobGas', 'parentBeaconBlockRoot', 'requestsHash',
+  'parentHash',
+  'sha3Uncles',
+  'miner',
+  'stateRoot',
+  'transactionsRoot',
+  'receiptsRoot',
+  'logsBloom',
+  'difficulty',
+  'number',
+  'gasLimit',
+  'gasUsed',
+  'timestamp',
+  'extraData',
+  'mixHash',
+  'nonce',
+  'baseFeePerGas',
+  'withdrawalsRoot',
+  'blobGasUsed',
+  'excessBlobGas',
+  'parentBeaconBlockRoot',
+  'requestsHash',
 ] as const satisfies readonly (keyof BlockHeader)[];
 export type HeaderField = (typeof order)[number];
 export const headerFields: readonly HeaderField[] = order;
@@ -60,10 +78,27 @@ const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'expected 0x-hex');
 const quantity = hex.transform((value) => BigInt(value === '0x' ? 0 : value));
 /** A JSON-RPC header (eth_getBlockByNumber fields, hex quantities). */
 export const rpcBlockHeaderSchema = z.object({
-  parentHash: hex, sha3Uncles: hex, miner: hex, stateRoot: hex, transactionsRoot: hex, receiptsRoot: hex, logsBloom: hex,
-  difficulty: quantity, number: quantity, gasLimit: quantity, gasUsed: quantity, timestamp: quantity, extraData: hex, mixHash: hex, nonce: hex,
-  baseFeePerGas: quantity.nullish(), withdrawalsRoot: hex.nullish(), blobGasUsed: quantity.nullish(), excessBlobGas: quantity.nullish(),
-  parentBeaconBlockRoot: hex.nullish(), requestsHash: hex.nullish(),
+  parentHash: hex,
+  sha3Uncles: hex,
+  miner: hex,
+  stateRoot: hex,
+  transactionsRoot: hex,
+  receiptsRoot: hex,
+  logsBloom: hex,
+  difficulty: quantity,
+  number: quantity,
+  gasLimit: quantity,
+  gasUsed: quantity,
+  timestamp: quantity,
+  extraData: hex,
+  mixHash: hex,
+  nonce: hex,
+  baseFeePerGas: quantity.nullish(),
+  withdrawalsRoot: hex.nullish(),
+  blobGasUsed: quantity.nullish(),
+  excessBlobGas: quantity.nullish(),
+  parentBeaconBlockRoot: hex.nullish(),
+  requestsHash: hex.nullish(),
 });
 
 /** Reads a JSON-RPC header, naming the field that does not fit. */
@@ -98,7 +133,16 @@ export function decodeHeaderRlp(rlp: Hex, where = 'header'): BlockHeader {
   if (!Array.isArray(items) || items.length < 15 || items.length > order.length || items.some((item) => typeof item !== 'string')) {
     throw new FlashlogError('HEADER_INVALID', `${where}: expected an RLP list of 15 to ${order.length} byte strings`);
   }
-  const quantities = new Set<HeaderField>(['difficulty', 'number', 'gasLimit', 'gasUsed', 'timestamp', 'baseFeePerGas', 'blobGasUsed', 'excessBlobGas']);
+  const quantities = new Set<HeaderField>([
+    'difficulty',
+    'number',
+    'gasLimit',
+    'gasUsed',
+    'timestamp',
+    'baseFeePerGas',
+    'blobGasUsed',
+    'excessBlobGas',
+  ]);
   const header: Record<string, unknown> = {};
   (items as Hex[]).forEach((item, index) => {
     const field = order[index]!;

@@ -13,7 +13,7 @@ let installed: Promise<void> | undefined;
 export function installJumpAnalysisCache(): Promise<void> {
   installed ??= (async () => {
     const url = new URL('./interpreter.js', import.meta.resolve('@ethereumjs/evm'));
-    const { Interpreter } = await import(url.href) as { Interpreter: { prototype: InterpreterLike } };
+    const { Interpreter } = (await import(url.href)) as { Interpreter: { prototype: InterpreterLike } };
     const analyse = Interpreter.prototype._getValidJumpDestinations;
     const cache = new WeakMap<Uint8Array, Map<string, Analysis>>();
     Interpreter.prototype._getValidJumpDestinations = function (this: InterpreterLike, code: Uint8Array) {

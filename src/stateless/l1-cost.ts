@@ -81,9 +81,9 @@ export async function txFees(rules: BlockRules, read: ReadL1BlockSlot): Promise<
       const feeScaled = 16n * l1BaseFee * baseFeeScalar + blobBaseFee * blobBaseFeeScalar;
       l1Cost = rules.active('fjord')
         ? (signed) => {
-          const estimated = -42_585_600n + 836_500n * BigInt(fastLzSize(signed));
-          return ((estimated < 100_000_000n ? 100_000_000n : estimated) * feeScaled) / 1_000_000_000_000n;
-        }
+            const estimated = -42_585_600n + 836_500n * BigInt(fastLzSize(signed));
+            return ((estimated < 100_000_000n ? 100_000_000n : estimated) * feeScaled) / 1_000_000_000_000n;
+          }
         : (signed) => (calldataGas(signed) * feeScaled) / 16_000_000n;
     }
   }

@@ -20,11 +20,13 @@ export const rollupConfigSchema = z.object({
   holocene_time: time,
   isthmus_time: time,
   jovian_time: time,
-  chain_op_config: z.object({
-    eip1559Elasticity: z.number().int().positive(),
-    eip1559Denominator: z.number().int().positive(),
-    eip1559DenominatorCanyon: z.number().int().positive(),
-  }).nullish(),
+  chain_op_config: z
+    .object({
+      eip1559Elasticity: z.number().int().positive(),
+      eip1559Denominator: z.number().int().positive(),
+      eip1559DenominatorCanyon: z.number().int().positive(),
+    })
+    .nullish(),
   base_fee_params: baseFeeParams.nullish(),
   canyon_base_fee_params: baseFeeParams.nullish(),
 });
@@ -78,13 +80,18 @@ export function rulesAt(config: RollupConfig, timestamp: bigint): BlockRules {
   const newest = [...opForks].reverse().find(active) ?? 'bedrock';
   const canyon = active('canyon');
   const op = config.chain_op_config;
-  const denominator = op ? (canyon ? op.eip1559DenominatorCanyon : op.eip1559Denominator) : (canyon ? config.canyon_base_fee_params! : config.base_fee_params!).max_change_denominator;
+  const denominator = op
+    ? canyon
+      ? op.eip1559DenominatorCanyon
+      : op.eip1559Denominator
+    : (canyon ? config.canyon_base_fee_params! : config.base_fee_params!).max_change_denominator;
   const elasticity = op ? op.eip1559Elasticity : (canyon ? config.canyon_base_fee_params! : config.base_fee_params!).elasticity_multiplier;
   return {
     chainId: config.l2_chain_id,
     timestamp,
     active,
-    activationBlock: (fork) => active(fork) && (timestamp < BigInt(config.block_time) || !activeAt(opForks.indexOf(fork), timestamp - BigInt(config.block_time))),
+    activationBlock: (fork) =>
+      active(fork) && (timestamp < BigInt(config.block_time) || !activeAt(opForks.indexOf(fork), timestamp - BigInt(config.block_time))),
     fork: newest,
     evmHardfork: active('isthmus') ? 'prague' : active('ecotone') ? 'cancun' : canyon ? 'shanghai' : 'paris',
     denominator: BigInt(denominator),

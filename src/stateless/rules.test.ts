@@ -8,24 +8,54 @@ import { parseRollupConfig, rulesAt } from './rollup-config.ts';
 import { createWitnessState, emptyTrieRoot } from './witness-state.ts';
 
 const config = parseRollupConfig({
-  l2_chain_id: 10, block_time: 2, canyon_time: 100, ecotone_time: 200, holocene_time: 300,
+  l2_chain_id: 10,
+  block_time: 2,
+  canyon_time: 100,
+  ecotone_time: 200,
+  holocene_time: 300,
   chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
 });
 const parent = (over: Partial<BlockHeader>): BlockHeader => ({
-  parentHash: emptyTrieRoot, sha3Uncles: emptyTrieRoot, miner: '0x4200000000000000000000000000000000000011', stateRoot: emptyTrieRoot,
-  transactionsRoot: emptyTrieRoot, receiptsRoot: emptyTrieRoot, logsBloom: `0x${'00'.repeat(256)}`, difficulty: 0n, number: 1n,
-  gasLimit: 30_000_000n, gasUsed: 5_000_000n, timestamp: 50n, extraData: '0x', mixHash: emptyTrieRoot, nonce: '0x0000000000000000', baseFeePerGas: 1_000_000n, ...over,
+  parentHash: emptyTrieRoot,
+  sha3Uncles: emptyTrieRoot,
+  miner: '0x4200000000000000000000000000000000000011',
+  stateRoot: emptyTrieRoot,
+  transactionsRoot: emptyTrieRoot,
+  receiptsRoot: emptyTrieRoot,
+  logsBloom: `0x${'00'.repeat(256)}`,
+  difficulty: 0n,
+  number: 1n,
+  gasLimit: 30_000_000n,
+  gasUsed: 5_000_000n,
+  timestamp: 50n,
+  extraData: '0x',
+  mixHash: emptyTrieRoot,
+  nonce: '0x0000000000000000',
+  baseFeePerGas: 1_000_000n,
+  ...over,
 });
 
 describe('OP Stack block rules', () => {
   it('forks cascade: a later fork set means the earlier ones are active', () => {
     const rules = rulesAt(config, 300n);
-    expect(['regolith', 'canyon', 'delta', 'ecotone', 'fjord', 'granite', 'holocene'].map((fork) => rules.active(fork as never))).toEqual([true, true, true, true, true, true, true]);
+    expect(['regolith', 'canyon', 'delta', 'ecotone', 'fjord', 'granite', 'holocene'].map((fork) => rules.active(fork as never))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect(rules.active('isthmus')).toBe(false);
     expect(rulesAt(config, 99n).fork).toBe('bedrock'); // no regolith_time: nothing before Canyon
     expect(rulesAt(config, 200n).activationBlock('ecotone')).toBe(true);
     expect(rulesAt(config, 202n).activationBlock('ecotone')).toBe(false);
-    expect([rulesAt(config, 99n).evmHardfork, rulesAt(config, 100n).evmHardfork, rulesAt(config, 200n).evmHardfork]).toEqual(['paris', 'shanghai', 'cancun']);
+    expect([rulesAt(config, 99n).evmHardfork, rulesAt(config, 100n).evmHardfork, rulesAt(config, 200n).evmHardfork]).toEqual([
+      'paris',
+      'shanghai',
+      'cancun',
+    ]);
   });
 
   it('base fee: Canyon denominator, then Holocene parameters from the parent extraData', () => {
@@ -36,7 +66,9 @@ describe('OP Stack block rules', () => {
     // Holocene parent with denominator 8, elasticity 2 (target 15M).
     const holocene = parent({ timestamp: 300n, gasUsed: 20_000_000n, extraData: '0x000000000800000002' });
     expect(nextBaseFee(holocene, config, rulesAt(config, 302n))).toBe(1_000_000n + (1_000_000n * 5_000_000n) / 15_000_000n / 8n);
-    expect(() => nextBaseFee(parent({ timestamp: 300n, extraData: '0x' }), config, rulesAt(config, 302n))).toThrow('Holocene extraData must be 9 bytes');
+    expect(() => nextBaseFee(parent({ timestamp: 300n, extraData: '0x' }), config, rulesAt(config, 302n))).toThrow(
+      'Holocene extraData must be 9 bytes',
+    );
   });
 
   it('extraData: empty before Holocene, 0x00 ‖ eip1559Params from it on, the config values for zero params', () => {
@@ -57,7 +89,8 @@ describe('OP Stack block rules', () => {
     expect(await leafless.getAccount(createAddressFromString('0x4200000000000000000000000000000000000015'))).toBeUndefined();
     const root = keccak256(toRlp(['0x20', '0x01']));
     const missing = createWitnessState(new Map(), root);
-    await expect(missing.getAccount(createAddressFromString('0x4200000000000000000000000000000000000015')))
-      .rejects.toThrow(`witness incomplete: no preimage for ${root} (account 0x4200000000000000000000000000000000000015)`);
+    await expect(missing.getAccount(createAddressFromString('0x4200000000000000000000000000000000000015'))).rejects.toThrow(
+      `witness incomplete: no preimage for ${root} (account 0x4200000000000000000000000000000000000015)`,
+    );
   });
 });

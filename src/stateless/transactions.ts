@@ -20,10 +20,18 @@ export type TxReceipt = Omit<Receipt, 'cumulativeGasUsed'>;
 
 function receiptOf(type: number, result: RunTxResult, gasUsed: bigint, extra: Partial<Receipt> = {}): TxReceipt {
   return {
-    type, status: result.execResult.exceptionError ? 0 : 1, gasUsed,
+    type,
+    status: result.execResult.exceptionError ? 0 : 1,
+    gasUsed,
     logsBloom: bytesToHex(result.bloom.bitvector),
-    logs: (result.execResult.logs ?? []).map(([address, topics, data]) => ({ address: bytesToHex(address), topics: topics.map((t) => bytesToHex(t)), data: bytesToHex(data) })),
-    l1Fee: 0n, operatorFee: 0n, ...extra,
+    logs: (result.execResult.logs ?? []).map(([address, topics, data]) => ({
+      address: bytesToHex(address),
+      topics: topics.map((t) => bytesToHex(t)),
+      data: bytesToHex(data),
+    })),
+    l1Fee: 0n,
+    operatorFee: 0n,
+    ...extra,
   };
 }
 
@@ -46,36 +54,79 @@ interface DepositFields {
 }
 
 /** OP Stack deposits.md "Execution" (Regolith and later). */
-export async function runDeposit(vm: VM, state: MerkleStateManager, common: Common, raw: Hex, depositBlock: Block, rules: BlockRules): Promise<TxReceipt> {
+export async function runDeposit(
+  vm: VM,
+  state: MerkleStateManager,
+  common: Common,
+  raw: Hex,
+  depositBlock: Block,
+  rules: BlockRules,
+): Promise<TxReceipt> {
   const deposit = parseTransaction(raw) as unknown as DepositFields;
   if (deposit.type !== 'deposit') throw new FlashlogError('TX_INVALID', 'type 0x7e that is not a deposit');
   const from = createAddressFromString(deposit.from);
   const before = await state.getAccount(from);
   const depositNonce = before?.nonce ?? 0n;
   await credit(state, from, deposit.mint ?? 0n);
-  const tx = createLegacyTx({ nonce: depositNonce, gasPrice: 0n, gasLimit: deposit.gas, to: deposit.to ?? undefined, value: deposit.value ?? 0n, data: deposit.data ?? '0x' }, { common, freeze: false });
+  const tx = createLegacyTx(
+    {
+      nonce: depositNonce,
+      gasPrice: 0n,
+      gasLimit: deposit.gas,
+      to: deposit.to ?? undefined,
+      value: deposit.value ?? 0n,
+      data: deposit.data ?? '0x',
+    },
+    { common, freeze: false },
+  );
   (tx as { getSenderAddress: () => Address }).getSenderAddress = () => from;
   const version = rules.active('canyon') ? { depositNonce, depositReceiptVersion: 1n } : { depositNonce };
   try {
-    const result = await runTx(vm, { tx, block: depositBlock, skipNonce: true, skipHardForkValidation: true, skipBlockGasLimitValidation: true });
+    const result = await runTx(vm, {
+      tx,
+      block: depositBlock,
+      skipNonce: true,
+      skipHardForkValidation: true,
+      skipBlockGasLimitValidation: true,
+    });
     return receiptOf(0x7e, result, result.totalGasSpent, version);
   } catch {
     // A failed deposit: everything but the mint is undone, the nonce still moves, all gas is used.
     const account = (await state.getAccount(from)) ?? new Account();
     account.nonce += 1n;
     await state.putAccount(from, account);
-    return { type: 0x7e, status: 0 as const, gasUsed: deposit.gas, logsBloom: bytesToHex(new Uint8Array(256)), logs: [], l1Fee: 0n, operatorFee: 0n, ...version };
+    return {
+      type: 0x7e,
+      status: 0 as const,
+      gasUsed: deposit.gas,
+      logsBloom: bytesToHex(new Uint8Array(256)),
+      logs: [],
+      l1Fee: 0n,
+      operatorFee: 0n,
+      ...version,
+    };
   }
 }
 
-export async function runUserTx(vm: VM, state: MerkleStateManager, common: Common, bytes: Uint8Array, block: Block, baseFeePerGas: bigint, fees: TxFees): Promise<TxReceipt> {
+export async function runUserTx(
+  vm: VM,
+  state: MerkleStateManager,
+  common: Common,
+  bytes: Uint8Array,
+  block: Block,
+  baseFeePerGas: bigint,
+  fees: TxFees,
+): Promise<TxReceipt> {
   const tx: TypedTransaction = createTxFromRLP(bytes, { common });
   const sender = tx.getSenderAddress();
   const l1Fee = fees.l1Cost(bytes);
   const operatorUpfront = fees.operatorCost(tx.gasLimit);
   const account = (await state.getAccount(sender)) ?? new Account();
   if (account.balance < l1Fee + operatorUpfront) {
-    throw new FlashlogError('TX_INVALID', `sender ${sender.toString()} cannot pay the L1 fee ${l1Fee} and operator fee ${operatorUpfront} (balance ${account.balance})`);
+    throw new FlashlogError(
+      'TX_INVALID',
+      `sender ${sender.toString()} cannot pay the L1 fee ${l1Fee} and operator fee ${operatorUpfront} (balance ${account.balance})`,
+    );
   }
   account.balance -= l1Fee + operatorUpfront;
   await state.putAccount(sender, account);

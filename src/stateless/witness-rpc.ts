@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { FlashlogError } from '../errors.ts';
 import { feeVaults, l1BlockAddress, slotKey } from './l1-cost.ts';
 import { messagePasser } from './execute-block.ts';
+import type { CallRpc } from '../jsonrpc/protocol.ts';
 
 /** Raw JSON-RPC: the method's result, or a thrown error naming the endpoint. */
-export type RpcCall = (method: string, params: readonly unknown[]) => Promise<unknown>;
 
 /** One block to re-execute, as an L2 node gives it: the fixture format of `shared/fixtures/op-blocks`, minus the rollup config. */
 export interface RpcBlockWitness {
@@ -20,7 +20,12 @@ export interface RpcBlockWitness {
   readonly source: 'debug_executionWitness' | 'eth_getProof';
 }
 
-const executionWitnessSchema = z.object({ state: z.array(z.string()), codes: z.array(z.string()).optional(), headers: z.array(z.string()).optional(), keys: z.array(z.string()).optional() });
+const executionWitnessSchema = z.object({
+  state: z.array(z.string()),
+  codes: z.array(z.string()).optional(),
+  headers: z.array(z.string()).optional(),
+  keys: z.array(z.string()).optional(),
+});
 const proofSchema = z.object({
   accountProof: z.array(z.string()),
   codeHash: z.string(),
@@ -40,13 +45,35 @@ function legacySignature(rpc: { type: Hex; v?: Hex; r?: Hex; s?: Hex }) {
 /** The block's signed transactions, rebuilt from its JSON and checked against their hashes. */
 function rawTransactions(block: { transactions: unknown[] }, number: bigint): Hex[] {
   return block.transactions.map((json, index) => {
-    const rpc = json as { hash: Hex; type: Hex; v?: Hex; r?: Hex; s?: Hex; chainId?: Hex; sourceHash?: Hex; mint?: Hex; isSystemTx?: boolean; input: Hex };
-    const tx: Record<string, unknown> = rpc.type === '0x7e'
-      ? { ...formatTransaction(json as never), type: 'deposit', sourceHash: rpc.sourceHash, mint: rpc.mint ? BigInt(rpc.mint) : undefined, isSystemTx: rpc.isSystemTx, data: rpc.input }
-      : { ...formatTransaction(json as never), data: rpc.input };
+    const rpc = json as {
+      hash: Hex;
+      type: Hex;
+      v?: Hex;
+      r?: Hex;
+      s?: Hex;
+      chainId?: Hex;
+      sourceHash?: Hex;
+      mint?: Hex;
+      isSystemTx?: boolean;
+      input: Hex;
+    };
+    const tx: Record<string, unknown> =
+      rpc.type === '0x7e'
+        ? {
+            ...formatTransaction(json as never),
+            type: 'deposit',
+            sourceHash: rpc.sourceHash,
+            mint: rpc.mint ? BigInt(rpc.mint) : undefined,
+            isSystemTx: rpc.isSystemTx,
+            data: rpc.input,
+          }
+        : { ...formatTransaction(json as never), data: rpc.input };
     const raw = serializeTransaction(tx as never, legacySignature(rpc) as never) as Hex;
     if (keccak256(raw) !== rpc.hash.toLowerCase()) {
-      throw new FlashlogError('WITNESS_RPC', `block ${number} transaction ${index}: rebuilt bytes hash to ${keccak256(raw)}, the node says ${rpc.hash}`);
+      throw new FlashlogError(
+        'WITNESS_RPC',
+        `block ${number} transaction ${index}: rebuilt bytes hash to ${keccak256(raw)}, the node says ${rpc.hash}`,
+      );
     }
     return raw;
   });
@@ -65,13 +92,16 @@ function rawTransactions(block: { transactions: unknown[] }, number: bigint): He
  *
  * @example const witness = await collectBlockWitness(rpc, 12n)
  */
-export async function collectBlockWitness(rpc: RpcCall, number: bigint): Promise<RpcBlockWitness> {
-  const block = await rpc('eth_getBlockByNumber', [numberToHex(number), true]) as (Record<string, unknown> & { hash: Hex; transactions: unknown[] }) | null;
-  const parent = await rpc('eth_getBlockByNumber', [numberToHex(number - 1n), false]) as Record<string, unknown> | null;
+export async function collectBlockWitness(rpc: CallRpc, number: bigint): Promise<RpcBlockWitness> {
+  const block = (await rpc('eth_getBlockByNumber', [numberToHex(number), true])) as
+    (Record<string, unknown> & { hash: Hex; transactions: unknown[] }) | null;
+  const parent = (await rpc('eth_getBlockByNumber', [numberToHex(number - 1n), false])) as Record<string, unknown> | null;
   if (!block || !parent) throw new FlashlogError('WITNESS_MISSING', `block ${number} or its parent is not on the L2 node`);
   const transactions = rawTransactions(block, number);
   const preimages = new Map<Hex, Hex>();
-  const add = (value: string) => { preimages.set(keccak256(value as Hex), value.toLowerCase() as Hex); };
+  const add = (value: string) => {
+    preimages.set(keccak256(value as Hex), value.toLowerCase() as Hex);
+  };
 
   let executionWitness: unknown;
   try {
@@ -82,7 +112,14 @@ export async function collectBlockWitness(rpc: RpcCall, number: bigint): Promise
   const parsed = executionWitnessSchema.safeParse(executionWitness);
   if (parsed.success) {
     for (const value of [...parsed.data.state, ...(parsed.data.codes ?? []), ...(parsed.data.headers ?? [])]) add(value);
-    return { parentHeader: parent, header: { ...block, transactions: undefined }, blockHash: block.hash, transactions, preimages: Object.fromEntries(preimages), source: 'debug_executionWitness' };
+    return {
+      parentHeader: parent,
+      header: { ...block, transactions: undefined },
+      blockHash: block.hash,
+      transactions,
+      preimages: Object.fromEntries(preimages),
+      source: 'debug_executionWitness',
+    };
   }
 
   const touched = new Map<string, Set<Hex>>();
@@ -100,16 +137,26 @@ export async function collectBlockWitness(rpc: RpcCall, number: bigint): Promise
   touch(historyStorage, [slotKey((number - 1n) % 8191n)]);
   for (const tx of block.transactions as { hash: Hex }[]) {
     const trace = prestateSchema.safeParse(await rpc('debug_traceTransaction', [tx.hash, { tracer: 'prestateTracer' }]));
-    if (!trace.success) throw new FlashlogError('WITNESS_RPC', `debug_traceTransaction(${tx.hash}, prestateTracer): ${trace.error.issues[0]!.message}`);
+    if (!trace.success)
+      throw new FlashlogError('WITNESS_RPC', `debug_traceTransaction(${tx.hash}, prestateTracer): ${trace.error.issues[0]!.message}`);
     for (const [address, account] of Object.entries(trace.data)) touch(address, Object.keys(account.storage ?? {}) as Hex[]);
   }
   const at = numberToHex(number - 1n);
   for (const [address, slots] of touched) {
     const proof = proofSchema.safeParse(await rpc('eth_getProof', [address, [...slots], at]));
-    if (!proof.success) throw new FlashlogError('WITNESS_RPC', `eth_getProof(${address}) at block ${number - 1n}: ${proof.error.issues[0]!.message}`);
+    if (!proof.success)
+      throw new FlashlogError('WITNESS_RPC', `eth_getProof(${address}) at block ${number - 1n}: ${proof.error.issues[0]!.message}`);
     for (const node of proof.data.accountProof) add(node);
     for (const slot of proof.data.storageProof) for (const node of slot.proof) add(node);
-    if (proof.data.codeHash.toLowerCase() !== emptyCodeHash && proof.data.codeHash !== `0x${'00'.repeat(32)}`) add(await rpc('eth_getCode', [address, at]) as Hex);
+    if (proof.data.codeHash.toLowerCase() !== emptyCodeHash && proof.data.codeHash !== `0x${'00'.repeat(32)}`)
+      add((await rpc('eth_getCode', [address, at])) as Hex);
   }
-  return { parentHeader: parent, header: { ...block, transactions: undefined }, blockHash: block.hash, transactions, preimages: Object.fromEntries(preimages), source: 'eth_getProof' };
+  return {
+    parentHeader: parent,
+    header: { ...block, transactions: undefined },
+    blockHash: block.hash,
+    transactions,
+    preimages: Object.fromEntries(preimages),
+    source: 'eth_getProof',
+  };
 }

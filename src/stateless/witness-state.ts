@@ -13,7 +13,14 @@
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
-import { ValueEncoding, bytesToHex as ejsBytesToHex, createAddressFromString, type Address, type BatchDBOp, type DB } from '@ethereumjs/util';
+import {
+  ValueEncoding,
+  bytesToHex as ejsBytesToHex,
+  createAddressFromString,
+  type Address,
+  type BatchDBOp,
+  type DB,
+} from '@ethereumjs/util';
 import { bytesToHex, hexToBytes, keccak256, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
 
@@ -67,12 +74,18 @@ function witnessDb(witness: Witness, written = new Map<string, Uint8Array>()): D
       if (value === undefined) throw new WitnessIncompleteError(`0x${k}`);
       return value;
     },
-    async put(key, value) { written.set(keyOf(key), value); },
-    async del() { /* nodes are kept: the witness is append-only during one block */ },
+    async put(key, value) {
+      written.set(keyOf(key), value);
+    },
+    async del() {
+      /* nodes are kept: the witness is append-only during one block */
+    },
     async batch(ops: BatchDBOp<string, Uint8Array>[]) {
       for (const op of ops) if (op.type === 'put') written.set(keyOf(op.key), op.value);
     },
-    shallowCopy() { return witnessDb(witness, written); },
+    shallowCopy() {
+      return witnessDb(witness, written);
+    },
     async open() {},
   };
 }
@@ -95,30 +108,53 @@ async function naming<T>(what: () => string, read: () => Promise<T>): Promise<T>
  */
 export function createWitnessState(witness: Witness, stateRoot: Hex): MerkleStateManager {
   const trie = new MerklePatriciaTrie({
-    db: witnessDb(witness), root: hexToBytes(stateRoot), useKeyHashing: true, valueEncoding: ValueEncoding.Bytes,
+    db: witnessDb(witness),
+    root: hexToBytes(stateRoot),
+    useKeyHashing: true,
+    valueEncoding: ValueEncoding.Bytes,
   });
   const state = new MerkleStateManager({ trie, prefixCodeHashes: false, caches: new Caches() });
   const getAccount = state.getAccount.bind(state);
   const getStorage = state.getStorage.bind(state);
   const getCode = state.getCode.bind(state);
-  state.getAccount = (address: Address) => naming(() => `account ${address.toString()}`, () => getAccount(address));
-  state.getStorage = (address: Address, slot: Uint8Array) => naming(() => `storage ${address.toString()} slot ${bytesToHex(slot)}`, () => getStorage(address, slot));
-  state.getCode = (address: Address) => naming(() => `code of ${address.toString()}`, () => getCode(address));
+  state.getAccount = (address: Address) =>
+    naming(
+      () => `account ${address.toString()}`,
+      () => getAccount(address),
+    );
+  state.getStorage = (address: Address, slot: Uint8Array) =>
+    naming(
+      () => `storage ${address.toString()} slot ${bytesToHex(slot)}`,
+      () => getStorage(address, slot),
+    );
+  state.getCode = (address: Address) =>
+    naming(
+      () => `code of ${address.toString()}`,
+      () => getCode(address),
+    );
   guardStorageWrites(state);
   deferStorageWrites(state);
   const flush = orderedFlush(state);
   state.flush = async () => {};
-  state.getStateRoot = () => naming(() => 'updating the state trie', async () => {
-    await flush();
-    return trie.root();
-  });
+  state.getStateRoot = () =>
+    naming(
+      () => 'updating the state trie',
+      async () => {
+        await flush();
+        return trie.root();
+      },
+    );
   return state;
 }
 
 type StorageTrieHost = {
   _getStorageTrie(address: Address, account: unknown): MerklePatriciaTrie;
   _storageTries: Record<string, MerklePatriciaTrie>;
-  _modifyContractStorage(address: Address, account: { storageRoot: Uint8Array }, modify: (trie: MerklePatriciaTrie, done: () => Promise<void>) => Promise<void>): Promise<void>;
+  _modifyContractStorage(
+    address: Address,
+    account: { storageRoot: Uint8Array },
+    modify: (trie: MerklePatriciaTrie, done: () => Promise<void>) => Promise<void>,
+  ): Promise<void>;
 };
 
 /**
@@ -132,11 +168,19 @@ function guardStorageWrites(state: MerkleStateManager): void {
   host._modifyContractStorage = async (address, account, modify) => {
     const trie = host._getStorageTrie(address, account);
     let finishing: Promise<void> | undefined;
-    await naming(() => `writing storage of ${address.toString()}`, () => modify(trie, () => (finishing = (async () => {
-      host._storageTries[bytesToHex(address.bytes).slice(2)] = trie;
-      account.storageRoot = trie.root();
-      await state.putAccount(address, account as never);
-    })())));
+    await naming(
+      () => `writing storage of ${address.toString()}`,
+      () =>
+        modify(
+          trie,
+          () =>
+            (finishing = (async () => {
+              host._storageTries[bytesToHex(address.bytes).slice(2)] = trie;
+              account.storageRoot = trie.root();
+              await state.putAccount(address, account as never);
+            })()),
+        ),
+    );
     await finishing;
   };
 }
@@ -151,7 +195,8 @@ function deferStorageWrites(state: MerkleStateManager): void {
   state.putStorage = async (address, key, value) => {
     if (key.length !== 32) throw new FlashlogError('STATE_INVALID', 'storage key must be 32 bytes');
     if (value.length > 32) throw new FlashlogError('STATE_INVALID', 'storage value longer than 32 bytes');
-    if (!(await state.getAccount(address))) throw new FlashlogError('STATE_INVALID', `storage write to absent account ${address.toString()}`);
+    if (!(await state.getAccount(address)))
+      throw new FlashlogError('STATE_INVALID', `storage write to absent account ${address.toString()}`);
     const first = value.findIndex((byte) => byte !== 0);
     host._caches.storage!.put(address, key, RLP.encode(first < 0 ? new Uint8Array(0) : value.slice(first)));
   };
@@ -186,7 +231,13 @@ function orderedFlush(state: MerkleStateManager): () => Promise<void> {
         if (isDeletion(value) !== deletions) continue;
         const address = createAddressFromString(`0x${addressHex}`);
         const account = await state.getAccount(address);
-        if (account) await host._writeContractStorage(address, account, hexToBytes(`0x${keyHex}`), RLP.decode(value ?? new Uint8Array(0)) as Uint8Array);
+        if (account)
+          await host._writeContractStorage(
+            address,
+            account,
+            hexToBytes(`0x${keyHex}`),
+            RLP.decode(value ?? new Uint8Array(0)) as Uint8Array,
+          );
       }
     }
     const accounts = host._caches.account?.flush() ?? [];
@@ -208,7 +259,10 @@ export async function readOrderedTrie(witness: Witness, root: Hex, what: string)
   const trie = new MerklePatriciaTrie({ db: witnessDb(witness), root: hexToBytes(root), valueEncoding: ValueEncoding.Bytes });
   const values: Hex[] = [];
   for (let index = 0; ; index++) {
-    const value = await naming(() => `${what} ${index}`, () => trie.get(RLP.encode(index)));
+    const value = await naming(
+      () => `${what} ${index}`,
+      () => trie.get(RLP.encode(index)),
+    );
     if (value === null) return values;
     values.push(bytesToHex(value));
   }

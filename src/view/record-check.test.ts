@@ -33,7 +33,12 @@ describe('the fast record checks', () => {
     const block = blockBuilder(100n);
     const pool = await signedTransfers(3);
     block.flashblock(pool.slice(0, 1));
-    const [blockRecord, ...logRecords] = block.flashblock(pool.slice(1, 3), { logsPerTx: 2, stateDiff: { '0x00000000000000000000000000000000000000aa': { balance: '0x1', storage: { [`0x${'1'.repeat(64)}`]: `0x${'2'.repeat(64)}` } } } });
+    const [blockRecord, ...logRecords] = block.flashblock(pool.slice(1, 3), {
+      logsPerTx: 2,
+      stateDiff: {
+        '0x00000000000000000000000000000000000000aa': { balance: '0x1', storage: { [`0x${'1'.repeat(64)}`]: `0x${'2'.repeat(64)}` } },
+      },
+    });
     const blockValue: unknown = JSON.parse(blockRecord!.value);
     const logValue: unknown = JSON.parse(logRecords[0]!.value);
     expect(isBlockRecordValue(blockValue)).toBe(true);
@@ -59,7 +64,7 @@ describe('the fast record checks', () => {
     expect(rejected).toBeGreaterThan(500);
   });
 
-  it('say no to objects the view keeps whose keys are not in the schema\'s output order, so the view serves the same text as through zod', async () => {
+  it("say no to objects the view keeps whose keys are not in the schema's output order, so the view serves the same text as through zod", async () => {
     const block = blockBuilder(9n);
     const [blockRecord] = block.flashblock(await signedTransfers(1), { logsPerTx: 1 });
     const value = JSON.parse(blockRecord!.value) as { receipts: { logs: Record<string, unknown>[] }[] };

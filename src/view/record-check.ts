@@ -27,13 +27,17 @@ const optional = (pattern: RegExp, value: unknown): boolean => value === undefin
 const count = (value: unknown): boolean => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 
 /** Position of each field in a schema, in the schema's order. */
-const order = (schema: { shape: Record<string, unknown> }): ReadonlyMap<string, number> => new Map(Object.keys(schema.shape).map((key, i) => [key, i]));
+const order = (schema: { shape: Record<string, unknown> }): ReadonlyMap<string, number> =>
+  new Map(Object.keys(schema.shape).map((key, i) => [key, i]));
 const logOrder = order(rpcLogSchema);
 const receiptOrder = order(rpcReceiptSchema);
 const headerOrder = order(pendingHeaderSchema);
 const withdrawalOrder = order(withdrawalSchema);
 const accountOrder = order(accountDiffSchema);
-const transactionOrder: ReadonlyMap<string, number> = new Map([['hash', 0], ['raw', 1]]);
+const transactionOrder: ReadonlyMap<string, number> = new Map([
+  ['hash', 0],
+  ['raw', 1],
+]);
 
 /** Whether the schema's output would list the keys as `value` does: known ones in its order, then unknown ones. */
 function keysInOrder(value: Value, positions: ReadonlyMap<string, number>): boolean {
@@ -60,18 +64,32 @@ function everyMatches(pattern: RegExp, value: unknown): boolean {
 /** rpcLogSchema; `ordered`: and its keys in the schema's order (for a log the view keeps). */
 export function isRpcLog(value: unknown, ordered = true): boolean {
   if (!isObject(value) || (ordered && !keysInOrder(value, logOrder))) return false;
-  return matches(address, value.address) && everyMatches(hash32, value.topics) && matches(hexBytes, value.data)
-    && matches(quantity, value.blockNumber) && matches(hash32, value.blockHash) && matches(quantity, value.blockTimestamp)
-    && matches(hash32, value.transactionHash) && matches(quantity, value.transactionIndex) && matches(quantity, value.logIndex)
-    && typeof value.removed === 'boolean';
+  return (
+    matches(address, value.address) &&
+    everyMatches(hash32, value.topics) &&
+    matches(hexBytes, value.data) &&
+    matches(quantity, value.blockNumber) &&
+    matches(hash32, value.blockHash) &&
+    matches(quantity, value.blockTimestamp) &&
+    matches(hash32, value.transactionHash) &&
+    matches(quantity, value.transactionIndex) &&
+    matches(quantity, value.logIndex) &&
+    typeof value.removed === 'boolean'
+  );
 }
 
 const inner = (pattern: RegExp): string => pattern.source.slice(1, -1);
 const text = (pattern: RegExp): string => `"${inner(pattern)}"`;
 const logFields = [
-  `"address":${text(address)}`, `"topics":\\[(?:${text(hash32)}(?:,${text(hash32)})*)?\\]`, `"data":${text(hexBytes)}`,
-  `"blockNumber":${text(quantity)}`, `"blockHash":${text(hash32)}`, `"blockTimestamp":${text(quantity)}`,
-  `"transactionHash":${text(hash32)}`, `"transactionIndex":${text(quantity)}`, `"logIndex":${text(quantity)}`,
+  `"address":${text(address)}`,
+  `"topics":\\[(?:${text(hash32)}(?:,${text(hash32)})*)?\\]`,
+  `"data":${text(hexBytes)}`,
+  `"blockNumber":${text(quantity)}`,
+  `"blockHash":${text(hash32)}`,
+  `"blockTimestamp":${text(quantity)}`,
+  `"transactionHash":${text(hash32)}`,
+  `"transactionIndex":${text(quantity)}`,
+  `"logIndex":${text(quantity)}`,
   '"removed":(?:true|false)',
 ].join(',');
 // At most 15 digits: always a safe integer.
@@ -96,16 +114,34 @@ export function isLogRecordValue(value: unknown): boolean {
 
 function isReceipt(value: unknown): boolean {
   if (!isObject(value) || !keysInOrder(value, receiptOrder)) return false;
-  if (!(matches(hash32, value.transactionHash) && matches(quantity, value.transactionIndex) && matches(hash32, value.blockHash)
-    && matches(quantity, value.blockNumber) && matches(address, value.from) && (value.to === null || matches(address, value.to))
-    && matches(quantity, value.cumulativeGasUsed) && matches(quantity, value.gasUsed) && optional(quantity, value.effectiveGasPrice)
-    && (value.contractAddress === null || matches(address, value.contractAddress)) && matches(bloom, value.logsBloom)
-    && matches(quantity, value.status) && matches(quantity, value.type))) return false;
-  if (!(optionalNullable(quantity, value.l1Fee) && optionalNullable(quantity, value.l1GasPrice) && optionalNullable(quantity, value.l1GasUsed)
-    && (value.l1FeeScalar === undefined || value.l1FeeScalar === null || typeof value.l1FeeScalar === 'string')
-    && optionalNullable(quantity, value.l1BaseFeeScalar) && optionalNullable(quantity, value.l1BlobBaseFee)
-    && optionalNullable(quantity, value.l1BlobBaseFeeScalar) && optionalNullable(quantity, value.depositNonce)
-    && optionalNullable(quantity, value.depositReceiptVersion))) return false;
+  if (!(
+    matches(hash32, value.transactionHash) &&
+    matches(quantity, value.transactionIndex) &&
+    matches(hash32, value.blockHash) &&
+    matches(quantity, value.blockNumber) &&
+    matches(address, value.from) &&
+    (value.to === null || matches(address, value.to)) &&
+    matches(quantity, value.cumulativeGasUsed) &&
+    matches(quantity, value.gasUsed) &&
+    optional(quantity, value.effectiveGasPrice) &&
+    (value.contractAddress === null || matches(address, value.contractAddress)) &&
+    matches(bloom, value.logsBloom) &&
+    matches(quantity, value.status) &&
+    matches(quantity, value.type)
+  ))
+    return false;
+  if (!(
+    optionalNullable(quantity, value.l1Fee) &&
+    optionalNullable(quantity, value.l1GasPrice) &&
+    optionalNullable(quantity, value.l1GasUsed) &&
+    (value.l1FeeScalar === undefined || value.l1FeeScalar === null || typeof value.l1FeeScalar === 'string') &&
+    optionalNullable(quantity, value.l1BaseFeeScalar) &&
+    optionalNullable(quantity, value.l1BlobBaseFee) &&
+    optionalNullable(quantity, value.l1BlobBaseFeeScalar) &&
+    optionalNullable(quantity, value.depositNonce) &&
+    optionalNullable(quantity, value.depositReceiptVersion)
+  ))
+    return false;
   if (!Array.isArray(value.logs)) return false;
   for (const log of value.logs) if (!isRpcLog(log)) return false;
   return true;
@@ -121,25 +157,46 @@ function isAccountDiff(value: unknown): boolean {
 }
 
 function isWithdrawal(value: unknown): boolean {
-  return isObject(value) && keysInOrder(value, withdrawalOrder) && matches(quantity, value.index) && matches(quantity, value.validatorIndex)
-    && matches(address, value.address) && matches(quantity, value.amount);
+  return (
+    isObject(value) &&
+    keysInOrder(value, withdrawalOrder) &&
+    matches(quantity, value.index) &&
+    matches(quantity, value.validatorIndex) &&
+    matches(address, value.address) &&
+    matches(quantity, value.amount)
+  );
 }
 
 function isHeader(value: unknown): boolean {
   if (!isObject(value) || !keysInOrder(value, headerOrder)) return false;
-  if (!(matches(quantity, value.number) && matches(hash32, value.parentHash) && matches(hash32, value.parentBeaconBlockRoot)
-    && matches(address, value.miner) && matches(hash32, value.prevRandao) && matches(quantity, value.gasLimit)
-    && matches(quantity, value.timestamp) && matches(hexBytes, value.extraData) && matches(quantity, value.baseFeePerGas)
-    && matches(quantity, value.gasUsed) && matches(hash32, value.receiptsRoot) && matches(bloom, value.logsBloom)
-    && matches(hash32, value.stateRoot) && matches(hash32, value.flashblockHash) && matches(hash32, value.withdrawalsRoot)
-    && (value.blobGasUsed === null || matches(quantity, value.blobGasUsed)) && Array.isArray(value.withdrawals))) return false;
+  if (!(
+    matches(quantity, value.number) &&
+    matches(hash32, value.parentHash) &&
+    matches(hash32, value.parentBeaconBlockRoot) &&
+    matches(address, value.miner) &&
+    matches(hash32, value.prevRandao) &&
+    matches(quantity, value.gasLimit) &&
+    matches(quantity, value.timestamp) &&
+    matches(hexBytes, value.extraData) &&
+    matches(quantity, value.baseFeePerGas) &&
+    matches(quantity, value.gasUsed) &&
+    matches(hash32, value.receiptsRoot) &&
+    matches(bloom, value.logsBloom) &&
+    matches(hash32, value.stateRoot) &&
+    matches(hash32, value.flashblockHash) &&
+    matches(hash32, value.withdrawalsRoot) &&
+    (value.blobGasUsed === null || matches(quantity, value.blobGasUsed)) &&
+    Array.isArray(value.withdrawals)
+  ))
+    return false;
   for (const withdrawal of value.withdrawals as unknown[]) if (!isWithdrawal(withdrawal)) return false;
   return true;
 }
 
 /** A transaction of a block record: exactly `{hash, raw}` (the schema's strict object would drop other keys). */
 function isTransaction(value: unknown): boolean {
-  if (!isObject(value) || !keysInOrder(value, transactionOrder) || !matches(hash32, value.hash) || !matches(hexBytes, value.raw)) return false;
+  if (!isObject(value) || !keysInOrder(value, transactionOrder) || !matches(hash32, value.hash) || !matches(hexBytes, value.raw))
+    return false;
   let keys = 0;
   for (const key in value) if (Object.hasOwn(value, key)) keys++;
   return keys === 2;
@@ -151,9 +208,17 @@ function isTransaction(value: unknown): boolean {
  */
 export function isBlockRecordValue(value: unknown, firstChecked = 0): boolean {
   if (!isObject(value)) return false;
-  if (!(value.v === 1 && matches(quantity, value.blockNumber) && count(value.index) && matches(payloadId, value.payloadId)
-    && count(value.firstNew) && isHeader(value.header) && Array.isArray(value.transactions)
-    && (value.executor === null || value.executor === 'local' || value.executor === 'metadata' || value.executor === 'node'))) return false;
+  if (!(
+    value.v === 1 &&
+    matches(quantity, value.blockNumber) &&
+    count(value.index) &&
+    matches(payloadId, value.payloadId) &&
+    count(value.firstNew) &&
+    isHeader(value.header) &&
+    Array.isArray(value.transactions) &&
+    (value.executor === null || value.executor === 'local' || value.executor === 'metadata' || value.executor === 'node')
+  ))
+    return false;
   const transactions = value.transactions as unknown[];
   for (let i = firstChecked; i < transactions.length; i++) if (!isTransaction(transactions[i])) return false;
   if (value.receipts !== null) {

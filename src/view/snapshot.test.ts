@@ -5,19 +5,34 @@ import { decodeSnapshot, encodeSnapshot, snapshotVersion } from './snapshot.ts';
 import { apply, findPendingTransaction, initialViewState, pendingAccount, type ViewState } from './state.ts';
 
 const offsets = new Map<string, bigint>();
-const asLog = (records: ProduceRecord[]): LogRecord[] => records.map((record) => {
-  const offset = offsets.get(record.topic) ?? 0n;
-  offsets.set(record.topic, offset + 1n);
-  return { ...record, partition: 0, offset, timestamp: 0 };
-});
-const applyAll = (state: ViewState, records: LogRecord[]): ViewState => records.reduce((s, record) => apply(s, { type: 'record', record }), state);
-const checksOf = (state: ViewState) => Object.entries(state.offsets).map(([key, next]) => ({ topic: key.slice(0, key.lastIndexOf('/')), partition: 0, offset: next - 1n, sha256: 'x' }));
+const asLog = (records: ProduceRecord[]): LogRecord[] =>
+  records.map((record) => {
+    const offset = offsets.get(record.topic) ?? 0n;
+    offsets.set(record.topic, offset + 1n);
+    return { ...record, partition: 0, offset, timestamp: 0 };
+  });
+const applyAll = (state: ViewState, records: LogRecord[]): ViewState =>
+  records.reduce((s, record) => apply(s, { type: 'record', record }), state);
+const checksOf = (state: ViewState) =>
+  Object.entries(state.offsets).map(([key, next]) => ({
+    topic: key.slice(0, key.lastIndexOf('/')),
+    partition: 0,
+    offset: next - 1n,
+    sha256: 'x',
+  }));
 
 async function someState(): Promise<ViewState> {
   const txs = await signedTransfers(4);
   const first = blockBuilder(20n);
   const second = blockBuilder(21n);
-  let state = applyAll(initialViewState(), asLog(first.flashblock([txs[0]!], { stateDiff: { '0x00000000000000000000000000000000000000aa': { balance: '0x7', storage: { [zeroHash]: `0x${'0'.repeat(63)}1` } } } })));
+  let state = applyAll(
+    initialViewState(),
+    asLog(
+      first.flashblock([txs[0]!], {
+        stateDiff: { '0x00000000000000000000000000000000000000aa': { balance: '0x7', storage: { [zeroHash]: `0x${'0'.repeat(63)}1` } } },
+      }),
+    ),
+  );
   state = applyAll(state, asLog(first.flashblock([txs[1]!])));
   state = applyAll(state, asLog(second.flashblock([txs[2]!, txs[3]!])));
   return applyAll(state, asLog([chainRecord({ type: 'sealed', blockNumber: '0x13', blockHash: zeroHash, transactions: [] })]));
@@ -32,7 +47,9 @@ describe('view snapshot', () => {
     expect(restored.blocks.map((block) => block.number)).toEqual([20n, 21n]);
     expect(restored.change).toEqual({ type: 'none' });
     expect({ ...restored, change: state.change }).toEqual(state);
-    expect(pendingAccount(restored, '0x00000000000000000000000000000000000000AA')).toEqual(pendingAccount(state, '0x00000000000000000000000000000000000000aa'));
+    expect(pendingAccount(restored, '0x00000000000000000000000000000000000000AA')).toEqual(
+      pendingAccount(state, '0x00000000000000000000000000000000000000aa'),
+    );
     expect(findPendingTransaction(restored, state.blocks[1]!.transactions[1]!.hash)?.position).toBe(1);
     const [txs] = [await signedTransfers(1, 9)];
     const more = asLog(blockBuilder(22n).flashblock(txs));
@@ -44,8 +61,13 @@ describe('view snapshot', () => {
     const text = encodeSnapshot({ logIdentity: 'embedded:test', state, checks: checksOf(state) });
     expect(decodeSnapshot(text.slice(0, -20))).toMatchObject({ ok: false, reason: expect.stringContaining('not JSON') });
     const envelope = JSON.parse(text) as { version: number; body: string; digest: string };
-    expect(decodeSnapshot(JSON.stringify({ ...envelope, version: snapshotVersion + 1 }))).toMatchObject({ ok: false, reason: expect.stringContaining('version') });
-    expect(decodeSnapshot(JSON.stringify({ ...envelope, body: envelope.body.replace('"canonical":"19"', '"canonical":"18"') }))).toMatchObject({ ok: false, reason: expect.stringContaining('digest') });
+    expect(decodeSnapshot(JSON.stringify({ ...envelope, version: snapshotVersion + 1 }))).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('version'),
+    });
+    expect(
+      decodeSnapshot(JSON.stringify({ ...envelope, body: envelope.body.replace('"canonical":"19"', '"canonical":"18"') })),
+    ).toMatchObject({ ok: false, reason: expect.stringContaining('digest') });
     const noChecks = encodeSnapshot({ logIdentity: 'embedded:test', state, checks: [] });
     expect(decodeSnapshot(noChecks)).toMatchObject({ ok: false, reason: expect.stringContaining('checks') });
   });

@@ -69,8 +69,14 @@ interface Body {
 }
 
 const encodeBlock = (block: PendingBlock): BlockBody => ({
-  number: block.number.toString(), index: block.index, payloadId: block.payloadId, header: block.header,
-  transactions: block.transactions, receipts: block.receipts, logs: block.logs, stateDiff: block.stateDiff,
+  number: block.number.toString(),
+  index: block.index,
+  payloadId: block.payloadId,
+  header: block.header,
+  transactions: block.transactions,
+  receipts: block.receipts,
+  logs: block.logs,
+  stateDiff: block.stateDiff,
 });
 
 /**
@@ -103,9 +109,12 @@ export function decodeSnapshot(text: string): DecodedSnapshot {
   } catch {
     return { ok: false, reason: 'not JSON (truncated or corrupt)' };
   }
-  if (envelope?.format !== snapshotFormat) return { ok: false, reason: `format: expected ${snapshotFormat}, got ${JSON.stringify(envelope?.format)}` };
-  if (envelope.version !== snapshotVersion) return { ok: false, reason: `version: expected ${snapshotVersion}, got ${JSON.stringify(envelope.version)}` };
-  if (typeof envelope.body !== 'string' || envelope.digest !== valueDigest(envelope.body)) return { ok: false, reason: 'digest: the body does not match its SHA-256 (corrupt)' };
+  if (envelope?.format !== snapshotFormat)
+    return { ok: false, reason: `format: expected ${snapshotFormat}, got ${JSON.stringify(envelope?.format)}` };
+  if (envelope.version !== snapshotVersion)
+    return { ok: false, reason: `version: expected ${snapshotVersion}, got ${JSON.stringify(envelope.version)}` };
+  if (typeof envelope.body !== 'string' || envelope.digest !== valueDigest(envelope.body))
+    return { ok: false, reason: 'digest: the body does not match its SHA-256 (corrupt)' };
   try {
     const body = JSON.parse(envelope.body) as Body;
     const state: ViewState = {
@@ -119,11 +128,18 @@ export function decodeSnapshot(text: string): DecodedSnapshot {
       change: { type: 'none' },
       seq: body.seq,
     };
-    const checks = body.checks.map((check) => ({ topic: check.topic, partition: check.partition, offset: BigInt(check.offset), sha256: check.sha256 }));
+    const checks = body.checks.map((check) => ({
+      topic: check.topic,
+      partition: check.partition,
+      offset: BigInt(check.offset),
+      sha256: check.sha256,
+    }));
     for (const [key, next] of Object.entries(state.offsets)) {
-      if (!checks.some((check) => `${check.topic}/${check.partition}` === key && check.offset + 1n === next)) return { ok: false, reason: `checks: none for ${key}` };
+      if (!checks.some((check) => `${check.topic}/${check.partition}` === key && check.offset + 1n === next))
+        return { ok: false, reason: `checks: none for ${key}` };
     }
-    if (body.logIdentity !== null && typeof body.logIdentity !== 'string') return { ok: false, reason: 'logIdentity: expected a string or null' };
+    if (body.logIdentity !== null && typeof body.logIdentity !== 'string')
+      return { ok: false, reason: 'logIdentity: expected a string or null' };
     return { ok: true, snapshot: { logIdentity: body.logIdentity, state, checks } };
   } catch (error) {
     return { ok: false, reason: `body: ${error instanceof Error ? error.message : String(error)}` };
@@ -141,7 +157,15 @@ function decodeBlock(body: BlockBody): PendingBlock {
     else logsByAddress.set(key, [log]);
   }
   return {
-    number: BigInt(body.number), index: body.index, payloadId: body.payloadId, header: body.header,
-    transactions: body.transactions, positionByHash, receipts: body.receipts, logs: body.logs, logsByAddress, stateDiff: body.stateDiff,
+    number: BigInt(body.number),
+    index: body.index,
+    payloadId: body.payloadId,
+    header: body.header,
+    transactions: body.transactions,
+    positionByHash,
+    receipts: body.receipts,
+    logs: body.logs,
+    logsByAddress,
+    stateDiff: body.stateDiff,
   };
 }

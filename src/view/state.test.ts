@@ -19,7 +19,10 @@ describe('view reducer', () => {
   it('accumulates flashblocks of a block; the change holds only the latest flashblock', async () => {
     const txs = await signedTransfers(3);
     const block = blockBuilder(10n);
-    let state = applyAll(initialViewState(), asLog(block.flashblock([txs[0]!], { stateDiff: { '0xAbCdEf0000000000000000000000000000000001': { balance: '0x5' } } })));
+    let state = applyAll(
+      initialViewState(),
+      asLog(block.flashblock([txs[0]!], { stateDiff: { '0xAbCdEf0000000000000000000000000000000001': { balance: '0x5' } } })),
+    );
     state = applyAll(state, asLog(block.flashblock([txs[1]!, txs[2]!])));
     const pending = latestPending(state)!;
     expect(pending.number).toBe(10n);
@@ -48,7 +51,9 @@ describe('view reducer', () => {
     const a = blockBuilder(100n);
     const b = blockBuilder(101n);
     const blocks = [...a.flashblock([txs[0]!]), ...a.flashblock([txs[1]!]), ...b.flashblock([txs[2]!]), ...b.flashblock([txs[3]!])];
-    const chain = [chainRecord({ type: 'sealed', blockNumber: '0x64', blockHash: `0x${'ab'.repeat(32)}`, transactions: [txs[0]!.hash, txs[1]!.hash] })];
+    const chain = [
+      chainRecord({ type: 'sealed', blockNumber: '0x64', blockHash: `0x${'ab'.repeat(32)}`, transactions: [txs[0]!.hash, txs[1]!.hash] }),
+    ];
     const interleaved = asLog([...blocks.slice(0, 4), ...chain, ...blocks.slice(4)]);
     const topicByTopic = [...interleaved.filter((r) => r.topic === topics.chain), ...interleaved.filter((r) => r.topic !== topics.chain)];
     const blocksFirst = [...interleaved.filter((r) => r.topic !== topics.chain), ...interleaved.filter((r) => r.topic === topics.chain)];
@@ -68,17 +73,38 @@ describe('view reducer', () => {
     const txs = await signedTransfers(3);
     const block = blockBuilder(200n);
     let state = applyAll(initialViewState(), asLog([...block.flashblock([txs[0]!, txs[1]!]), ...block.flashblock([txs[2]!])]));
-    state = applyAll(state, asLog([chainRecord({
-      type: 'reorg', blockNumber: '0xc8', blockHash: `0x${'cd'.repeat(32)}`, transactions: [txs[0]!.hash], removedTransactions: [txs[1]!.hash, txs[2]!.hash],
-    })]));
+    state = applyAll(
+      state,
+      asLog([
+        chainRecord({
+          type: 'reorg',
+          blockNumber: '0xc8',
+          blockHash: `0x${'cd'.repeat(32)}`,
+          transactions: [txs[0]!.hash],
+          removedTransactions: [txs[1]!.hash, txs[2]!.hash],
+        }),
+      ]),
+    );
     expect(state.change.type).toBe('removed');
     if (state.change.type !== 'removed') return;
-    expect(state.change.logs.map((log) => [log.transactionHash, log.removed])).toEqual([[txs[1]!.hash, true], [txs[2]!.hash, true]]);
+    expect(state.change.logs.map((log) => [log.transactionHash, log.removed])).toEqual([
+      [txs[1]!.hash, true],
+      [txs[2]!.hash, true],
+    ]);
     expect(state.blocks).toEqual([]);
     // The same reorg again withdraws nothing more.
-    const again = applyAll(state, asLog([chainRecord({
-      type: 'reorg', blockNumber: '0xc8', blockHash: `0x${'cd'.repeat(32)}`, transactions: [txs[0]!.hash], removedTransactions: [txs[1]!.hash, txs[2]!.hash],
-    })]));
+    const again = applyAll(
+      state,
+      asLog([
+        chainRecord({
+          type: 'reorg',
+          blockNumber: '0xc8',
+          blockHash: `0x${'cd'.repeat(32)}`,
+          transactions: [txs[0]!.hash],
+          removedTransactions: [txs[1]!.hash, txs[2]!.hash],
+        }),
+      ]),
+    );
     expect(again.change).toMatchObject({ type: 'removed', logs: [] });
   });
 
@@ -88,9 +114,18 @@ describe('view reducer', () => {
     let state = applyAll(initialViewState(), asLog(block.flashblock([txs[0]!, txs[1]!])));
     state = apply(state, { type: 'head', blockNumber: 211n });
     expect(state.blocks).toEqual([]);
-    state = applyAll(state, asLog([chainRecord({
-      type: 'reorg', blockNumber: '0xd2', blockHash: `0x${'cd'.repeat(32)}`, transactions: [txs[0]!.hash], removedTransactions: [txs[1]!.hash],
-    })]));
+    state = applyAll(
+      state,
+      asLog([
+        chainRecord({
+          type: 'reorg',
+          blockNumber: '0xd2',
+          blockHash: `0x${'cd'.repeat(32)}`,
+          transactions: [txs[0]!.hash],
+          removedTransactions: [txs[1]!.hash],
+        }),
+      ]),
+    );
     expect(state.change).toMatchObject({ type: 'removed', logs: [{ transactionHash: txs[1]!.hash, removed: true }] });
   });
 
@@ -115,7 +150,14 @@ describe('view reducer', () => {
   });
 
   it('rejects invalid records by schema, naming the field, and keeps going', () => {
-    const bad: LogRecord = { topic: topics.blocks, partition: 0, offset: 7n, key: '1', value: JSON.stringify({ v: 1, blockNumber: 'seven' }), timestamp: 0 };
+    const bad: LogRecord = {
+      topic: topics.blocks,
+      partition: 0,
+      offset: 7n,
+      key: '1',
+      value: JSON.stringify({ v: 1, blockNumber: 'seven' }),
+      timestamp: 0,
+    };
     const notJson: LogRecord = { ...bad, offset: 8n, value: '{' };
     const state = applyAll(initialViewState(), [bad, notJson]);
     expect(state.invalid).toBe(2);
@@ -128,9 +170,28 @@ describe('view reducer', () => {
     const account = '0x00000000000000000000000000000000000000aa';
     const slot1 = `0x${'0'.repeat(63)}1`;
     const slot2 = `0x${'0'.repeat(63)}2`;
-    let state = applyAll(initialViewState(), asLog(blockBuilder(500n).flashblock([txs[0]!], { stateDiff: { [account]: { balance: '0x1', nonce: '0x1', storage: { [slot1]: `0x${'1'.repeat(64)}` } } } })));
-    state = applyAll(state, asLog(blockBuilder(501n).flashblock([txs[1]!], { stateDiff: { [account]: { balance: '0x2', storage: { [slot2]: `0x${'2'.repeat(64)}` } } } })));
-    expect(pendingAccount(state, account)).toEqual({ balance: '0x2', nonce: '0x1', code: undefined, storage: { [slot1]: `0x${'1'.repeat(64)}`, [slot2]: `0x${'2'.repeat(64)}` } });
+    let state = applyAll(
+      initialViewState(),
+      asLog(
+        blockBuilder(500n).flashblock([txs[0]!], {
+          stateDiff: { [account]: { balance: '0x1', nonce: '0x1', storage: { [slot1]: `0x${'1'.repeat(64)}` } } },
+        }),
+      ),
+    );
+    state = applyAll(
+      state,
+      asLog(
+        blockBuilder(501n).flashblock([txs[1]!], {
+          stateDiff: { [account]: { balance: '0x2', storage: { [slot2]: `0x${'2'.repeat(64)}` } } },
+        }),
+      ),
+    );
+    expect(pendingAccount(state, account)).toEqual({
+      balance: '0x2',
+      nonce: '0x1',
+      code: undefined,
+      storage: { [slot1]: `0x${'1'.repeat(64)}`, [slot2]: `0x${'2'.repeat(64)}` },
+    });
   });
 });
 
@@ -153,14 +214,20 @@ describe('view reducer: block records that repeat the transactions the view hold
     // A bad new transaction is named by its index in the record.
     const badNew = JSON.parse(next!.value) as { transactions: { hash: string; raw: string }[] };
     badNew.transactions[1]!.hash = '0x12';
-    expect(apply(held, { type: 'record', record: { ...next!, value: JSON.stringify(badNew) } }).lastInvalid).toContain('transactions.1.hash');
+    expect(apply(held, { type: 'record', record: { ...next!, value: JSON.stringify(badNew) } }).lastInvalid).toContain(
+      'transactions.1.hash',
+    );
   });
 });
 
 describe('view reducer: replay fast paths', () => {
   it('counts a bad log record, valid-looking or not, with the field named, and applies the good ones', async () => {
     const [, good] = asLog(blockBuilder(60n).flashblock(await signedTransfers(1)));
-    const badAddress: LogRecord = { ...good!, offset: good!.offset + 1n, value: good!.value.replace(/"address":"0x[0-9a-f]{40}"/, '"address":"0x12"') };
+    const badAddress: LogRecord = {
+      ...good!,
+      offset: good!.offset + 1n,
+      value: good!.value.replace(/"address":"0x[0-9a-f]{40}"/, '"address":"0x12"'),
+    };
     const badIndex: LogRecord = { ...good!, offset: good!.offset + 2n, value: good!.value.replace(/"index":0/, '"index":-1') };
     const spaced: LogRecord = { ...good!, offset: good!.offset + 3n, value: JSON.stringify(JSON.parse(good!.value), null, 2) };
     const state = applyAll(initialViewState(), [good!, badAddress, spaced, badIndex]);
@@ -170,18 +237,24 @@ describe('view reducer: replay fast paths', () => {
     expect(state.lastInvalid).toMatch(/flashlog\.logs@\d+: index: /);
   });
 
-  it('extends a block\'s hash and address indexes across flashblocks as a rebuild from its last record would', async () => {
+  it("extends a block's hash and address indexes across flashblocks as a rebuild from its last record would", async () => {
     const txs = await signedTransfers(6);
     const emitters = ['0x00000000000000000000000000000000000000A1', '0x00000000000000000000000000000000000000b2'] as const;
     const block = blockBuilder(70n);
-    const batches = [txs.slice(0, 2), txs.slice(2, 3), txs.slice(3, 6)].map((batch) => asLog(block.flashblock(batch, { logsPerTx: 2, emitters })));
+    const batches = [txs.slice(0, 2), txs.slice(2, 3), txs.slice(3, 6)].map((batch) =>
+      asLog(block.flashblock(batch, { logsPerTx: 2, emitters })),
+    );
     const extended = latestPending(applyAll(initialViewState(), batches.flat()))!;
     const rebuilt = latestPending(applyAll(initialViewState(), [batches[2]![0]!]))!;
     expect(extended.index).toBe(2);
     expect([...extended.positionByHash]).toEqual(txs.map((tx, position) => [tx.hash.toLowerCase(), position]));
     expect(extended.logs).toHaveLength(12);
-    expect([...extended.logsByAddress.keys()]).toEqual(['0x00000000000000000000000000000000000000a1', '0x00000000000000000000000000000000000000b2']);
-    for (const [address, list] of extended.logsByAddress) expect(list).toEqual(extended.logs.filter((log) => log.address.toLowerCase() === address));
+    expect([...extended.logsByAddress.keys()]).toEqual([
+      '0x00000000000000000000000000000000000000a1',
+      '0x00000000000000000000000000000000000000b2',
+    ]);
+    for (const [address, list] of extended.logsByAddress)
+      expect(list).toEqual(extended.logs.filter((log) => log.address.toLowerCase() === address));
     expect(extended.logsByAddress.get('0x00000000000000000000000000000000000000a1')).toHaveLength(6);
     // The last record alone carries only its own receipts, so compare what both know: the hashes.
     expect([...rebuilt.positionByHash]).toEqual([...extended.positionByHash]);
@@ -189,7 +262,7 @@ describe('view reducer: replay fast paths', () => {
 });
 
 describe('view reducer: what it keeps of a block record', () => {
-  it('serves a block\'s logs with the keys in the schema\'s order, whatever their order in the record', async () => {
+  it("serves a block's logs with the keys in the schema's order, whatever their order in the record", async () => {
     const [record] = asLog(blockBuilder(80n).flashblock(await signedTransfers(1), { logsPerTx: 1 }));
     const value = JSON.parse(record!.value) as { receipts: { logs: Record<string, unknown>[] }[] };
     const log = value.receipts[0]!.logs[0]!;

@@ -2,8 +2,15 @@ import type { LogRecord } from '../log/port.ts';
 import { topics } from '../log/topics.ts';
 import { isBlockRecordValue, isLogRecordText, isLogRecordValue } from './record-check.ts';
 import {
-  blockRecordSchema, chainRecordSchema, logRecordSchema,
-  type AccountDiff, type BlockRecord, type ChainRecord, type PendingHeader, type RpcLog, type RpcReceipt,
+  blockRecordSchema,
+  chainRecordSchema,
+  logRecordSchema,
+  type AccountDiff,
+  type BlockRecord,
+  type ChainRecord,
+  type PendingHeader,
+  type RpcLog,
+  type RpcReceipt,
 } from '../schemas/records.ts';
 
 /**
@@ -39,10 +46,13 @@ export interface PendingBlock {
 /** What the latest input changed, for subscriptions. Only the delta of the latest flashblock. */
 export type ViewChange =
   | {
-    readonly type: 'flashblock'; readonly block: PendingBlock; readonly firstNew: number; readonly newLogs: readonly RpcLog[];
-    /** Blocks source: the logs of the block this one replaced at its height, `removed: true` (sent first). */
-    readonly removedLogs?: readonly RpcLog[];
-  }
+      readonly type: 'flashblock';
+      readonly block: PendingBlock;
+      readonly firstNew: number;
+      readonly newLogs: readonly RpcLog[];
+      /** Blocks source: the logs of the block this one replaced at its height, `removed: true` (sent first). */
+      readonly removedLogs?: readonly RpcLog[];
+    }
   | { readonly type: 'removed'; readonly blockNumber: bigint; readonly logs: readonly RpcLog[] }
   | { readonly type: 'canonical'; readonly blockNumber: bigint }
   | { readonly type: 'none' };
@@ -70,14 +80,22 @@ export interface ViewState {
 }
 
 /** Inputs of the reducer: a record of the log, or a canonical head seen at the upstream. */
-export type ViewInput =
-  | { readonly type: 'record'; readonly record: LogRecord }
-  | { readonly type: 'head'; readonly blockNumber: bigint };
+export type ViewInput = { readonly type: 'record'; readonly record: LogRecord } | { readonly type: 'head'; readonly blockNumber: bigint };
 
 export const maxPendingBlocks = 3;
 
 export function initialViewState(): ViewState {
-  return { canonical: -1n, blocks: [], dropped: [], offsets: {}, applied: 0, invalid: 0, lastInvalid: null, change: { type: 'none' }, seq: 0 };
+  return {
+    canonical: -1n,
+    blocks: [],
+    dropped: [],
+    offsets: {},
+    applied: 0,
+    invalid: 0,
+    lastInvalid: null,
+    change: { type: 'none' },
+    seq: 0,
+  };
 }
 
 /**
@@ -91,7 +109,8 @@ export function apply(state: ViewState, input: ViewInput): ViewState {
   const offsets = { ...state.offsets, [`${record.topic}/${record.partition}`]: record.offset + 1n };
   // The view needs no log record's content (see below), only its verdict: most are judged valid
   // from their text, without parsing them.
-  if (record.topic === topics.logs && isLogRecordText(record.value)) return { ...state, offsets, seq, change: noChange, applied: state.applied + 1 };
+  if (record.topic === topics.logs && isLogRecordText(record.value))
+    return { ...state, offsets, seq, change: noChange, applied: state.applied + 1 };
   const base: ViewState = { ...state, offsets, seq, change: noChange };
   let value: unknown;
   try {
@@ -130,7 +149,10 @@ const noChange: ViewChange = { type: 'none' };
  * only the new ones go through the schema (a block record carries every transaction so far, so
  * validating all of them again made replay quadratic in a block's flashblocks).
  */
-function parseBlockRecord(state: ViewState, value: unknown): { success: true; data: BlockRecord } | ReturnType<typeof blockRecordSchema.safeParse> {
+function parseBlockRecord(
+  state: ViewState,
+  value: unknown,
+): { success: true; data: BlockRecord } | ReturnType<typeof blockRecordSchema.safeParse> {
   const held = reusablePrefix(state, value);
   // The fast check first (record-check.ts): a yes means the schema accepts the value as it is.
   if (isBlockRecordValue(value, held === undefined ? 0 : (value as { firstNew: number }).firstNew)) {
@@ -152,7 +174,14 @@ function parseBlockRecord(state: ViewState, value: unknown): { success: true; da
 function reusablePrefix(state: ViewState, value: unknown): PendingBlock['transactions'] | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { blockNumber, payloadId, firstNew, transactions } = value as Record<string, unknown>;
-  if (typeof firstNew !== 'number' || !Number.isInteger(firstNew) || firstNew <= 0 || !Array.isArray(transactions) || transactions.length < firstNew) return undefined;
+  if (
+    typeof firstNew !== 'number' ||
+    !Number.isInteger(firstNew) ||
+    firstNew <= 0 ||
+    !Array.isArray(transactions) ||
+    transactions.length < firstNew
+  )
+    return undefined;
   if (typeof blockNumber !== 'string' || !/^0x[0-9a-fA-F]{1,64}$/.test(blockNumber)) return undefined;
   const number = BigInt(blockNumber);
   const previous = state.blocks.find((block) => block.number === number && block.payloadId === payloadId);
@@ -180,8 +209,12 @@ function applyBlock(state: ViewState, record: BlockRecord): ViewState {
   const previous = state.blocks.find((block) => block.number === number);
   // A record for the same block that continues the one we hold extends it; index 0, a rebuild
   // (firstNew back at 0) or a different payload replaces it.
-  const continues = previous !== undefined && previous.payloadId === record.payloadId && record.firstNew > 0
-    && record.firstNew <= previous.transactions.length && record.index > previous.index;
+  const continues =
+    previous !== undefined &&
+    previous.payloadId === record.payloadId &&
+    record.firstNew > 0 &&
+    record.firstNew <= previous.transactions.length &&
+    record.index > previous.index;
   if (previous !== undefined && previous.payloadId === record.payloadId && record.index <= previous.index && record.firstNew > 0) {
     return state; // a duplicate or an older flashblock of the block we hold
   }
@@ -217,7 +250,7 @@ function applyBlock(state: ViewState, record: BlockRecord): ViewState {
     receipts,
     logs,
     logsByAddress,
-    stateDiff: record.stateDiff ? lowerKeys(record.stateDiff) : (continues ? previous.stateDiff : null),
+    stateDiff: record.stateDiff ? lowerKeys(record.stateDiff) : continues ? previous.stateDiff : null,
   };
   const others = state.blocks.filter((candidate) => candidate.number !== number);
   const blocks = [...others, block].sort((a, b) => (a.number < b.number ? -1 : 1)).slice(-maxPendingBlocks);
@@ -226,7 +259,11 @@ function applyBlock(state: ViewState, record: BlockRecord): ViewState {
   const previousHash = previous ? hashOf(previous) : undefined;
   const replaced = previousHash !== undefined && hashOf(block) !== undefined && previousHash !== hashOf(block);
   const removedLogs = replaced ? previous!.logs.map((log) => ({ ...log, removed: true })) : [];
-  return { ...state, blocks, change: { type: 'flashblock', block, firstNew: continues ? record.firstNew : 0, newLogs, ...(replaced ? { removedLogs } : {}) } };
+  return {
+    ...state,
+    blocks,
+    change: { type: 'flashblock', block, firstNew: continues ? record.firstNew : 0, newLogs, ...(replaced ? { removedLogs } : {}) },
+  };
 }
 
 /** A 200 ms block's hash (blocks source); undefined for a flashblocks block. */
@@ -247,8 +284,8 @@ function applyChain(state: ViewState, record: ChainRecord): ViewState {
   if (record.type === 'safe' || record.type === 'finalized') return state;
   if (record.replacedBlockHash !== undefined) return replaceUnsafe(state, number, record.replacedBlockHash);
   // A reorg: the pre-confirmed logs of the dropped transactions are withdrawn.
-  const block = state.blocks.find((candidate) => candidate.number === number)
-    ?? state.dropped.find((candidate) => candidate.number === number);
+  const block =
+    state.blocks.find((candidate) => candidate.number === number) ?? state.dropped.find((candidate) => candidate.number === number);
   const dropped = new Set(record.removedTransactions.map((hash) => hash.toLowerCase()));
   const removed = (block?.logs ?? [])
     .filter((log) => dropped.has(log.transactionHash.toLowerCase()))
@@ -265,9 +302,15 @@ function applyChain(state: ViewState, record: ChainRecord): ViewState {
  * replacement arrives as a new block record.
  */
 function replaceUnsafe(state: ViewState, number: bigint, replacedHash: string): ViewState {
-  const held = state.blocks.find((block) => block.number === number && (block.header as { hash?: string }).hash?.toLowerCase() === replacedHash.toLowerCase());
+  const held = state.blocks.find(
+    (block) => block.number === number && (block.header as { hash?: string }).hash?.toLowerCase() === replacedHash.toLowerCase(),
+  );
   const removed = (held?.logs ?? []).map((log) => ({ ...log, removed: true }));
-  return { ...state, blocks: state.blocks.filter((block) => block !== held), change: { type: 'removed', blockNumber: number, logs: removed } };
+  return {
+    ...state,
+    blocks: state.blocks.filter((block) => block !== held),
+    change: { type: 'removed', blockNumber: number, logs: removed },
+  };
 }
 
 function advanceCanonical(state: ViewState, number: bigint): ViewState {

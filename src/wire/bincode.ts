@@ -126,9 +126,24 @@ export function bincodeReader(input: Uint8Array): BincodeReader {
       need(1, 'varint');
       const tag = input[at++]!;
       if (tag < 251) return BigInt(tag);
-      if (tag === 0xfb) { need(2, 'varint u16'); const v = view.getUint16(at, true); at += 2; return BigInt(v); }
-      if (tag === 0xfc) { need(4, 'varint u32'); const v = view.getUint32(at, true); at += 4; return BigInt(v); }
-      if (tag === 0xfd) { need(8, 'varint u64'); const v = view.getBigUint64(at, true); at += 8; return v; }
+      if (tag === 0xfb) {
+        need(2, 'varint u16');
+        const v = view.getUint16(at, true);
+        at += 2;
+        return BigInt(v);
+      }
+      if (tag === 0xfc) {
+        need(4, 'varint u32');
+        const v = view.getUint32(at, true);
+        at += 4;
+        return BigInt(v);
+      }
+      if (tag === 0xfd) {
+        need(8, 'varint u64');
+        const v = view.getBigUint64(at, true);
+        at += 8;
+        return v;
+      }
       throw new FlashlogError('BINCODE_INVALID', `bincode varint: unsupported tag 0x${tag.toString(16)} at offset ${at - 1}`);
     },
     varintNumber(what) {
@@ -176,7 +191,8 @@ export const defaultMaxFrameBytes = 512 * 1024 * 1024;
 
 /** `u32 BE length ‖ payload`. */
 export function encodeFrame(payload: Uint8Array): Uint8Array {
-  if (payload.length > 0xffffffff) throw new FlashlogError('FRAME_TOO_LARGE', `frame payload of ${payload.length} bytes does not fit a u32 length`);
+  if (payload.length > 0xffffffff)
+    throw new FlashlogError('FRAME_TOO_LARGE', `frame payload of ${payload.length} bytes does not fit a u32 length`);
   const out = new Uint8Array(4 + payload.length);
   new DataView(out.buffer).setUint32(0, payload.length, false);
   out.set(payload, 4);
@@ -187,14 +203,20 @@ export function encodeFrame(payload: Uint8Array): Uint8Array {
  * Accumulates stream chunks until one whole frame has arrived. `push` returns the payload once
  * complete (and throws if the announced length is over the cap), otherwise undefined.
  */
-export function frameAccumulator(maxFrameBytes = defaultMaxFrameBytes): { push(chunk: Uint8Array): Uint8Array | undefined; buffered(): number } {
+export function frameAccumulator(maxFrameBytes = defaultMaxFrameBytes): {
+  push(chunk: Uint8Array): Uint8Array | undefined;
+  buffered(): number;
+} {
   const chunks: Uint8Array[] = [];
   let have = 0;
   let expected: number | undefined;
   const concat = () => {
     const all = new Uint8Array(have);
     let at = 0;
-    for (const chunk of chunks) { all.set(chunk, at); at += chunk.length; }
+    for (const chunk of chunks) {
+      all.set(chunk, at);
+      at += chunk.length;
+    }
     chunks.length = 0;
     chunks.push(all);
     return all;
@@ -206,7 +228,8 @@ export function frameAccumulator(maxFrameBytes = defaultMaxFrameBytes): { push(c
       if (expected === undefined && have >= 4) {
         const all = concat();
         expected = new DataView(all.buffer, all.byteOffset, all.byteLength).getUint32(0, false);
-        if (expected > maxFrameBytes) throw new FlashlogError('FRAME_TOO_LARGE', `frame announces ${expected} bytes, over the cap of ${maxFrameBytes}`);
+        if (expected > maxFrameBytes)
+          throw new FlashlogError('FRAME_TOO_LARGE', `frame announces ${expected} bytes, over the cap of ${maxFrameBytes}`);
       }
       if (expected !== undefined && have >= 4 + expected) {
         const all = concat();

@@ -49,10 +49,12 @@ export function decodeFrame(frame: Uint8Array | string, options: DecodeOptions):
   let text: string;
   let compressed = false;
   if (typeof frame === 'string') {
-    if (frame.length > options.maxBytes) return { ok: false, reason: 'oversized', detail: `text frame of ${frame.length} chars exceeds ${options.maxBytes}` };
+    if (frame.length > options.maxBytes)
+      return { ok: false, reason: 'oversized', detail: `text frame of ${frame.length} chars exceeds ${options.maxBytes}` };
     text = frame;
   } else {
-    if (frame.byteLength > options.maxBytes) return { ok: false, reason: 'oversized', detail: `frame of ${frame.byteLength} bytes exceeds ${options.maxBytes}` };
+    if (frame.byteLength > options.maxBytes)
+      return { ok: false, reason: 'oversized', detail: `frame of ${frame.byteLength} bytes exceeds ${options.maxBytes}` };
     let plain: string | undefined;
     if (looksLikeJson(frame)) {
       try {
@@ -65,7 +67,10 @@ export function decodeFrame(frame: Uint8Array | string, options: DecodeOptions):
       compressed = true;
       let inflated: Buffer;
       try {
-        inflated = brotliDecompressSync(frame, { maxOutputLength: options.maxBytes, params: { [zlib.BROTLI_DECODER_PARAM_LARGE_WINDOW]: 0 } });
+        inflated = brotliDecompressSync(frame, {
+          maxOutputLength: options.maxBytes,
+          params: { [zlib.BROTLI_DECODER_PARAM_LARGE_WINDOW]: 0 },
+        });
       } catch (error) {
         const code = (error as { code?: string }).code;
         if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
@@ -103,7 +108,11 @@ export function decodeFrame(frame: Uint8Array | string, options: DecodeOptions):
   const wire = parsed.data;
   const blockNumber = ownBlockNumber(wire) ?? options.payloadBlocks?.blockOf(wire.payload_id);
   if (blockNumber === undefined) {
-    return { ok: false, reason: 'unknown_payload', detail: `metadata.block_number: absent, and payload ${wire.payload_id} (index ${wire.index}) was not seen at index 0` };
+    return {
+      ok: false,
+      reason: 'unknown_payload',
+      detail: `metadata.block_number: absent, and payload ${wire.payload_id} (index ${wire.index}) was not seen at index 0`,
+    };
   }
   if (wire.base) options.payloadBlocks?.remember(wire.payload_id, blockNumber);
   return { ok: true, flashblock: numbered(wire, blockNumber), json: json as Record<string, unknown>, compressed };

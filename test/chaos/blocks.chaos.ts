@@ -27,10 +27,14 @@ afterAll(async () => {
 
 describe('scenario 11: blocks source, node WebSocket cut', () => {
   it(`the newHeads WebSocket cut for ${cutSeconds} s while 200 ms blocks keep coming: backfilled, 0 lost, 0 duplicated`, async () => {
-    net = await startBlocksGateway({ reorgEvery: 5, load: 20, safeLagBlocks: 5, finalizedLagBlocks: 10 }, { blocksPollMs: 600_000, reconnectMinMs: 200, reconnectMaxMs: 1000, pingIntervalMs: 500 }, async (devnet) => {
-      proxy = await startTcpProxy({ host: '127.0.0.1', port: devnet.rpcPort });
-      return `ws://127.0.0.1:${proxy.port}`;
-    });
+    net = await startBlocksGateway(
+      { reorgEvery: 5, load: 20, safeLagBlocks: 5, finalizedLagBlocks: 10 },
+      { blocksPollMs: 600_000, reconnectMinMs: 200, reconnectMaxMs: 1000, pingIntervalMs: 500 },
+      async (devnet) => {
+        proxy = await startTcpProxy({ host: '127.0.0.1', port: devnet.rpcPort });
+        return `ws://127.0.0.1:${proxy.port}`;
+      },
+    );
     const rssBefore = rssMiB(process.pid);
     const { devnet } = net;
     const headNumber = async () => BigInt(await rpc<Hex>(devnet.rpcUrl, 'eth_blockNumber'));
@@ -53,8 +57,11 @@ describe('scenario 11: blocks source, node WebSocket cut', () => {
       const block = blockRecordSchema.parse(JSON.parse(record.value));
       return { number: BigInt(block.blockNumber), hash: (block.header as unknown as { hash: string }).hash };
     });
-    const replaced = new Set((await readTopic(net.log, topics.chain)).map((record) => chainRecordSchema.parse(JSON.parse(record.value)))
-      .flatMap((record) => (record.type === 'reorg' && record.replacedBlockHash ? [record.replacedBlockHash] : [])));
+    const replaced = new Set(
+      (await readTopic(net.log, topics.chain))
+        .map((record) => chainRecordSchema.parse(JSON.parse(record.value)))
+        .flatMap((record) => (record.type === 'reorg' && record.replacedBlockHash ? [record.replacedBlockHash] : [])),
+    );
     const first = blocks[0]!.number;
     let lost = 0;
     let duplicated = 0;
@@ -70,9 +77,14 @@ describe('scenario 11: blocks source, node WebSocket cut', () => {
     const strangers = inRange.filter((block) => !canonical.has(block.hash) && !replaced.has(block.hash)).length;
     const blocksDuringCut = Number(restoredHead - cutAt);
     report({
-      scenario: '11 blocks source: node WebSocket cut', load: '200 ms blocks, 20 tx/s, head replaced every 5 blocks',
-      faults: `newHeads WebSocket cut ${cutSeconds} s (${blocksDuringCut} blocks missed)`, lost, duplicates: duplicated,
-      recoveryMs, rssBeforeMiB: rssBefore, rssAfterMiB: rssMiB(process.pid),
+      scenario: '11 blocks source: node WebSocket cut',
+      load: '200 ms blocks, 20 tx/s, head replaced every 5 blocks',
+      faults: `newHeads WebSocket cut ${cutSeconds} s (${blocksDuringCut} blocks missed)`,
+      lost,
+      duplicates: duplicated,
+      recoveryMs,
+      rssBeforeMiB: rssBefore,
+      rssAfterMiB: rssMiB(process.pid),
       notes: `blocks ${first}..${safe} checked; held during the cut stayed at ${heldDuringCut}; backfilled ${await metricValue(net.ctx, 'flashlog_blocks_source_backfilled_total')} blocks by parent hash; ${replaced.size} replaced heads`,
     });
     expect(blocksDuringCut).toBeGreaterThan(cutSeconds * 3);

@@ -43,7 +43,16 @@ afterAll(async () => {
 
 describe('commands started with their defaults', () => {
   it('run side by side, each serving /metrics', async () => {
-    report({ scenario: '10 default ports', load: 'devnet defaults', faults: 'none: seven commands with default ports on one machine', lost: '-', duplicates: '-', recoveryMs: '-', rssBeforeMiB: '-', rssAfterMiB: '-' });
+    report({
+      scenario: '10 default ports',
+      load: 'devnet defaults',
+      faults: 'none: seven commands with default ports on one machine',
+      lost: '-',
+      duplicates: '-',
+      recoveryMs: '-',
+      rssBeforeMiB: '-',
+      rssAfterMiB: '-',
+    });
     const taken = [];
     for (const port of ports) if (await inUse(port)) taken.push(port);
     expect(taken, 'ports this test needs free (something else on this machine holds them)').toEqual([]);
@@ -59,7 +68,10 @@ describe('commands started with their defaults', () => {
     await enclave.current.waitFor((line) => line.msg === 'enclave listening', 30_000);
     // The README's "Try it (local mode)" block, word for word (nothing listens on 8546 yet: the
     // host reads L1 only for a proof).
-    const host = managed(['prover-host', '--l1-rpc', 'http://127.0.0.1:8546', '--l2-rpc', 'http://127.0.0.1:8545', '--enclave', 'tcp://127.0.0.1:8000'], env);
+    const host = managed(
+      ['prover-host', '--l1-rpc', 'http://127.0.0.1:8546', '--l2-rpc', 'http://127.0.0.1:8545', '--enclave', 'tcp://127.0.0.1:8000'],
+      env,
+    );
     const bridge = managed(['prover-bridge', '--prover-url', 'http://127.0.0.1:7300'], env);
     await Promise.all([
       run.current.waitFor((line) => line.msg === 'gateway listening', 60_000),
@@ -75,6 +87,7 @@ describe('commands started with their defaults', () => {
       scraped[command] = response.status === 200 && text.includes(`\n# TYPE ${metric} `);
     }
     expect(scraped).toEqual(Object.fromEntries(expected.map(({ command }) => [command, true])));
-    for (const proc of [devnet, run, serve, ingest, enclave, host, bridge]) expect(proc.current.child.exitCode, proc.current.child.spawnargs.join(' ')).toBeNull();
+    for (const proc of [devnet, run, serve, ingest, enclave, host, bridge])
+      expect(proc.current.child.exitCode, proc.current.child.spawnargs.join(' ')).toBeNull();
   });
 });

@@ -82,7 +82,9 @@ export function managed(args: readonly string[], env: Record<string, string> = {
   const start = () => spawnFlashlog(args, { FLASHLOG_LOG_LEVEL: 'info', ...env });
   const handle: Managed = {
     current: start(),
-    get pid() { return handle.current.child.pid; },
+    get pid() {
+      return handle.current.child.pid;
+    },
     async kill(signal = 'SIGKILL') {
       const child = handle.current.child;
       if (child.exitCode === null && child.signalCode === null) {
@@ -91,8 +93,12 @@ export function managed(args: readonly string[], env: Record<string, string> = {
       }
       await handle.current.exited;
     },
-    freeze() { handle.current.child.kill('SIGSTOP'); },
-    thaw() { handle.current.child.kill('SIGCONT'); },
+    freeze() {
+      handle.current.child.kill('SIGSTOP');
+    },
+    thaw() {
+      handle.current.child.kill('SIGCONT');
+    },
     restart() {
       handle.current = start();
       return handle.current;
@@ -166,8 +172,12 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
     const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
       const child = spawn('bash', [join(repoRoot, 'infra/kafka/start.sh')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
-      child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-      child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
       child.on('exit', (code) => resolve({ code, output }));
     });
     if (result.code !== 0) throw new Error(`private Kafka on ${port} did not start: ${result.output}`);
@@ -175,7 +185,12 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
   };
   const pid = () => Number(readFileSync(pidFile, 'utf8').trim());
   const alive = (value: number) => {
-    try { process.kill(value, 0); return true; } catch { return false; }
+    try {
+      process.kill(value, 0);
+      return true;
+    } catch {
+      return false;
+    }
   };
   await start();
   return {
@@ -263,17 +278,19 @@ export async function readFlashblockKeys(brokers: string): Promise<string[]> {
   const remaining = new Map(ends.map((end) => [end.partition, BigInt(end.high)]));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`read ${keys.length} of ${total} flashblock records in 60 s`)), 60_000);
-    void consumer.run({
-      eachMessage: async ({ partition, message }) => {
-        const record = flashblockRecordSchema.parse(JSON.parse(message.value!.toString('utf8')));
-        keys.push(fbKey(BigInt(record.blockNumber), record.index));
-        if (BigInt(message.offset) + 1n >= (remaining.get(partition) ?? 0n)) remaining.delete(partition);
-        if (remaining.size === 0) {
-          clearTimeout(timer);
-          resolve();
-        }
-      },
-    }).catch(reject);
+    void consumer
+      .run({
+        eachMessage: async ({ partition, message }) => {
+          const record = flashblockRecordSchema.parse(JSON.parse(message.value!.toString('utf8')));
+          keys.push(fbKey(BigInt(record.blockNumber), record.index));
+          if (BigInt(message.offset) + 1n >= (remaining.get(partition) ?? 0n)) remaining.delete(partition);
+          if (remaining.size === 0) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      })
+      .catch(reject);
   });
   await consumer.disconnect();
   return keys;
@@ -284,7 +301,10 @@ export async function readFlashblockKeys(brokers: string): Promise<string[]> {
  * sent: the keys it never sees (lost), the raw repeats it drops (rawDuplicates), and keys in the
  * window the feed never sent (unexpected; a dedup reader would pass those on, so they must be 0).
  */
-export function compareKeys(expected: readonly string[], logged: readonly string[]): { lost: string[]; rawDuplicates: number; unexpected: string[] } {
+export function compareKeys(
+  expected: readonly string[],
+  logged: readonly string[],
+): { lost: string[]; rawDuplicates: number; unexpected: string[] } {
   const counts = new Map<string, number>();
   for (const key of logged) counts.set(key, (counts.get(key) ?? 0) + 1);
   const lost = expected.filter((key) => !counts.has(key));
@@ -316,7 +336,7 @@ export async function rpcCall<T = unknown>(url: string, method: string, params: 
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
     signal: AbortSignal.timeout(timeoutMs),
   });
-  const body = await response.json() as { result?: T; error?: { code: number; message: string } };
+  const body = (await response.json()) as { result?: T; error?: { code: number; message: string } };
   if (body.error) throw Object.assign(new Error(`${method}: ${body.error.code} ${body.error.message}`), { code: body.error.code });
   return body.result as T;
 }

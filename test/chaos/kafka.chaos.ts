@@ -1,7 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  blockOf, compareKeys, managed, readFlashblockKeys, recordFeed, report, rpcCall, rssMiB, sleep, startDevnet, startPrivateKafka, stopAll,
-  wholeBlocks, type PrivateKafka,
+  blockOf,
+  compareKeys,
+  managed,
+  readFlashblockKeys,
+  recordFeed,
+  report,
+  rpcCall,
+  rssMiB,
+  sleep,
+  startDevnet,
+  startPrivateKafka,
+  stopAll,
+  wholeBlocks,
+  type PrivateKafka,
 } from './harness.ts';
 
 /**
@@ -23,8 +35,23 @@ afterAll(async () => {
   await kafka?.remove();
 }, 60_000);
 
-const ingestArgs = () => ['ingest', '--ws', devnet.ws, '--kafka-brokers', kafka.brokers, '--metrics-port', '0', '--executor', 'metadata',
-  '--reconnect-min-ms', '100', '--reconnect-max-ms', '1000', '--log-level', 'info'];
+const ingestArgs = () => [
+  'ingest',
+  '--ws',
+  devnet.ws,
+  '--kafka-brokers',
+  kafka.brokers,
+  '--metrics-port',
+  '0',
+  '--executor',
+  'metadata',
+  '--reconnect-min-ms',
+  '100',
+  '--reconnect-max-ms',
+  '1000',
+  '--log-level',
+  'info',
+];
 const newestBlock = (keys: readonly string[]) => (keys.length ? blockOf(keys[keys.length - 1]!) : 0n);
 const random = (min: number, max: number) => min + Math.random() * (max - min);
 
@@ -79,7 +106,19 @@ describe('scenario 2: the Kafka broker SIGKILLed during ingest and restarted 5 s
     const feed = await recordFeed(devnet.ws);
     const ingest = managed([...ingestArgs(), '--produce-buffer-records', '50000']);
     await ingest.current.waitFor((line) => line.msg === 'upstream connected', 60_000);
-    const serve = managed(['serve', '--kafka-brokers', kafka.brokers, '--rpc', devnet.rpc, '--port', '0', '--metrics-port', '0', '--log-level', 'info']);
+    const serve = managed([
+      'serve',
+      '--kafka-brokers',
+      kafka.brokers,
+      '--rpc',
+      devnet.rpc,
+      '--port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--log-level',
+      'info',
+    ]);
     const gatewayUrl = String((await serve.current.waitFor((line) => line.msg === 'gateway listening', 60_000)).url);
     await sleep(3000);
     const windowAfter = newestBlock(feed.keys);
@@ -118,7 +157,9 @@ describe('scenario 2: the Kafka broker SIGKILLed during ingest and restarted 5 s
     const expected = wholeBlocks(feed.keys, windowAfter, windowUpTo);
     const logged = wholeBlocks(await readFlashblockKeys(kafka.brokers), windowAfter, windowUpTo);
     const { lost, rawDuplicates, unexpected } = compareKeys(expected, logged);
-    const producerResets = ingest.current.lines.filter((line) => line.msg === 'kafka producer state lost at the broker; starting a new producer').length;
+    const producerResets = ingest.current.lines.filter(
+      (line) => line.msg === 'kafka producer state lost at the broker; starting a new producer',
+    ).length;
     report({
       scenario: '2 broker SIGKILL',
       load: `devnet --load 20; 1 ingest (buffer 50,000 records), 1 gateway; ${expected.length} flashblocks in blocks ${windowAfter + 1n}-${windowUpTo}`,
@@ -145,18 +186,35 @@ describe('scenario 3: a gateway SIGKILLed under query load and restarted', () =>
   it('after its replay it answers exactly as a gateway that never stopped', async () => {
     const ingest = managed(ingestArgs());
     await ingest.current.waitFor((line) => line.msg === 'upstream connected', 60_000);
-    const serveArgs = ['serve', '--kafka-brokers', kafka.brokers, '--rpc', devnet.rpc, '--port', '0', '--metrics-port', '0', '--head-poll-ms', '200', '--log-level', 'info'];
+    const serveArgs = [
+      'serve',
+      '--kafka-brokers',
+      kafka.brokers,
+      '--rpc',
+      devnet.rpc,
+      '--port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--head-poll-ms',
+      '200',
+      '--log-level',
+      'info',
+    ];
     const steady = managed(serveArgs);
     const victim = managed(serveArgs);
-    const urlOf = async (proc: typeof steady) => String((await proc.current.waitFor((line) => line.msg === 'gateway listening', 60_000)).url);
+    const urlOf = async (proc: typeof steady) =>
+      String((await proc.current.waitFor((line) => line.msg === 'gateway listening', 60_000)).url);
     const steadyUrl = await urlOf(steady);
     let victimUrl = await urlOf(victim);
     const rssBefore = rssMiB(victim.pid);
 
     // Query load on the victim: 4 clients in a loop, until told to stop.
     const queries: [string, unknown[]][] = [
-      ['eth_getBlockByNumber', ['pending', true]], ['eth_getBlockReceipts', ['pending']],
-      ['eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }]], ['eth_blockNumber', []],
+      ['eth_getBlockByNumber', ['pending', true]],
+      ['eth_getBlockReceipts', ['pending']],
+      ['eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }]],
+      ['eth_blockNumber', []],
     ];
     let loading = true;
     let answered = 0;
@@ -201,12 +259,22 @@ describe('scenario 3: a gateway SIGKILLed under query load and restarted', () =>
       await ingest.stop();
       await sleep(1500);
       const pending = await rpcCall<{ number: string; hash: string }>(steadyUrl, 'eth_getBlockByNumber', ['pending', true], 5000);
-      const pendingLogs = await rpcCall<{ address: string }[]>(steadyUrl, 'eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }], 5000);
+      const pendingLogs = await rpcCall<{ address: string }[]>(
+        steadyUrl,
+        'eth_getLogs',
+        [{ fromBlock: 'pending', toBlock: 'pending' }],
+        5000,
+      );
       const addresses = [...new Set(pendingLogs.map((log) => log.address))];
       const checks: [string, unknown[]][] = [
-        ['eth_getBlockByNumber', ['pending', true]], ['eth_getBlockByNumber', ['pending', false]], ['eth_getBlockReceipts', ['pending']],
-        ['eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }]], ['eth_getBlockTransactionCountByNumber', ['pending']],
-        ...addresses.slice(0, 10).map((address): [string, unknown[]] => ['eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending', address }]]),
+        ['eth_getBlockByNumber', ['pending', true]],
+        ['eth_getBlockByNumber', ['pending', false]],
+        ['eth_getBlockReceipts', ['pending']],
+        ['eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }]],
+        ['eth_getBlockTransactionCountByNumber', ['pending']],
+        ...addresses
+          .slice(0, 10)
+          .map((address): [string, unknown[]] => ['eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending', address }]]),
       ];
       mismatches = [];
       for (const [method, params] of checks) {
@@ -236,4 +304,3 @@ describe('scenario 3: a gateway SIGKILLed under query load and restarted', () =>
     await victim.stop();
   }, 150_000);
 });
-

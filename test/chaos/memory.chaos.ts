@@ -30,41 +30,68 @@ function floorGrowth(samples: readonly ProcessSample[]): { first: number; second
 }
 
 describe('scenario 9: memory under load', () => {
-  it(`run (local executor) against devnet --load 30 for ${seconds} s: RSS floor after a ${warmUpSeconds} s warm-up grows by less than ${limitMiB} MB`, async () => {
-    const dir = tempDir('flashlog-chaos-memory-');
-    onTestFinished(() => dir.remove());
-    const devnet = await startDevnet(['--load', '30']);
-    const run = managed(['run', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'local', '--port', '0', '--metrics-port', '0', '--data-dir', dir.path]);
-    const metrics = await run.current.waitFor((line) => line.msg === 'metrics listening', 60_000);
-    const gateway = await run.current.waitFor((line) => line.msg === 'gateway listening', 60_000);
-    await run.current.waitFor((line) => line.msg === 'upstream connected', 60_000);
-    const startedAt = Date.now();
-    const samples: ProcessSample[] = [];
-    const devnetSamples: ProcessSample[] = [];
-    while (Date.now() - startedAt < seconds * 1000) {
-      const sample = await sampleProcess(run.pid!, String(metrics.url), startedAt);
-      const devnetSample = await sampleProcess(devnet.proc.pid!, undefined, startedAt);
-      if (!sample || !devnetSample) throw new Error('a process exited during the scenario');
-      samples.push(sample);
-      devnetSamples.push(devnetSample);
-      await sleep(5000);
-    }
-    const pending = await rpcCall<{ transactions: unknown[] } | null>(String(gateway.url), 'eth_getBlockByNumber', ['pending', false]);
-    const receipts = await rpcCall<unknown[] | null>(String(gateway.url), 'eth_getBlockReceipts', ['pending']);
-    const afterWarmUp = samples.filter((sample) => sample.atS >= warmUpSeconds);
-    const floor = floorGrowth(samples);
-    const slope = slopePerMinute(afterWarmUp, (sample) => sample.rssMiB);
-    const heapSlope = slopePerMinute(afterWarmUp, (sample) => sample.heapMiB);
-    const devnetSlope = slopePerMinute(devnetSamples.filter((sample) => sample.atS >= warmUpSeconds), (sample) => sample.rssMiB);
-    const cpu = (100 * (samples.at(-1)!.cpuS - afterWarmUp[0]!.cpuS)) / (samples.at(-1)!.atS - afterWarmUp[0]!.atS);
-    const rss = samples.map((sample) => sample.rssMiB);
-    report({
-      scenario: '9 memory under load', load: `run --executor local on devnet --load 30, ${seconds} s`, faults: 'none (time)', lost: '-', duplicates: '-', recoveryMs: '-',
-      rssBeforeMiB: Math.round(afterWarmUp[0]!.rssMiB), rssAfterMiB: Math.round(rss.at(-1)!),
-      notes: `run: RSS floor ${Math.round(floor.first)} -> ${Math.round(floor.second)} MB (${floor.growth.toFixed(0)} MB), trend ${slope.toFixed(1)} MB/min, max ${Math.round(Math.max(...rss))} MB, heap ${heapSlope.toFixed(1)} MB/min, CPU ${cpu.toFixed(0)}% of a core; devnet (separate process): ${devnetSlope.toFixed(1)} MB/min`,
-    });
-    expect(pending?.transactions.length, 'the gateway serves a pending block at the end').toBeGreaterThan(0);
-    expect(receipts?.length, 'with receipts from the local executor').toBeGreaterThan(0);
-    expect(floor.growth, `run RSS samples (MB): ${rss.map((value) => Math.round(value)).join(' ')}`).toBeLessThan(limitMiB);
-  }, (seconds + 90) * 1000);
+  it(
+    `run (local executor) against devnet --load 30 for ${seconds} s: RSS floor after a ${warmUpSeconds} s warm-up grows by less than ${limitMiB} MB`,
+    async () => {
+      const dir = tempDir('flashlog-chaos-memory-');
+      onTestFinished(() => dir.remove());
+      const devnet = await startDevnet(['--load', '30']);
+      const run = managed([
+        'run',
+        '--ws',
+        devnet.ws,
+        '--rpc',
+        devnet.rpc,
+        '--executor',
+        'local',
+        '--port',
+        '0',
+        '--metrics-port',
+        '0',
+        '--data-dir',
+        dir.path,
+      ]);
+      const metrics = await run.current.waitFor((line) => line.msg === 'metrics listening', 60_000);
+      const gateway = await run.current.waitFor((line) => line.msg === 'gateway listening', 60_000);
+      await run.current.waitFor((line) => line.msg === 'upstream connected', 60_000);
+      const startedAt = Date.now();
+      const samples: ProcessSample[] = [];
+      const devnetSamples: ProcessSample[] = [];
+      while (Date.now() - startedAt < seconds * 1000) {
+        const sample = await sampleProcess(run.pid!, String(metrics.url), startedAt);
+        const devnetSample = await sampleProcess(devnet.proc.pid!, undefined, startedAt);
+        if (!sample || !devnetSample) throw new Error('a process exited during the scenario');
+        samples.push(sample);
+        devnetSamples.push(devnetSample);
+        await sleep(5000);
+      }
+      const pending = await rpcCall<{ transactions: unknown[] } | null>(String(gateway.url), 'eth_getBlockByNumber', ['pending', false]);
+      const receipts = await rpcCall<unknown[] | null>(String(gateway.url), 'eth_getBlockReceipts', ['pending']);
+      const afterWarmUp = samples.filter((sample) => sample.atS >= warmUpSeconds);
+      const floor = floorGrowth(samples);
+      const slope = slopePerMinute(afterWarmUp, (sample) => sample.rssMiB);
+      const heapSlope = slopePerMinute(afterWarmUp, (sample) => sample.heapMiB);
+      const devnetSlope = slopePerMinute(
+        devnetSamples.filter((sample) => sample.atS >= warmUpSeconds),
+        (sample) => sample.rssMiB,
+      );
+      const cpu = (100 * (samples.at(-1)!.cpuS - afterWarmUp[0]!.cpuS)) / (samples.at(-1)!.atS - afterWarmUp[0]!.atS);
+      const rss = samples.map((sample) => sample.rssMiB);
+      report({
+        scenario: '9 memory under load',
+        load: `run --executor local on devnet --load 30, ${seconds} s`,
+        faults: 'none (time)',
+        lost: '-',
+        duplicates: '-',
+        recoveryMs: '-',
+        rssBeforeMiB: Math.round(afterWarmUp[0]!.rssMiB),
+        rssAfterMiB: Math.round(rss.at(-1)!),
+        notes: `run: RSS floor ${Math.round(floor.first)} -> ${Math.round(floor.second)} MB (${floor.growth.toFixed(0)} MB), trend ${slope.toFixed(1)} MB/min, max ${Math.round(Math.max(...rss))} MB, heap ${heapSlope.toFixed(1)} MB/min, CPU ${cpu.toFixed(0)}% of a core; devnet (separate process): ${devnetSlope.toFixed(1)} MB/min`,
+      });
+      expect(pending?.transactions.length, 'the gateway serves a pending block at the end').toBeGreaterThan(0);
+      expect(receipts?.length, 'with receipts from the local executor').toBeGreaterThan(0);
+      expect(floor.growth, `run RSS samples (MB): ${rss.map((value) => Math.round(value)).join(' ')}`).toBeLessThan(limitMiB);
+    },
+    (seconds + 90) * 1000,
+  );
 });

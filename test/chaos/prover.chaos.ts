@@ -35,12 +35,25 @@ const replies: LogRecord[] = [];
 beforeAll(async () => {
   l2Blocks = buildHeaderChain({ length: 30, seed: `chaos-${run}` });
   [l1, l2] = await Promise.all([startEdrChain(), serveHeaderChain(l2Blocks, 1337)]);
-  const head = await l1.request('eth_getBlockByNumber', ['latest', false]) as { hash: Hex; number: Hex };
+  const head = (await l1.request('eth_getBlockByNumber', ['latest', false])) as { hash: Hex; number: Hex };
   l1Head = { hash: head.hash, number: Number(BigInt(head.number)) };
   enclaveUrl = `tcp://127.0.0.1:${await freePort()}`;
   enclave = managed(['enclave', '--listen', enclaveUrl, '--no-metrics', '--prove-delay-ms', '2000', '--enclave-check', 'headers']);
   await enclave.current.waitFor((line) => line.msg === 'enclave listening');
-  host = managed(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', l2.url, '--enclave', enclaveUrl, '--port', '0', '--no-metrics', '--enclave-check', 'headers']);
+  host = managed([
+    'prover-host',
+    '--l1-rpc',
+    l1.url,
+    '--l2-rpc',
+    l2.url,
+    '--enclave',
+    enclaveUrl,
+    '--port',
+    '0',
+    '--no-metrics',
+    '--enclave-check',
+    'headers',
+  ]);
   const hostUrl = String((await host.current.waitFor((line) => line.msg === 'prover host listening')).url);
 
   // The shared broker keeps other runs' requests: this group starts at today's end of the topic.
@@ -49,9 +62,26 @@ beforeAll(async () => {
   const admin = new Kafka({ brokers, clientId: `chaos-prover-admin-${run}`, logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   const ends = await admin.fetchTopicOffsets(topics.proofRequests);
-  await admin.setOffsets({ groupId: group, topic: topics.proofRequests, partitions: ends.map((end) => ({ partition: end.partition, offset: end.high })) });
+  await admin.setOffsets({
+    groupId: group,
+    topic: topics.proofRequests,
+    partitions: ends.map((end) => ({ partition: end.partition, offset: end.high })),
+  });
   await admin.disconnect();
-  bridge = managed(['prover-bridge', '--kafka-brokers', brokers.join(','), '--group', group, '--prover-url', hostUrl, '--prover-concurrency', '2', '--no-metrics', '--kafka-client-id', `chaos-bridge-${run}`]);
+  bridge = managed([
+    'prover-bridge',
+    '--kafka-brokers',
+    brokers.join(','),
+    '--group',
+    group,
+    '--prover-url',
+    hostUrl,
+    '--prover-concurrency',
+    '2',
+    '--no-metrics',
+    '--kafka-client-id',
+    `chaos-bridge-${run}`,
+  ]);
   await bridge.current.waitFor((line) => line.msg === 'prover bridge consuming', 60_000);
   const replyEnds = await log.endOffsets(topics.proofReplies);
   log.consumer({ topics: [topics.proofReplies], from: 'latest', seek: replyEnds }).records$.subscribe((record) => replies.push(record));
@@ -65,16 +95,29 @@ afterAll(async () => {
 }, 60_000);
 
 const request = (agreed: number, claimed: number): ProofRequest => ({
-  l1Head: l1Head.hash, agreedL2HeadHash: l2Blocks[agreed]!.hash, agreedL2OutputRoot: l2Blocks[agreed]!.outputRoot,
-  claimedL2OutputRoot: l2Blocks[claimed]!.outputRoot, claimedL2BlockNumber: claimed, proposer: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
-  intermediateBlockInterval: 1, l1HeadNumber: l1Head.number, imageHash: zeroHash,
+  l1Head: l1Head.hash,
+  agreedL2HeadHash: l2Blocks[agreed]!.hash,
+  agreedL2OutputRoot: l2Blocks[agreed]!.outputRoot,
+  claimedL2OutputRoot: l2Blocks[claimed]!.outputRoot,
+  claimedL2BlockNumber: claimed,
+  proposer: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
+  intermediateBlockInterval: 1,
+  l1HeadNumber: l1Head.number,
+  imageHash: zeroHash,
 });
 async function send(req: ProofRequest): Promise<string> {
   const requestId = randomUUID();
-  await log.produce([{ topic: topics.proofRequests, key: requestId, value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, request: proofRequestToWire(req) }) }]);
+  await log.produce([
+    {
+      topic: topics.proofRequests,
+      key: requestId,
+      value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, request: proofRequestToWire(req) }),
+    },
+  ]);
   return requestId;
 }
-const repliesTo = (requestId: string) => replies.filter((record) => record.key === requestId).map((record) => proofReplyRecordSchema.parse(JSON.parse(record.value)));
+const repliesTo = (requestId: string) =>
+  replies.filter((record) => record.key === requestId).map((record) => proofReplyRecordSchema.parse(JSON.parse(record.value)));
 
 describe('scenario 8: prover faults', () => {
   it('an enclave SIGKILLed mid-proof gives an error reply on the reply topic; the next request succeeds; a bridge SIGKILLed with a request in flight replies exactly once after restart', async () => {
@@ -85,13 +128,21 @@ describe('scenario 8: prover faults', () => {
     await sleep(500);
     await enclave.kill('SIGKILL');
     const enclaveKilledAt = Date.now();
-    const [failure] = await eventually(() => (repliesTo(doomed).length ? repliesTo(doomed) : undefined), 60_000, 'the reply to the killed proof');
+    const [failure] = await eventually(
+      () => (repliesTo(doomed).length ? repliesTo(doomed) : undefined),
+      60_000,
+      'the reply to the killed proof',
+    );
     expect(failure!.error?.code).toBe(-32000);
     expect(failure!.error?.message).toContain(`enclave ${enclaveUrl}`);
     enclave.restart();
     await enclave.current.waitFor((line) => line.msg === 'enclave listening');
     const next = await send(request(11, 12));
-    const [success] = await eventually(() => (repliesTo(next).length ? repliesTo(next) : undefined), 60_000, 'the reply after the enclave restart');
+    const [success] = await eventually(
+      () => (repliesTo(next).length ? repliesTo(next) : undefined),
+      60_000,
+      'the reply after the enclave restart',
+    );
     const enclaveRecoveryMs = Date.now() - enclaveKilledAt;
     expect(success!.error).toBeUndefined();
     expect(success!.result).toBeDefined();
@@ -103,7 +154,11 @@ describe('scenario 8: prover faults', () => {
     const bridgeKilledAt = Date.now();
     bridge.restart();
     await bridge.current.waitFor((line) => line.msg === 'prover bridge consuming', 60_000);
-    await eventually(() => (repliesTo(inFlight).length ? true : undefined), 90_000, 'the reply to the in-flight request after the bridge restart');
+    await eventually(
+      () => (repliesTo(inFlight).length ? true : undefined),
+      90_000,
+      'the reply to the in-flight request after the bridge restart',
+    );
     const bridgeRecoveryMs = Date.now() - bridgeKilledAt;
     // Leave time for a second reply to appear if the request were proven twice.
     await sleep(6000);

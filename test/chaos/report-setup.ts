@@ -11,12 +11,23 @@ const resultsDir = fileURLToPath(new URL('../../chaos/results/', import.meta.url
 const rowsFile = join(resultsDir, 'rows.jsonl');
 
 const columns = [
-  ['scenario', 'scenario'], ['outcome', 'outcome'], ['load', 'load'], ['faults', 'faults injected'], ['lost', 'records lost'],
-  ['duplicates', 'duplicates'], ['recoveryMs', 'recovery (ms)'], ['rssBeforeMiB', 'RSS before (MiB)'], ['rssAfterMiB', 'RSS after (MiB)'], ['notes', 'notes'],
+  ['scenario', 'scenario'],
+  ['outcome', 'outcome'],
+  ['load', 'load'],
+  ['faults', 'faults injected'],
+  ['lost', 'records lost'],
+  ['duplicates', 'duplicates'],
+  ['recoveryMs', 'recovery (ms)'],
+  ['rssBeforeMiB', 'RSS before (MiB)'],
+  ['rssAfterMiB', 'RSS after (MiB)'],
+  ['notes', 'notes'],
 ] as const;
 
 export function renderReport(rows: readonly Record<string, unknown>[], startedAt: Date, ms: number): string {
-  const cell = (value: unknown) => String(value ?? '').replaceAll('|', '\\|').replaceAll('\n', ' ');
+  const cell = (value: unknown) =>
+    String(value ?? '')
+      .replaceAll('|', '\\|')
+      .replaceAll('\n', ' ');
   const lines = [
     '# flashlog chaos report',
     '',
@@ -26,7 +37,8 @@ export function renderReport(rows: readonly Record<string, unknown>[], startedAt
     '',
     `| ${columns.map(([, title]) => title).join(' | ')} |`,
     `|${columns.map(() => '---').join('|')}|`,
-    ...[...rows].sort((a, b) => String(a.scenario).localeCompare(String(b.scenario), 'en', { numeric: true }))
+    ...[...rows]
+      .sort((a, b) => String(a.scenario).localeCompare(String(b.scenario), 'en', { numeric: true }))
       .map((row) => `| ${columns.map(([key]) => cell(row[key])).join(' | ')} |`),
     '',
   ];
@@ -39,7 +51,10 @@ export default function setup(): () => void {
   rmSync(rowsFile, { force: true });
   return () => {
     const rows = existsSync(rowsFile)
-      ? readFileSync(rowsFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
+      ? readFileSync(rowsFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
       : [];
     const markdown = renderReport(rows, startedAt, Date.now() - startedAt.getTime());
     writeFileSync(join(resultsDir, 'report.md'), markdown);

@@ -36,8 +36,25 @@ describe('scenario 7: 1,000 WebSocket subscribers that never read', () => {
   it('each is disconnected when its buffer fills; a well-behaved subscriber keeps its p99 within 2x', async () => {
     const dir = tempDir('flashlog-chaos-slow-');
     const devnet = await startDevnet(['--load', LOAD, '--metadata-receipts']);
-    const run = managed(['run', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'metadata', '--data-dir', dir.path, '--port', '0', '--metrics-port', '0',
-      '--max-buffered-bytes', String(BUFFER_LIMIT), '--log-level', 'info']);
+    const run = managed([
+      'run',
+      '--ws',
+      devnet.ws,
+      '--rpc',
+      devnet.rpc,
+      '--executor',
+      'metadata',
+      '--data-dir',
+      dir.path,
+      '--port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--max-buffered-bytes',
+      String(BUFFER_LIMIT),
+      '--log-level',
+      'info',
+    ]);
     const metricsUrl = String((await run.current.waitFor((line) => line.msg === 'metrics listening', 60_000)).url);
     const wsUrl = String((await run.current.waitFor((line) => line.msg === 'gateway listening', 60_000)).ws);
     const feed = await recordFeed(devnet.ws);
@@ -55,7 +72,10 @@ describe('scenario 7: 1,000 WebSocket subscribers that never read', () => {
     };
     const latencies: { at: number; ms: number }[] = [];
     const good = new WebSocket(wsUrl);
-    await new Promise<void>((resolve, reject) => { good.once('open', () => resolve()); good.once('error', reject); });
+    await new Promise<void>((resolve, reject) => {
+      good.once('open', () => resolve());
+      good.once('error', reject);
+    });
     good.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['pendingLogs'] }));
     good.on('message', (data: Buffer) => {
       const now = Date.now();
@@ -82,7 +102,9 @@ describe('scenario 7: 1,000 WebSocket subscribers that never read', () => {
       const socket = new WebSocket(wsUrl);
       nonReaders.push(socket);
       socket.on('error', () => undefined);
-      socket.on('close', () => { closedSeen++; });
+      socket.on('close', () => {
+        closedSeen++;
+      });
       socket.once('open', () => {
         socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: [KIND] }));
         socket.once('message', () => {
@@ -96,7 +118,8 @@ describe('scenario 7: 1,000 WebSocket subscribers that never read', () => {
     const deadline = Date.now() + WITH_MS;
     while (Date.now() < deadline) {
       await sleep(500);
-      if (Number.isNaN(allDroppedMs) && (await metric(metricsUrl, 'flashlog_ws_slow_disconnects_total')) >= NON_READERS) allDroppedMs = Date.now() - openedAt;
+      if (Number.isNaN(allDroppedMs) && (await metric(metricsUrl, 'flashlog_ws_slow_disconnects_total')) >= NON_READERS)
+        allDroppedMs = Date.now() - openedAt;
     }
     const withTo = Date.now();
     const dropped = await metric(metricsUrl, 'flashlog_ws_slow_disconnects_total');
@@ -132,6 +155,8 @@ describe('scenario 7: 1,000 WebSocket subscribers that never read', () => {
     expect(withThem.length, 'notifications measured with the non-readers').toBeGreaterThan(50);
     expect(dropped, 'non-readers disconnected for a full buffer').toBeGreaterThanOrEqual(NON_READERS);
     expect(connectionsLeft, 'only the good subscriber is left').toBeLessThanOrEqual(1);
-    expect(p99With, `p99 with ${NON_READERS} non-readers vs alone (${p99Alone} ms)`).toBeLessThanOrEqual(TARGET_RATIO * p99Alone + SLACK_MS);
+    expect(p99With, `p99 with ${NON_READERS} non-readers vs alone (${p99Alone} ms)`).toBeLessThanOrEqual(
+      TARGET_RATIO * p99Alone + SLACK_MS,
+    );
   }, 180_000);
 });

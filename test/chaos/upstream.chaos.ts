@@ -16,10 +16,20 @@ const zeroHash = `0x${'0'.repeat(64)}`;
 afterAll(stopAll);
 
 type Reply = { result?: { number?: string; hash?: string } | string; error?: { code: number; message: string } };
-async function post(url: string, method: string, params: unknown[], timeoutMs: number): Promise<{ reply?: Reply; ms: number; failure?: string }> {
+async function post(
+  url: string,
+  method: string,
+  params: unknown[],
+  timeoutMs: number,
+): Promise<{ reply?: Reply; ms: number; failure?: string }> {
   const started = Date.now();
   try {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     return { reply: (await response.json()) as Reply, ms: Date.now() - started };
   } catch (error) {
     return { ms: Date.now() - started, failure: String(error) };
@@ -30,8 +40,29 @@ describe('scenario 4: the upstream RPC frozen (SIGSTOP) for 10 s', () => {
   it('no request hangs past its timeout; pending state catches up after SIGCONT and is never behind the node head', async () => {
     const dir = tempDir('flashlog-chaos-upstream-');
     const devnet = await startDevnet(['--load', '20', '--metadata-receipts']);
-    const run = managed(['run', '--ws', devnet.ws, '--rpc', devnet.rpc, '--executor', 'metadata', '--data-dir', dir.path, '--port', '0', '--metrics-port', '0',
-      '--rpc-timeout-ms', String(RPC_TIMEOUT_MS), '--call-timeout-ms', String(CALL_TIMEOUT_MS), '--head-poll-ms', '250', '--log-level', 'info']);
+    const run = managed([
+      'run',
+      '--ws',
+      devnet.ws,
+      '--rpc',
+      devnet.rpc,
+      '--executor',
+      'metadata',
+      '--data-dir',
+      dir.path,
+      '--port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--rpc-timeout-ms',
+      String(RPC_TIMEOUT_MS),
+      '--call-timeout-ms',
+      String(CALL_TIMEOUT_MS),
+      '--head-poll-ms',
+      '250',
+      '--log-level',
+      'info',
+    ]);
     const gateway = String((await run.current.waitFor((line) => line.msg === 'gateway listening', 60_000)).url);
     await sleep(4000);
     const rssBefore = rssMiB(run.pid);
@@ -66,7 +97,8 @@ describe('scenario 4: the upstream RPC frozen (SIGSTOP) for 10 s', () => {
     const answeredWith: Record<string, number> = {};
     let querying = true;
     const queries: [string, unknown[]][] = [
-      ['eth_getBlockByNumber', ['pending', false]], ['eth_blockNumber', []],
+      ['eth_getBlockByNumber', ['pending', false]],
+      ['eth_blockNumber', []],
       ['eth_getBalance', ['0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266', 'latest']],
       ['eth_call', [{ to: '0x4200000000000000000000000000000000000015', data: '0x5cf24969' }, 'pending']],
     ];
@@ -96,7 +128,12 @@ describe('scenario 4: the upstream RPC frozen (SIGSTOP) for 10 s', () => {
       const head = await post(devnet.rpc, 'eth_blockNumber', [], 1000);
       const pending = await post(gateway, 'eth_getBlockByNumber', ['pending', false], 3000);
       const block = pending.reply?.result;
-      if (typeof head.reply?.result === 'string' && typeof block === 'object' && block?.hash === zeroHash && BigInt(block.number!) > BigInt(head.reply.result)) {
+      if (
+        typeof head.reply?.result === 'string' &&
+        typeof block === 'object' &&
+        block?.hash === zeroHash &&
+        BigInt(block.number!) > BigInt(head.reply.result)
+      ) {
         caughtUpMs = Date.now() - thawedAt;
         break;
       }

@@ -18,22 +18,49 @@ function flashlog(args: string[], env: Record<string, string> = {}) {
   children.push(child);
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
-  return { child, exited, get stdout() { return stdout; }, get stderr() { return stderr; } };
+  return {
+    child,
+    exited,
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+  };
 }
 
-async function tail(topic: string, logArgs: string[]): Promise<{ topic: string; key: string; offset: number; value: Record<string, unknown> }[]> {
+async function tail(
+  topic: string,
+  logArgs: string[],
+): Promise<{ topic: string; key: string; offset: number; value: Record<string, unknown> }[]> {
   const run = flashlog(['tail', topic, '--from-beginning', ...logArgs, '--log-level', 'warn']);
   const code = await run.exited;
   expect(code, run.stderr).toBe(0);
-  return run.stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as never);
+  return run.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as never);
 }
 
 const messages = loadFixture('base-sepolia-33439826.json');
 const logs: { name: string; args: () => string[] }[] = [
-  { name: 'embedded', args: () => { const dir = tempDir(); cleanups.push(dir.remove); return ['--data-dir', dir.path]; } },
+  {
+    name: 'embedded',
+    args: () => {
+      const dir = tempDir();
+      cleanups.push(dir.remove);
+      return ['--data-dir', dir.path];
+    },
+  },
   { name: 'kafka', args: () => ['--kafka-brokers', kafkaBrokers().join(','), '--kafka-client-id', `e2e-${randomUUID().slice(0, 8)}`] },
 ];
 
@@ -43,16 +70,22 @@ describe.each(logs)('flashlog ingest -> $name log -> flashlog tail (child proces
     cleanups.push(() => server.close());
     const logArgs = args();
     // Kafka keeps topics across runs; count this payload's blocks already there.
-    const before = name === 'kafka'
-      ? (await tail('flashlog.blocks', logArgs).catch(() => [])).filter((record) => record.value.payloadId === '0x03c33cc62b81edb6').length
-      : 0;
+    const before =
+      name === 'kafka'
+        ? (await tail('flashlog.blocks', logArgs).catch(() => [])).filter((record) => record.value.payloadId === '0x03c33cc62b81edb6')
+            .length
+        : 0;
     const ingest = flashlog(['ingest', '--ws', server.url, ...logArgs, '--metrics-port', '0', '--log-level', 'info']);
     await server.played();
-    const blocks = await eventually(async () => {
-      const records = await tail('flashlog.blocks', logArgs);
-      const mine = records.filter((record) => record.value.payloadId === '0x03c33cc62b81edb6');
-      return mine.length >= 11 * (before / 11 + 1) ? mine : undefined;
-    }, 60_000, 'the 11 block records of this run');
+    const blocks = await eventually(
+      async () => {
+        const records = await tail('flashlog.blocks', logArgs);
+        const mine = records.filter((record) => record.value.payloadId === '0x03c33cc62b81edb6');
+        return mine.length >= 11 * (before / 11 + 1) ? mine : undefined;
+      },
+      60_000,
+      'the 11 block records of this run',
+    );
     // Prometheus metrics of the running ingest.
     const metricsUrl = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(ingest.stdout)?.[1];
     expect(metricsUrl, ingest.stdout).toBeDefined();
@@ -65,10 +98,17 @@ describe.each(logs)('flashlog ingest -> $name log -> flashlog tail (child proces
     expect(ingest.stdout).toContain('"msg":"ingest started"');
     const last = blocks.at(-1)!;
     expect(last.key).toBe('33439826');
-    expect(last.value).toMatchObject({ v: 1, blockNumber: '0x1fe4052', index: 10, header: { gasUsed: '0x49f43c', receiptsRoot: '0xaa280e93aa4a7d3f616ad391404411abbeebe8bc8fb1ed9b3ef4d0a42bf64ccd' } });
+    expect(last.value).toMatchObject({
+      v: 1,
+      blockNumber: '0x1fe4052',
+      index: 10,
+      header: { gasUsed: '0x49f43c', receiptsRoot: '0xaa280e93aa4a7d3f616ad391404411abbeebe8bc8fb1ed9b3ef4d0a42bf64ccd' },
+    });
     expect((last.value.transactions as unknown[]).length).toBe(24);
     // Other tests may share the Kafka topics: keep this run's flashblocks (the last 11 of this payload).
-    const flashblocks = (await tail('flashlog.flashblocks', logArgs)).filter((record) => record.value.payloadId === '0x03c33cc62b81edb6').slice(-11);
+    const flashblocks = (await tail('flashlog.flashblocks', logArgs))
+      .filter((record) => record.value.payloadId === '0x03c33cc62b81edb6')
+      .slice(-11);
     expect(flashblocks.map((record) => record.value.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(flashblocks[0]!.value.flashblock).toEqual(messages[0]);
   });

@@ -40,21 +40,47 @@ const l2 = new Map<number, { hash: Hex; outputRoot: Hex }>();
 
 beforeAll(async () => {
   [devnet, l1] = await Promise.all([createDevnet({ rpcPort: 0, wsPort: 0, blockTimeMs: 300 }), startEdrChain()]);
-  const head = await l1.request('eth_getBlockByNumber', ['latest', false]) as { hash: Hex; number: Hex };
+  const head = (await l1.request('eth_getBlockByNumber', ['latest', false])) as { hash: Hex; number: Hex };
   l1Head = { hash: head.hash, number: Number(BigInt(head.number)) };
   const call = rpcCall(devnet.rpcUrl);
-  await eventually(async () => (Number(BigInt(await call('eth_blockNumber', []) as Hex)) >= 8 ? true : undefined), 30_000, 'devnet block 8');
+  await eventually(
+    async () => (Number(BigInt((await call('eth_blockNumber', [])) as Hex)) >= 8 ? true : undefined),
+    30_000,
+    'devnet block 8',
+  );
   // Isthmus: the header's withdrawalsRoot is the message passer's storage root; check it against eth_getProof.
   for (let n = 0; n <= 8; n++) {
-    const block = await call('eth_getBlockByNumber', [`0x${n.toString(16)}`, false]) as { hash: Hex; stateRoot: Hex; withdrawalsRoot: Hex };
-    const proof = await call('eth_getProof', ['0x4200000000000000000000000000000000000016', [], `0x${n.toString(16)}`]) as { storageHash: Hex };
+    const block = (await call('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])) as {
+      hash: Hex;
+      stateRoot: Hex;
+      withdrawalsRoot: Hex;
+    };
+    const proof = (await call('eth_getProof', ['0x4200000000000000000000000000000000000016', [], `0x${n.toString(16)}`])) as {
+      storageHash: Hex;
+    };
     expect(block.withdrawalsRoot).toBe(proof.storageHash);
     l2.set(n, { hash: block.hash, outputRoot: outputRootV0(block.stateRoot, block.withdrawalsRoot, block.hash) });
   }
   enclaves = await Promise.all([startEnclaveProcess(), startEnclaveProcess()]);
   // By default an enclave proves by re-executing every block of the range from the host's witness.
-  for (const enclave of enclaves) expect(enclave.process.lines.find((line) => line.msg === 'enclave listening')).toMatchObject({ check: 'reexecute' });
-  host = spawnFlashlog(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', devnet.rpcUrl, '--enclave', enclaves[0]!.url, '--enclave', enclaves[1]!.url, '--registry', l1.registry, '--port', '0', '--no-metrics']);
+  for (const enclave of enclaves)
+    expect(enclave.process.lines.find((line) => line.msg === 'enclave listening')).toMatchObject({ check: 'reexecute' });
+  host = spawnFlashlog([
+    'prover-host',
+    '--l1-rpc',
+    l1.url,
+    '--l2-rpc',
+    devnet.rpcUrl,
+    '--enclave',
+    enclaves[0]!.url,
+    '--enclave',
+    enclaves[1]!.url,
+    '--registry',
+    l1.registry,
+    '--port',
+    '0',
+    '--no-metrics',
+  ]);
   const listening = await host.waitFor((line) => line.msg === 'prover host listening');
   expect(listening).toMatchObject({ chainId: 1337, registry: l1.registry });
   hostUrl = String(listening.url);
@@ -64,9 +90,24 @@ beforeAll(async () => {
   const admin = new Kafka({ brokers, clientId: `e2e-devnet-admin-${run}`, logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   const ends = await admin.fetchTopicOffsets(topics.proofRequests);
-  await admin.setOffsets({ groupId: group, topic: topics.proofRequests, partitions: ends.map((end) => ({ partition: end.partition, offset: end.high })) });
+  await admin.setOffsets({
+    groupId: group,
+    topic: topics.proofRequests,
+    partitions: ends.map((end) => ({ partition: end.partition, offset: end.high })),
+  });
   await admin.disconnect();
-  bridge = spawnFlashlog(['prover-bridge', '--kafka-brokers', brokers.join(','), '--group', group, '--prover-url', hostUrl, '--no-metrics', '--kafka-client-id', `e2e-devnet-bridge-${run}`]);
+  bridge = spawnFlashlog([
+    'prover-bridge',
+    '--kafka-brokers',
+    brokers.join(','),
+    '--group',
+    group,
+    '--prover-url',
+    hostUrl,
+    '--no-metrics',
+    '--kafka-client-id',
+    `e2e-devnet-bridge-${run}`,
+  ]);
   await bridge.waitFor((line) => line.msg === 'prover bridge consuming', 60_000);
   const replyEnds = await log.endOffsets(topics.proofReplies);
   log.consumer({ topics: [topics.proofReplies], from: 'latest', seek: replyEnds }).records$.subscribe((record) => replies.push(record));
@@ -82,14 +123,27 @@ afterAll(async () => {
 });
 
 const request = (agreed: number, claimed: number, overrides: Partial<ProofRequest> = {}): ProofRequest => ({
-  l1Head: l1Head.hash, agreedL2HeadHash: l2.get(agreed)!.hash, agreedL2OutputRoot: l2.get(agreed)!.outputRoot,
-  claimedL2OutputRoot: l2.get(claimed)!.outputRoot, claimedL2BlockNumber: claimed, proposer: '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65',
-  intermediateBlockInterval: 2, l1HeadNumber: l1Head.number, imageHash: zeroHash, ...overrides,
+  l1Head: l1Head.hash,
+  agreedL2HeadHash: l2.get(agreed)!.hash,
+  agreedL2OutputRoot: l2.get(agreed)!.outputRoot,
+  claimedL2OutputRoot: l2.get(claimed)!.outputRoot,
+  claimedL2BlockNumber: claimed,
+  proposer: '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65',
+  intermediateBlockInterval: 2,
+  l1HeadNumber: l1Head.number,
+  imageHash: zeroHash,
+  ...overrides,
 });
 
 async function ask(req: ProofRequest): Promise<ProofReplyRecord> {
   const requestId = randomUUID();
-  await log.produce([{ topic: topics.proofRequests, key: requestId, value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, request: proofRequestToWire(req) }) }]);
+  await log.produce([
+    {
+      topic: topics.proofRequests,
+      key: requestId,
+      value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, request: proofRequestToWire(req) }),
+    },
+  ]);
   const record = await eventually(() => replies.find((r) => r.key === requestId), 60_000, `the reply to ${requestId}`);
   return proofReplyRecordSchema.parse(JSON.parse(record.value));
 }
@@ -100,8 +154,20 @@ async function aggregateSigner(reply: ProofReplyRecord, req: ProofRequest): Prom
   const a = result.aggregateProposal;
   const n = result.proposals.length;
   const roots = n === 1 ? [] : result.proposals.filter((_, i) => (i + 1) % req.intermediateBlockInterval === 0).map((p) => p.outputRoot);
-  return recoverSigner(journalDigest({ proposer: req.proposer, l1OriginHash: a.l1OriginHash, prevOutputRoot: a.prevOutputRoot, startingL2Block: a.l2BlockNumber - n,
-    outputRoot: a.outputRoot, endingL2Block: a.l2BlockNumber, intermediateRoots: roots, configHash: a.configHash, teeImageHash: zeroHash }), a.signature);
+  return recoverSigner(
+    journalDigest({
+      proposer: req.proposer,
+      l1OriginHash: a.l1OriginHash,
+      prevOutputRoot: a.prevOutputRoot,
+      startingL2Block: a.l2BlockNumber - n,
+      outputRoot: a.outputRoot,
+      endingL2Block: a.l2BlockNumber,
+      intermediateRoots: roots,
+      configHash: a.configHash,
+      teeImageHash: zeroHash,
+    }),
+    a.signature,
+  );
 }
 
 describe('proofs of devnet blocks, routed by the signer registry', () => {
@@ -116,7 +182,9 @@ describe('proofs of devnet blocks, routed by the signer registry', () => {
     const proved = await ask(req);
     expect(proved.error).toBeUndefined();
     expect(await aggregateSigner(proved, req)).toBe(b);
-    expect(proofResultFromWire(proved.result)).toMatchObject({ aggregateProposal: { outputRoot: l2.get(6)!.outputRoot, l2BlockNumber: 6 } });
+    expect(proofResultFromWire(proved.result)).toMatchObject({
+      aggregateProposal: { outputRoot: l2.get(6)!.outputRoot, l2BlockNumber: 6 },
+    });
     expect((await fetch(`${hostUrl}/healthz`)).status).toBe(200);
 
     await l1.setValidSigner(b, false);

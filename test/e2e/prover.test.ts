@@ -41,11 +41,24 @@ const replies: LogRecord[] = [];
 beforeAll(async () => {
   l2Blocks = buildHeaderChain({ length: 40, seed: `e2e-${run}` });
   [l1, l2] = await Promise.all([startEdrChain(), serveHeaderChain(l2Blocks, 1337)]);
-  const head = await l1.request('eth_getBlockByNumber', ['latest', false]) as { hash: Hex; number: Hex };
+  const head = (await l1.request('eth_getBlockByNumber', ['latest', false])) as { hash: Hex; number: Hex };
   l1Head = { hash: head.hash, number: Number(BigInt(head.number)) };
   // Each proof takes at least 1.5 s, so the enclave can be killed in the middle of one.
   enclave = await startEnclaveProcess(['--prove-delay-ms', '1500', '--enclave-check', 'headers']);
-  host = spawnFlashlog(['prover-host', '--l1-rpc', l1.url, '--l2-rpc', l2.url, '--enclave', enclave.url, '--port', '0', '--no-metrics', '--enclave-check', 'headers']);
+  host = spawnFlashlog([
+    'prover-host',
+    '--l1-rpc',
+    l1.url,
+    '--l2-rpc',
+    l2.url,
+    '--enclave',
+    enclave.url,
+    '--port',
+    '0',
+    '--no-metrics',
+    '--enclave-check',
+    'headers',
+  ]);
   const listening = await host.waitFor((line) => line.msg === 'prover host listening');
   expect(listening.chainId).toBe(1337);
 
@@ -55,10 +68,27 @@ beforeAll(async () => {
   const admin = new Kafka({ brokers, clientId: `e2e-prover-admin-${run}`, logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   const ends = await admin.fetchTopicOffsets(topics.proofRequests);
-  await admin.setOffsets({ groupId: group, topic: topics.proofRequests, partitions: ends.map((end) => ({ partition: end.partition, offset: end.high })) });
+  await admin.setOffsets({
+    groupId: group,
+    topic: topics.proofRequests,
+    partitions: ends.map((end) => ({ partition: end.partition, offset: end.high })),
+  });
   await admin.disconnect();
 
-  bridge = spawnFlashlog(['prover-bridge', '--kafka-brokers', brokers.join(','), '--group', group, '--prover-url', String(listening.url), '--prover-concurrency', '2', '--no-metrics', '--kafka-client-id', `e2e-bridge-${run}`]);
+  bridge = spawnFlashlog([
+    'prover-bridge',
+    '--kafka-brokers',
+    brokers.join(','),
+    '--group',
+    group,
+    '--prover-url',
+    String(listening.url),
+    '--prover-concurrency',
+    '2',
+    '--no-metrics',
+    '--kafka-client-id',
+    `e2e-bridge-${run}`,
+  ]);
   await bridge.waitFor((line) => line.msg === 'prover bridge consuming', 60_000);
 
   const ends2 = await log.endOffsets(topics.proofReplies);
@@ -77,14 +107,27 @@ afterAll(async () => {
 });
 
 const request = (agreed: number, claimed: number, overrides: Partial<ProofRequest> = {}): ProofRequest => ({
-  l1Head: l1Head.hash, agreedL2HeadHash: l2Blocks[agreed]!.hash, agreedL2OutputRoot: l2Blocks[agreed]!.outputRoot,
-  claimedL2OutputRoot: l2Blocks[claimed]!.outputRoot, claimedL2BlockNumber: claimed, proposer: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
-  intermediateBlockInterval: 2, l1HeadNumber: l1Head.number, imageHash: zeroHash, ...overrides,
+  l1Head: l1Head.hash,
+  agreedL2HeadHash: l2Blocks[agreed]!.hash,
+  agreedL2OutputRoot: l2Blocks[agreed]!.outputRoot,
+  claimedL2OutputRoot: l2Blocks[claimed]!.outputRoot,
+  claimedL2BlockNumber: claimed,
+  proposer: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
+  intermediateBlockInterval: 2,
+  l1HeadNumber: l1Head.number,
+  imageHash: zeroHash,
+  ...overrides,
 });
 
 async function ask(req: ProofRequest): Promise<{ requestId: string; reply: ProofReplyRecord }> {
   const requestId = randomUUID();
-  await log.produce([{ topic: topics.proofRequests, key: requestId, value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, request: proofRequestToWire(req) }) }]);
+  await log.produce([
+    {
+      topic: topics.proofRequests,
+      key: requestId,
+      value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, request: proofRequestToWire(req) }),
+    },
+  ]);
   const record = await eventually(() => replies.find((r) => r.key === requestId), 60_000, `the reply to ${requestId}`);
   return { requestId, reply: proofReplyRecordSchema.parse(JSON.parse(record.value)) };
 }
@@ -95,14 +138,42 @@ async function signers(reply: ProofReplyRecord, req: ProofRequest): Promise<Addr
   if (result.type !== 'tee') throw new Error('expected Tee');
   const out: Address[] = [];
   for (const p of result.proposals) {
-    out.push(await recoverSigner(journalDigest({ proposer: req.proposer, l1OriginHash: p.l1OriginHash, prevOutputRoot: p.prevOutputRoot, startingL2Block: p.l2BlockNumber - 1,
-      outputRoot: p.outputRoot, endingL2Block: p.l2BlockNumber, intermediateRoots: [], configHash: p.configHash, teeImageHash: zeroHash }), p.signature));
+    out.push(
+      await recoverSigner(
+        journalDigest({
+          proposer: req.proposer,
+          l1OriginHash: p.l1OriginHash,
+          prevOutputRoot: p.prevOutputRoot,
+          startingL2Block: p.l2BlockNumber - 1,
+          outputRoot: p.outputRoot,
+          endingL2Block: p.l2BlockNumber,
+          intermediateRoots: [],
+          configHash: p.configHash,
+          teeImageHash: zeroHash,
+        }),
+        p.signature,
+      ),
+    );
   }
   const a = result.aggregateProposal;
   const n = result.proposals.length;
   const roots = result.proposals.filter((_, i) => (i + 1) % req.intermediateBlockInterval === 0).map((p) => p.outputRoot);
-  out.push(await recoverSigner(journalDigest({ proposer: req.proposer, l1OriginHash: a.l1OriginHash, prevOutputRoot: a.prevOutputRoot, startingL2Block: a.l2BlockNumber - n,
-    outputRoot: a.outputRoot, endingL2Block: a.l2BlockNumber, intermediateRoots: roots, configHash: a.configHash, teeImageHash: zeroHash }), a.signature));
+  out.push(
+    await recoverSigner(
+      journalDigest({
+        proposer: req.proposer,
+        l1OriginHash: a.l1OriginHash,
+        prevOutputRoot: a.prevOutputRoot,
+        startingL2Block: a.l2BlockNumber - n,
+        outputRoot: a.outputRoot,
+        endingL2Block: a.l2BlockNumber,
+        intermediateRoots: roots,
+        configHash: a.configHash,
+        teeImageHash: zeroHash,
+      }),
+      a.signature,
+    ),
+  );
   return out;
 }
 
@@ -112,10 +183,12 @@ describe('proofs end to end (Kafka, and the embedded log)', () => {
     const { reply } = await ask(req);
     expect(reply.error).toBeUndefined();
     expect(await signers(reply, req)).toEqual(Array(5).fill(enclave.signer));
-    expect(proofResultFromWire(reply.result)).toMatchObject({ aggregateProposal: { outputRoot: l2Blocks[14]!.outputRoot, l2BlockNumber: 14, l1OriginNumber: l1Head.number } });
+    expect(proofResultFromWire(reply.result)).toMatchObject({
+      aggregateProposal: { outputRoot: l2Blocks[14]!.outputRoot, l2BlockNumber: 14, l1OriginNumber: l1Head.number },
+    });
   }, 90_000);
 
-  it('a wrong claimed root is refused: an error reply with the code and the enclave\'s text', async () => {
+  it("a wrong claimed root is refused: an error reply with the code and the enclave's text", async () => {
     const { reply } = await ask(request(10, 12, { claimedL2OutputRoot: l2Blocks[11]!.outputRoot }));
     expect(reply.result).toBeUndefined();
     expect(reply.error?.code).toBe(-32000);
@@ -124,14 +197,35 @@ describe('proofs end to end (Kafka, and the embedded log)', () => {
 
   it('flashlog prove exits 0 with a proof, and 1 for a refused request', async () => {
     const bin = fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url));
-    const prove = (file: string) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [bin, 'prove', file, '--kafka-brokers', brokers.join(','), '--timeout', '60', '--log-level', 'warn', '--kafka-client-id', `e2e-prove-${run}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-      child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    });
+    const prove = (file: string) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(
+          process.execPath,
+          [
+            bin,
+            'prove',
+            file,
+            '--kafka-brokers',
+            brokers.join(','),
+            '--timeout',
+            '60',
+            '--log-level',
+            'warn',
+            '--kafka-client-id',
+            `e2e-prove-${run}`,
+          ],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        );
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c: Buffer) => {
+          stdout += c.toString();
+        });
+        child.stderr.on('data', (c: Buffer) => {
+          stderr += c.toString();
+        });
+        child.on('exit', (code) => resolve({ code, stdout, stderr }));
+      });
     const good = join(dir.path, 'good.json');
     const req = request(20, 21);
     writeFileSync(good, JSON.stringify(proofRequestToWire(req)));
@@ -151,7 +245,13 @@ describe('proofs end to end (Kafka, and the embedded log)', () => {
     const port = new URL(enclave.url).port;
     const requestId = randomUUID();
     const req = request(30, 31);
-    await log.produce([{ topic: topics.proofRequests, key: requestId, value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, request: proofRequestToWire(req) }) }]);
+    await log.produce([
+      {
+        topic: topics.proofRequests,
+        key: requestId,
+        value: JSON.stringify({ v: 1, requestId, replyTopic: topics.proofReplies, request: proofRequestToWire(req) }),
+      },
+    ]);
     await host.waitFor((line) => line.msg === 'proving' && line.claimed === 31, 60_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     enclave.process.child.kill('SIGKILL');
@@ -181,11 +281,29 @@ describe('proofs end to end (Kafka, and the embedded log)', () => {
       const req = request(35, 36);
       writeFileSync(file, JSON.stringify(proofRequestToWire(req)));
       const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url)), 'prove', file, '--data-dir', dataDir, '--timeout', '60', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(
+          process.execPath,
+          [
+            fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url)),
+            'prove',
+            file,
+            '--data-dir',
+            dataDir,
+            '--timeout',
+            '60',
+            '--log-level',
+            'warn',
+          ],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        );
         let stdout = '';
         let stderr = '';
-        child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-        child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+        child.stdout.on('data', (c: Buffer) => {
+          stdout += c.toString();
+        });
+        child.stderr.on('data', (c: Buffer) => {
+          stderr += c.toString();
+        });
         child.on('exit', (code) => resolve({ code, stdout, stderr }));
       });
       expect(out.code, out.stderr).toBe(0);

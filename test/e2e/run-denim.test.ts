@@ -25,10 +25,17 @@ async function servesPending(run: FlashlogProcess, nodeUrl: () => Promise<string
   await run.waitFor((line) => typeof line.text === 'string' && /^pending block \d+: \d+ txs/.test(line.text), 30_000);
   const node = await nodeUrl();
   // A pending block with user transactions (the load generator), equal to the node's block.
-  const pending = await eventually(async () => {
-    const block = await rpc<{ number: Hex; hash: Hex; timestampMs?: Hex; transactions: Hex[] } | null>(url, 'eth_getBlockByNumber', ['pending', false]);
-    return block && block.transactions.length > 2 ? block : undefined;
-  }, 30_000, 'a pending block with user transactions');
+  const pending = await eventually(
+    async () => {
+      const block = await rpc<{ number: Hex; hash: Hex; timestampMs?: Hex; transactions: Hex[] } | null>(url, 'eth_getBlockByNumber', [
+        'pending',
+        false,
+      ]);
+      return block && block.transactions.length > 2 ? block : undefined;
+    },
+    30_000,
+    'a pending block with user transactions',
+  );
   const canonical = await rpc<{ hash: Hex; timestampMs: Hex; transactions: Hex[] }>(node, 'eth_getBlockByNumber', [pending.number, false]);
   // No --reorg-every here: the node's block at that height is the one flashlog holds.
   expect(pending.hash).toBe(canonical.hash);
@@ -61,7 +68,19 @@ describe('Base after Denim, from the command line', () => {
   it('flashlog run --network base-sepolia --rpc <a Denim devnet> follows it with the blocks source', async () => {
     devnet = await createDevnet({ denim: true, load: 15 });
     const dir = tempDir();
-    const run = spawnFlashlog(['run', '--network', 'base-sepolia', '--rpc', devnet.rpcUrl, '--data-dir', dir.path, '--port', '0', '--metrics-port', '0']);
+    const run = spawnFlashlog([
+      'run',
+      '--network',
+      'base-sepolia',
+      '--rpc',
+      devnet.rpcUrl,
+      '--data-dir',
+      dir.path,
+      '--port',
+      '0',
+      '--metrics-port',
+      '0',
+    ]);
     processes.push(run);
     try {
       const source = await run.waitFor((line) => typeof line.text === 'string' && line.text.startsWith('  source: '), 60_000);

@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  concat, createPublicClient, createWalletClient, defineChain, encodeAbiParameters, http, pad, parseAbi, toEventSelector, toHex, webSocket,
-  type Hex, type Log,
+  concat,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  encodeAbiParameters,
+  http,
+  pad,
+  parseAbi,
+  toEventSelector,
+  toHex,
+  webSocket,
+  type Hex,
+  type Log,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { eventually } from '../helpers/context.ts';
@@ -32,7 +43,10 @@ afterAll(async () => {
   await setup?.close();
 }, 60_000);
 
-describe.each([['HTTP', 2], ['WebSocket', 5]] as const)('viem over %s with a pre-confirmation chain', (transportName, accountIndex) => {
+describe.each([
+  ['HTTP', 2],
+  ['WebSocket', 5],
+] as const)('viem over %s with a pre-confirmation chain', (transportName, accountIndex) => {
   it('reads pending state, sends synchronously, waits for receipts, and watches blocks and events', async () => {
     const { devnet, serve } = setup;
     const chain = defineChain({
@@ -52,7 +66,12 @@ describe.each([['HTTP', 2], ['WebSocket', 5]] as const)('viem over %s with a pre
 
     // Watches first: blocks, and the Pinger's events once it exists.
     const blocks: bigint[] = [];
-    const unwatchBlocks = client.watchBlocks({ onBlock: (block) => { if (block?.number !== null && block?.number !== undefined) blocks.push(block.number); }, onError: () => {} });
+    const unwatchBlocks = client.watchBlocks({
+      onBlock: (block) => {
+        if (block?.number !== null && block?.number !== undefined) blocks.push(block.number);
+      },
+      onError: () => {},
+    });
 
     await setup.afterSeal();
     const fees = { maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000n };
@@ -72,7 +91,15 @@ describe.each([['HTTP', 2], ['WebSocket', 5]] as const)('viem over %s with a pre
     expect(pinger).toMatch(/^0x[0-9a-fA-F]{40}$/);
 
     const events: Log[] = [];
-    const unwatchEvents = client.watchContractEvent({ address: pinger, abi, eventName: 'Ping', onLogs: (logs) => { events.push(...logs); }, onError: () => {} });
+    const unwatchEvents = client.watchContractEvent({
+      address: pinger,
+      abi,
+      eventName: 'Ping',
+      onLogs: (logs) => {
+        events.push(...logs);
+      },
+      onError: () => {},
+    });
 
     // call and estimateGas run on the pending state, where the Pinger already has its code.
     const word = 0xabcdefn;
@@ -88,17 +115,28 @@ describe.each([['HTTP', 2], ['WebSocket', 5]] as const)('viem over %s with a pre
     expect(pendingBlock.number).toBeGreaterThan(await node.getBlockNumber());
 
     // waitForTransactionReceipt on a transaction sent the ordinary way.
-    const ping = await wallet.signTransaction({ to: pinger, data: encodeAbiParameters([{ type: 'uint256' }], [7n]), gas: 100_000n, nonce: nonce++, ...fees });
+    const ping = await wallet.signTransaction({
+      to: pinger,
+      data: encodeAbiParameters([{ type: 'uint256' }], [7n]),
+      gas: 100_000n,
+      nonce: nonce++,
+      ...fees,
+    });
     const pingHash = await wallet.sendRawTransaction({ serializedTransaction: ping });
     const pingReceipt = await client.waitForTransactionReceipt({ hash: pingHash, pollingInterval: 100 });
     expect(pingReceipt.status).toBe('success');
     expect(pingReceipt.logs[0]?.topics[0]).toBe(pingTopic);
 
-    await eventually(() => (events.some((log) => (log as Log & { args: { value: bigint } }).args.value === 7n) ? true : undefined), 20_000, 'the Ping event');
+    await eventually(
+      () => (events.some((log) => (log as Log & { args: { value: bigint } }).args.value === 7n) ? true : undefined),
+      20_000,
+      'the Ping event',
+    );
     await eventually(() => (blocks.length >= 2 ? true : undefined), 20_000, 'two blocks');
     expect(blocks[blocks.length - 1]!).toBeGreaterThan(blocks[0]!);
     unwatchEvents();
     unwatchBlocks();
-    if (transportName === 'WebSocket') await (await (transport({ chain }) as ReturnType<ReturnType<typeof webSocket>>).value?.getRpcClient())?.close();
+    if (transportName === 'WebSocket')
+      await (await (transport({ chain }) as ReturnType<ReturnType<typeof webSocket>>).value?.getRpcClient())?.close();
   }, 60_000);
 });

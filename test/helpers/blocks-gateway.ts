@@ -25,7 +25,11 @@ export interface BlocksGateway {
   close(): Promise<void>;
 }
 
-export async function startBlocksGateway(devnetOptions: DevnetOptions, config: Partial<Config> = {}, wsUrlFor?: (devnet: Devnet) => Promise<string>): Promise<BlocksGateway> {
+export async function startBlocksGateway(
+  devnetOptions: DevnetOptions,
+  config: Partial<Config> = {},
+  wsUrlFor?: (devnet: Devnet) => Promise<string>,
+): Promise<BlocksGateway> {
   const dir = tempDir();
   const ctx = testContext({ port: 0, rpcTimeoutMs: 5000, lifecyclePollMs: 300, source: 'blocks', ...config });
   const devnet = await createDevnet({ denim: true, ...devnetOptions });
@@ -36,14 +40,22 @@ export async function startBlocksGateway(devnetOptions: DevnetOptions, config: P
   const done = ingest.run();
   const extra: Serve[] = [];
   let stopped: Promise<void> | undefined;
-  const stopIngest = () => (stopped ??= (async () => {
-    await ctx.shutdown.run();
-    await done.catch(() => {});
-  })());
+  const stopIngest = () =>
+    (stopped ??= (async () => {
+      await ctx.shutdown.run();
+      await done.catch(() => {});
+    })());
   return {
-    devnet, serve, log, ingest, ctx,
+    devnet,
+    serve,
+    log,
+    ingest,
+    ctx,
     async startServe() {
-      const other = await createServe({ ...testContext({ port: 0, source: 'blocks' }) }, { log, rpcUrl: devnet.rpcUrl, followUpstreamHead: false });
+      const other = await createServe(
+        { ...testContext({ port: 0, source: 'blocks' }) },
+        { log, rpcUrl: devnet.rpcUrl, followUpstreamHead: false },
+      );
       extra.push(other);
       return other;
     },

@@ -11,7 +11,12 @@ export function testContext(overrides: Partial<Config> = {}, level = process.env
   const { config } = parseConfig([], {}, []);
   const logger = createLogger({ level, name: 'test', destination: process.stderr as never });
   // Tests share ./data: a gateway writes its view snapshot only where a test asks for one.
-  return { config: { ...config, viewSnapshot: 'off', ...overrides }, logger, metrics: createMetricsRegistry({ defaults: false }), shutdown: createShutdown(logger) };
+  return {
+    config: { ...config, viewSnapshot: 'off', ...overrides },
+    logger,
+    metrics: createMetricsRegistry({ defaults: false }),
+    shutdown: createShutdown(logger),
+  };
 }
 
 /** A temporary directory removed by the returned function. */
@@ -23,7 +28,11 @@ export function tempDir(prefix = 'flashlog-test-'): { path: string; remove: () =
 export const kafkaBrokers = (): string[] => (process.env.FLASHLOG_TEST_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 
 /** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

@@ -10,12 +10,16 @@ import type { Devnet } from '../../src/devnet/devnet.ts';
 /** Helpers for tests that watch a devnet's flashblocks feed and compare it with its chain. */
 export async function rpc<T = unknown>(url: string, method: string, params: unknown[] = []): Promise<T> {
   const response = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const body = await response.json() as { result?: T; error?: { message: string } };
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
   if (body.error) throw new Error(`${method}: ${body.error.message}`);
   return body.result as T;
 }
 
-export interface Frame { readonly binary: boolean; readonly flashblock: Flashblock; readonly json: Record<string, unknown> }
+export interface Frame {
+  readonly binary: boolean;
+  readonly flashblock: Flashblock;
+  readonly json: Record<string, unknown>;
+}
 
 /** Connects to the feed; every frame is decoded with the project's decoder (schema included). */
 export async function subscribe(url: string): Promise<{ frames: Frame[]; failures: string[]; close(): void }> {
@@ -88,8 +92,14 @@ export async function sendTransfers(net: Devnet, from: number, count: number, ga
   let nonce = Number(await rpc<Hex>(net.rpcUrl, 'eth_getTransactionCount', [account.address, 'pending']));
   for (let i = 0; i < count; i++) {
     const raw = await account.signTransaction({
-      chainId: net.chainId, type: 'eip1559', nonce: nonce++, to: net.accounts[(from + 1) % 10]!.address,
-      value: 1000n + BigInt(i), gas: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000n,
+      chainId: net.chainId,
+      type: 'eip1559',
+      nonce: nonce++,
+      to: net.accounts[(from + 1) % 10]!.address,
+      value: 1000n + BigInt(i),
+      gas: 21_000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1_000n,
     });
     hashes.push(await rpc<Hex>(net.rpcUrl, 'eth_sendRawTransaction', [raw]));
     await new Promise((resolve) => setTimeout(resolve, gapMs));
@@ -97,4 +107,14 @@ export async function sendTransfers(net: Devnet, from: number, count: number, ga
   return hashes;
 }
 
-export interface RpcBlock { number: Hex; hash: Hex; parentHash: Hex; transactions: Hex[]; gasUsed: Hex; receiptsRoot: Hex; logsBloom: Hex; stateRoot: Hex; withdrawalsRoot: Hex }
+export interface RpcBlock {
+  number: Hex;
+  hash: Hex;
+  parentHash: Hex;
+  transactions: Hex[];
+  gasUsed: Hex;
+  receiptsRoot: Hex;
+  logsBloom: Hex;
+  stateRoot: Hex;
+  withdrawalsRoot: Hex;
+}

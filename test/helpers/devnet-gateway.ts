@@ -32,7 +32,13 @@ export async function startDevnetGateway(
   const devnet = await createDevnet(devnetOptions);
   const log = createEmbeddedLog({ path: `${dir.path}/flashlog.db` });
   await log.ensureTopics(allTopics.map((name) => ({ name })));
-  const executor = await createLocalExecutor({ upstreamUrl: devnet.rpcUrl, timeoutMs: 5000, logger: ctx.logger, metrics: ctx.metrics, stateDiff: 'full' });
+  const executor = await createLocalExecutor({
+    upstreamUrl: devnet.rpcUrl,
+    timeoutMs: 5000,
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    stateDiff: 'full',
+  });
   ctx.shutdown.register('executor', () => executor.close());
   const ingestDone = createIngest(ctx, { log, urls: [devnet.wsUrl], executor }).run();
   const serve = await createServe(ctx, { log, rpcUrl: upstreamOf(devnet) });
@@ -40,7 +46,13 @@ export async function startDevnetGateway(
     devnet,
     serve,
     log,
-    afterSeal: () => new Promise<void>((resolve) => { const off = devnet.onSealed(() => { off(); resolve(); }); }),
+    afterSeal: () =>
+      new Promise<void>((resolve) => {
+        const off = devnet.onSealed(() => {
+          off();
+          resolve();
+        });
+      }),
     async close() {
       await serve.close();
       await ctx.shutdown.run();

@@ -14,14 +14,16 @@ import { privateKeyToAccount } from 'viem/accounts';
 const isValidSignerSelector = toFunctionSelector('isValidSigner(address)');
 export const registryRuntime: Hex = concat([
   '0x600435', // PUSH1 4 CALLDATALOAD                 [arg]
-  '0x600035' /* PUSH1 0 CALLDATALOAD */, '0x60e01c' /* PUSH1 0xe0 SHR */, // [arg, selector]
+  '0x600035' /* PUSH1 0 CALLDATALOAD */,
+  '0x60e01c' /* PUSH1 0xe0 SHR */, // [arg, selector]
   `0x63${isValidSignerSelector.slice(2)}14` as Hex, // PUSH4 sel EQ  [arg, eq]
   '0x601857', // PUSH1 0x18 JUMPI                      [arg]
   '0x6024359055', // PUSH1 0x24 CALLDATALOAD SWAP1 SSTORE  (set storage[arg] = value)
   '0x00', // STOP
   '0x5b', // 0x18: JUMPDEST                          [arg]
   '0x54', // SLOAD                                   [value]
-  '0x15156000526020' /* ISZERO ISZERO PUSH1 0 MSTORE PUSH1 0x20 */, '0x6000f3', // PUSH1 0 RETURN
+  '0x15156000526020' /* ISZERO ISZERO PUSH1 0 MSTORE PUSH1 0x20 */,
+  '0x6000f3', // PUSH1 0 RETURN
 ]);
 
 /** Creation code: copies the runtime into memory and returns it (12-byte constructor). */
@@ -45,7 +47,8 @@ export interface EdrChain {
   close(): Promise<void>;
 }
 
-let context: Promise<{ edr: typeof import('@nomicfoundation/edr'); ctx: InstanceType<typeof import('@nomicfoundation/edr').EdrContext> }> | undefined;
+let context:
+  Promise<{ edr: typeof import('@nomicfoundation/edr'); ctx: InstanceType<typeof import('@nomicfoundation/edr').EdrContext> }> | undefined;
 const edrContext = () => {
   context ??= (async () => {
     const edr = await import('@nomicfoundation/edr');
@@ -65,45 +68,67 @@ export interface GenesisAccount {
 export async function startEdrChain(options: { chainId?: number; genesis?: readonly GenesisAccount[] } = {}): Promise<EdrChain> {
   const { edr, ctx } = await edrContext();
   const chainId = options.chainId ?? 900;
-  const provider = await ctx.createProvider(edr.L1_CHAIN_TYPE, {
-    allowBlocksWithSameTimestamp: false,
-    allowUnlimitedContractSize: false,
-    bailOnCallFailure: false,
-    bailOnTransactionFailure: false,
-    chainId: BigInt(chainId),
-    coinbase: hexToBytes('0x0000000000000000000000000000000000000000'),
-    defaultTransactionGasLimit: 30_000_000n,
-    genesisState: [
-      ...edr.l1GenesisState(edr.l1HardforkFromString('prague')),
-      { address: hexToBytes(deployer.address), balance: 10n ** 21n },
-      ...(options.genesis ?? []).map((account) => ({ address: hexToBytes(account.address), nonce: 1n, storage: [...(account.storage ?? [])], ...(account.code ? { code: hexToBytes(account.code) } : {}) })),
-    ],
-    hardfork: 'prague',
-    initialBaseFeePerGas: 1_000_000_000n,
-    minGasPrice: 0n,
-    mining: { autoMine: true, memPool: { order: edr.MineOrdering.Priority } },
-    network: { genesisBlockGasLimit: 30_000_000n },
-    networkId: BigInt(chainId),
-    observability: {},
-    ownedAccounts: [],
-    precompileOverrides: [],
-  }, { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => undefined }, { subscriptionCallback: () => undefined }, new edr.ContractDecoder());
+  const provider = await ctx.createProvider(
+    edr.L1_CHAIN_TYPE,
+    {
+      allowBlocksWithSameTimestamp: false,
+      allowUnlimitedContractSize: false,
+      bailOnCallFailure: false,
+      bailOnTransactionFailure: false,
+      chainId: BigInt(chainId),
+      coinbase: hexToBytes('0x0000000000000000000000000000000000000000'),
+      defaultTransactionGasLimit: 30_000_000n,
+      genesisState: [
+        ...edr.l1GenesisState(edr.l1HardforkFromString('prague')),
+        { address: hexToBytes(deployer.address), balance: 10n ** 21n },
+        ...(options.genesis ?? []).map((account) => ({
+          address: hexToBytes(account.address),
+          nonce: 1n,
+          storage: [...(account.storage ?? [])],
+          ...(account.code ? { code: hexToBytes(account.code) } : {}),
+        })),
+      ],
+      hardfork: 'prague',
+      initialBaseFeePerGas: 1_000_000_000n,
+      minGasPrice: 0n,
+      mining: { autoMine: true, memPool: { order: edr.MineOrdering.Priority } },
+      network: { genesisBlockGasLimit: 30_000_000n },
+      networkId: BigInt(chainId),
+      observability: {},
+      ownedAccounts: [],
+      precompileOverrides: [],
+    },
+    { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => undefined },
+    { subscriptionCallback: () => undefined },
+    new edr.ContractDecoder(),
+  );
   let id = 0;
   const raw = async (body: string): Promise<string> => {
     const response = await provider.handleRequest(body);
     return typeof response.data === 'string' ? response.data : JSON.stringify(response.data);
   };
   const request = async (method: string, params: unknown[] = []) => {
-    const out = JSON.parse(await raw(JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }))) as { result?: unknown; error?: { message: string } };
+    const out = JSON.parse(await raw(JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }))) as {
+      result?: unknown;
+      error?: { message: string };
+    };
     if (out.error) throw new Error(`EDR ${method}: ${out.error.message}`);
     return out.result;
   };
   let nonce = 0;
   /** Sends a signed transaction from the deployer and waits for its receipt (automine). */
   const transact = async (tx: { to?: Address; data: Hex }) => {
-    const raw = await deployer.signTransaction({ chainId, type: 'eip1559', nonce: nonce++, gas: 200_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n, ...tx });
-    const hash = await request('eth_sendRawTransaction', [raw]) as Hex;
-    const receipt = await request('eth_getTransactionReceipt', [hash]) as { status: Hex; contractAddress: Address | null };
+    const raw = await deployer.signTransaction({
+      chainId,
+      type: 'eip1559',
+      nonce: nonce++,
+      gas: 200_000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 1n,
+      ...tx,
+    });
+    const hash = (await request('eth_sendRawTransaction', [raw])) as Hex;
+    const receipt = (await request('eth_getTransactionReceipt', [hash])) as { status: Hex; contractAddress: Address | null };
     if (receipt.status !== '0x1') throw new Error(`EDR transaction ${hash} reverted`);
     return receipt;
   };
@@ -112,9 +137,14 @@ export async function startEdrChain(options: { chainId?: number; genesis?: reado
   for (let i = 0; i < 3; i++) await request('evm_mine');
   const server: Server = createServer((req, res) => {
     let text = '';
-    req.on('data', (chunk: Buffer) => { text += chunk.toString('utf8'); });
+    req.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+    });
     req.on('end', () => {
-      raw(text).then((out) => res.writeHead(200, { 'content-type': 'application/json' }).end(out), (error: unknown) => res.writeHead(500).end(String(error)));
+      raw(text).then(
+        (out) => res.writeHead(200, { 'content-type': 'application/json' }).end(out),
+        (error: unknown) => res.writeHead(500).end(String(error)),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -130,6 +160,10 @@ export async function startEdrChain(options: { chainId?: number; genesis?: reado
     async setValidSigner(signer, valid) {
       await transact({ to: registry, data: encodeFunctionData({ abi: setterAbi, functionName: 'setValidSigner', args: [signer, valid] }) });
     },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

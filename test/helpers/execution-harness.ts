@@ -28,7 +28,9 @@ export async function startFlashlog(ctx: Context, options: { wsUrl: string; rpcU
   execution.start(ingest.publisher);
   const done = ingest.run();
   return {
-    log, execution, ingest,
+    log,
+    execution,
+    ingest,
     async stop() {
       await ctx.shutdown.run('test over');
       await done;
@@ -45,7 +47,13 @@ export async function readTopic(log: Log, topic: string): Promise<LogRecord[]> {
   if (count === 0) return [];
   const consumer = log.consumer({ topics: [topic], from: 'earliest' });
   try {
-    return await firstValueFrom(consumer.records$.pipe(filter((record) => record.topic === topic), take(count), toArray()));
+    return await firstValueFrom(
+      consumer.records$.pipe(
+        filter((record) => record.topic === topic),
+        take(count),
+        toArray(),
+      ),
+    );
   } finally {
     await consumer.close();
   }
@@ -64,7 +72,9 @@ export async function startRpcProxy(target: string): Promise<{ url: string; setD
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) })
-        .then(async (response) => res.writeHead(response.status, { 'content-type': 'application/json' }).end(Buffer.from(await response.arrayBuffer())))
+        .then(async (response) =>
+          res.writeHead(response.status, { 'content-type': 'application/json' }).end(Buffer.from(await response.arrayBuffer())),
+        )
         .catch(() => req.socket.destroy());
     });
   });
@@ -83,7 +93,11 @@ export async function startRpcProxy(target: string): Promise<{ url: string; setD
       down = value;
       if (value) for (const socket of sockets) socket.destroy();
     },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -27,12 +27,17 @@ type Message = Record<string, unknown> & {
   payload_id: string;
   base?: Record<string, unknown> | null;
   diff: Record<string, unknown> & { transactions: `0x${string}`[]; gas_used: string };
-  metadata: { block_number: number; new_account_balances: Record<string, string>; receipts: Record<string, Record<string, { status: string; cumulativeGasUsed: string; logs: unknown[] }>> };
+  metadata: {
+    block_number: number;
+    new_account_balances: Record<string, string>;
+    receipts: Record<string, Record<string, { status: string; cumulativeGasUsed: string; logs: unknown[] }>>;
+  };
 };
 
 export const sourceMessages = (): Message[] => loadFixture(SOURCE) as Message[];
 
-const sortedKeys = <T>(record: Record<string, T>): Record<string, T> => Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+const sortedKeys = <T>(record: Record<string, T>): Record<string, T> =>
+  Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
 
 export function opRbuilderMessages(): Record<string, unknown>[] {
   return sourceMessages().map((message) => {
@@ -88,19 +93,25 @@ export async function opSpecsMessages(): Promise<Record<string, unknown>[]> {
       payload_id: message.payload_id,
       parent_flash_hash: message.index === 0 ? null : keccak256(toHex(JSON.stringify(out.at(-1)))),
       index: message.index,
-      ...(base ? {
-        static: {
-          ...base,
-          block_number: Number(BigInt(base.block_number as string)),
-          gas_limit: Number(BigInt(base.gas_limit as string)),
-          timestamp: Number(BigInt(base.timestamp as string)),
-          base_fee_per_gas: BigInt(base.base_fee_per_gas as string).toString(10),
-        },
-      } : {}),
+      ...(base
+        ? {
+            static: {
+              ...base,
+              block_number: Number(BigInt(base.block_number as string)),
+              gas_limit: Number(BigInt(base.gas_limit as string)),
+              timestamp: Number(BigInt(base.timestamp as string)),
+              base_fee_per_gas: BigInt(base.base_fee_per_gas as string).toString(10),
+            },
+          }
+        : {}),
       diff: { ...message.diff, gas_used: Number(BigInt(message.diff.gas_used)) },
       metadata: {
         accounts: Object.entries(message.metadata.new_account_balances).map(([address, balance]) => ({
-          address, balance, nonce: nonces.get(address) ?? 0, code: null, storage_slots: [],
+          address,
+          balance,
+          nonce: nonces.get(address) ?? 0,
+          code: null,
+          storage_slots: [],
         })),
         transactions,
       },

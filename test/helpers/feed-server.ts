@@ -25,9 +25,10 @@ export const loadFixture = (name: string): Record<string, unknown>[] => {
   return (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
 };
 /** Brotli as Base's websocket-proxy compresses: quality 5, window 22. */
-export const brotli = (text: string): Buffer => brotliCompressSync(Buffer.from(text), {
-  params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_LGWIN]: 22 },
-});
+export const brotli = (text: string): Buffer =>
+  brotliCompressSync(Buffer.from(text), {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_LGWIN]: 22 },
+  });
 
 /**
  * `scriptFor(n)` gives the steps for the n-th connection (0-based), so a test can drop the first
@@ -49,8 +50,10 @@ export async function startFeedServer(scriptFor: (connection: number) => FeedSte
       for (const item of steps) {
         if (socket.readyState !== socket.OPEN) return;
         if ('wait' in item) await new Promise((resolve) => setTimeout(resolve, item.wait));
-        else if ('drop' in item) { socket.terminate(); return; }
-        else socket.send(item.send, { binary: item.binary ?? typeof item.send !== 'string' });
+        else if ('drop' in item) {
+          socket.terminate();
+          return;
+        } else socket.send(item.send, { binary: item.binary ?? typeof item.send !== 'string' });
       }
       completed++;
       for (const waiter of waiters.filter((candidate) => candidate.count <= completed)) {
@@ -62,7 +65,9 @@ export async function startFeedServer(scriptFor: (connection: number) => FeedSte
   const port = (server.address() as AddressInfo).port;
   return {
     url: `ws://127.0.0.1:${port}`,
-    get connections() { return connections; },
+    get connections() {
+      return connections;
+    },
     played(count = 1) {
       if (completed >= count) return Promise.resolve();
       return new Promise((resolve) => waiters.push({ count, resolve }));

@@ -52,7 +52,9 @@ const loadChain = (): Promise<LoadedChain> => (loaded ??= importChain());
 
 async function importChain(): Promise<LoadedChain> {
   const dir = sharedPath('fixtures/execution-apis/tests');
-  const genesis = JSON.parse(readFileSync(`${dir}/genesis.json`, 'utf8')) as GethGenesis & { config: { blobSchedule?: Record<string, { target: number; max: number; baseFeeUpdateFraction: number }> } };
+  const genesis = JSON.parse(readFileSync(`${dir}/genesis.json`, 'utf8')) as GethGenesis & {
+    config: { blobSchedule?: Record<string, { target: number; max: number; baseFeeUpdateFraction: number }> };
+  };
   const { common } = genesisRules(genesis);
 
   const genesisState = parseGethGenesisState(genesis);
@@ -91,7 +93,9 @@ const hex = (pattern: RegExp, expected: string) => z.string().regex(pattern, `ex
 const quantity = hex(/^0x(0|[1-9a-f][0-9a-f]*)$/i, 'a hex quantity without leading zeros');
 const hash32 = hex(/^0x[0-9a-f]{64}$/i, 'a 32-byte hex hash').transform((value) => value.toLowerCase());
 const address = hex(/^0x[0-9a-f]{40}$/i, 'a 20-byte hex address').transform((value) => createAddressFromString(value));
-const slot = hex(/^0x[0-9a-f]{0,64}$/i, 'a hex storage slot of at most 32 bytes').transform((value) => hexToBytes(pad(value as Hex, { size: 32 })));
+const slot = hex(/^0x[0-9a-f]{0,64}$/i, 'a hex storage slot of at most 32 bytes').transform((value) =>
+  hexToBytes(pad(value as Hex, { size: 32 })),
+);
 
 type BlockRef = { tag: z.infer<typeof tag> } | { number: bigint } | { hash: string };
 const tag = z.enum(['latest', 'pending', 'safe', 'finalized', 'earliest']);
@@ -100,23 +104,38 @@ const byNumber = quantity.transform((value): BlockRef => ({ number: BigInt(value
 const byHash = hash32.transform((value): BlockRef => ({ hash: value }));
 const blockNumberOrTag = z.union([byTag, byNumber], { error: 'expected a hex block number or latest, pending, safe, finalized, earliest' });
 // EIP-1898: state methods also take a block hash, bare (geth) or as {blockHash}, or {blockNumber}.
-const blockNumberOrHash = z.union([
-  byHash, byTag, byNumber,
-  z.object({ blockHash: byHash, requireCanonical: z.boolean().optional() }).transform(({ blockHash }) => blockHash),
-  z.object({ blockNumber: blockNumberOrTag }).transform(({ blockNumber }) => blockNumber),
-], { error: 'expected a hex block number, a block tag, a block hash, {blockHash} or {blockNumber}' });
+const blockNumberOrHash = z.union(
+  [
+    byHash,
+    byTag,
+    byNumber,
+    z.object({ blockHash: byHash, requireCanonical: z.boolean().optional() }).transform(({ blockHash }) => blockHash),
+    z.object({ blockNumber: blockNumberOrTag }).transform(({ blockNumber }) => blockNumber),
+  ],
+  { error: 'expected a hex block number, a block tag, a block hash, {blockHash} or {blockNumber}' },
+);
 
-const request = z.object({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]).optional(), method: z.string(), params: z.array(z.unknown()).optional() });
+const request = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]).optional(),
+  method: z.string(),
+  params: z.array(z.unknown()).optional(),
+});
 
 type Method = (params: unknown[]) => unknown;
 /** A method whose params must match `schema`; a mismatch answers -32602 naming the param. */
-const method = <S extends z.ZodType>(schema: S, run: (params: z.output<S>) => unknown): Method => (params) => {
-  const parsed = schema.safeParse(params, { reportInput: true });
-  if (parsed.success) return run(parsed.data);
-  const issue = parsed.error.issues[0]!;
-  const got = issue.input === undefined ? 'nothing' : JSON.stringify(issue.input);
-  throw new RpcError(-32602, `invalid params: params${issue.path.map((key) => `[${String(key)}]`).join('')}: ${issue.message}, got ${got}`);
-};
+const method =
+  <S extends z.ZodType>(schema: S, run: (params: z.output<S>) => unknown): Method =>
+  (params) => {
+    const parsed = schema.safeParse(params, { reportInput: true });
+    if (parsed.success) return run(parsed.data);
+    const issue = parsed.error.issues[0]!;
+    const got = issue.input === undefined ? 'nothing' : JSON.stringify(issue.input);
+    throw new RpcError(
+      -32602,
+      `invalid params: params${issue.path.map((key) => `[${String(key)}]`).join('')}: ${issue.message}, got ${got}`,
+    );
+  };
 
 /** A quantity as JSON-RPC spells it; ethereumjs writes some (7702 authorizations) as raw bytes. */
 const toQuantity = (value: string): Hex => numberToHex(value === '0x' ? 0n : BigInt(value));
@@ -141,8 +160,12 @@ function formatTransaction(block: Block, index: number) {
     blockNumber: numberToHex(block.header.number),
     transactionIndex: numberToHex(index),
     authorizationList: authorizationList?.map((item) => ({
-      chainId: toQuantity(item.chainId), address: item.address, nonce: toQuantity(item.nonce),
-      yParity: toQuantity(item.yParity), r: toQuantity(item.r), s: toQuantity(item.s),
+      chainId: toQuantity(item.chainId),
+      address: item.address,
+      nonce: toQuantity(item.nonce),
+      yParity: toQuantity(item.yParity),
+      r: toQuantity(item.r),
+      s: toQuantity(item.s),
     })),
   };
 }
@@ -167,8 +190,14 @@ function formatBlock(block: Block, fullTransactions: boolean) {
 function createMethods(chain: LoadedChain): Map<string, Method> {
   const head = chain.blocks.at(-1)!;
   const findBlock = (ref: BlockRef): Block | undefined =>
-    'tag' in ref ? (ref.tag === 'earliest' ? chain.blocks[0] : head)
-      : 'number' in ref ? (ref.number <= head.header.number ? chain.blocks[Number(ref.number)] : undefined)
+    'tag' in ref
+      ? ref.tag === 'earliest'
+        ? chain.blocks[0]
+        : head
+      : 'number' in ref
+        ? ref.number <= head.header.number
+          ? chain.blocks[Number(ref.number)]
+          : undefined
         : chain.byHash.get(ref.hash);
   // One state manager per block, at its state root, shared by all reads of that block.
   const states = new Map<Block, Promise<MerkleStateManager>>();
@@ -184,29 +213,36 @@ function createMethods(chain: LoadedChain): Map<string, Method> {
     return state;
   };
 
-  return new Map(Object.entries({
-    eth_chainId: method(z.tuple([]), () => numberToHex(chain.chainId)),
-    net_version: method(z.tuple([]), () => chain.chainId.toString()),
-    eth_blockNumber: method(z.tuple([]), () => numberToHex(head.header.number)),
-    eth_getBlockByNumber: method(z.tuple([blockNumberOrTag, z.boolean()]), ([ref, full]) => {
-      const block = findBlock(ref);
-      return block ? formatBlock(block, full) : null;
+  return new Map(
+    Object.entries({
+      eth_chainId: method(z.tuple([]), () => numberToHex(chain.chainId)),
+      net_version: method(z.tuple([]), () => chain.chainId.toString()),
+      eth_blockNumber: method(z.tuple([]), () => numberToHex(head.header.number)),
+      eth_getBlockByNumber: method(z.tuple([blockNumberOrTag, z.boolean()]), ([ref, full]) => {
+        const block = findBlock(ref);
+        return block ? formatBlock(block, full) : null;
+      }),
+      eth_getBlockByHash: method(z.tuple([hash32, z.boolean()]), ([hash, full]) => {
+        const block = chain.byHash.get(hash);
+        return block ? formatBlock(block, full) : null;
+      }),
+      eth_getBalance: method(z.tuple([address, blockNumberOrHash]), async ([account, ref]) =>
+        numberToHex((await (await stateAt(ref)).getAccount(account))?.balance ?? 0n),
+      ),
+      eth_getTransactionCount: method(z.tuple([address, blockNumberOrHash]), async ([account, ref]) =>
+        numberToHex((await (await stateAt(ref)).getAccount(account))?.nonce ?? 0n),
+      ),
+      eth_getCode: method(z.tuple([address, blockNumberOrHash]), async ([account, ref]) =>
+        bytesToHex(await (await stateAt(ref)).getCode(account)),
+      ),
+      eth_getStorageAt: method(z.tuple([address, slot, blockNumberOrHash]), async ([account, key, ref]) =>
+        pad(bytesToHex(await (await stateAt(ref)).getStorage(account, key)), { size: 32 }),
+      ),
+      eth_getProof: method(z.tuple([address, z.array(slot), blockNumberOrHash]), async ([account, keys, ref]) =>
+        getMerkleStateProof(await stateAt(ref), account, keys),
+      ),
     }),
-    eth_getBlockByHash: method(z.tuple([hash32, z.boolean()]), ([hash, full]) => {
-      const block = chain.byHash.get(hash);
-      return block ? formatBlock(block, full) : null;
-    }),
-    eth_getBalance: method(z.tuple([address, blockNumberOrHash]), async ([account, ref]) =>
-      numberToHex((await (await stateAt(ref)).getAccount(account))?.balance ?? 0n)),
-    eth_getTransactionCount: method(z.tuple([address, blockNumberOrHash]), async ([account, ref]) =>
-      numberToHex((await (await stateAt(ref)).getAccount(account))?.nonce ?? 0n)),
-    eth_getCode: method(z.tuple([address, blockNumberOrHash]), async ([account, ref]) =>
-      bytesToHex(await (await stateAt(ref)).getCode(account))),
-    eth_getStorageAt: method(z.tuple([address, slot, blockNumberOrHash]), async ([account, key, ref]) =>
-      pad(bytesToHex(await (await stateAt(ref)).getStorage(account, key)), { size: 32 })),
-    eth_getProof: method(z.tuple([address, z.array(slot), blockNumberOrHash]), async ([account, keys, ref]) =>
-      getMerkleStateProof(await stateAt(ref), account, keys)),
-  }));
+  );
 }
 
 /** Imports the fixture chain (once per process) and serves it on 127.0.0.1 at a free port. */
@@ -246,7 +282,9 @@ export async function startFixtureChain(): Promise<FixtureChain> {
     }
     let text = '';
     req.setEncoding('utf8');
-    req.on('data', (chunk: string) => { text += chunk; });
+    req.on('data', (chunk: string) => {
+      text += chunk;
+    });
     req.on('end', () => {
       void answerText(text).then((out) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out)));
     });
@@ -255,6 +293,10 @@ export async function startFixtureChain(): Promise<FixtureChain> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     head: chain.blocks.at(-1)!.header.number,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -27,12 +27,23 @@ export function spawnFlashlog(args: readonly string[], env: Record<string, strin
     while ((newline = buffered.indexOf('\n')) !== -1) {
       const text = buffered.slice(0, newline);
       buffered = buffered.slice(newline + 1);
-      try { lines.push(JSON.parse(text) as Record<string, unknown>); } catch { lines.push({ text }); }
+      try {
+        lines.push(JSON.parse(text) as Record<string, unknown>);
+      } catch {
+        lines.push({ text });
+      }
     }
     for (const wake of waiters) wake();
   });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { for (const wake of waiters) wake(); resolve(code); }));
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      for (const wake of waiters) wake();
+      resolve(code);
+    }),
+  );
   return {
     child,
     lines,
@@ -41,10 +52,26 @@ export function spawnFlashlog(args: readonly string[], env: Record<string, strin
       return new Promise((resolve, reject) => {
         const check = () => {
           const found = lines.find(match);
-          if (found) { done(); resolve(found); } else if (child.exitCode !== null) { done(); reject(new Error(`flashlog ${args[0]} exited ${child.exitCode} before the expected line; stderr: ${stderr}`)); }
+          if (found) {
+            done();
+            resolve(found);
+          } else if (child.exitCode !== null) {
+            done();
+            reject(new Error(`flashlog ${args[0]} exited ${child.exitCode} before the expected line; stderr: ${stderr}`));
+          }
         };
-        const timer = setTimeout(() => { done(); reject(new Error(`flashlog ${args[0]}: no matching line in ${timeoutMs} ms; stderr: ${stderr}; last lines: ${JSON.stringify(lines.slice(-5))}`)); }, timeoutMs);
-        const done = () => { clearTimeout(timer); waiters.delete(check); };
+        const timer = setTimeout(() => {
+          done();
+          reject(
+            new Error(
+              `flashlog ${args[0]}: no matching line in ${timeoutMs} ms; stderr: ${stderr}; last lines: ${JSON.stringify(lines.slice(-5))}`,
+            ),
+          );
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
         waiters.add(check);
         check();
       });
@@ -57,7 +84,10 @@ export function spawnFlashlog(args: readonly string[], env: Record<string, strin
 }
 
 /** Starts `flashlog enclave` on a free port; resolves once it listens. */
-export async function startEnclaveProcess(extra: readonly string[] = [], listen = 'tcp://127.0.0.1:0'): Promise<{ process: FlashlogProcess; url: string; signer: string }> {
+export async function startEnclaveProcess(
+  extra: readonly string[] = [],
+  listen = 'tcp://127.0.0.1:0',
+): Promise<{ process: FlashlogProcess; url: string; signer: string }> {
   const proc = spawnFlashlog(['enclave', '--listen', listen, '--no-metrics', ...extra]);
   const line = await proc.waitFor((l) => l.msg === 'enclave listening');
   return { process: proc, url: String(line.listen), signer: String(line.signer) };

@@ -32,29 +32,76 @@ export function buildHeaderChain(options: { length: number; seed?: string; start
     const storageRoot = word(`${seed}:storage:${number}`);
     const timestamp = (options.startTime ?? 1_750_000_000) + 2 * i;
     const fields = {
-      parentHash, sha3Uncles: '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347' as Hex,
-      miner: '0x4200000000000000000000000000000000000011' as Hex, stateRoot,
+      parentHash,
+      sha3Uncles: '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347' as Hex,
+      miner: '0x4200000000000000000000000000000000000011' as Hex,
+      stateRoot,
       transactionsRoot: '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421' as Hex,
       receiptsRoot: '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421' as Hex,
-      logsBloom: `0x${'00'.repeat(256)}` as Hex, difficulty: 0, number, gasLimit: 30_000_000, gasUsed: 21_000 * (i % 3), timestamp,
-      extraData: '0x00000000fa00000006' as Hex, mixHash: word(`${seed}:mix:${number}`), nonce: '0x0000000000000000' as Hex,
-      baseFeePerGas: 1_000_000 + i, withdrawalsRoot: storageRoot, blobGasUsed: 0, excessBlobGas: 0,
-      parentBeaconBlockRoot: word(`${seed}:beacon:${number}`), requestsHash: '0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' as Hex,
+      logsBloom: `0x${'00'.repeat(256)}` as Hex,
+      difficulty: 0,
+      number,
+      gasLimit: 30_000_000,
+      gasUsed: 21_000 * (i % 3),
+      timestamp,
+      extraData: '0x00000000fa00000006' as Hex,
+      mixHash: word(`${seed}:mix:${number}`),
+      nonce: '0x0000000000000000' as Hex,
+      baseFeePerGas: 1_000_000 + i,
+      withdrawalsRoot: storageRoot,
+      blobGasUsed: 0,
+      excessBlobGas: 0,
+      parentBeaconBlockRoot: word(`${seed}:beacon:${number}`),
+      requestsHash: '0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' as Hex,
     };
     const rlp = toRlp([
-      fields.parentHash, fields.sha3Uncles, fields.miner, fields.stateRoot, fields.transactionsRoot, fields.receiptsRoot, fields.logsBloom,
-      q(fields.difficulty), q(fields.number), q(fields.gasLimit), q(fields.gasUsed), q(fields.timestamp), fields.extraData, fields.mixHash,
-      fields.nonce, q(fields.baseFeePerGas), fields.withdrawalsRoot, q(fields.blobGasUsed), q(fields.excessBlobGas), fields.parentBeaconBlockRoot,
+      fields.parentHash,
+      fields.sha3Uncles,
+      fields.miner,
+      fields.stateRoot,
+      fields.transactionsRoot,
+      fields.receiptsRoot,
+      fields.logsBloom,
+      q(fields.difficulty),
+      q(fields.number),
+      q(fields.gasLimit),
+      q(fields.gasUsed),
+      q(fields.timestamp),
+      fields.extraData,
+      fields.mixHash,
+      fields.nonce,
+      q(fields.baseFeePerGas),
+      fields.withdrawalsRoot,
+      q(fields.blobGasUsed),
+      q(fields.excessBlobGas),
+      fields.parentBeaconBlockRoot,
       fields.requestsHash,
     ]);
     const hash = keccak256(rlp);
     const json: Record<string, string> = {
-      hash, parentHash, sha3Uncles: fields.sha3Uncles, miner: fields.miner, stateRoot, transactionsRoot: fields.transactionsRoot,
-      receiptsRoot: fields.receiptsRoot, logsBloom: fields.logsBloom, difficulty: '0x0', number: numberToHex(number),
-      gasLimit: numberToHex(fields.gasLimit), gasUsed: numberToHex(fields.gasUsed), timestamp: numberToHex(timestamp),
-      extraData: fields.extraData, mixHash: fields.mixHash, nonce: fields.nonce, baseFeePerGas: numberToHex(fields.baseFeePerGas),
-      withdrawalsRoot: storageRoot, blobGasUsed: '0x0', excessBlobGas: '0x0', parentBeaconBlockRoot: fields.parentBeaconBlockRoot,
-      requestsHash: fields.requestsHash, size: '0x200',
+      hash,
+      parentHash,
+      sha3Uncles: fields.sha3Uncles,
+      miner: fields.miner,
+      stateRoot,
+      transactionsRoot: fields.transactionsRoot,
+      receiptsRoot: fields.receiptsRoot,
+      logsBloom: fields.logsBloom,
+      difficulty: '0x0',
+      number: numberToHex(number),
+      gasLimit: numberToHex(fields.gasLimit),
+      gasUsed: numberToHex(fields.gasUsed),
+      timestamp: numberToHex(timestamp),
+      extraData: fields.extraData,
+      mixHash: fields.mixHash,
+      nonce: fields.nonce,
+      baseFeePerGas: numberToHex(fields.baseFeePerGas),
+      withdrawalsRoot: storageRoot,
+      blobGasUsed: '0x0',
+      excessBlobGas: '0x0',
+      parentBeaconBlockRoot: fields.parentBeaconBlockRoot,
+      requestsHash: fields.requestsHash,
+      size: '0x200',
     };
     blocks.push({ number, hash, rlp, json, stateRoot, storageRoot, outputRoot: outputRootV0(stateRoot, storageRoot, hash) });
     parentHash = hash;
@@ -79,20 +126,30 @@ export async function serveHeaderChain(blocks: readonly TestBlock[], chainId: nu
     const params = body.params ?? [];
     const ok = (result: unknown) => ({ jsonrpc: '2.0', id: body.id ?? null, result });
     switch (method) {
-      case 'eth_chainId': return ok(numberToHex(chainId));
-      case 'eth_blockNumber': return ok(numberToHex(blocks[blocks.length - 1]!.number));
-      case 'eth_getBlockByHash': return ok(byHash.get(String(params[0]).toLowerCase() as Hex)?.json ?? null);
+      case 'eth_chainId':
+        return ok(numberToHex(chainId));
+      case 'eth_blockNumber':
+        return ok(numberToHex(blocks[blocks.length - 1]!.number));
+      case 'eth_getBlockByHash':
+        return ok(byHash.get(String(params[0]).toLowerCase() as Hex)?.json ?? null);
       case 'eth_getBlockByNumber': {
         const tag = String(params[0]);
         const block = tag === 'latest' ? blocks[blocks.length - 1] : byNumber.get(Number(BigInt(tag)));
         return ok(block?.json ?? null);
       }
-      default: return { jsonrpc: '2.0', id: body.id ?? null, error: { code: -32601, message: `the method ${method} does not exist/is not available` } };
+      default:
+        return {
+          jsonrpc: '2.0',
+          id: body.id ?? null,
+          error: { code: -32601, message: `the method ${method} does not exist/is not available` },
+        };
     }
   };
   const server: Server = createServer((request, response) => {
     let text = '';
-    request.on('data', (chunk: Buffer) => { text += chunk.toString('utf8'); });
+    request.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+    });
     request.on('end', () => {
       const parsed = JSON.parse(text) as unknown;
       const out = Array.isArray(parsed) ? parsed.map((item) => answer(item as never)) : answer(parsed as never);
@@ -104,6 +161,10 @@ export async function serveHeaderChain(blocks: readonly TestBlock[], chainId: nu
   return {
     url: `http://127.0.0.1:${port}`,
     calls,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

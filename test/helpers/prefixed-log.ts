@@ -11,8 +11,11 @@ export function prefixedLog(log: Log, prefix: string): Log {
   return {
     kind: log.kind,
     ensureTopics: (specs) => log.ensureTopics(specs.map((spec) => ({ ...spec, name: to(spec.name) }))),
-    produce: async (records) => (await log.produce(records.map((record) => ({ ...record, topic: to(record.topic) }))))
-      .map((position) => ({ ...position, topic: back(position.topic) })),
+    produce: async (records) =>
+      (await log.produce(records.map((record) => ({ ...record, topic: to(record.topic) })))).map((position) => ({
+        ...position,
+        topic: back(position.topic),
+      })),
     consumer(options) {
       const consumer = log.consumer({
         ...options,

@@ -1,10 +1,10 @@
 import { createClient, http, type Hex } from 'viem';
 import type { ProofRequest } from '../../src/prover/request.ts';
-import type { RpcCall } from '../../src/prover/witness.ts';
+import type { CallRpc } from '../../src/jsonrpc/protocol.ts';
 import { buildHeaderChain, serveHeaderChain, type HeaderChainServer, type TestBlock } from './header-chain.ts';
 
 /** A raw JSON-RPC caller over viem's HTTP transport. */
-export function rpcCall(url: string): RpcCall {
+export function rpcCall(url: string): CallRpc {
   const client = createClient({ transport: http(url, { retryCount: 0 }) });
   return (method, params) => client.request({ method: method as never, params: params as never });
 }
@@ -25,16 +25,28 @@ export async function startProverChains(options: { l2Length?: number; l2ChainId?
   const l1 = await serveHeaderChain(l1Blocks, 900);
   const l2 = await serveHeaderChain(l2Blocks, options.l2ChainId ?? 1337);
   return {
-    l1, l2, l1Blocks, l2Blocks,
+    l1,
+    l2,
+    l1Blocks,
+    l2Blocks,
     request(agreed, claimed, overrides = {}) {
       const l1Head = l1Blocks[l1Blocks.length - 1]!;
       return {
-        l1Head: l1Head.hash, agreedL2HeadHash: l2Blocks[agreed]!.hash, agreedL2OutputRoot: l2Blocks[agreed]!.outputRoot,
-        claimedL2OutputRoot: l2Blocks[claimed]!.outputRoot, claimedL2BlockNumber: claimed,
-        proposer: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', intermediateBlockInterval: 2, l1HeadNumber: l1Head.number,
-        imageHash: `0x${'00'.repeat(32)}` as Hex, ...overrides,
+        l1Head: l1Head.hash,
+        agreedL2HeadHash: l2Blocks[agreed]!.hash,
+        agreedL2OutputRoot: l2Blocks[agreed]!.outputRoot,
+        claimedL2OutputRoot: l2Blocks[claimed]!.outputRoot,
+        claimedL2BlockNumber: claimed,
+        proposer: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+        intermediateBlockInterval: 2,
+        l1HeadNumber: l1Head.number,
+        imageHash: `0x${'00'.repeat(32)}` as Hex,
+        ...overrides,
       };
     },
-    async close() { await l1.close(); await l2.close(); },
+    async close() {
+      await l1.close();
+      await l2.close();
+    },
   };
 }

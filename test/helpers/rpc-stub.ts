@@ -42,8 +42,16 @@ export async function createRpcStub(handlers: Record<string, StubHandler>): Prom
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
-    get handlers() { return stub.handlers; },
-    set handlers(value) { stub.handlers = value; },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    get handlers() {
+      return stub.handlers;
+    },
+    set handlers(value) {
+      stub.handlers = value;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

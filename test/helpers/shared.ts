@@ -7,11 +7,9 @@ import { fileURLToPath } from 'node:url';
  * elsewhere can point at them with FLASHLOG_SHARED_DIR.
  */
 export function sharedDir(): string {
-  const candidates = [
-    process.env.FLASHLOG_SHARED_DIR,
-    fileURLToPath(new URL('../../../shared', import.meta.url)),
-    '/work/shared',
-  ].filter((candidate): candidate is string => Boolean(candidate));
+  const candidates = [process.env.FLASHLOG_SHARED_DIR, fileURLToPath(new URL('../../../shared', import.meta.url)), '/work/shared'].filter(
+    (candidate): candidate is string => Boolean(candidate),
+  );
   const found = candidates.find((candidate) => existsSync(join(candidate, 'fixtures')));
   if (!found) throw new Error(`shared fixtures not found; looked in ${candidates.join(', ')} (set FLASHLOG_SHARED_DIR)`);
   return found;

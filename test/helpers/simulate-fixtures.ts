@@ -16,11 +16,18 @@ export const FIXTURE_GENESIS = sharedPath('fixtures/execution-apis/tests/genesis
 
 export function loadSimulateFixtures(): SimulateFixture[] {
   const dir = sharedPath('fixtures/execution-apis/tests/eth_simulateV1');
-  return readdirSync(dir).filter((file) => file.endsWith('.io')).sort().map((file) => {
-    const lines = readFileSync(`${dir}/${file}`, 'utf8').split('\n');
-    const line = (prefix: string) => lines.find((l) => l.startsWith(prefix))?.slice(prefix.length).trim() ?? '';
-    return { name: file.replace(/\.io$/, ''), comment: line('//'), request: JSON.parse(line('>>')), response: JSON.parse(line('<<')) };
-  });
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.io'))
+    .sort()
+    .map((file) => {
+      const lines = readFileSync(`${dir}/${file}`, 'utf8').split('\n');
+      const line = (prefix: string) =>
+        lines
+          .find((l) => l.startsWith(prefix))
+          ?.slice(prefix.length)
+          .trim() ?? '';
+      return { name: file.replace(/\.io$/, ''), comment: line('//'), request: JSON.parse(line('>>')), response: JSON.parse(line('<<')) };
+    });
 }
 
 /**
@@ -52,7 +59,9 @@ export function differences(expected: unknown, actual: unknown, path = ''): stri
     const transactionHash = key === 'hash' && /\.transactions\.\d+$/.test(path);
     if (EXCLUDED_FIELDS.has(key) && !transactionHash) continue;
     if (isError && key === 'message' && (expected as { code?: number }).code !== 3) continue;
-    out.push(...differences((expected as Record<string, unknown>)[key], (actual as Record<string, unknown>)[key], path ? `${path}.${key}` : key));
+    out.push(
+      ...differences((expected as Record<string, unknown>)[key], (actual as Record<string, unknown>)[key], path ? `${path}.${key}` : key),
+    );
   }
   return out;
 }

@@ -5,7 +5,10 @@ import type { AddressInfo } from 'node:net';
  * A TCP forwarder to `host:port` that can be cut: while cut, every connection (open or new) is
  * destroyed without a close frame, as when a network path drops. For a node's WebSocket.
  */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<{ port: number; cut(on: boolean): void; close(): Promise<void> }> {
+export async function startTcpProxy(target: {
+  host: string;
+  port: number;
+}): Promise<{ port: number; cut(on: boolean): void; close(): Promise<void> }> {
   let down = false;
   const pairs = new Set<[Socket, Socket]>();
   const server = createServer((client) => {
@@ -31,11 +34,19 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     port: (server.address() as AddressInfo).port,
     cut(on) {
       down = on;
-      if (on) for (const [client, upstream] of pairs) { client.destroy(); upstream.destroy(); }
+      if (on)
+        for (const [client, upstream] of pairs) {
+          client.destroy();
+          upstream.destroy();
+        }
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const [client, upstream] of pairs) { client.destroy(); upstream.destroy(); }
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const [client, upstream] of pairs) {
+          client.destroy();
+          upstream.destroy();
+        }
+        server.close(() => resolve());
+      }),
   };
 }

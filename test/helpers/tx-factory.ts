@@ -16,13 +16,23 @@ export function createTxFactory(chainId: bigint) {
     nonces.set(account.address, nonce + 1);
     return nonce;
   };
-  const sign = (account: HDAccount, tx: { to?: Hex | null; value?: bigint; data?: Hex; gas?: bigint }) => account.signTransaction({
-    type: 'eip1559', chainId: Number(chainId), nonce: next(account), to: tx.to ?? null, value: tx.value ?? 0n, data: tx.data ?? '0x',
-    gas: tx.gas ?? 300_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000n,
-  });
+  const sign = (account: HDAccount, tx: { to?: Hex | null; value?: bigint; data?: Hex; gas?: bigint }) =>
+    account.signTransaction({
+      type: 'eip1559',
+      chainId: Number(chainId),
+      nonce: next(account),
+      to: tx.to ?? null,
+      value: tx.value ?? 0n,
+      data: tx.data ?? '0x',
+      gas: tx.gas ?? 300_000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000n,
+    });
   return {
     /** Sets an account's next nonce (read from the chain). */
-    setNonce: (from: number, nonce: number) => { nonces.set(accounts[from]!.address, nonce); },
+    setNonce: (from: number, nonce: number) => {
+      nonces.set(accounts[from]!.address, nonce);
+    },
     transfer: (from: number, to: Hex, value = 1_000n) => sign(accounts[from]!, { to, value, gas: 21_000n }),
     /** Deploys the logger; returns the raw tx and the contract's address. */
     async deploy(from: number): Promise<{ raw: Hex; address: Hex }> {
@@ -40,8 +50,13 @@ export function createTxFactory(chainId: bigint) {
     deposit: (contract: Hex, word: bigint): Hex => {
       const seq = depositSeq++;
       return encodeDeposit({
-        sourceHash: keccak256(numberToHex(1_000_000n + seq)), from: `0x${keccak256(numberToHex(seq + BigInt(chainId))).slice(26)}`, to: contract,
-        mint: 0n, value: 0n, gas: 200_000n, data: pad(numberToHex(word), { size: 32 }),
+        sourceHash: keccak256(numberToHex(1_000_000n + seq)),
+        from: `0x${keccak256(numberToHex(seq + BigInt(chainId))).slice(26)}`,
+        to: contract,
+        mint: 0n,
+        value: 0n,
+        gas: 200_000n,
+        data: pad(numberToHex(word), { size: 32 }),
       });
     },
   };

@@ -3,8 +3,14 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { ProduceRecord } from '../../src/log/port.ts';
 import { topics } from '../../src/log/topics.ts';
 import {
-  blockRecordSchema, chainRecordSchema, logRecordSchema,
-  type AccountDiff, type BlockRecord, type ChainRecord, type RpcLog, type RpcReceipt,
+  blockRecordSchema,
+  chainRecordSchema,
+  logRecordSchema,
+  type AccountDiff,
+  type BlockRecord,
+  type ChainRecord,
+  type RpcLog,
+  type RpcReceipt,
 } from '../../src/schemas/records.ts';
 
 /**
@@ -19,12 +25,22 @@ const zeroBloom = `0x${'0'.repeat(512)}` as Hex;
 export const emitter = '0x5fbdb2315678afecb367f032d93f642f64180aa3' as const;
 export const transferTopic = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef' as const;
 
-export async function signedTransfers(count: number, startNonce = 0, to: Hex = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8'): Promise<{ hash: Hex; raw: Hex }[]> {
+export async function signedTransfers(
+  count: number,
+  startNonce = 0,
+  to: Hex = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
+): Promise<{ hash: Hex; raw: Hex }[]> {
   const out: { hash: Hex; raw: Hex }[] = [];
   for (let i = 0; i < count; i++) {
     const raw = await sender.signTransaction({
-      chainId: 901, type: 'eip1559', nonce: startNonce + i, gas: 60_000n, maxFeePerGas: 2_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000n, to, value: BigInt(i + 1),
+      chainId: 901,
+      type: 'eip1559',
+      nonce: startNonce + i,
+      gas: 60_000n,
+      maxFeePerGas: 2_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000n,
+      to,
+      value: BigInt(i + 1),
     });
     out.push({ hash: keccak256(raw), raw });
   }
@@ -33,7 +49,10 @@ export async function signedTransfers(count: number, startNonce = 0, to: Hex = '
 
 export interface BlockBuilder {
   /** The records of the next flashblock adding `txs`; the block record first, then one per log. */
-  flashblock(txs: { hash: Hex; raw: Hex }[], options?: { stateDiff?: Record<string, AccountDiff>; logsPerTx?: number; emitters?: readonly Hex[]; data?: () => Hex }): ProduceRecord[];
+  flashblock(
+    txs: { hash: Hex; raw: Hex }[],
+    options?: { stateDiff?: Record<string, AccountDiff>; logsPerTx?: number; emitters?: readonly Hex[]; data?: () => Hex },
+  ): ProduceRecord[];
   readonly number: bigint;
   readonly timestamp: bigint;
   receipts(): RpcReceipt[];
@@ -78,23 +97,53 @@ export function blockBuilder(number: bigint, options: { payloadId?: Hex; timesta
           });
         }
         newReceipts.push({
-          transactionHash: tx.hash, transactionIndex: numberToHex(position), blockHash: zeroHash, blockNumber: numberToHex(number),
-          from: sender.address.toLowerCase(), to: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8', cumulativeGasUsed: numberToHex(gasUsed),
-          gasUsed: '0x5208', effectiveGasPrice: '0x3b9aca00', contractAddress: null, logs, logsBloom: zeroBloom, status: '0x1', type: '0x2',
+          transactionHash: tx.hash,
+          transactionIndex: numberToHex(position),
+          blockHash: zeroHash,
+          blockNumber: numberToHex(number),
+          from: sender.address.toLowerCase(),
+          to: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
+          cumulativeGasUsed: numberToHex(gasUsed),
+          gasUsed: '0x5208',
+          effectiveGasPrice: '0x3b9aca00',
+          contractAddress: null,
+          logs,
+          logsBloom: zeroBloom,
+          status: '0x1',
+          type: '0x2',
         });
       }
       receipts.push(...newReceipts);
       Object.assign(stateDiff, fbOptions.stateDiff ?? {});
       const value: BlockRecord = blockRecordSchema.parse({
-        v: 1, blockNumber: numberToHex(number), index, payloadId,
+        v: 1,
+        blockNumber: numberToHex(number),
+        index,
+        payloadId,
         header: {
-          number: numberToHex(number), parentHash: keccak256(numberToHex(number - 1n)), parentBeaconBlockRoot: zeroHash,
-          miner: '0x4200000000000000000000000000000000000011', prevRandao: zeroHash, gasLimit: '0x1c9c380',
-          timestamp: numberToHex(timestamp), extraData: '0x', baseFeePerGas: '0x3b9aca00', gasUsed: numberToHex(gasUsed),
-          receiptsRoot: zeroHash, logsBloom: zeroBloom, stateRoot: zeroHash, flashblockHash: keccak256(numberToHex(number * 100n + BigInt(index))),
-          withdrawalsRoot: zeroHash, blobGasUsed: '0x0', withdrawals: [],
+          number: numberToHex(number),
+          parentHash: keccak256(numberToHex(number - 1n)),
+          parentBeaconBlockRoot: zeroHash,
+          miner: '0x4200000000000000000000000000000000000011',
+          prevRandao: zeroHash,
+          gasLimit: '0x1c9c380',
+          timestamp: numberToHex(timestamp),
+          extraData: '0x',
+          baseFeePerGas: '0x3b9aca00',
+          gasUsed: numberToHex(gasUsed),
+          receiptsRoot: zeroHash,
+          logsBloom: zeroBloom,
+          stateRoot: zeroHash,
+          flashblockHash: keccak256(numberToHex(number * 100n + BigInt(index))),
+          withdrawalsRoot: zeroHash,
+          blobGasUsed: '0x0',
+          withdrawals: [],
         },
-        transactions: [...transactions], firstNew, receipts: newReceipts, stateDiff: { ...stateDiff }, executor: 'local',
+        transactions: [...transactions],
+        firstNew,
+        receipts: newReceipts,
+        stateDiff: { ...stateDiff },
+        executor: 'local',
       });
       const records: ProduceRecord[] = [{ topic: topics.blocks, key: number.toString(), value: JSON.stringify(value) }];
       for (const log of newReceipts.flatMap((receipt) => receipt.logs)) {

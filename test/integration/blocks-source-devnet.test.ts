@@ -40,7 +40,11 @@ beforeAll(async () => {
   socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_subscribe', params: ['pendingLogs', {}] }));
   await eventually(() => (Object.keys(ids).length === 2 ? true : undefined));
   // ~40 blocks (10 replaced heads) under load.
-  await eventually(async () => (BigInt(await rpc<Hex>(net.devnet.rpcUrl, 'eth_blockNumber')) >= 40n ? true : undefined), 30_000, '40 blocks');
+  await eventually(
+    async () => (BigInt(await rpc<Hex>(net.devnet.rpcUrl, 'eth_blockNumber')) >= 40n ? true : undefined),
+    30_000,
+    '40 blocks',
+  );
   safeNumber = BigInt((await rpc<{ number: Hex }>(net.devnet.rpcUrl, 'eth_getBlockByNumber', ['safe', false])).number);
   await net.stopIngest();
   await new Promise((resolve) => setTimeout(resolve, 500));
@@ -55,7 +59,7 @@ beforeAll(async () => {
 afterAll(async () => net?.close());
 
 describe('blocks source on a Denim devnet', () => {
-  it('publishes each canonical block once, its logs equal to the node\'s logs block by block', async () => {
+  it("publishes each canonical block once, its logs equal to the node's logs block by block", async () => {
     const first = blockRecords[0]!.number;
     expect(safeNumber - first).toBeGreaterThan(10n);
     for (let n = first; n <= safeNumber; n++) {
@@ -84,7 +88,7 @@ describe('blocks source on a Denim devnet', () => {
     expect(withdrawn).toBeGreaterThan(0);
   });
 
-  it('publishes safe and finalized as they advance, with the node\'s hashes', async () => {
+  it("publishes safe and finalized as they advance, with the node's hashes", async () => {
     for (const level of ['safe', 'finalized'] as const) {
       const heads = chainRecords.filter((record) => record.type === level);
       expect(heads.length).toBeGreaterThan(1);
@@ -96,7 +100,7 @@ describe('blocks source on a Denim devnet', () => {
     }
   });
 
-  it('gives logs and pendingLogs subscribers every log once, in the log\'s order', () => {
+  it("gives logs and pendingLogs subscribers every log once, in the log's order", () => {
     const expected = logRecords.map(strip);
     for (const kind of ['logs', 'pendingLogs'] as const) {
       const got = received[kind];
@@ -118,7 +122,10 @@ describe('blocks source on a Denim devnet', () => {
       const live = await rpc(net.serve.gateway.url, method, [...params]);
       expect(await rpc(restarted.gateway.url, method, [...params])).toEqual(live);
     }
-    const pending = await rpc<{ number: Hex; hash: Hex; timestampMs: Hex }>(net.serve.gateway.url, 'eth_getBlockByNumber', ['pending', false]);
+    const pending = await rpc<{ number: Hex; hash: Hex; timestampMs: Hex }>(net.serve.gateway.url, 'eth_getBlockByNumber', [
+      'pending',
+      false,
+    ]);
     expect(BigInt(pending.number)).toBe(blockRecords.at(-1)!.number);
     expect(pending.hash).toBe(blockRecords.at(-1)!.hash);
     expect(pending.timestampMs).toMatch(/^0x/);

@@ -59,7 +59,11 @@ describe('the Grafana dashboard', () => {
       bridge.waitFor((line) => line.msg === 'metrics listening', 60_000),
     ]);
     // One call, so the view and gateway have served something.
-    await fetch(String(gateway.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }) });
+    await fetch(String(gateway.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+    });
 
     // The executor's metrics appear once `run` has executed its first flashblock (auto picks the
     // executor from the feed): scrape until everything is there, or show what is missing.
@@ -70,19 +74,32 @@ describe('the Grafana dashboard', () => {
       }
       return [...queried].filter((name) => !names.has(name));
     };
-    const complete = await eventually(async () => ((await missing()).length === 0 ? true : undefined), 30_000, 'every metric').catch(() => false);
+    const complete = await eventually(async () => ((await missing()).length === 0 ? true : undefined), 30_000, 'every metric').catch(
+      () => false,
+    );
     if (!complete) expect(await missing(), 'metrics the dashboard queries that no command exports').toEqual([]);
   }, 120_000);
 
   it('is started by compose.yaml with Prometheus scraping the compose services', () => {
-    const compose = parse(readFileSync(`${root}compose.yaml`, 'utf8')) as { services: Record<string, { volumes?: string[]; environment?: Record<string, string> }> };
+    const compose = parse(readFileSync(`${root}compose.yaml`, 'utf8')) as {
+      services: Record<string, { volumes?: string[]; environment?: Record<string, string> }>;
+    };
     expect(compose.services.prometheus?.volumes).toContain('./infra/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro');
-    expect(compose.services.grafana?.volumes).toEqual(expect.arrayContaining(['./infra/grafana/provisioning:/etc/grafana/provisioning:ro', './infra/grafana/dashboards:/var/lib/grafana/dashboards:ro']));
-    const prometheus = parse(readFileSync(`${root}infra/prometheus/prometheus.yml`, 'utf8')) as { scrape_configs: { static_configs: { targets: string[] }[] }[] };
+    expect(compose.services.grafana?.volumes).toEqual(
+      expect.arrayContaining([
+        './infra/grafana/provisioning:/etc/grafana/provisioning:ro',
+        './infra/grafana/dashboards:/var/lib/grafana/dashboards:ro',
+      ]),
+    );
+    const prometheus = parse(readFileSync(`${root}infra/prometheus/prometheus.yml`, 'utf8')) as {
+      scrape_configs: { static_configs: { targets: string[] }[] }[];
+    };
     const targets = prometheus.scrape_configs.flatMap((job) => job.static_configs.flatMap((config) => config.targets));
     // The compose services' metrics: ingest on its metrics port, serve on its gateway port.
     expect(targets).toEqual(expect.arrayContaining(['ingest:9464', 'serve:8548']));
-    const datasource = parse(readFileSync(`${root}infra/grafana/provisioning/datasources/prometheus.yaml`, 'utf8')) as { datasources: { uid: string; url: string }[] };
+    const datasource = parse(readFileSync(`${root}infra/grafana/provisioning/datasources/prometheus.yaml`, 'utf8')) as {
+      datasources: { uid: string; url: string }[];
+    };
     expect(datasource.datasources[0]).toMatchObject({ uid: 'prometheus', url: 'http://prometheus:9090' });
   });
 });

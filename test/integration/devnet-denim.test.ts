@@ -11,9 +11,27 @@ import { rpc, until } from '../helpers/devnet-feed.ts';
  * and logs subscriptions over the WebSocket on the HTTP port, with the replaced head's logs sent
  * back `removed: true`.
  */
-interface Tx { type: Hex; from: Hex; to: Hex | null; input: Hex; blockTimestampMs?: Hex }
-interface Block { number: Hex; hash: Hex; timestamp: Hex; timestampMs?: Hex; transactions: Tx[] }
-interface Log { blockHash: Hex; blockNumber: Hex; logIndex: Hex; removed: boolean; blockTimestampMs?: Hex }
+interface Tx {
+  type: Hex;
+  from: Hex;
+  to: Hex | null;
+  input: Hex;
+  blockTimestampMs?: Hex;
+}
+interface Block {
+  number: Hex;
+  hash: Hex;
+  timestamp: Hex;
+  timestampMs?: Hex;
+  transactions: Tx[];
+}
+interface Log {
+  blockHash: Hex;
+  blockNumber: Hex;
+  logIndex: Hex;
+  removed: boolean;
+  blockTimestampMs?: Hex;
+}
 
 let devnet: Devnet;
 const notes: { subscription: string; result: Record<string, unknown> }[] = [];
@@ -24,7 +42,11 @@ beforeAll(async () => {
   devnet = await createDevnet({ denim: true, reorgEvery: 4, load: 20, safeLagBlocks: 5, finalizedLagBlocks: 10 });
   socket = new WebSocket(devnet.wsUrl);
   socket.on('message', (data) => {
-    const message = JSON.parse(data.toString()) as { id?: number; result?: string; params?: { subscription: string; result: Record<string, unknown> } };
+    const message = JSON.parse(data.toString()) as {
+      id?: number;
+      result?: string;
+      params?: { subscription: string; result: Record<string, unknown> };
+    };
     if (message.id !== undefined) subscriptionIds[message.id === 1 ? 'newHeads' : 'logs'] = message.result!;
     else if (message.params) notes.push(message.params);
   });
@@ -73,7 +95,7 @@ describe('devnet --denim', () => {
     expect(status.safe_l2.number).toBeLessThan(status.unsafe_l2.number);
   });
 
-  it('sends newHeads and logs over the WebSocket; a replaced head\'s logs come back removed: true, exactly', () => {
+  it("sends newHeads and logs over the WebSocket; a replaced head's logs come back removed: true, exactly", () => {
     const heads = notes.filter((note) => note.subscription === subscriptionIds.newHeads).map((note) => note.result as unknown as Block);
     const logs = notes.filter((note) => note.subscription === subscriptionIds.logs).map((note) => note.result as unknown as Log);
     expect(heads.every((head) => head.timestampMs !== undefined)).toBe(true);

@@ -11,7 +11,14 @@ import { spawnFlashlog } from '../helpers/flashlog-process.ts';
  * consumer sees (decoded, validated, assembled with the project's own code) is the chain the
  * devnet's JSON-RPC serves, block for block; and the load has the mix the issue asks for.
  */
-interface Receipt { transactionHash: Hex; type: Hex; status: Hex; contractAddress: Hex | null; logs: { topics: Hex[] }[]; l1Fee?: Hex }
+interface Receipt {
+  transactionHash: Hex;
+  type: Hex;
+  status: Hex;
+  contractAddress: Hex | null;
+  logs: { topics: Hex[] }[];
+  l1Fee?: Hex;
+}
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 
 let devnet: Devnet | undefined;
@@ -40,8 +47,12 @@ describe('devnet with --load', () => {
       checked += 1;
       expect(block.transactions.map((tx) => tx.hash)).toEqual(canonical.transactions);
       const last = frames.at(-1)!.diff;
-      expect({ gas: last.gas_used, receipts: last.receipts_root, bloom: last.logs_bloom, hash: last.block_hash })
-        .toEqual({ gas: canonical.gasUsed, receipts: canonical.receiptsRoot, bloom: canonical.logsBloom, hash: canonical.hash });
+      expect({ gas: last.gas_used, receipts: last.receipts_root, bloom: last.logs_bloom, hash: last.block_hash }).toEqual({
+        gas: canonical.gasUsed,
+        receipts: canonical.receiptsRoot,
+        bloom: canonical.logsBloom,
+        hash: canonical.hash,
+      });
       // Index 0 holds only deposits, the L1-attributes one first; later indices hold no deposit.
       expect(frames[0]!.diff.transactions.every((raw) => raw.startsWith('0x7e'))).toBe(true);
       expect(frames.slice(1).every((frame) => frame.diff.transactions.every((raw) => !raw.startsWith('0x7e')))).toBe(true);
@@ -68,18 +79,39 @@ describe('devnet with --load', () => {
     // The node methods a consumer needs, on the same chain.
     const head = await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByNumber', ['latest', false]);
     const token = devnet.load!.token;
-    const logs = await rpc<{ transactionHash: Hex; logIndex: Hex }[]>(devnet.rpcUrl, 'eth_getLogs', [{ fromBlock: '0x1', toBlock: head.number, address: token, topics: [TRANSFER_TOPIC] }]);
-    const fromReceipts = all.flatMap((receipt) => receipt.logs.filter((log) => log.topics[0] === TRANSFER_TOPIC && (log as { address?: string }).address?.toLowerCase() === token.toLowerCase()).map(() => receipt.transactionHash));
+    const logs = await rpc<{ transactionHash: Hex; logIndex: Hex }[]>(devnet.rpcUrl, 'eth_getLogs', [
+      { fromBlock: '0x1', toBlock: head.number, address: token, topics: [TRANSFER_TOPIC] },
+    ]);
+    const fromReceipts = all.flatMap((receipt) =>
+      receipt.logs
+        .filter((log) => log.topics[0] === TRANSFER_TOPIC && (log as { address?: string }).address?.toLowerCase() === token.toLowerCase())
+        .map(() => receipt.transactionHash),
+    );
     expect(logs.length).toBeGreaterThanOrEqual(fromReceipts.length);
     for (const hash of fromReceipts) expect(logs.some((log) => log.transactionHash === hash)).toBe(true);
-    const balanceCall = await rpc<Hex>(devnet.rpcUrl, 'eth_call', [{ to: token, data: `0x70a08231${devnet.accounts[1]!.address.slice(2).toLowerCase().padStart(64, '0')}` }, 'latest']);
+    const balanceCall = await rpc<Hex>(devnet.rpcUrl, 'eth_call', [
+      { to: token, data: `0x70a08231${devnet.accounts[1]!.address.slice(2).toLowerCase().padStart(64, '0')}` },
+      'latest',
+    ]);
     expect(BigInt(balanceCall)).toBeGreaterThan(0n);
     expect(await rpc<Hex>(devnet.rpcUrl, 'eth_getCode', [token, 'latest'])).toMatch(/^0x[0-9a-f]{100,}$/);
     expect(BigInt(await rpc<Hex>(devnet.rpcUrl, 'eth_getTransactionCount', [devnet.accounts[0]!.address, 'latest']))).toBeGreaterThan(10n);
-    expect(await rpc<Hex>(devnet.rpcUrl, 'eth_getStorageAt', [token, '0x0', 'latest'])).toBe(`0x${(10n ** 27n).toString(16).padStart(64, '0')}`); // totalSupply
-    expect(BigInt(await rpc<Hex>(devnet.rpcUrl, 'eth_estimateGas', [{ from: devnet.accounts[2]!.address, to: devnet.accounts[3]!.address, value: '0x1' }]))).toBeGreaterThanOrEqual(21_000n);
+    expect(await rpc<Hex>(devnet.rpcUrl, 'eth_getStorageAt', [token, '0x0', 'latest'])).toBe(
+      `0x${(10n ** 27n).toString(16).padStart(64, '0')}`,
+    ); // totalSupply
+    expect(
+      BigInt(
+        await rpc<Hex>(devnet.rpcUrl, 'eth_estimateGas', [
+          { from: devnet.accounts[2]!.address, to: devnet.accounts[3]!.address, value: '0x1' },
+        ]),
+      ),
+    ).toBeGreaterThanOrEqual(21_000n);
     // Isthmus: the header's withdrawalsRoot is the L2ToL1MessagePasser's storage root.
-    const proof = await rpc<{ storageHash: Hex }>(devnet.rpcUrl, 'eth_getProof', ['0x4200000000000000000000000000000000000016', [], head.number]);
+    const proof = await rpc<{ storageHash: Hex }>(devnet.rpcUrl, 'eth_getProof', [
+      '0x4200000000000000000000000000000000000016',
+      [],
+      head.number,
+    ]);
     expect(proof.storageHash).toBe(head.withdrawalsRoot);
     expect((await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByHash', [head.hash, false])).number).toBe(head.number);
   });
@@ -116,9 +148,23 @@ describe('devnet with --load', () => {
 
 describe('flashlog devnet (the command)', () => {
   it('prints chain ID, keys and ports, serves RPC and a brotli feed, and exits 0 on SIGINT', async () => {
-    const child = spawnFlashlog(['devnet', '--devnet-port', '0', '--devnet-ws-port', '0', '--metrics-port', '0', '--block-time-ms', '500', '--flashblock-ms', '100']);
+    const child = spawnFlashlog([
+      'devnet',
+      '--devnet-port',
+      '0',
+      '--devnet-ws-port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--block-time-ms',
+      '500',
+      '--flashblock-ms',
+      '100',
+    ]);
     let banner = '';
-    child.child.stderr!.on('data', (chunk: Buffer) => { banner += chunk.toString('utf8'); });
+    child.child.stderr!.on('data', (chunk: Buffer) => {
+      banner += chunk.toString('utf8');
+    });
     try {
       const started = await child.waitFor((line) => line.msg === 'devnet started', 30_000);
       expect(started.chainId).toBe(1337);
@@ -148,7 +194,9 @@ describe('flashlog devnet (the command)', () => {
     try {
       const child = spawnFlashlog(['devnet', '--devnet-port', '0', '--devnet-ws-port', String(taken), '--metrics-port', '0']);
       let stderr = '';
-      child.child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+      child.child.stderr!.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+      });
       expect(await child.exited).toBe(2);
       expect(stderr).toContain(`--devnet-ws-port (FLASHLOG_DEVNET_WS_PORT): 127.0.0.1:${taken} is already in use`);
     } finally {
@@ -157,9 +205,23 @@ describe('flashlog devnet (the command)', () => {
   });
 
   it('refuses a flashblock interval longer than the block time, naming the flag', async () => {
-    const child = spawnFlashlog(['devnet', '--devnet-port', '0', '--devnet-ws-port', '0', '--metrics-port', '0', '--block-time-ms', '100', '--flashblock-ms', '200']);
+    const child = spawnFlashlog([
+      'devnet',
+      '--devnet-port',
+      '0',
+      '--devnet-ws-port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--block-time-ms',
+      '100',
+      '--flashblock-ms',
+      '200',
+    ]);
     let stderr = '';
-    child.child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+    child.child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
     expect(await child.exited).toBe(2);
     expect(stderr).toContain('--flashblock-ms');
   });

@@ -30,28 +30,51 @@ const headersOnly = createEnclaveCore({ privateKey: key, check: 'headers' });
 beforeAll(async () => {
   devnet = await createDevnet({ blockTimeMs: 300, load: 20 });
   const call = rpcCall(devnet.rpcUrl);
-  await eventually(async () => (Number(BigInt(await call('eth_blockNumber', []) as Hex)) >= 5 ? true : undefined), 30_000, 'devnet block 5');
+  await eventually(
+    async () => (Number(BigInt((await call('eth_blockNumber', [])) as Hex)) >= 5 ? true : undefined),
+    30_000,
+    'devnet block 5',
+  );
   for (let n = 1; n <= 5; n++) {
-    const json = await call('eth_getBlockByNumber', [`0x${n.toString(16)}`, false]) as Record<string, unknown> & { hash: Hex; stateRoot: Hex; withdrawalsRoot: Hex };
+    const json = (await call('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])) as Record<string, unknown> & {
+      hash: Hex;
+      stateRoot: Hex;
+      withdrawalsRoot: Hex;
+    };
     const rlp = encodeHeader(headerFromRpc(json));
     expect(keccak256(rlp)).toBe(json.hash);
-    blocks.set(n, { hash: json.hash, rlp, stateRoot: json.stateRoot, withdrawalsRoot: json.withdrawalsRoot, outputRoot: outputRootV0(json.stateRoot, json.withdrawalsRoot, json.hash) });
+    blocks.set(n, {
+      hash: json.hash,
+      rlp,
+      stateRoot: json.stateRoot,
+      withdrawalsRoot: json.withdrawalsRoot,
+      outputRoot: outputRootV0(json.stateRoot, json.withdrawalsRoot, json.hash),
+    });
   }
 }, 60_000);
-afterAll(async () => { await devnet?.close(); });
+afterAll(async () => {
+  await devnet?.close();
+});
 
 const request = (agreed: number, claimed: number, claimedRoot = blocks.get(claimed)!.outputRoot): ProofRequest => ({
   // The devnet stands in for L1 too: the enclave only needs the L1 head's header.
-  l1Head: blocks.get(1)!.hash, agreedL2HeadHash: blocks.get(agreed)!.hash, agreedL2OutputRoot: blocks.get(agreed)!.outputRoot,
-  claimedL2OutputRoot: claimedRoot, claimedL2BlockNumber: claimed, proposer: '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65',
-  intermediateBlockInterval: 1, l1HeadNumber: 1, imageHash: zeroHash,
+  l1Head: blocks.get(1)!.hash,
+  agreedL2HeadHash: blocks.get(agreed)!.hash,
+  agreedL2OutputRoot: blocks.get(agreed)!.outputRoot,
+  claimedL2OutputRoot: claimedRoot,
+  claimedL2BlockNumber: claimed,
+  proposer: '0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65',
+  intermediateBlockInterval: 1,
+  l1HeadNumber: 1,
+  imageHash: zeroHash,
 });
 const witness = (req: ProofRequest) => collectWitness(req, { l1: rpcCall(devnet.rpcUrl), l2: rpcCall(devnet.rpcUrl), l2ChainId: 1337 });
 const keccakKey = (hash: Hex) => digestKey('keccak256', hash);
-const sameKey = (preimage: Preimage, hash: Hex) => preimage.key.type === 'keccak256' && Buffer.from(preimage.key.data).equals(Buffer.from(keccakKey(hash).data));
+const sameKey = (preimage: Preimage, hash: Hex) =>
+  preimage.key.type === 'keccak256' && Buffer.from(preimage.key.data).equals(Buffer.from(keccakKey(hash).data));
 const prove = async (core: typeof reexecuting, preimages: Preimage[]) => core.handle({ type: 'prove', preimages });
 
-describe('the devnet\'s own blocks re-executed from an eth_getProof witness', () => {
+describe("the devnet's own blocks re-executed from an eth_getProof witness", () => {
   it('blocks 1-5 reproduce their hashes', async () => {
     for (let n = 1n; n <= 5n; n++) {
       const fixture = fixtureFromRpc(await collectBlockWitness(rpcCall(devnet.rpcUrl), n), devnetRollupConfig);
@@ -64,14 +87,22 @@ describe('the devnet\'s own blocks re-executed from an eth_getProof witness', ()
     // A child process (not spawnSync: the devnet it reads lives in this process).
     const run = spawnFlashlog(['execute-block', '--l2-rpc', devnet.rpcUrl, '--block-number', '4', '--json']);
     expect(await run.exited).toBe(0);
-    expect(run.lines.find((line) => 'matches' in line)).toMatchObject({ block: 4, matches: true, differing: [], hash: blocks.get(4)!.hash });
+    expect(run.lines.find((line) => 'matches' in line)).toMatchObject({
+      block: 4,
+      matches: true,
+      differing: [],
+      hash: blocks.get(4)!.hash,
+    });
   }, 60_000);
 });
 
 describe('the enclave proves by re-executing devnet blocks', () => {
   it('signs a range whose blocks re-execute to their hashes', async () => {
     const response = await prove(reexecuting, await witness(request(2, 4)));
-    expect(response).toMatchObject({ type: 'prove', result: { type: 'tee', aggregateProposal: { outputRoot: blocks.get(4)!.outputRoot, l2BlockNumber: 4 } } });
+    expect(response).toMatchObject({
+      type: 'prove',
+      result: { type: 'tee', aggregateProposal: { outputRoot: blocks.get(4)!.outputRoot, l2BlockNumber: 4 } },
+    });
   }, 60_000);
 
   it('refuses a wrong claimed root', async () => {
@@ -82,8 +113,14 @@ describe('the enclave proves by re-executing devnet blocks', () => {
   it('refuses a witness lacking a node, naming its key', async () => {
     const preimages = await witness(request(2, 3));
     const root = blocks.get(2)!.stateRoot;
-    const response = await prove(reexecuting, preimages.filter((preimage) => !sameKey(preimage, root)));
-    expect(response).toEqual({ type: 'error', message: expect.stringContaining(`L2 block 3: witness incomplete: no preimage for ${root}`) });
+    const response = await prove(
+      reexecuting,
+      preimages.filter((preimage) => !sameKey(preimage, root)),
+    );
+    expect(response).toEqual({
+      type: 'error',
+      message: expect.stringContaining(`L2 block 3: witness incomplete: no preimage for ${root}`),
+    });
   }, 60_000);
 
   it('refuses a witness node with a flipped byte', async () => {
@@ -92,7 +129,10 @@ describe('the enclave proves by re-executing devnet blocks', () => {
     const value = Uint8Array.from(preimages[index]!.value);
     value[5]! ^= 0x01;
     preimages[index] = { key: preimages[index]!.key, value };
-    expect(await prove(reexecuting, preimages)).toEqual({ type: 'error', message: expect.stringMatching(/^preimage \d+ \(keccak256\): value does not hash to its key$/) });
+    expect(await prove(reexecuting, preimages)).toEqual({
+      type: 'error',
+      message: expect.stringMatching(/^preimage \d+ \(keccak256\): value does not hash to its key$/),
+    });
   }, 60_000);
 
   it('refuses a hash-linked block whose transactions changed, which a header-only check signs', async () => {
@@ -111,10 +151,21 @@ describe('the enclave proves by re-executing devnet blocks', () => {
     const forgedRequest = { ...request(2, 3), claimedL2OutputRoot: claimed };
     const boot = preimages.filter((preimage) => preimage.key.type === 'local');
     const rest = preimages.filter((preimage) => preimage.key.type !== 'local');
-    const withClaim = [...boot.filter((p) => p.key.data[30] !== 3), { key: boot.find((p) => p.key.data[30] === 3)!.key, value: hexToBytes(forgedRequest.claimedL2OutputRoot) }, ...rest];
+    const withClaim = [
+      ...boot.filter((p) => p.key.data[30] !== 3),
+      { key: boot.find((p) => p.key.data[30] === 3)!.key, value: hexToBytes(forgedRequest.claimedL2OutputRoot) },
+      ...rest,
+    ];
 
     expect(await prove(headersOnly, withClaim)).toMatchObject({ type: 'prove' });
     const refused = await prove(reexecuting, withClaim);
-    expect(refused).toEqual({ type: 'error', message: expect.stringMatching(new RegExp(`^L2 block 3: re-execution gives block hash 0x[0-9a-f]{64}, the chain's is ${forgedHash} \\(differing: stateRoot, receiptsRoot, .*gasUsed`)) });
+    expect(refused).toEqual({
+      type: 'error',
+      message: expect.stringMatching(
+        new RegExp(
+          `^L2 block 3: re-execution gives block hash 0x[0-9a-f]{64}, the chain's is ${forgedHash} \\(differing: stateRoot, receiptsRoot, .*gasUsed`,
+        ),
+      ),
+    });
   }, 60_000);
 });

@@ -29,13 +29,29 @@ afterAll(async () => {
 });
 
 const witness = (agreed: number, claimed: number, overrides = {}) =>
-  collectWitness(chains.request(agreed, claimed, overrides), { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337, check: 'headers' });
+  collectWitness(chains.request(agreed, claimed, overrides), {
+    l1: rpcCall(chains.l1.url),
+    l2: rpcCall(chains.l2.url),
+    l2ChainId: 1337,
+    check: 'headers',
+  });
 
 /** Rebuilds the per-block journal of a proposal and recovers who signed it. */
-const perBlockSigner = (p: Proposal, proposer: Hex) => recoverSigner(journalDigest({
-  proposer: proposer as `0x${string}`, l1OriginHash: p.l1OriginHash, prevOutputRoot: p.prevOutputRoot, startingL2Block: p.l2BlockNumber - 1,
-  outputRoot: p.outputRoot, endingL2Block: p.l2BlockNumber, intermediateRoots: [], configHash: p.configHash, teeImageHash: zeroHash,
-}), p.signature);
+const perBlockSigner = (p: Proposal, proposer: Hex) =>
+  recoverSigner(
+    journalDigest({
+      proposer: proposer as `0x${string}`,
+      l1OriginHash: p.l1OriginHash,
+      prevOutputRoot: p.prevOutputRoot,
+      startingL2Block: p.l2BlockNumber - 1,
+      outputRoot: p.outputRoot,
+      endingL2Block: p.l2BlockNumber,
+      intermediateRoots: [],
+      configHash: p.configHash,
+      teeImageHash: zeroHash,
+    }),
+    p.signature,
+  );
 
 describe('local-mode enclave (real process over TCP)', () => {
   it('answers SignerPublicKey with a 65-byte uncompressed key of the logged signer', async () => {
@@ -43,7 +59,11 @@ describe('local-mode enclave (real process over TCP)', () => {
     expect(key.length).toBe(65);
     expect(key[0]).toBe(4);
     expect(publicKeyToAddress(toHex(key))).toBe(enclave.signer);
-    expect(enclave.process.lines.some((line) => /local mode, headers only: .*re-executes nothing, does not derive the blocks from L1/.test(String(line.msg)))).toBe(true);
+    expect(
+      enclave.process.lines.some((line) =>
+        /local mode, headers only: .*re-executes nothing, does not derive the blocks from L1/.test(String(line.msg)),
+      ),
+    ).toBe(true);
     // Only the address is logged, never the key.
     expect(JSON.stringify(enclave.process.lines)).not.toMatch(/privateKey|secret/i);
   });
@@ -59,8 +79,14 @@ describe('local-mode enclave (real process over TCP)', () => {
     expect(result.proposals).toHaveLength(1);
     expect(result.aggregateProposal).toEqual(result.proposals[0]);
     const p = result.proposals[0]!;
-    expect(p).toMatchObject({ outputRoot: chains.l2Blocks[6]!.outputRoot, l2BlockNumber: 6, prevOutputRoot: chains.l2Blocks[5]!.outputRoot,
-      l1OriginHash: request.l1Head, l1OriginNumber: request.l1HeadNumber, configHash: configHashes.get(1337) });
+    expect(p).toMatchObject({
+      outputRoot: chains.l2Blocks[6]!.outputRoot,
+      l2BlockNumber: 6,
+      prevOutputRoot: chains.l2Blocks[5]!.outputRoot,
+      l1OriginHash: request.l1Head,
+      l1OriginNumber: request.l1HeadNumber,
+      configHash: configHashes.get(1337),
+    });
     expect(hexToBytes(p.signature)).toHaveLength(65);
     expect([0, 1]).toContain(hexToBytes(p.signature)[64]);
     expect(await perBlockSigner(p, request.proposer)).toBe(enclave.signer);
@@ -79,9 +105,15 @@ describe('local-mode enclave (real process over TCP)', () => {
     const aggregate = result.aggregateProposal;
     expect(aggregate.prevOutputRoot).toBe(request.agreedL2OutputRoot);
     const digest = journalDigest({
-      proposer: request.proposer, l1OriginHash: request.l1Head, prevOutputRoot: request.agreedL2OutputRoot, startingL2Block: 10,
-      outputRoot: request.claimedL2OutputRoot, endingL2Block: 14, intermediateRoots: [chains.l2Blocks[12]!.outputRoot, chains.l2Blocks[14]!.outputRoot],
-      configHash: configHashes.get(1337)!, teeImageHash: zeroHash,
+      proposer: request.proposer,
+      l1OriginHash: request.l1Head,
+      prevOutputRoot: request.agreedL2OutputRoot,
+      startingL2Block: 10,
+      outputRoot: request.claimedL2OutputRoot,
+      endingL2Block: 14,
+      intermediateRoots: [chains.l2Blocks[12]!.outputRoot, chains.l2Blocks[14]!.outputRoot],
+      configHash: configHashes.get(1337)!,
+      teeImageHash: zeroHash,
     });
     expect(await recoverSigner(digest, aggregate.signature)).toBe(enclave.signer);
   });
@@ -96,17 +128,25 @@ describe('local-mode enclave (real process over TCP)', () => {
   });
 
   it('refuses a wrong claimed root and signs nothing', async () => {
-    await expect(client.prove(await witness(5, 7, { claimedL2OutputRoot: keccak256('0x01') }))).rejects.toThrow(/output root mismatch at L2 block 7/);
+    await expect(client.prove(await witness(5, 7, { claimedL2OutputRoot: keccak256('0x01') }))).rejects.toThrow(
+      /output root mismatch at L2 block 7/,
+    );
   });
 
   it('refuses a preimage that does not hash to its key', async () => {
     const preimages = await witness(5, 6);
-    const tampered: Preimage[] = preimages.map((p) => (p.key.type === 'keccak256' && p.value.length > 200 ? { key: p.key, value: Uint8Array.from(p.value, (b, i) => (i === 100 ? b ^ 1 : b)) } : p));
+    const tampered: Preimage[] = preimages.map((p) =>
+      p.key.type === 'keccak256' && p.value.length > 200
+        ? { key: p.key, value: Uint8Array.from(p.value, (b, i) => (i === 100 ? b ^ 1 : b)) }
+        : p,
+    );
     await expect(client.prove(tampered)).rejects.toThrow(/does not hash to its key/);
   });
 
   it('refuses an unknown chain: UnsupportedChain', async () => {
-    const preimages = (await witness(5, 6)).map((p) => (p.key.type === 'local' && p.key.data[30] === 5 ? { key: p.key, value: hexToBytes(numberToHex(424242, { size: 8 })) } : p));
+    const preimages = (await witness(5, 6)).map((p) =>
+      p.key.type === 'local' && p.key.data[30] === 5 ? { key: p.key, value: hexToBytes(numberToHex(424242, { size: 8 })) } : p,
+    );
     await expect(client.prove(preimages)).rejects.toThrow(/UnsupportedChain: no config hash for L2 chain id 424242/);
   });
 
@@ -147,7 +187,11 @@ describe('enclave over a Unix socket', () => {
 describe('enclave request frame limits', () => {
   it('answers an Error when the request frame does not arrive in time, or announces too many bytes', async () => {
     const core = createEnclaveCore({ privateKey: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d', check: 'headers' });
-    const server = await serveEnclave(core, { endpoint: { kind: 'tcp', host: '127.0.0.1', port: 0 }, requestTimeoutMs: 200, maxFrameBytes: 1024 });
+    const server = await serveEnclave(core, {
+      endpoint: { kind: 'tcp', host: '127.0.0.1', port: 0 },
+      requestTimeoutMs: 200,
+      maxFrameBytes: 1024,
+    });
     const port = (server.endpoint as { port: number }).port;
     const exchange = async (bytes: Uint8Array) => {
       const socket = createConnection({ host: '127.0.0.1', port });
@@ -162,8 +206,14 @@ describe('enclave request frame limits', () => {
     };
     try {
       // Half a frame, then silence.
-      expect(await exchange(Uint8Array.of(0, 0, 0, 9, 1))).toEqual({ type: 'error', message: 'invalid request frame: enclave request: no complete frame within 200 ms' });
-      expect(await exchange(Uint8Array.of(0, 0, 8, 0))).toEqual({ type: 'error', message: 'invalid request frame: frame announces 2048 bytes, over the cap of 1024' });
+      expect(await exchange(Uint8Array.of(0, 0, 0, 9, 1))).toEqual({
+        type: 'error',
+        message: 'invalid request frame: enclave request: no complete frame within 200 ms',
+      });
+      expect(await exchange(Uint8Array.of(0, 0, 8, 0))).toEqual({
+        type: 'error',
+        message: 'invalid request frame: frame announces 2048 bytes, over the cap of 1024',
+      });
     } finally {
       await server.close();
     }

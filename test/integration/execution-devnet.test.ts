@@ -2,7 +2,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
 import { topics } from '../../src/log/topics.ts';
-import { blockRecordSchema, chainRecordSchema, flashblockRecordSchema, logRecordSchema, type BlockRecord, type ChainRecord, type LogRecordValue } from '../../src/schemas/records.ts';
+import {
+  blockRecordSchema,
+  chainRecordSchema,
+  flashblockRecordSchema,
+  logRecordSchema,
+  type BlockRecord,
+  type ChainRecord,
+  type LogRecordValue,
+} from '../../src/schemas/records.ts';
 import { eventually, metricValue, testContext } from '../helpers/context.ts';
 import { readTopic, startFlashlog, startRpcProxy, type FlashlogUnderTest } from '../helpers/execution-harness.ts';
 
@@ -16,17 +24,26 @@ const ZERO = `0x${'0'.repeat(64)}`;
 type Json = Record<string, unknown>;
 
 async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const body = await response.json() as { result?: T; error?: { message: string } };
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
   if (body.error) throw new Error(`${method}: ${body.error.message}`);
   return body.result as T;
 }
 
 async function collect(flashlog: FlashlogUnderTest) {
   const blocks = (await readTopic(flashlog.log, topics.blocks)).map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
-  const logs = (await readTopic(flashlog.log, topics.logs)).map((record) => ({ key: record.key, value: logRecordSchema.parse(JSON.parse(record.value)) }));
+  const logs = (await readTopic(flashlog.log, topics.logs)).map((record) => ({
+    key: record.key,
+    value: logRecordSchema.parse(JSON.parse(record.value)),
+  }));
   const chain = (await readTopic(flashlog.log, topics.chain)).map((record) => chainRecordSchema.parse(JSON.parse(record.value)));
-  const flashblocks = (await readTopic(flashlog.log, topics.flashblocks)).map((record) => flashblockRecordSchema.parse(JSON.parse(record.value)));
+  const flashblocks = (await readTopic(flashlog.log, topics.flashblocks)).map((record) =>
+    flashblockRecordSchema.parse(JSON.parse(record.value)),
+  );
   return { blocks, logs, chain, flashblocks };
 }
 
@@ -62,11 +79,17 @@ describe('execution and reconciliation on the devnet', () => {
     devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 250, load: 30, rpcPort: 0, wsPort: 0 });
     const ctx = testContext({ rpc: devnet.rpcUrl, executor: 'local', canonicalPollMs: 100 });
     flashlog = await startFlashlog(ctx, { wsUrl: devnet.wsUrl, rpcUrl: devnet.rpcUrl });
-    await eventually(async () => ((await metricValue(ctx, 'flashlog_reconcile_total', { result: 'sealed' })) >= 33 ? true : undefined), 75_000, '33 sealed blocks');
+    await eventually(
+      async () => ((await metricValue(ctx, 'flashlog_reconcile_total', { result: 'sealed' })) >= 33 ? true : undefined),
+      75_000,
+      '33 sealed blocks',
+    );
     await flashlog.stop();
     const { blocks, logs, chain } = await collect(flashlog);
     const complete = completeBlocks(blocks);
-    const sealed = chain.filter((record): record is Extract<ChainRecord, { type: 'sealed' }> => record.type === 'sealed' && complete.has(BigInt(record.blockNumber)));
+    const sealed = chain.filter(
+      (record): record is Extract<ChainRecord, { type: 'sealed' }> => record.type === 'sealed' && complete.has(BigInt(record.blockNumber)),
+    );
     expect(sealed.length).toBeGreaterThanOrEqual(30);
     expect(chain.filter((record) => record.type === 'reorg')).toEqual([]);
 
@@ -129,29 +152,36 @@ describe('execution and reconciliation on the devnet', () => {
   it('with --reorg-every: each reorg publishes the reorg record and removed: true copies of exactly the logs of the transaction left out', async () => {
     devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 250, load: 30, reorgEvery: 3, rpcPort: 0, wsPort: 0 });
     const dropped = new Map<bigint, Hex | null>();
-    devnet.onSealed((block) => { dropped.set(block.number, block.dropped); });
+    devnet.onSealed((block) => {
+      dropped.set(block.number, block.dropped);
+    });
     const ctx = testContext({ rpc: devnet.rpcUrl, executor: 'local', canonicalPollMs: 100 });
     flashlog = await startFlashlog(ctx, { wsUrl: devnet.wsUrl, rpcUrl: devnet.rpcUrl });
     // Which transaction a reorg leaves out is the block's last one, whatever the load sent, so run
     // until at least 4 reorgs happened and one left out a transaction with logs (its canonical
     // receipt, one block later, shows them); only then are removed copies certain to be due.
     const leftOutWithLogs = new Set<Hex>();
-    await eventually(async () => {
-      for (const left of dropped.values()) {
-        if (!left || leftOutWithLogs.has(left)) continue;
-        const receipt = await rpc<{ logs: unknown[] } | null>(devnet!.rpcUrl, 'eth_getTransactionReceipt', [left]);
-        if (receipt && receipt.logs.length > 0) leftOutWithLogs.add(left);
-      }
-      const reorgs = await metricValue(ctx, 'flashlog_reconcile_total', { result: 'reorg' });
-      return reorgs >= 4 && leftOutWithLogs.size > 0 ? true : undefined;
-    }, 110_000, '4 reorgs, one leaving out a transaction with logs');
+    await eventually(
+      async () => {
+        for (const left of dropped.values()) {
+          if (!left || leftOutWithLogs.has(left)) continue;
+          const receipt = await rpc<{ logs: unknown[] } | null>(devnet!.rpcUrl, 'eth_getTransactionReceipt', [left]);
+          if (receipt && receipt.logs.length > 0) leftOutWithLogs.add(left);
+        }
+        const reorgs = await metricValue(ctx, 'flashlog_reconcile_total', { result: 'reorg' });
+        return reorgs >= 4 && leftOutWithLogs.size > 0 ? true : undefined;
+      },
+      110_000,
+      '4 reorgs, one leaving out a transaction with logs',
+    );
     await flashlog.stop();
     const { blocks, logs, chain } = await collect(flashlog);
     const complete = completeBlocks(blocks);
     const reorgs = chain.filter((record): record is Extract<ChainRecord, { type: 'reorg' }> => record.type === 'reorg');
     expect(reorgs.length).toBeGreaterThanOrEqual(4);
     const removed = logs.filter((entry) => entry.value.removed);
-    const removedKey = (log: LogRecordValue) => `${BigInt(log.blockNumber)}|${log.transactionHash}|${BigInt(log.logIndex)}|${log.address}|${log.topics.join(',')}|${log.data}`;
+    const removedKey = (log: LogRecordValue) =>
+      `${BigInt(log.blockNumber)}|${log.transactionHash}|${BigInt(log.logIndex)}|${log.address}|${log.topics.join(',')}|${log.data}`;
     const expected = new Set<string>();
     let withLogs = 0;
     for (const record of reorgs) {
@@ -160,7 +190,9 @@ describe('execution and reconciliation on the devnet', () => {
       expect(left, `block ${number} was a --reorg-every block`).toBeTruthy();
       expect(record.removedTransactions).toEqual([left]);
       expect(record.transactions).not.toContain(left);
-      const preconfirmed = logs.filter((entry) => !entry.value.removed && BigInt(entry.value.blockNumber) === number && entry.value.transactionHash === left);
+      const preconfirmed = logs.filter(
+        (entry) => !entry.value.removed && BigInt(entry.value.blockNumber) === number && entry.value.transactionHash === left,
+      );
       if (preconfirmed.length > 0) withLogs++;
       for (const entry of preconfirmed) expected.add(removedKey(entry.value));
     }
@@ -182,7 +214,9 @@ describe('execution and reconciliation on the devnet', () => {
     const proxy = await startRpcProxy(devnet.rpcUrl);
     try {
       const emitted: string[] = [];
-      devnet.onFlashblock((flashblock) => { emitted.push(`${flashblock.metadata.block_number}/${flashblock.index}`); });
+      devnet.onFlashblock((flashblock) => {
+        emitted.push(`${flashblock.metadata.block_number}/${flashblock.index}`);
+      });
       const ctx = testContext({ rpc: proxy.url, executor: 'local', canonicalPollMs: 100 });
       flashlog = await startFlashlog(ctx, { wsUrl: devnet.wsUrl, rpcUrl: proxy.url });
       const sealed = () => metricValue(ctx, 'flashlog_reconcile_total', { result: 'sealed' });
@@ -195,7 +229,11 @@ describe('execution and reconciliation on the devnet', () => {
       const upAt = BigInt(emitted.at(-1)!.split('/')[0]!);
       // Recovery: canonical heads followed again and blocks after the outage executed and sealed.
       const running = flashlog;
-      await eventually(async () => ((await sealed()) >= sealedDuring + 5 && (running.execution.state().canonical ?? 0n) > upAt + 3n ? true : undefined), 45_000, 'sealed blocks after the outage');
+      await eventually(
+        async () => ((await sealed()) >= sealedDuring + 5 && (running.execution.state().canonical ?? 0n) > upAt + 3n ? true : undefined),
+        45_000,
+        'sealed blocks after the outage',
+      );
       await flashlog.stop();
       expect(await metricValue(ctx, 'flashlog_upstream_errors_total', { purpose: 'canonical' })).toBeGreaterThan(0);
       const { blocks, chain, flashblocks } = await collect(flashlog);
@@ -205,13 +243,18 @@ describe('execution and reconciliation on the devnet', () => {
       expect(new Set(inLog).size).toBe(inLog.length);
       const first = BigInt(blocks.find((block) => block.index === 0)!.blockNumber);
       const last = BigInt(flashblocks.at(-1)!.blockNumber);
-      const expected = emitted.filter((key) => { const n = BigInt(key.split('/')[0]!); return n >= first && n < last; });
+      const expected = emitted.filter((key) => {
+        const n = BigInt(key.split('/')[0]!);
+        return n >= first && n < last;
+      });
       expect(expected.length).toBeGreaterThan(40);
       const logged = new Set(inLog);
       expect(expected.filter((key) => !logged.has(key))).toEqual([]);
       // The outage spanned real blocks, and blocks after it carry receipts again and were sealed.
       expect(upAt - downAt).toBeGreaterThanOrEqual(8n);
-      expect(blocks.some((block) => BigInt(block.blockNumber) > upAt + 1n && block.receipts !== null && block.receipts.length > 0)).toBe(true);
+      expect(blocks.some((block) => BigInt(block.blockNumber) > upAt + 1n && block.receipts !== null && block.receipts.length > 0)).toBe(
+        true,
+      );
       expect(chain.some((record) => record.type === 'sealed' && BigInt(record.blockNumber) > upAt)).toBe(true);
       expect(await metricValue(ctx, 'flashlog_executor_checks_total', { result: 'mismatch' })).toBe(0);
     } finally {

@@ -14,13 +14,22 @@ type Json = Record<string, unknown>;
 const ZERO = `0x${'0'.repeat(64)}`;
 
 async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const body = await response.json() as { result?: T; error?: { message: string } };
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
   if (body.error) throw new Error(`${method}: ${body.error.message}`);
   return body.result as T;
 }
 
-async function compareSealed(devnet: Devnet, flashlog: FlashlogUnderTest, fields: (receipt: Json) => readonly string[], kind: string): Promise<number> {
+async function compareSealed(
+  devnet: Devnet,
+  flashlog: FlashlogUnderTest,
+  fields: (receipt: Json) => readonly string[],
+  kind: string,
+): Promise<number> {
   const blocks = (await readTopic(flashlog.log, topics.blocks)).map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
   const byNumber = new Map<bigint, BlockRecord[]>();
   for (const block of blocks) {
@@ -29,7 +38,12 @@ async function compareSealed(devnet: Devnet, flashlog: FlashlogUnderTest, fields
     byNumber.set(number, [...(byNumber.get(number) ?? []), block]);
   }
   // Blocks flashlog reconciled as sealed: pre-confirmed in full, from index 0 to the last flashblock.
-  const sealed = new Set((await readTopic(flashlog.log, topics.chain)).map((record) => chainRecordSchema.parse(JSON.parse(record.value))).filter((record) => record.type === 'sealed').map((record) => BigInt(record.blockNumber)));
+  const sealed = new Set(
+    (await readTopic(flashlog.log, topics.chain))
+      .map((record) => chainRecordSchema.parse(JSON.parse(record.value)))
+      .filter((record) => record.type === 'sealed')
+      .map((record) => BigInt(record.blockNumber)),
+  );
   let compared = 0;
   for (const [number, records] of byNumber) {
     if (!sealed.has(number)) continue;
@@ -45,9 +59,17 @@ async function compareSealed(devnet: Devnet, flashlog: FlashlogUnderTest, fields
       for (const field of fields(receipt)) {
         if (field === 'logs') {
           const strip = (logs: Json[]) => logs.map(({ blockHash: _ignored, ...rest }) => rest);
-          expect({ field, tx: receipt.transactionHash, value: strip(mine.logs as Json[]) }).toEqual({ field, tx: receipt.transactionHash, value: strip(receipt.logs as Json[]) });
+          expect({ field, tx: receipt.transactionHash, value: strip(mine.logs as Json[]) }).toEqual({
+            field,
+            tx: receipt.transactionHash,
+            value: strip(receipt.logs as Json[]),
+          });
         } else {
-          expect({ field, tx: receipt.transactionHash, value: mine[field] }).toEqual({ field, tx: receipt.transactionHash, value: receipt[field] });
+          expect({ field, tx: receipt.transactionHash, value: mine[field] }).toEqual({
+            field,
+            tx: receipt.transactionHash,
+            value: receipt[field],
+          });
         }
       }
       compared++;
@@ -70,16 +92,35 @@ describe('metadata and node executors on the devnet', () => {
     devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 250, load: 30, metadataReceipts: true, rpcPort: 0, wsPort: 0 });
     const ctx = testContext({ rpc: devnet.rpcUrl, executor: 'auto', canonicalPollMs: 100 });
     flashlog = await startFlashlog(ctx, { wsUrl: devnet.wsUrl, rpcUrl: devnet.rpcUrl });
-    await eventually(async () => ((await metricValue(ctx, 'flashlog_reconcile_total', { result: 'sealed' })) >= 6 ? true : undefined), 40_000, '6 sealed blocks');
+    await eventually(
+      async () => ((await metricValue(ctx, 'flashlog_reconcile_total', { result: 'sealed' })) >= 6 ? true : undefined),
+      40_000,
+      '6 sealed blocks',
+    );
     await flashlog.stop();
     expect(await metricValue(ctx, 'flashlog_execution_errors_total')).toBe(0);
     // Every flashblock's metadata receipts give its receipts_root and gas_used (src/evm/receipts-root.ts).
     expect(await metricValue(ctx, 'flashlog_executor_checks_total', { result: 'match' })).toBeGreaterThan(20);
     expect(await metricValue(ctx, 'flashlog_executor_checks_total', { result: 'mismatch' })).toBe(0);
-    const compared = await compareSealed(devnet, flashlog, (receipt) => [
-      'transactionIndex', 'blockNumber', 'from', 'to', 'cumulativeGasUsed', 'gasUsed', 'effectiveGasPrice', 'logs', 'logsBloom', 'status', 'type',
-      ...(receipt.type === '0x7e' ? ['depositNonce', 'depositReceiptVersion'] : ['contractAddress']),
-    ], 'metadata');
+    const compared = await compareSealed(
+      devnet,
+      flashlog,
+      (receipt) => [
+        'transactionIndex',
+        'blockNumber',
+        'from',
+        'to',
+        'cumulativeGasUsed',
+        'gasUsed',
+        'effectiveGasPrice',
+        'logs',
+        'logsBloom',
+        'status',
+        'type',
+        ...(receipt.type === '0x7e' ? ['depositNonce', 'depositReceiptVersion'] : ['contractAddress']),
+      ],
+      'metadata',
+    );
     expect(compared).toBeGreaterThan(60);
   }, 90_000);
 
@@ -87,10 +128,19 @@ describe('metadata and node executors on the devnet', () => {
     devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 250, load: 30, rpcPort: 0, wsPort: 0 });
     const ctx = testContext({ rpc: devnet.rpcUrl, executor: 'node', canonicalPollMs: 100 });
     flashlog = await startFlashlog(ctx, { wsUrl: devnet.wsUrl, rpcUrl: devnet.rpcUrl });
-    await eventually(async () => ((await metricValue(ctx, 'flashlog_reconcile_total', { result: 'sealed' })) >= 6 ? true : undefined), 40_000, '6 sealed blocks');
+    await eventually(
+      async () => ((await metricValue(ctx, 'flashlog_reconcile_total', { result: 'sealed' })) >= 6 ? true : undefined),
+      40_000,
+      '6 sealed blocks',
+    );
     await flashlog.stop();
     expect(await metricValue(ctx, 'flashlog_executor_node_retries_total')).toBeGreaterThan(0);
-    const compared = await compareSealed(devnet, flashlog, (receipt) => Object.keys(receipt).filter((field) => field !== 'blockHash'), 'node');
+    const compared = await compareSealed(
+      devnet,
+      flashlog,
+      (receipt) => Object.keys(receipt).filter((field) => field !== 'blockHash'),
+      'node',
+    );
     expect(compared).toBeGreaterThan(60);
   }, 90_000);
 });

@@ -68,7 +68,12 @@ describe('fixture chain upstream', () => {
   it('returns full transaction objects', async () => {
     const block = await result('eth_getBlockByNumber', ['0x2a', true]);
     const tx = block.transactions.find((candidate: { type: Hex }) => candidate.type === '0x3');
-    expect(tx).toMatchObject({ blockHash: block.hash, blockNumber: '0x2a', hash: expect.stringMatching(/^0x[0-9a-f]{64}$/), from: expect.stringMatching(/^0x[0-9a-f]{40}$/) });
+    expect(tx).toMatchObject({
+      blockHash: block.hash,
+      blockNumber: '0x2a',
+      hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      from: expect.stringMatching(/^0x[0-9a-f]{40}$/),
+    });
     expect(tx.blobVersionedHashes).toHaveLength(1);
   });
 
@@ -78,7 +83,13 @@ describe('fixture chain upstream', () => {
     const bad = await call('eth_getBalance', ['0x12', 'latest']);
     expect(bad.error.code).toBe(-32602);
     expect(bad.error.message).toContain('params[0]');
-    const batch = await post([{ jsonrpc: '2.0', id: 'a', method: 'eth_blockNumber' }, { jsonrpc: '2.0', id: 'b', method: 'net_version' }]);
-    expect(batch).toEqual([{ jsonrpc: '2.0', id: 'a', result: '0x36' }, { jsonrpc: '2.0', id: 'b', result: '3503995874084926' }]);
+    const batch = await post([
+      { jsonrpc: '2.0', id: 'a', method: 'eth_blockNumber' },
+      { jsonrpc: '2.0', id: 'b', method: 'net_version' },
+    ]);
+    expect(batch).toEqual([
+      { jsonrpc: '2.0', id: 'a', result: '0x36' },
+      { jsonrpc: '2.0', id: 'b', result: '3503995874084926' },
+    ]);
   });
 });

@@ -28,11 +28,18 @@ afterAll(async () => {
 
 async function connect(url: string) {
   const ws = new WebSocket(url);
-  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
   const notifications: Notification[] = [];
   const answers = new Map<number, { result?: unknown; error?: { code: number; message: string } }>();
   ws.on('message', (data) => {
-    const message = JSON.parse(data.toString()) as Notification & { id?: number; result?: unknown; error?: { code: number; message: string } };
+    const message = JSON.parse(data.toString()) as Notification & {
+      id?: number;
+      result?: unknown;
+      error?: { code: number; message: string };
+    };
     if (message.id !== undefined) answers.set(message.id, message);
     else notifications.push(message);
   });
@@ -46,7 +53,11 @@ async function connect(url: string) {
 }
 
 const rpc = async (url: string, method: string, params: unknown[]) => {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   return (await response.json()) as { result?: any; error?: { code: number; message: string } };
 };
 
@@ -61,18 +72,31 @@ describe('newFlashblockTransactions', () => {
     const hashes = (await client.call('eth_subscribe', ['newFlashblockTransactions'])).result as string;
     const explicitHashes = (await client.call('eth_subscribe', ['newFlashblockTransactions', false])).result as string;
     const full = (await client.call('eth_subscribe', ['newFlashblockTransactions', true])).result as string;
-    const filtered = (await client.call('eth_subscribe', ['newFlashblockTransactions', { address: contract, topics: [topic] }])).result as string;
-    const unmatched = (await client.call('eth_subscribe', ['newFlashblockTransactions', { address: contract, topics: [`0x${'ab'.repeat(32)}`] }])).result as string;
+    const filtered = (await client.call('eth_subscribe', ['newFlashblockTransactions', { address: contract, topics: [topic] }]))
+      .result as string;
+    const unmatched = (
+      await client.call('eth_subscribe', ['newFlashblockTransactions', { address: contract, topics: [`0x${'ab'.repeat(32)}`] }])
+    ).result as string;
 
     // The gateway follows from a block's first flashblock on: send in a block it has from the start.
     await setup.afterSeal();
     const common = { chainId: devnet.chainId, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000n, type: 'eip1559' as const };
-    const transfer = await account.signTransaction({ ...common, nonce, to: '0x00000000000000000000000000000000000000bb', value: 5n, gas: 21_000n });
+    const transfer = await account.signTransaction({
+      ...common,
+      nonce,
+      to: '0x00000000000000000000000000000000000000bb',
+      value: 5n,
+      gas: 21_000n,
+    });
     const deploy = await account.signTransaction({ ...common, nonce: nonce + 1, to: null, data: initcode, gas: 300_000n });
     const transferHash = (await rpc(devnet.rpcUrl, 'eth_sendRawTransaction', [transfer])).result as string;
     const deployHash = (await rpc(devnet.rpcUrl, 'eth_sendRawTransaction', [deploy])).result as string;
     const of = (id: string) => client.notifications.filter((n) => n.params.subscription === id).map((n) => n.params.result);
-    await eventually(() => (of(full).some((tx) => tx.hash === deployHash) && of(filtered).length > 0 ? true : undefined), 15_000, 'both transactions');
+    await eventually(
+      () => (of(full).some((tx) => tx.hash === deployHash) && of(filtered).length > 0 ? true : undefined),
+      15_000,
+      'both transactions',
+    );
 
     expect(of(hashes)).toEqual(expect.arrayContaining([transferHash, deployHash]));
     expect(of(explicitHashes)).toEqual(of(hashes));
@@ -104,12 +128,23 @@ describe('eth_getLogs filter limits', () => {
 
   it('takes 1,000 addresses and 1,000 topics in a position, and refuses more naming the limit', async () => {
     const url = setup.serve.gateway.url;
-    const atLimit = await rpc(url, 'eth_getLogs', [{ fromBlock: 'latest', toBlock: 'latest', address: Array.from({ length: 1000 }, (_, i) => address(i + 1)), topics: [Array.from({ length: 1000 }, (_, i) => word(i + 1))] }]);
+    const atLimit = await rpc(url, 'eth_getLogs', [
+      {
+        fromBlock: 'latest',
+        toBlock: 'latest',
+        address: Array.from({ length: 1000 }, (_, i) => address(i + 1)),
+        topics: [Array.from({ length: 1000 }, (_, i) => word(i + 1))],
+      },
+    ]);
     expect(atLimit.error).toBeUndefined();
     expect(atLimit.result).toEqual([]);
-    const addresses = await rpc(url, 'eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending', address: Array.from({ length: 1001 }, (_, i) => address(i + 1)) }]);
+    const addresses = await rpc(url, 'eth_getLogs', [
+      { fromBlock: 'pending', toBlock: 'pending', address: Array.from({ length: 1001 }, (_, i) => address(i + 1)) },
+    ]);
     expect(addresses.error).toEqual({ code: -32602, message: 'params[0].address: expected at most 1000 addresses, got 1001' });
-    const topics = await rpc(url, 'eth_getLogs', [{ fromBlock: 'latest', topics: [null, Array.from({ length: 1001 }, (_, i) => word(i + 1))] }]);
+    const topics = await rpc(url, 'eth_getLogs', [
+      { fromBlock: 'latest', topics: [null, Array.from({ length: 1001 }, (_, i) => word(i + 1))] },
+    ]);
     expect(topics.error).toEqual({ code: -32602, message: 'params[0].topics[1]: expected at most 1000 topics in one position, got 1001' });
   });
 });

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createPublicClient, createWalletClient, getContractAddress, http, webSocket, type Hex, type PublicClient,
-} from 'viem';
+import { createPublicClient, createWalletClient, getContractAddress, http, webSocket, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Devnet } from '../../src/devnet/devnet.ts';
 import type { Serve } from '../../streams/serve.ts';
@@ -52,9 +50,17 @@ describe('the gateway on the devnet, with viem', () => {
     const contract = getContractAddress({ from: account.address, nonce: BigInt(nonce + 1) });
     const received: { address: string; topics: string[]; transactionHash: string; blockHash: string }[] = [];
     const subscribe = ws.transport.subscribe as unknown as (args: {
-      params: unknown[]; onData: (data: { result: (typeof received)[number] }) => void; onError: (error: unknown) => void;
+      params: unknown[];
+      onData: (data: { result: (typeof received)[number] }) => void;
+      onError: (error: unknown) => void;
     }) => Promise<{ unsubscribe: () => Promise<unknown> }>;
-    const subscription = await subscribe({ params: ['pendingLogs', { address: contract }], onData: (data) => { received.push(data.result); }, onError: () => {} });
+    const subscription = await subscribe({
+      params: ['pendingLogs', { address: contract }],
+      onData: (data) => {
+        received.push(data.result);
+      },
+      onError: () => {},
+    });
 
     await afterSeal();
     const sealedBefore = await node.getBlockNumber();
@@ -62,7 +68,11 @@ describe('the gateway on the devnet, with viem', () => {
     const transfer = await wallet.sendTransaction({ chain: null, to: recipient, value: 12_345n, nonce, gas: 21_000n, ...gas });
     const deploy = await wallet.sendTransaction({ chain: null, data: initcode, nonce: nonce + 1, gas: 200_000n, ...gas });
 
-    await eventually(async () => ((await gateway.getCode({ address: contract, blockTag: 'pending' })) === runtime ? true : undefined), 3000, 'pre-confirmed deployment');
+    await eventually(
+      async () => ((await gateway.getCode({ address: contract, blockTag: 'pending' })) === runtime ? true : undefined),
+      3000,
+      'pre-confirmed deployment',
+    );
     const balance = await gateway.getBalance({ address: recipient, blockTag: 'pending' });
     const storage = await gateway.getStorageAt({ address: contract, slot: '0x0', blockTag: 'pending' });
     const pending = await gateway.getBlock({ blockTag: 'pending' });
@@ -99,21 +109,43 @@ describe('the gateway on the devnet, with viem', () => {
     const node = createPublicClient({ transport: http(devnet.rpcUrl) }) as PublicClient;
     await afterSeal();
     const nonce = await node.getTransactionCount({ address: account.address });
-    const hash = await wallet.sendTransaction({ chain: null, data: initcode, nonce, gas: 200_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1n });
+    const hash = await wallet.sendTransaction({
+      chain: null,
+      data: initcode,
+      nonce,
+      gas: 200_000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1n,
+    });
     const url = serve.gateway.url;
-    await eventually(async () => ((await raw(url, 'eth_getTransactionReceipt', [hash])).result ? true : undefined), 3000, 'pending receipt');
+    await eventually(
+      async () => ((await raw(url, 'eth_getTransactionReceipt', [hash])).result ? true : undefined),
+      3000,
+      'pending receipt',
+    );
     const block = (await raw(url, 'eth_getBlockByNumber', ['pending', true])).result;
     const position = block.transactions.findIndex((tx: { hash: string }) => tx.hash === hash);
     expect(position, JSON.stringify(block.transactions.map((tx: { type: string; hash: string }) => [tx.type, tx.hash]))).toBeGreaterThan(0); // the L1-attributes deposit is first
     expect(block.transactions[0].type).toBe('0x7e');
     const receipts = (await raw(url, 'eth_getBlockReceipts', ['pending'])).result;
     expect(receipts[position].transactionHash).toBe(hash);
-    expect((await raw(url, 'eth_getTransactionByHash', [hash])).result).toMatchObject({ hash, blockHash: null, blockNumber: block.number, from: account.address.toLowerCase() });
-    expect((await raw(url, 'eth_getBlockTransactionCountByNumber', ['pending'])).result).toBe(`0x${block.transactions.length.toString(16)}`);
+    expect((await raw(url, 'eth_getTransactionByHash', [hash])).result).toMatchObject({
+      hash,
+      blockHash: null,
+      blockNumber: block.number,
+      from: account.address.toLowerCase(),
+    });
+    expect((await raw(url, 'eth_getBlockTransactionCountByNumber', ['pending'])).result).toBe(
+      `0x${block.transactions.length.toString(16)}`,
+    );
     expect((await raw(url, 'eth_getTransactionCount', [account.address, 'pending'])).result).toBe(`0x${(nonce + 1).toString(16)}`);
     expect((await raw(url, 'eth_getTransactionCount', [account.address, 'latest'])).result).toBe(`0x${nonce.toString(16)}`);
     // A mixed range: historical logs of earlier blocks from the node, then the pending ones, each with blockTimestamp.
-    const mixed = (await raw(url, 'eth_getLogs', [{ fromBlock: '0x1', toBlock: 'pending', topics: [topic] }])).result as { blockNumber: string; transactionHash: string; blockTimestamp?: string }[];
+    const mixed = (await raw(url, 'eth_getLogs', [{ fromBlock: '0x1', toBlock: 'pending', topics: [topic] }])).result as {
+      blockNumber: string;
+      transactionHash: string;
+      blockTimestamp?: string;
+    }[];
     expect(mixed.at(-1)!.transactionHash).toBe(hash);
     expect(mixed.length).toBeGreaterThanOrEqual(2);
     expect(mixed.every((entry) => entry.blockTimestamp !== undefined)).toBe(true);

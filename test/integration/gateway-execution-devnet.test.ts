@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createPublicClient, createWalletClient, decodeFunctionResult, encodeAbiParameters, encodeErrorResult, encodeFunctionData, getContractAddress, http, pad, type Hex, type PublicClient,
+  createPublicClient,
+  createWalletClient,
+  decodeFunctionResult,
+  encodeAbiParameters,
+  encodeErrorResult,
+  encodeFunctionData,
+  getContractAddress,
+  http,
+  pad,
+  type Hex,
+  type PublicClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DevnetToken } from '../../src/devnet/contracts/bytecode.ts';
@@ -58,7 +68,11 @@ describe('eth_call and eth_estimateGas on pre-confirmed state (devnet)', () => {
     const fees = { maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000n };
     await wallet.sendTransaction({ chain: null, to: fresh, value: 10n ** 18n, nonce, gas: 21_000n, ...fees });
     await wallet.sendTransaction({ chain: null, data: initcode, nonce: nonce + 1, gas: 200_000n, ...fees });
-    await eventually(async () => ((await raw(gateway, 'eth_getCode', [contract, 'pending'])).result === runtime ? true : undefined), 4000, 'pre-confirmed deployment');
+    await eventually(
+      async () => ((await raw(gateway, 'eth_getCode', [contract, 'pending'])).result === runtime ? true : undefined),
+      4000,
+      'pre-confirmed deployment',
+    );
 
     const call = { to: contract, data: '0x' };
     const pendingCall = await raw(gateway, 'eth_call', [call, 'pending']);
@@ -69,8 +83,14 @@ describe('eth_call and eth_estimateGas on pre-confirmed state (devnet)', () => {
     const latestTransfer = await raw(gateway, 'eth_estimateGas', [transfer, 'latest']);
     const estimate = await raw(gateway, 'eth_estimateGas', [{ from: fresh, to: contract, data: '0x12345678' }, 'pending']);
     const gas = BigInt(estimate.result as string);
-    const atEstimate = await raw(gateway, 'eth_call', [{ from: fresh, to: contract, data: '0x12345678', gas: `0x${gas.toString(16)}` }, 'pending']);
-    const below = await raw(gateway, 'eth_call', [{ from: fresh, to: contract, data: '0x12345678', gas: `0x${(gas - 1n).toString(16)}` }, 'pending']);
+    const atEstimate = await raw(gateway, 'eth_call', [
+      { from: fresh, to: contract, data: '0x12345678', gas: `0x${gas.toString(16)}` },
+      'pending',
+    ]);
+    const below = await raw(gateway, 'eth_call', [
+      { from: fresh, to: contract, data: '0x12345678', gas: `0x${(gas - 1n).toString(16)}` },
+      'pending',
+    ]);
     // All of it was answered before the node sealed the block.
     expect(await node.getBlockNumber()).toBe(sealedBefore);
 
@@ -93,21 +113,46 @@ describe('eth_call and eth_estimateGas on pre-confirmed state (devnet)', () => {
     // Sealed first: the token, and ETH for the holder's gas.
     const nonce = await node.getTransactionCount({ address: owner.address });
     const token = getContractAddress({ from: owner.address, nonce: BigInt(nonce) });
-    await wallet.sendTransaction({ chain: null, nonce, gas: 1_500_000n, ...fees, data: `${DevnetToken.bytecode}${encodeAbiParameters([{ type: 'uint256' }], [10n ** 24n]).slice(2)}` as Hex });
+    await wallet.sendTransaction({
+      chain: null,
+      nonce,
+      gas: 1_500_000n,
+      ...fees,
+      data: `${DevnetToken.bytecode}${encodeAbiParameters([{ type: 'uint256' }], [10n ** 24n]).slice(2)}` as Hex,
+    });
     await wallet.sendTransaction({ chain: null, nonce: nonce + 1, gas: 21_000n, ...fees, to: holder.address, value: 10n ** 17n });
-    await eventually(async () => ((await node.getBalance({ address: holder.address })) > 0n ? true : undefined), 15_000, 'the sealed setup');
+    await eventually(
+      async () => ((await node.getBalance({ address: holder.address })) > 0n ? true : undefined),
+      15_000,
+      'the sealed setup',
+    );
 
     // Pre-confirmed: tokens to the holder.
     await afterSeal();
     const sealedBefore = await node.getBlockNumber();
     const amount = 12_345n;
-    await wallet.sendTransaction({ chain: null, nonce: nonce + 2, gas: 80_000n, ...fees, to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [holder.address, amount] }) });
+    await wallet.sendTransaction({
+      chain: null,
+      nonce: nonce + 2,
+      gas: 80_000n,
+      ...fees,
+      to: token,
+      data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [holder.address, amount] }),
+    });
     const balanceOf = { to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'balanceOf', args: [holder.address] }) };
     const decode = (data: unknown) => decodeFunctionResult({ abi: DevnetToken.abi, functionName: 'balanceOf', data: data as Hex });
-    await eventually(async () => ((await raw(serve.gateway.url, 'eth_call', [balanceOf, 'pending'])).result !== word(0) ? true : undefined), 4000, 'the pre-confirmed token transfer');
+    await eventually(
+      async () => ((await raw(serve.gateway.url, 'eth_call', [balanceOf, 'pending'])).result !== word(0) ? true : undefined),
+      4000,
+      'the pre-confirmed token transfer',
+    );
     const pendingBalance = await raw(serve.gateway.url, 'eth_call', [balanceOf, 'pending']);
     const latestBalance = await raw(serve.gateway.url, 'eth_call', [balanceOf, 'latest']);
-    const onward = { from: holder.address, to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [owner.address, amount] }) };
+    const onward = {
+      from: holder.address,
+      to: token,
+      data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [owner.address, amount] }),
+    };
     const pendingEstimate = await raw(serve.gateway.url, 'eth_estimateGas', [onward, 'pending']);
     const latestEstimate = await raw(serve.gateway.url, 'eth_estimateGas', [onward, 'latest']);
     expect(await node.getBlockNumber(), 'answered before the seal').toBe(sealedBefore);
@@ -126,14 +171,30 @@ describe('eth_call and eth_estimateGas on pre-confirmed state (devnet)', () => {
     const wallet = createWalletClient({ account: owner, transport: http(devnet.rpcUrl) });
     await afterSeal();
     const sealedBefore = await node.getBlockNumber();
-    await wallet.sendTransaction({ chain: null, gas: 21_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000n, to: fresh.address, value: 10n ** 16n });
-    await eventually(async () => ((await raw(serve.gateway.url, 'eth_getBalance', [fresh.address, 'pending'])).result !== '0x0' ? true : undefined), 4000, 'the pre-confirmed transfer');
-    const payload = { blockStateCalls: [{ calls: [{ from: fresh.address, to: owner.address, value: '0x38d7ea4c68000' }] }], traceTransfers: true };
+    await wallet.sendTransaction({
+      chain: null,
+      gas: 21_000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000n,
+      to: fresh.address,
+      value: 10n ** 16n,
+    });
+    await eventually(
+      async () => ((await raw(serve.gateway.url, 'eth_getBalance', [fresh.address, 'pending'])).result !== '0x0' ? true : undefined),
+      4000,
+      'the pre-confirmed transfer',
+    );
+    const payload = {
+      blockStateCalls: [{ calls: [{ from: fresh.address, to: owner.address, value: '0x38d7ea4c68000' }] }],
+      traceTransfers: true,
+    };
     const pending = await raw(serve.gateway.url, 'eth_simulateV1', [payload, 'pending']);
     const latest = await raw(serve.gateway.url, 'eth_simulateV1', [payload, 'latest']);
     expect(await node.getBlockNumber(), 'answered before the seal').toBe(sealedBefore);
 
-    const [block] = pending.result as [{ number: string; calls: { status: string; logs: { address: string; topics: string[]; data: string }[] }[] }];
+    const [block] = pending.result as [
+      { number: string; calls: { status: string; logs: { address: string; topics: string[]; data: string }[] }[] },
+    ];
     expect(BigInt(block.number)).toBe(sealedBefore + 1n);
     expect(block.calls[0]!.status, JSON.stringify(pending)).toBe('0x1');
     expect(block.calls[0]!.logs).toHaveLength(1);
@@ -147,12 +208,23 @@ describe('eth_call and eth_estimateGas on pre-confirmed state (devnet)', () => {
 
   it('a revert answers code 3 with its reason and data; the gas cap bounds the estimate; bad params name the field', async () => {
     const reverter = '0x00000000000000000000000000000000000000aa';
-    const reason = encodeErrorResult({ abi: [{ type: 'error', name: 'Error', inputs: [{ type: 'string' }] }], errorName: 'Error', args: ['boom'] });
+    const reason = encodeErrorResult({
+      abi: [{ type: 'error', name: 'Error', inputs: [{ type: 'string' }] }],
+      errorName: 'Error',
+      args: ['boom'],
+    });
     // Code: CODECOPY the revert data from behind the 14 bytes of code, then REVERT with it.
     const size = ((reason.length - 2) / 2).toString(16).padStart(4, '0');
     const revertCode = `0x61${size}600e60003961${size}6000fd${reason.slice(2)}`;
     const loop = '0x5b600056'; // JUMPDEST PUSH1 0 JUMP: runs until the gas is gone
-    await eventually(async () => ((await raw(serve.gateway.url, 'eth_getBlockByNumber', ['pending', false])).result?.hash === `0x${'0'.repeat(64)}` ? true : undefined), 8000, 'a pre-confirmed block');
+    await eventually(
+      async () =>
+        (await raw(serve.gateway.url, 'eth_getBlockByNumber', ['pending', false])).result?.hash === `0x${'0'.repeat(64)}`
+          ? true
+          : undefined,
+      8000,
+      'a pre-confirmed block',
+    );
 
     const call = await raw(serve.gateway.url, 'eth_call', [{ to: reverter }, 'pending', { [reverter]: { code: revertCode } }]);
     const estimate = await raw(serve.gateway.url, 'eth_estimateGas', [{ to: reverter }, 'pending', { [reverter]: { code: revertCode } }]);

@@ -16,16 +16,32 @@ const metrics = new Registry();
 
 beforeAll(async () => {
   gateway = await createGateway({
-    host: '127.0.0.1', port: 0, view: initialViewState, states$: NEVER, upstream: createUpstream('http://127.0.0.1:9', { timeoutMs: 100 }),
-    logger: pino({ level: 'silent' }), metrics, public: false, rateLimit: 1000, maxBodyBytes: 1 << 20, maxBatch: 10,
-    maxConnections: 10, maxSubscriptions: 10, maxBufferedBytes: 1 << 20, maxLogsRange: 2000, heartbeatMs: 200,
+    host: '127.0.0.1',
+    port: 0,
+    view: initialViewState,
+    states$: NEVER,
+    upstream: createUpstream('http://127.0.0.1:9', { timeoutMs: 100 }),
+    logger: pino({ level: 'silent' }),
+    metrics,
+    public: false,
+    rateLimit: 1000,
+    maxBodyBytes: 1 << 20,
+    maxBatch: 10,
+    maxConnections: 10,
+    maxSubscriptions: 10,
+    maxBufferedBytes: 1 << 20,
+    maxLogsRange: 2000,
+    heartbeatMs: 200,
   });
 });
 afterAll(() => gateway?.close());
 
 const open = async () => {
   const socket = new WebSocket(gateway.wsUrl);
-  await new Promise<void>((resolve, reject) => { socket.once('open', () => resolve()); socket.once('error', reject); });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
   return socket;
 };
 
@@ -34,11 +50,14 @@ describe('WebSocket heartbeat', () => {
     const live = await open();
     const stalled = await open();
     let liveClosed = false;
-    live.on('close', () => { liveClosed = true; });
+    live.on('close', () => {
+      liveClosed = true;
+    });
     (stalled as unknown as { _socket: { pause(): void } })._socket.pause();
     const metric = async (name: string) => Number((await metrics.metrics()).match(new RegExp(`^${name} (\\d+)`, 'm'))?.[1] ?? Number.NaN);
     const started = Date.now();
-    while ((await metric('flashlog_ws_heartbeat_disconnects_total')) < 1 && Date.now() - started < 3000) await new Promise((resolve) => setTimeout(resolve, 50));
+    while ((await metric('flashlog_ws_heartbeat_disconnects_total')) < 1 && Date.now() - started < 3000)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(Date.now() - started, 'the stalled client is closed within about two heartbeats').toBeLessThan(2000);
     await new Promise((resolve) => setTimeout(resolve, 800));
     expect(await metric('flashlog_ws_heartbeat_disconnects_total'), 'only the stalled client').toBe(1);

@@ -66,7 +66,11 @@ describe('two gateways on one Kafka log', () => {
     // More flashblocks arrive live: both follow.
     await logs[1]!.produce(pending.flashblock([txs[2]!, txs[3]!]));
     for (const serve of serves) {
-      await eventually(async () => ((await call(serve, 'eth_getBlockTransactionCountByNumber', ['pending'])).result === '0x3' ? true : undefined), 15_000, 'live flashblock');
+      await eventually(
+        async () => ((await call(serve, 'eth_getBlockTransactionCountByNumber', ['pending'])).result === '0x3' ? true : undefined),
+        15_000,
+        'live flashblock',
+      );
     }
     const second = await Promise.all(queries(txs[3]!.hash).map(([m, p]) => call(a, m, p)));
     expect((second[3]!.result as unknown[]).length).toBe(3);

@@ -25,9 +25,23 @@ beforeAll(async () => {
   dir = tempDir();
   log = createEmbeddedLog({ path: `${dir.path}/flashlog.db` });
   await log.ensureTopics(allTopics.map((name) => ({ name })));
-  stub = await createRpcStub({ eth_blockNumber: () => '0x29', eth_chainId: () => '0x385', eth_getBalance: () => '0x0', eth_getCode: () => '0x', eth_getStorageAt: () => `0x${'0'.repeat(64)}`, eth_getTransactionReceipt: () => null });
+  stub = await createRpcStub({
+    eth_blockNumber: () => '0x29',
+    eth_chainId: () => '0x385',
+    eth_getBalance: () => '0x0',
+    eth_getCode: () => '0x',
+    eth_getStorageAt: () => `0x${'0'.repeat(64)}`,
+    eth_getTransactionReceipt: () => null,
+  });
   txs = await signedTransfers(3);
-  await log.produce(block.flashblock([txs[0]!], { stateDiff: { [sender.address]: { balance: '0xde0b6b3a7640000', nonce: '0x1' }, [contract]: { code: '0x6080', storage: { [`0x${'0'.repeat(64)}`]: `0x${'0'.repeat(63)}7` } } } }));
+  await log.produce(
+    block.flashblock([txs[0]!], {
+      stateDiff: {
+        [sender.address]: { balance: '0xde0b6b3a7640000', nonce: '0x1' },
+        [contract]: { code: '0x6080', storage: { [`0x${'0'.repeat(64)}`]: `0x${'0'.repeat(63)}7` } },
+      },
+    }),
+  );
   serve = await createServe(testContext({ port: 0, rpc: stub.url, headPollMs: 100 }), { log, rpcUrl: stub.url });
 }, 30_000);
 
@@ -60,11 +74,15 @@ describe('viem against the gateway', () => {
     const received: { transactionHash: string; removed: boolean }[] = [];
     // viem types eth_subscribe with the standard kinds only; Base's kinds go through the same call.
     const subscribe = client.transport.subscribe as unknown as (args: {
-      params: unknown[]; onData: (data: { result: { transactionHash: string; removed: boolean } }) => void; onError: (error: unknown) => void;
+      params: unknown[];
+      onData: (data: { result: { transactionHash: string; removed: boolean } }) => void;
+      onError: (error: unknown) => void;
     }) => Promise<{ unsubscribe: () => Promise<unknown> }>;
     const { unsubscribe } = await subscribe({
       params: ['pendingLogs', { address: emitter }],
-      onData: (data) => { received.push(data.result); },
+      onData: (data) => {
+        received.push(data.result);
+      },
       onError: () => {},
     });
     await log.produce(block.flashblock([txs[1]!, txs[2]!]));

@@ -17,8 +17,15 @@ const untouched = '0x00000000000000000000000000000000000000bb';
 const slot = `0x${'0'.repeat(63)}1`;
 const word = `0x${'0'.repeat(62)}2a`;
 const historicalLog = {
-  address: emitter, topics: [transferTopic], data: '0x', blockNumber: '0x9', blockHash: `0x${'99'.repeat(32)}`,
-  transactionHash: `0x${'98'.repeat(32)}`, transactionIndex: '0x0', logIndex: '0x0', removed: false,
+  address: emitter,
+  topics: [transferTopic],
+  data: '0x',
+  blockNumber: '0x9',
+  blockHash: `0x${'99'.repeat(32)}`,
+  transactionHash: `0x${'98'.repeat(32)}`,
+  transactionIndex: '0x0',
+  logIndex: '0x0',
+  removed: false,
 };
 const canonicalReceiptHash = `0x${'77'.repeat(32)}`;
 
@@ -31,7 +38,11 @@ let txs: Awaited<ReturnType<typeof signedTransfers>>;
 const block10 = blockBuilder(10n);
 
 async function rpc(url: string, body: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : null };
 }
@@ -51,8 +62,14 @@ beforeAll(async () => {
   stub = await createRpcStub({
     eth_blockNumber: () => '0x9',
     eth_chainId: () => '0x385',
-    eth_getBlockByNumber: ([tag]) => ({ number: tag === 'latest' ? '0x9' : tag, hash: `0x${'99'.repeat(32)}`, timestamp: '0x1234', transactions: [] }),
-    eth_getTransactionReceipt: ([hash]) => (hash === canonicalReceiptHash ? { transactionHash: canonicalReceiptHash, blockHash: `0x${'99'.repeat(32)}` } : null),
+    eth_getBlockByNumber: ([tag]) => ({
+      number: tag === 'latest' ? '0x9' : tag,
+      hash: `0x${'99'.repeat(32)}`,
+      timestamp: '0x1234',
+      transactions: [],
+    }),
+    eth_getTransactionReceipt: ([hash]) =>
+      hash === canonicalReceiptHash ? { transactionHash: canonicalReceiptHash, blockHash: `0x${'99'.repeat(32)}` } : null,
     eth_getTransactionByHash: () => null,
     eth_getBalance: () => '0x7',
     eth_getTransactionCount: () => '0x3',
@@ -62,7 +79,9 @@ beforeAll(async () => {
     eth_getBlockReceipts: () => [],
   });
   await log.produce([
-    ...block10.flashblock([txs[0]!], { stateDiff: { [account]: { balance: '0x10', nonce: '0x1', code: '0x6000', storage: { [slot]: word } } } }),
+    ...block10.flashblock([txs[0]!], {
+      stateDiff: { [account]: { balance: '0x10', nonce: '0x1', code: '0x6000', storage: { [slot]: word } } },
+    }),
     ...block10.flashblock([txs[1]!, txs[2]!], { stateDiff: { [sender.address.toLowerCase()]: { balance: '0x20', nonce: '0x3' } } }),
   ]);
   serve = await startServe();
@@ -84,7 +103,10 @@ describe('JSON-RPC 2.0 framing', () => {
       { jsonrpc: '2.0', method: 'eth_chainId' },
       { jsonrpc: '2.0', id: 8, method: 'eth_getBlockTransactionCountByNumber', params: ['pending'] },
     ]);
-    expect(batch.body).toEqual([{ jsonrpc: '2.0', id: 7, result: '0x385' }, { jsonrpc: '2.0', id: 8, result: '0x3' }]);
+    expect(batch.body).toEqual([
+      { jsonrpc: '2.0', id: 7, result: '0x385' },
+      { jsonrpc: '2.0', id: 8, result: '0x3' },
+    ]);
     const notification = await rpc(serve.gateway.url, { jsonrpc: '2.0', method: 'eth_chainId' });
     expect(notification.status).toBe(204);
   });
@@ -96,15 +118,27 @@ describe('JSON-RPC 2.0 framing', () => {
     expect(noVersion.error).toMatchObject({ code: -32600, message: expect.stringContaining('jsonrpc: expected "2.0"') });
     expect((await rpc(serve.gateway.url, [])).body.error).toMatchObject({ code: -32600, message: expect.stringContaining('empty batch') });
     const tooMany = Array.from({ length: 101 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_chainId' }));
-    expect((await rpc(serve.gateway.url, tooMany)).body.error).toMatchObject({ code: -32600, message: expect.stringContaining('limit of 100') });
+    expect((await rpc(serve.gateway.url, tooMany)).body.error).toMatchObject({
+      code: -32600,
+      message: expect.stringContaining('limit of 100'),
+    });
     expect((await rpc(serve.gateway.url, [1])).body[0].error.code).toBe(-32600);
     expect((await call('eth_noSuchMethod')).error.code).toBe(-32601);
     expect((await call('eth_subscribe', ['newFlashblocks'])).error.code).toBe(-32601);
     const badTag = await call('eth_getBlockByNumber', ['yesterday', false]);
-    expect(badTag.error).toEqual({ code: -32602, message: 'params[0]: expected hex block number or tag (latest, pending, safe, finalized, earliest), got "yesterday"' });
-    expect((await call('eth_getBalance', ['0x12', 'pending'])).error.message).toBe('params[0]: expected a 20-byte 0x-hex address, got "0x12"');
-    expect((await call('eth_getLogs', [{ fromBlock: 'soon' }])).error.message).toContain('params[0].fromBlock: expected hex block number or tag');
-    expect((await call('eth_getLogs', [{ topics: [[transferTopic, '0x1']] }])).error.message).toContain('params[0].topics[0][1]: expected a 32-byte 0x-hex hash, got "0x1"');
+    expect(badTag.error).toEqual({
+      code: -32602,
+      message: 'params[0]: expected hex block number or tag (latest, pending, safe, finalized, earliest), got "yesterday"',
+    });
+    expect((await call('eth_getBalance', ['0x12', 'pending'])).error.message).toBe(
+      'params[0]: expected a 20-byte 0x-hex address, got "0x12"',
+    );
+    expect((await call('eth_getLogs', [{ fromBlock: 'soon' }])).error.message).toContain(
+      'params[0].fromBlock: expected hex block number or tag',
+    );
+    expect((await call('eth_getLogs', [{ topics: [[transferTopic, '0x1']] }])).error.message).toContain(
+      'params[0].topics[0][1]: expected a 32-byte 0x-hex hash, got "0x1"',
+    );
     expect((await call('eth_getTransactionReceipt', [])).error.message).toBe('params[0]: expected a transaction hash, got nothing');
   });
 
@@ -125,8 +159,15 @@ describe('pending methods from the view', () => {
     expect(block).toMatchObject({ number: '0xa', hash: zeroHash, transactions: txs.slice(0, 3).map((tx) => tx.hash) });
     const full = (await call('eth_getBlockByNumber', ['pending', true])).result;
     expect(full.transactions[1]).toMatchObject({
-      hash: txs[1]!.hash, from: sender.address.toLowerCase(), blockHash: null, blockNumber: '0xa', transactionIndex: '0x1',
-      type: '0x2', nonce: '0x1', value: '0x2', to: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
+      hash: txs[1]!.hash,
+      from: sender.address.toLowerCase(),
+      blockHash: null,
+      blockNumber: '0xa',
+      transactionIndex: '0x1',
+      type: '0x2',
+      nonce: '0x1',
+      value: '0x2',
+      to: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
     });
     expect((await call('eth_getBlockByNumber', ['latest', false])).result.number).toBe('0x9');
   });
@@ -134,10 +175,19 @@ describe('pending methods from the view', () => {
   it('eth_getBlockReceipts(pending), eth_getTransactionReceipt and ByHash canonical first then pending', async () => {
     const receipts = (await call('eth_getBlockReceipts', ['pending'])).result;
     expect(receipts.map((receipt: { transactionHash: string }) => receipt.transactionHash)).toEqual(txs.slice(0, 3).map((tx) => tx.hash));
-    expect((await call('eth_getTransactionReceipt', [txs[2]!.hash])).result).toMatchObject({ transactionHash: txs[2]!.hash, blockHash: zeroHash, blockNumber: '0xa' });
+    expect((await call('eth_getTransactionReceipt', [txs[2]!.hash])).result).toMatchObject({
+      transactionHash: txs[2]!.hash,
+      blockHash: zeroHash,
+      blockNumber: '0xa',
+    });
     expect((await call('eth_getTransactionReceipt', [canonicalReceiptHash])).result.blockHash).toBe(`0x${'99'.repeat(32)}`);
     expect((await call('eth_getTransactionReceipt', [`0x${'55'.repeat(32)}`])).result).toBeNull();
-    expect((await call('eth_getTransactionByHash', [txs[0]!.hash])).result).toMatchObject({ hash: txs[0]!.hash, blockHash: null, blockNumber: '0xa', transactionIndex: '0x0' });
+    expect((await call('eth_getTransactionByHash', [txs[0]!.hash])).result).toMatchObject({
+      hash: txs[0]!.hash,
+      blockHash: null,
+      blockNumber: '0xa',
+      transactionIndex: '0x0',
+    });
   });
 
   it('eth_getLogs: pending, mixed ranges without duplicates, address and topic filters, range limit, blockTimestamp', async () => {
@@ -150,9 +200,21 @@ describe('pending methods from the view', () => {
     const upstreamRange = stub.calls.filter((c) => c.method === 'eth_getLogs').at(-1)!.params[0] as Record<string, string>;
     expect([upstreamRange.fromBlock, upstreamRange.toBlock]).toEqual(['0x9', '0x9']);
     // fromBlock defaults to latest (block 9 upstream): its log plus the three pending ones.
-    expect((await call('eth_getLogs', [{ toBlock: 'pending', address: [untouched, emitter.toUpperCase().replace('0X', '0x')] }])).result).toHaveLength(4);
+    expect(
+      (await call('eth_getLogs', [{ toBlock: 'pending', address: [untouched, emitter.toUpperCase().replace('0X', '0x')] }])).result,
+    ).toHaveLength(4);
     expect((await call('eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending', address: untouched }])).result).toEqual([]);
-    expect((await call('eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending', topics: [null, [zeroHash, `0x${sender.address.slice(2).toLowerCase().padStart(64, '0')}`]] }])).result).toHaveLength(3);
+    expect(
+      (
+        await call('eth_getLogs', [
+          {
+            fromBlock: 'pending',
+            toBlock: 'pending',
+            topics: [null, [zeroHash, `0x${sender.address.slice(2).toLowerCase().padStart(64, '0')}`]],
+          },
+        ])
+      ).result,
+    ).toHaveLength(3);
     expect((await call('eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending', topics: [zeroHash] }])).result).toEqual([]);
     const wide = await call('eth_getLogs', [{ fromBlock: '0x0', toBlock: 'pending' }]);
     expect(wide.result).toHaveLength(4);
@@ -164,7 +226,9 @@ describe('pending methods from the view', () => {
     } finally {
       await narrow.close();
     }
-    expect((await call('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x1000' }])).error.message).toBe('params[0]: block range of 4096 blocks (1 to 4096) exceeds the limit of 2000');
+    expect((await call('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x1000' }])).error.message).toBe(
+      'params[0]: block range of 4096 blocks (1 to 4096) exceeds the limit of 2000',
+    );
   });
 
   it('eth_getBalance/TransactionCount/Code/StorageAt(pending) from the diff, else upstream at the canonical block', async () => {
@@ -183,8 +247,14 @@ describe('pending methods from the view', () => {
 
 describe('upstream', () => {
   it('passes upstream errors through with their code, and turns a hang or an unreachable upstream into -32000', async () => {
-    stub.handlers.eth_sendRawTransaction = () => { throw { code: -32003, message: 'insufficient funds for gas * price + value', data: '0xdead' }; };
-    expect((await call('eth_sendRawTransaction', ['0x00'])).error).toEqual({ code: -32003, message: 'insufficient funds for gas * price + value', data: '0xdead' });
+    stub.handlers.eth_sendRawTransaction = () => {
+      throw { code: -32003, message: 'insufficient funds for gas * price + value', data: '0xdead' };
+    };
+    expect((await call('eth_sendRawTransaction', ['0x00'])).error).toEqual({
+      code: -32003,
+      message: 'insufficient funds for gas * price + value',
+      data: '0xdead',
+    });
     stub.handlers.eth_gasPrice = () => hang;
     const started = Date.now();
     const timedOut = await call('eth_gasPrice');
@@ -210,7 +280,8 @@ describe('public mode', () => {
       expect(refused.status).toBe(403);
       expect(refused.body.error.message).toContain('eth_getBlockReceipts is not available');
       const statuses: number[] = [];
-      for (let i = 0; i < 8; i++) statuses.push((await rpc(publicServe.gateway.url, { jsonrpc: '2.0', id: i, method: 'eth_chainId' })).status);
+      for (let i = 0; i < 8; i++)
+        statuses.push((await rpc(publicServe.gateway.url, { jsonrpc: '2.0', id: i, method: 'eth_chainId' })).status);
       expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
       expect(statuses).toContain(429);
       const limited = await rpc(publicServe.gateway.url, { jsonrpc: '2.0', id: 1, method: 'eth_chainId' });
@@ -226,7 +297,9 @@ describe('public mode', () => {
   });
 });
 
-function openSocket(url: string): Promise<{ socket: WebSocket; messages: any[]; send: (method: string, params: unknown[]) => Promise<any> }> {
+function openSocket(
+  url: string,
+): Promise<{ socket: WebSocket; messages: any[]; send: (method: string, params: unknown[]) => Promise<any> }> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url);
     const messages: any[] = [];
@@ -238,15 +311,18 @@ function openSocket(url: string): Promise<{ socket: WebSocket; messages: any[]; 
       else messages.push(message);
     });
     socket.once('error', reject);
-    socket.once('open', () => resolve({
-      socket,
-      messages,
-      send: (method, params) => new Promise((done) => {
-        id += 1;
-        waiting.set(id, done);
-        socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    socket.once('open', () =>
+      resolve({
+        socket,
+        messages,
+        send: (method, params) =>
+          new Promise((done) => {
+            id += 1;
+            waiting.set(id, done);
+            socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+          }),
       }),
-    }));
+    );
   });
 }
 
@@ -264,19 +340,32 @@ describe('subscriptions over WebSocket', () => {
       expect((await client.send('eth_chainId', [])).result).toBe('0x385');
       await log.produce(block10.flashblock([txs[3]!, txs[4]!]));
       const of = (id: string) => client.messages.filter((m) => m.params?.subscription === id).map((m) => m.params.result);
-      await eventually(() => (of(all).length >= 2 && of(full).length >= 2 && of(blocks).length >= 1 ? true : undefined), 5000, 'notifications');
+      await eventually(
+        () => (of(all).length >= 2 && of(full).length >= 2 && of(blocks).length >= 1 ? true : undefined),
+        5000,
+        'notifications',
+      );
       expect(of(all).map((l) => l.transactionHash)).toEqual([txs[3]!.hash, txs[4]!.hash]);
       expect(of(none)).toEqual([]);
       expect(of(hashes)).toEqual([txs[3]!.hash, txs[4]!.hash]);
-      expect(of(full)[0]).toMatchObject({ hash: txs[3]!.hash, from: sender.address.toLowerCase(), logs: [{ transactionHash: txs[3]!.hash }] });
+      expect(of(full)[0]).toMatchObject({
+        hash: txs[3]!.hash,
+        from: sender.address.toLowerCase(),
+        logs: [{ transactionHash: txs[3]!.hash }],
+      });
       expect(of(blocks)[0]).toMatchObject({ number: '0xa', hash: zeroHash });
       expect(of(blocks)[0].transactions).toHaveLength(5);
       expect((await client.send('eth_unsubscribe', [blocks])).result).toBe(true);
       expect((await client.send('eth_unsubscribe', [blocks])).result).toBe(false);
-      await log.produce([chainRecord({
-        type: 'reorg', blockNumber: '0xa', blockHash: `0x${'aa'.repeat(32)}`,
-        transactions: txs.slice(0, 4).map((tx) => tx.hash), removedTransactions: [txs[4]!.hash],
-      })]);
+      await log.produce([
+        chainRecord({
+          type: 'reorg',
+          blockNumber: '0xa',
+          blockHash: `0x${'aa'.repeat(32)}`,
+          transactions: txs.slice(0, 4).map((tx) => tx.hash),
+          removedTransactions: [txs[4]!.hash],
+        }),
+      ]);
       await eventually(() => (of(all).length >= 3 ? true : undefined), 5000, 'removed log');
       expect(of(all)[2]).toMatchObject({ transactionHash: txs[4]!.hash, removed: true });
       expect(of(blocks)).toHaveLength(1);
@@ -295,9 +384,14 @@ describe('subscriptions over WebSocket', () => {
       await expect(openSocket(limited.gateway.wsUrl)).rejects.toThrow(/503/);
       expect((await slow.send('eth_subscribe', ['newFlashblocks'])).result).toMatch(/^0x/);
       expect((await slow.send('eth_subscribe', ['newFlashblocks'])).result).toMatch(/^0x/);
-      expect((await slow.send('eth_subscribe', ['newFlashblocks'])).error).toEqual({ code: -32005, message: 'subscription limit reached: at most 2 per connection' });
+      expect((await slow.send('eth_subscribe', ['newFlashblocks'])).error).toEqual({
+        code: -32005,
+        message: 'subscription limit reached: at most 2 per connection',
+      });
       expect((await fast.send('eth_subscribe', ['newFlashblockTransactions'])).result).toMatch(/^0x/);
-      const closed = new Promise<{ code: number; reason: string }>((resolve) => slow.socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+        slow.socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+      );
       // The slow client stops reading; the fast one keeps receiving.
       (slow.socket as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
       const block = blockBuilder(11n);

@@ -17,7 +17,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function ingestFrom(server: FeedServer, expectedRecords: number, options: { executor?: (ctx: ReturnType<typeof testContext>) => Promise<Executor>; logs?: boolean } = {}) {
+async function ingestFrom(
+  server: FeedServer,
+  expectedRecords: number,
+  options: { executor?: (ctx: ReturnType<typeof testContext>) => Promise<Executor>; logs?: boolean } = {},
+) {
   const dir = tempDir();
   cleanups.push(dir.remove);
   const log = createEmbeddedLog({ path: join(dir.path, 'flashlog.db') });
@@ -27,7 +31,11 @@ async function ingestFrom(server: FeedServer, expectedRecords: number, options: 
   const executor = options.executor ? await options.executor(ctx) : undefined;
   const ingest = createIngest(ctx, { log, urls: [server.url], ...(executor ? { executor } : {}) });
   const running = ingest.run();
-  cleanups.push(async () => { await ctx.shutdown.run(); await running; await executor?.close(); });
+  cleanups.push(async () => {
+    await ctx.shutdown.run();
+    await running;
+    await executor?.close();
+  });
   const consumer = log.consumer({ topics: [topics.blocks, topics.flashblocks, ...(options.logs ? [topics.logs] : [])] });
   cleanups.push(() => consumer.close());
   const records = await lastValueFrom(consumer.records$.pipe(take(expectedRecords), toArray()));
@@ -40,8 +48,12 @@ describe('ingest of the real fixture sequences over a real WebSocket', () => {
     const server = await startFeedServer(() => messages.map((message) => ({ send: brotli(JSON.stringify(message)) })));
     cleanups.push(() => server.close());
     const { records } = await ingestFrom(server, 22);
-    const blocks = records.filter((record) => record.topic === topics.blocks).map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
-    const flashblocks = records.filter((record) => record.topic === topics.flashblocks).map((record) => flashblockRecordSchema.parse(JSON.parse(record.value)));
+    const blocks = records
+      .filter((record) => record.topic === topics.blocks)
+      .map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
+    const flashblocks = records
+      .filter((record) => record.topic === topics.flashblocks)
+      .map((record) => flashblockRecordSchema.parse(JSON.parse(record.value)));
     expect(flashblocks.map((record) => record.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(flashblocks[3]!.flashblock).toEqual(messages[3]);
     const last = blocks.at(-1)!;
@@ -77,7 +89,9 @@ describe('ingest of the real fixture sequences over a real WebSocket', () => {
     const server = await startFeedServer(() => messages.map((message) => ({ send: JSON.stringify(message) })));
     cleanups.push(() => server.close());
     const { records } = await ingestFrom(server, 10);
-    const blocks = records.filter((record) => record.topic === topics.blocks).map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
+    const blocks = records
+      .filter((record) => record.topic === topics.blocks)
+      .map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
     const last = blocks.at(-1)!;
     expect(last.header).toMatchObject({
       gasUsed: '0x32138',
@@ -87,7 +101,9 @@ describe('ingest of the real fixture sequences over a real WebSocket', () => {
       withdrawalsRoot: '0x62ed62e0391b081bf172f287fbbe75e87d8a6c22f1d3b1f1aef4788c134633d2',
     });
     expect(last.transactions.map((tx) => tx.hash).at(-1)).toBe('0x6d65b11050eee84c3f492106ca95057825d34274b5ca9bcf533885a7ff238d39');
-    const raw = records.filter((record) => record.topic === topics.flashblocks).map((record) => JSON.parse(record.value) as { flashblock: { metadata: { receipts: object } } });
+    const raw = records
+      .filter((record) => record.topic === topics.flashblocks)
+      .map((record) => JSON.parse(record.value) as { flashblock: { metadata: { receipts: object } } });
     expect(Object.keys(raw[0]!.flashblock.metadata.receipts)).toHaveLength(2);
   });
 });
@@ -102,10 +118,13 @@ describe('ingest of the producers that still stream flashblocks: real WebSocket,
     receiptsRoot: '0x588e1d47b0618d7e935b20c3945cba3b7b8c00141904f79ceed20312ea502e63',
     withdrawalsRoot: '0x62ed62e0391b081bf172f287fbbe75e87d8a6c22f1d3b1f1aef4788c134633d2',
   };
-  const autoExecutor = (ctx: ReturnType<typeof testContext>) => createExecutor('auto', { rpcUrl: undefined, timeoutMs: 1000, logger: ctx.logger, metrics: ctx.metrics });
+  const autoExecutor = (ctx: ReturnType<typeof testContext>) =>
+    createExecutor('auto', { rpcUrl: undefined, timeoutMs: 1000, logger: ctx.logger, metrics: ctx.metrics });
   const split = (records: { topic: string; value: string }[]) => ({
     blocks: records.filter((record) => record.topic === topics.blocks).map((record) => blockRecordSchema.parse(JSON.parse(record.value))),
-    flashblocks: records.filter((record) => record.topic === topics.flashblocks).map((record) => flashblockRecordSchema.parse(JSON.parse(record.value))),
+    flashblocks: records
+      .filter((record) => record.topic === topics.flashblocks)
+      .map((record) => flashblockRecordSchema.parse(JSON.parse(record.value))),
     logs: records.filter((record) => record.topic === topics.logs).map((record) => logRecordSchema.parse(JSON.parse(record.value))),
   });
 
@@ -122,9 +141,13 @@ describe('ingest of the producers that still stream flashblocks: real WebSocket,
     expect(receipts.map((receipt) => receipt.cumulativeGasUsed).at(-1)).toBe('0x32138');
     // Balances from new_account_balances are the state diff (every account touched so far); nothing else is claimed.
     const lastBalances = (opRbuilderMessages().at(-1)!.metadata as { new_account_balances: Record<string, string> }).new_account_balances;
-    expect(blocks.at(-1)!.stateDiff).toEqual(Object.fromEntries(Object.entries(lastBalances).map(([address, balance]) => [address, { balance }])));
+    expect(blocks.at(-1)!.stateDiff).toEqual(
+      Object.fromEntries(Object.entries(lastBalances).map(([address, balance]) => [address, { balance }])),
+    );
     expect(logs.map((log) => log.logIndex)).toEqual(['0x0', '0x1', '0x2', '0x3']);
-    expect(logs.map((log) => log.transactionHash)).toEqual(receipts.filter((receipt) => receipt.logs.length > 0).map((receipt) => receipt.transactionHash));
+    expect(logs.map((log) => log.transactionHash)).toEqual(
+      receipts.filter((receipt) => receipt.logs.length > 0).map((receipt) => receipt.transactionHash),
+    );
     expect(await metricValue(ctx, 'flashlog_ingest_rejected_total')).toBe(0);
     expect(await metricValue(ctx, 'flashlog_execution_errors_total')).toBe(0);
     // Each flashblock's receipts give its own receipts_root and gas_used.
@@ -141,7 +164,11 @@ describe('ingest of the producers that still stream flashblocks: real WebSocket,
     expect(blocks.at(-1)!.header).toMatchObject(finalHeader);
     expect(blocks.flatMap((block) => block.receipts ?? [])).toHaveLength(6);
     expect(logs).toHaveLength(4);
-    await eventually(async () => (await metricValue(ctx, 'flashlog_ingest_end_of_sequence_total')) === 1 || undefined, 5000, 'the end-of-sequence frame');
+    await eventually(
+      async () => (await metricValue(ctx, 'flashlog_ingest_end_of_sequence_total')) === 1 || undefined,
+      5000,
+      'the end-of-sequence frame',
+    );
     expect(await metricValue(ctx, 'flashlog_ingest_rejected_total')).toBe(0);
   });
 
@@ -154,7 +181,12 @@ describe('ingest of the producers that still stream flashblocks: real WebSocket,
     expect(flashblocks.map((record) => [record.blockNumber, record.index])).toEqual([0, 1, 2, 3, 4].map((index) => ['0x21e3b52', index]));
     expect(flashblocks[0]!.flashblock).toEqual(messages[0]); // the raw record is the message as received
     expect(blocks.at(-1)!.header).toMatchObject(finalHeader);
-    expect(blocks.at(-1)!.transactions.map((tx) => tx.hash).at(-1)).toBe('0x6d65b11050eee84c3f492106ca95057825d34274b5ca9bcf533885a7ff238d39');
+    expect(
+      blocks
+        .at(-1)!
+        .transactions.map((tx) => tx.hash)
+        .at(-1),
+    ).toBe('0x6d65b11050eee84c3f492106ca95057825d34274b5ca9bcf533885a7ff238d39');
     expect(blocks.every((block) => block.receipts === null)).toBe(true);
     expect(await metricValue(ctx, 'flashlog_ingest_rejected_total')).toBe(0);
   });

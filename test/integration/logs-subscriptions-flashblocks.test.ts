@@ -14,7 +14,15 @@ import { startFlashlog, type FlashlogUnderTest } from '../helpers/execution-harn
  * of the transactions the devnet pre-confirmed, as each block's flashblocks brought them. No reorg here: gateway-reorg-devnet covers
  * the removed: true copies.
  */
-interface Log { transactionHash: string; blockNumber: string; logIndex: string; address: string; data: string; topics: string[]; removed?: boolean }
+interface Log {
+  transactionHash: string;
+  blockNumber: string;
+  logIndex: string;
+  address: string;
+  data: string;
+  topics: string[];
+  removed?: boolean;
+}
 
 let devnet: Devnet | undefined;
 let flashlog: FlashlogUnderTest | undefined;
@@ -31,12 +39,14 @@ const key = (log: Log): string => `${BigInt(log.blockNumber)}/${BigInt(log.logIn
 const content = (log: Log) => ({ key: key(log), address: log.address.toLowerCase(), data: log.data, topics: log.topics });
 
 describe('logs and pendingLogs on a flashblocks chain', () => {
-  it('each sees every log of every block once and in order; logs equals the node\'s canonical logs', async () => {
+  it("each sees every log of every block once and in order; logs equals the node's canonical logs", async () => {
     devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 200, load: 20, rpcPort: 0, wsPort: 0 });
     // Every transaction the devnet pre-confirmed (in a flashblock it sent); a block's seal may
     // add transactions that came after its last flashblock, which nobody pre-confirmed.
     const preconfirmed = new Set<string>();
-    devnet.onFlashblock((flashblock) => { for (const tx of flashblock.diff.transactions) preconfirmed.add(keccak256(tx as Hex)); });
+    devnet.onFlashblock((flashblock) => {
+      for (const tx of flashblock.diff.transactions) preconfirmed.add(keccak256(tx as Hex));
+    });
     const ctx = testContext({ rpc: devnet.rpcUrl, executor: 'local', canonicalPollMs: 100, port: 0, headPollMs: 100 });
     flashlog = await startFlashlog(ctx, { wsUrl: devnet.wsUrl, rpcUrl: devnet.rpcUrl });
     serve = await createServe(ctx, { log: flashlog.log, rpcUrl: devnet.rpcUrl });
@@ -44,10 +54,19 @@ describe('logs and pendingLogs on a flashblocks chain', () => {
     const received: Record<'logs' | 'pendingLogs', Log[]> = { logs: [], pendingLogs: [] };
     const kindOf = new Map<string, 'logs' | 'pendingLogs'>();
     socket = new WebSocket(serve.gateway.wsUrl);
-    await new Promise((resolve, reject) => { socket!.once('open', resolve); socket!.once('error', reject); });
+    await new Promise((resolve, reject) => {
+      socket!.once('open', resolve);
+      socket!.once('error', reject);
+    });
     socket.on('message', (data) => {
-      const message = JSON.parse(String(data)) as { id?: number; result?: string; method?: string; params?: { subscription: string; result: Log } };
-      if (message.id !== undefined && typeof message.result === 'string') kindOf.set(message.result, message.id === 1 ? 'logs' : 'pendingLogs');
+      const message = JSON.parse(String(data)) as {
+        id?: number;
+        result?: string;
+        method?: string;
+        params?: { subscription: string; result: Log };
+      };
+      if (message.id !== undefined && typeof message.result === 'string')
+        kindOf.set(message.result, message.id === 1 ? 'logs' : 'pendingLogs');
       if (message.method === 'eth_subscription' && message.params) {
         const kind = kindOf.get(message.params.subscription);
         if (kind) received[kind].push(message.params.result);
@@ -59,7 +78,11 @@ describe('logs and pendingLogs on a flashblocks chain', () => {
 
     // Six canonical blocks with logs announced on `logs` after the subscriptions started.
     const blocksWithLogs = () => new Set(received.logs.map((log) => BigInt(log.blockNumber)));
-    await eventually(() => (blocksWithLogs().size >= 7 ? true : undefined), 60_000, 'seven canonical blocks with logs on the logs subscription');
+    await eventually(
+      () => (blocksWithLogs().size >= 7 ? true : undefined),
+      60_000,
+      'seven canonical blocks with logs on the logs subscription',
+    );
     const announced = [...blocksWithLogs()].sort((a, b) => (a < b ? -1 : 1));
     // The first block may have been announced only in part of its pre-confirmation; judge the whole
     // blocks after it, up to the last one fully announced.
@@ -67,10 +90,18 @@ describe('logs and pendingLogs on a flashblocks chain', () => {
     const to = announced[announced.length - 2]!;
     expect(to - from, 'a run of whole blocks').toBeGreaterThanOrEqual(3n);
 
-    const canonical = await (await fetch(devnet.rpcUrl, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [{ fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}` }] }),
-    })).json() as { result: Log[] };
+    const canonical = (await (
+      await fetch(devnet.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'eth_getLogs',
+          params: [{ fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}` }],
+        }),
+      })
+    ).json()) as { result: Log[] };
     expect(canonical.result.length, 'the node has logs in the range').toBeGreaterThan(0);
     const inRange = (log: Log) => BigInt(log.blockNumber) >= from && BigInt(log.blockNumber) <= to;
 
@@ -86,7 +117,10 @@ describe('logs and pendingLogs on a flashblocks chain', () => {
     // flashblock can be, so each block's pre-confirmed logs are a prefix of its canonical ones,
     // and the rest of them reach `logs` (checked above).
     const pending = received.pendingLogs.filter(inRange);
-    expect(pending.filter((log) => log.removed === true), 'nothing withdrawn without a reorg').toEqual([]);
+    expect(
+      pending.filter((log) => log.removed === true),
+      'nothing withdrawn without a reorg',
+    ).toEqual([]);
     const canonicalPreconfirmed = canonical.result.filter((log) => preconfirmed.has(log.transactionHash.toLowerCase()));
     for (let block = from; block <= to; block++) {
       const ours = pending.filter((log) => BigInt(log.blockNumber) === block).map(content);

@@ -11,19 +11,33 @@ import { z } from 'zod';
  */
 const read = (name: string) => readFileSync(new URL(`../../infra/node/${name}`, import.meta.url), 'utf8');
 const variables = [
-  'NODE_TAG', 'NETWORK_ENV', 'HOST_DATA_DIR', 'PROFILE', 'NODE_L1_ETH_RPC', 'NODE_L1_BEACON', 'EXEC_FB_WEBSOCKET_URL',
-  'EXEC_HISTORICAL_PROOFS', 'EXEC_PROOFS_HISTORY_WINDOW', 'NODE_SOURCE_L2_RPC', 'NODE_PROOFS',
+  'NODE_TAG',
+  'NETWORK_ENV',
+  'HOST_DATA_DIR',
+  'PROFILE',
+  'NODE_L1_ETH_RPC',
+  'NODE_L1_BEACON',
+  'EXEC_FB_WEBSOCKET_URL',
+  'EXEC_HISTORICAL_PROOFS',
+  'EXEC_PROOFS_HISTORY_WINDOW',
+  'NODE_SOURCE_L2_RPC',
+  'NODE_PROOFS',
 ] as const;
 
-const serviceSchema = z.object({
-  image: z.string(),
-  command: z.array(z.string()),
-  env_file: z.array(z.string()),
-  environment: z.record(z.string(), z.string()),
-  volumes: z.array(z.string()),
-  ports: z.array(z.string()),
-  build: z.object({ args: z.record(z.string(), z.string()) }).loose().optional(),
-}).loose();
+const serviceSchema = z
+  .object({
+    image: z.string(),
+    command: z.array(z.string()),
+    env_file: z.array(z.string()),
+    environment: z.record(z.string(), z.string()),
+    volumes: z.array(z.string()),
+    ports: z.array(z.string()),
+    build: z
+      .object({ args: z.record(z.string(), z.string()) })
+      .loose()
+      .optional(),
+  })
+  .loose();
 const composeSchema = z.object({ services: z.object({ execution: serviceSchema, node: serviceSchema }) });
 
 describe('infra/node', () => {
@@ -40,7 +54,11 @@ describe('infra/node', () => {
     }
     const values = Object.fromEntries(lines.filter((line) => /^[A-Z_0-9]+=/.test(line)).map((line) => line.split(/=(.*)/s).slice(0, 2)));
     expect(values).toMatchObject({
-      NODE_TAG: 'latest', HOST_DATA_DIR: './reth-data', PROFILE: 'maxperf', NETWORK_ENV: file, EXEC_HISTORICAL_PROOFS: 'false',
+      NODE_TAG: 'latest',
+      HOST_DATA_DIR: './reth-data',
+      PROFILE: 'maxperf',
+      NETWORK_ENV: file,
+      EXEC_HISTORICAL_PROOFS: 'false',
       EXEC_PROOFS_HISTORY_WINDOW: String((28 * 24 * 3600) / 2), // 28 days of 2 s blocks; 2.8 days of Denim's 200 ms blocks
     });
     // Base since Denim: no flashblocks feed to point the node at (the old one is retired), and the comments say so.
@@ -65,7 +83,10 @@ describe('infra/node', () => {
       RETH_PROOFS_HISTORY_WINDOW: '${EXEC_PROOFS_HISTORY_WINDOW:-1209600}',
     });
     for (const variable of ['NODE_L1_ETH_RPC', 'NODE_L1_BEACON', 'NODE_SOURCE_L2_RPC', 'NODE_PROOFS']) {
-      expect(Object.values(node.environment).some((value) => value.startsWith(`\${${variable}`)), `node service does not use ${variable}`).toBe(true);
+      expect(
+        Object.values(node.environment).some((value) => value.startsWith(`\${${variable}`)),
+        `node service does not use ${variable}`,
+      ).toBe(true);
     }
     for (const variable of variables) expect(text, `compose does not use ${variable}`).toContain(`\${${variable}`);
   });

@@ -22,7 +22,9 @@ const servers: Server[] = [];
 async function listen(handler: (body: { method: string; params: unknown[]; id: unknown }) => Promise<unknown> | unknown): Promise<string> {
   const server = createServer((request, response) => {
     let text = '';
-    request.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+    request.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
     request.on('end', async () => {
       const body = JSON.parse(text) as { method: string; params: unknown[]; id: unknown };
       const answer = await handler(body);
@@ -38,23 +40,37 @@ async function listen(handler: (body: { method: string; params: unknown[]; id: u
 const syncStatus = (unsafeTimestamp: number, unsafeNumber = 1234) => {
   const l1 = { hash: `0x${'11'.repeat(32)}`, number: 100, parentHash: `0x${'10'.repeat(32)}`, timestamp: unsafeTimestamp - 60 };
   const l2 = (number: number, timestamp: number) => ({
-    hash: `0x${'22'.repeat(32)}`, number, parentHash: `0x${'21'.repeat(32)}`, timestamp,
-    l1origin: { hash: l1.hash, number: l1.number }, sequenceNumber: 3,
+    hash: `0x${'22'.repeat(32)}`,
+    number,
+    parentHash: `0x${'21'.repeat(32)}`,
+    timestamp,
+    l1origin: { hash: l1.hash, number: l1.number },
+    sequenceNumber: 3,
   });
   return {
-    current_l1: l1, current_l1_finalized: l1, head_l1: l1, safe_l1: l1, finalized_l1: l1,
-    unsafe_l2: l2(unsafeNumber, unsafeTimestamp), safe_l2: l2(unsafeNumber - 10, unsafeTimestamp - 20),
-    finalized_l2: l2(unsafeNumber - 100, unsafeTimestamp - 200), pending_safe_l2: l2(unsafeNumber - 10, unsafeTimestamp - 20),
-    cross_unsafe_l2: l2(unsafeNumber, unsafeTimestamp), local_safe_l2: l2(unsafeNumber - 10, unsafeTimestamp - 20),
+    current_l1: l1,
+    current_l1_finalized: l1,
+    head_l1: l1,
+    safe_l1: l1,
+    finalized_l1: l1,
+    unsafe_l2: l2(unsafeNumber, unsafeTimestamp),
+    safe_l2: l2(unsafeNumber - 10, unsafeTimestamp - 20),
+    finalized_l2: l2(unsafeNumber - 100, unsafeTimestamp - 200),
+    pending_safe_l2: l2(unsafeNumber - 10, unsafeTimestamp - 20),
+    cross_unsafe_l2: l2(unsafeNumber, unsafeTimestamp),
+    local_safe_l2: l2(unsafeNumber - 10, unsafeTimestamp - 20),
   };
 };
-const consensus = (timestamp: () => number, unsafeNumber?: number) => listen((body) => ({ jsonrpc: '2.0', id: body.id, result: syncStatus(timestamp(), unsafeNumber) }));
+const consensus = (timestamp: () => number, unsafeNumber?: number) =>
+  listen((body) => ({ jsonrpc: '2.0', id: body.id, result: syncStatus(timestamp(), unsafeNumber) }));
 
 function nodeStatus(args: string[]): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [cli, 'node-status', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
     child.on('exit', (code) => resolve({ code: code ?? -1, stdout }));
   });
 }
@@ -70,11 +86,12 @@ afterAll(async () => {
 });
 
 /** A JSON-RPC proxy to `target` that may rewrite one answer. */
-const proxy = (target: () => string, rewrite: (method: string, params: unknown[], result: unknown) => unknown) => listen(async (body) => {
-  const response = await fetch(target(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const answer = await response.json() as { result?: unknown };
-  return { ...answer, result: rewrite(body.method, body.params ?? [], answer.result) };
-});
+const proxy = (target: () => string, rewrite: (method: string, params: unknown[], result: unknown) => unknown) =>
+  listen(async (body) => {
+    const response = await fetch(target(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = (await response.json()) as { result?: unknown };
+    return { ...answer, result: rewrite(body.method, body.params ?? [], answer.result) };
+  });
 
 describe('flashlog node-status', () => {
   it('healthy: in sync, chain and latest block, pre-confirmation status; exit 0', async () => {
@@ -86,7 +103,14 @@ describe('flashlog node-status', () => {
     expect(code, stdout).toBe(0);
     expect(stdout).toContain('rule: flashblocks (the latest block has no timestampMs: a chain that streams flashblocks)');
     const json = await nodeStatus(['--rpc', devnet.rpcUrl, '--consensus-rpc', consensusUrl, '--json']);
-    expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 0, healthy: true, chainId: 1337, rule: 'flashblocks', cadence: null, unsafeL2: { number: 1234 } });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      exitCode: 0,
+      healthy: true,
+      chainId: 1337,
+      rule: 'flashblocks',
+      cadence: null,
+      unsafeL2: { number: 1234 },
+    });
   });
 
   it('behind: more than --max-lag-minutes exits 1 with the minutes', async () => {
@@ -121,7 +145,11 @@ describe('flashlog node-status', () => {
     // A node without a flashblocks feed: pending is the latest block (here, the devnet behind a proxy that says so).
     const noPending = await listen(async (body) => {
       const params = (body.params ?? []).map((param) => (param === 'pending' ? 'latest' : param));
-      const response = await fetch(devnet.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, params }) });
+      const response = await fetch(devnet.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...body, params }),
+      });
       return response.json();
     });
     const consensusUrl = await consensus(() => Math.floor(Date.now() / 1000));
@@ -134,15 +162,23 @@ describe('flashlog node-status', () => {
 
   it('checkUpstreamLag (ingest/serve at start): silent on a current upstream, warns when behind or unreachable', async () => {
     const warnings: string[] = [];
-    const logger = { warn: (_fields: unknown, message: string) => { warnings.push(message); } } as unknown as Logger;
+    const logger = {
+      warn: (_fields: unknown, message: string) => {
+        warnings.push(message);
+      },
+    } as unknown as Logger;
     const current = await checkUpstreamLag(devnet.rpcUrl, logger);
     expect(current?.exitCode).toBe(0);
     expect(current?.lines.join('\n')).toContain('in sync: latest block');
     expect(warnings).toEqual([]);
     // An upstream whose latest block is 20 minutes old (no consensus RPC known: the block's age is the measure).
     const stale = await listen(async (body) => {
-      const response = await fetch(devnet.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      const answer = await response.json() as { result?: { timestamp?: string } | string | null };
+      const response = await fetch(devnet.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const answer = (await response.json()) as { result?: { timestamp?: string } | string | null };
       if (body.method === 'eth_getBlockByNumber' && answer.result && typeof answer.result === 'object') {
         answer.result.timestamp = `0x${(Math.floor(Date.now() / 1000) - 20 * 60).toString(16)}`;
       }
@@ -157,8 +193,25 @@ describe('flashlog node-status', () => {
 
 describe('flashlog node-status on a Denim node (devnet --denim)', () => {
   it('healthy: judged by the denim rule, the head advancing about every 200 ms with timestampMs; --json says which rule; exit 0', async () => {
-    const { code, stdout } = await nodeStatus(['--rpc', denim.rpcUrl, '--consensus-rpc', denim.rpcUrl, '--expect-chain-id', '1337', '--cadence-window-ms', '1500', '--json']);
-    const status = JSON.parse(stdout) as { rule: string; ruleReason: string; cadence: { healthy: boolean; blocks: number; timestampMs: boolean; chainIntervalMs: number; targetMs: number }; preconfirmations: unknown; latestTimestampMs: number; lines: string[] };
+    const { code, stdout } = await nodeStatus([
+      '--rpc',
+      denim.rpcUrl,
+      '--consensus-rpc',
+      denim.rpcUrl,
+      '--expect-chain-id',
+      '1337',
+      '--cadence-window-ms',
+      '1500',
+      '--json',
+    ]);
+    const status = JSON.parse(stdout) as {
+      rule: string;
+      ruleReason: string;
+      cadence: { healthy: boolean; blocks: number; timestampMs: boolean; chainIntervalMs: number; targetMs: number };
+      preconfirmations: unknown;
+      latestTimestampMs: number;
+      lines: string[];
+    };
     expect(status.rule, stdout).toBe('denim');
     expect(status.ruleReason).toContain('timestampMs');
     expect(status.cadence).toMatchObject({ healthy: true, timestampMs: true, chainIntervalMs: 200, targetMs: 200 });
@@ -176,7 +229,11 @@ describe('flashlog node-status on a Denim node (devnet --denim)', () => {
 
   it('checkUpstreamLag (ingest/serve at start) on a Denim upstream: judged by lag only, without watching the head', async () => {
     const warnings: string[] = [];
-    const logger = { warn: (_fields: unknown, message: string) => { warnings.push(message); } } as unknown as Logger;
+    const logger = {
+      warn: (_fields: unknown, message: string) => {
+        warnings.push(message);
+      },
+    } as unknown as Logger;
     const status = await checkUpstreamLag(denim.rpcUrl, logger);
     expect(status).toMatchObject({ exitCode: 0, rule: 'denim', cadence: null, preconfirmations: null });
     expect(status?.lines.join('\n')).toContain('in sync: latest block');
@@ -185,11 +242,14 @@ describe('flashlog node-status on a Denim node (devnet --denim)', () => {
 
   it('not serving: a Denim node whose head stops advancing exits 1 and says so', async () => {
     let frozen: unknown = null;
-    const stalled = await proxy(() => denim.rpcUrl, (method, params, result) => {
-      if (method !== 'eth_getBlockByNumber' || params[0] !== 'latest') return result;
-      frozen ??= result;
-      return frozen;
-    });
+    const stalled = await proxy(
+      () => denim.rpcUrl,
+      (method, params, result) => {
+        if (method !== 'eth_getBlockByNumber' || params[0] !== 'latest') return result;
+        frozen ??= result;
+        return frozen;
+      },
+    );
     const { code, stdout } = await nodeStatus(['--rpc', stalled, '--cadence-window-ms', '800', '--json']);
     const status = JSON.parse(stdout) as { rule: string; cadence: { healthy: boolean; blocks: number }; lines: string[] };
     expect(status.rule).toBe('denim');
@@ -199,12 +259,17 @@ describe('flashlog node-status on a Denim node (devnet --denim)', () => {
   });
 
   it('Base without timestampMs: a node on chain 8453 that serves no timestampMs is judged by the denim rule and exits 1 naming the version', async () => {
-    const oldBase = await proxy(() => devnet.rpcUrl, (method, _params, result) => (method === 'eth_chainId' ? '0x2105' : result));
+    const oldBase = await proxy(
+      () => devnet.rpcUrl,
+      (method, _params, result) => (method === 'eth_chainId' ? '0x2105' : result),
+    );
     const { code, stdout } = await nodeStatus(['--rpc', oldBase, '--json']);
     const status = JSON.parse(stdout) as { rule: string; ruleReason: string; chainId: number; lines: string[] };
     expect(status).toMatchObject({ rule: 'denim', chainId: 8453 });
     expect(status.ruleReason).toContain('chain 8453 is Base');
-    expect(status.lines.join('\n')).toContain('the latest block has no timestampMs; base-reth-node and base-consensus must be base/base v1.5.1 or later');
+    expect(status.lines.join('\n')).toContain(
+      'the latest block has no timestampMs; base-reth-node and base-consensus must be base/base v1.5.1 or later',
+    );
     expect(code).toBe(1);
   });
 });

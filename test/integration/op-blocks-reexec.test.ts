@@ -13,7 +13,9 @@ import { parseBlockFixture } from '../../src/stateless/fixture.ts';
  * that hashes to the chain's block hash means the block ran exactly as OP Sepolia ran it.
  */
 const dir = '/work/shared/fixtures/op-blocks';
-const files = readdirSync(dir).filter((name) => name.endsWith('.json')).sort();
+const files = readdirSync(dir)
+  .filter((name) => name.endsWith('.json'))
+  .sort();
 const raw = (name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as Record<string, any>;
 const bin = fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url));
 
@@ -43,7 +45,9 @@ describe('re-executing real OP Sepolia blocks from their witnesses', () => {
     const preimages = { ...json.preimages };
     delete preimages[root];
     const fixture = parseBlockFixture({ ...json, preimages });
-    await expect(executeBlock(fixture.block)).rejects.toThrow(new RegExp(`witness incomplete: no preimage for ${root} \\((account|code of) 0x[0-9a-f]{40}`));
+    await expect(executeBlock(fixture.block)).rejects.toThrow(
+      new RegExp(`witness incomplete: no preimage for ${root} \\((account|code of) 0x[0-9a-f]{40}`),
+    );
   });
 
   it('gives another hash for a changed transaction list, and says which header fields moved', async () => {
@@ -51,7 +55,9 @@ describe('re-executing real OP Sepolia blocks from their witnesses', () => {
     const fixture = parseBlockFixture({ ...json, payload: { ...json.payload, transactions: json.payload.transactions.slice(0, -1) } });
     const executed = await executeBlock(fixture.block);
     expect(executed.hash).not.toBe(fixture.expectedHash);
-    expect(compareHeaders(executed.header, fixture.expectedHeader).differing).toEqual(expect.arrayContaining(['stateRoot', 'transactionsRoot', 'receiptsRoot', 'gasUsed']));
+    expect(compareHeaders(executed.header, fixture.expectedHeader).differing).toEqual(
+      expect.arrayContaining(['stateRoot', 'transactionsRoot', 'receiptsRoot', 'gasUsed']),
+    );
   });
 
   it('refuses a transaction whose signature was altered (another sender, whose account the witness lacks)', async () => {
@@ -60,7 +66,9 @@ describe('re-executing real OP Sepolia blocks from their witnesses', () => {
     const last = txs[txs.length - 1]!;
     txs[txs.length - 1] = `${last.slice(0, -4)}${last.slice(-4) === 'aaaa' ? 'bbbb' : 'aaaa'}`;
     const fixture = parseBlockFixture({ ...json, payload: { ...json.payload, transactions: txs } });
-    await expect(executeBlock(fixture.block)).rejects.toThrow(/witness incomplete: no preimage for 0x[0-9a-f]{64} \(account 0x[0-9a-f]{40}, transaction 9\)/);
+    await expect(executeBlock(fixture.block)).rejects.toThrow(
+      /witness incomplete: no preimage for 0x[0-9a-f]{64} \(account 0x[0-9a-f]{40}, transaction 9\)/,
+    );
   });
 
   it('flashlog execute-block exits 0 on a matching block and 1 when the expected hash differs', () => {
@@ -71,7 +79,13 @@ describe('re-executing real OP Sepolia blocks from their witnesses', () => {
 
     const json = raw(files[0]!);
     const wrong = join(mkdtempSync(join(tmpdir(), 'execute-block-')), 'wrong.json');
-    writeFileSync(wrong, JSON.stringify({ ...json, expected: { ...json.expected, blockHash: `0x${'11'.repeat(32)}`, header: { ...json.expected.header, gasUsed: '0x1' } } }));
+    writeFileSync(
+      wrong,
+      JSON.stringify({
+        ...json,
+        expected: { ...json.expected, blockHash: `0x${'11'.repeat(32)}`, header: { ...json.expected.header, gasUsed: '0x1' } },
+      }),
+    );
     const bad = spawnSync(process.execPath, [bin, 'execute-block', wrong], { encoding: 'utf8' });
     expect(bad.status).toBe(1);
     expect(bad.stdout).toContain('block hash differs: gasUsed');

@@ -23,7 +23,11 @@ const engines = [
 
 const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 const proofRequest = (claimed: number) => ({
-  l1_head: hash(1), agreed_l2_head_hash: hash(2), agreed_l2_output_root: hash(3), claimed_l2_output_root: hash(claimed), claimed_l2_block_number: claimed,
+  l1_head: hash(1),
+  agreed_l2_head_hash: hash(2),
+  agreed_l2_output_root: hash(3),
+  claimed_l2_output_root: hash(claimed),
+  claimed_l2_block_number: claimed,
 });
 
 /** A prover whose answers the test releases by claimed block number. */
@@ -36,7 +40,12 @@ function scriptedProver() {
     let entry = gates.get(claimed);
     if (!entry) {
       let open!: () => void;
-      entry = { promise: new Promise<void>((resolve) => { open = resolve; }), open };
+      entry = {
+        promise: new Promise<void>((resolve) => {
+          open = resolve;
+        }),
+        open,
+      };
       gates.set(claimed, entry);
     }
     return entry;
@@ -52,12 +61,20 @@ function scriptedProver() {
       running++;
       maxRunning = Math.max(maxRunning, running);
       try {
-        if (gates.has(claimed)) await Promise.race([gate(claimed).promise, new Promise((resolve) => signal.addEventListener('abort', resolve))]);
+        if (gates.has(claimed))
+          await Promise.race([gate(claimed).promise, new Promise((resolve) => signal.addEventListener('abort', resolve))]);
         if (claimed % 10 === 7) return { error: { code: -32000, message: `output root mismatch at L2 block ${claimed}` } };
         if (claimed % 10 === 9) throw new Error('boom');
         // A fresh random signature each call, so a replay is told apart from a second proof.
-        const proposal = { output_root: hash(claimed), signature: `0x${randomUUID().replace(/-/g, '')}`, l1_origin_hash: hash(1), l1_origin_number: 9,
-          l2_block_number: claimed, prev_output_root: hash(3), config_hash: hash(4) };
+        const proposal = {
+          output_root: hash(claimed),
+          signature: `0x${randomUUID().replace(/-/g, '')}`,
+          l1_origin_hash: hash(1),
+          l1_origin_number: 9,
+          l2_block_number: claimed,
+          prev_output_root: hash(3),
+          config_hash: hash(4),
+        };
         return { result: { Tee: { aggregate_proposal: proposal, proposals: [proposal] } } };
       } finally {
         running--;
@@ -71,7 +88,10 @@ describe.each(engines)('prover bridge on the $name log', (engine) => {
   // Each test gets its own topics (set by \`useTopics\`).
   let requestTopic = '';
   let replyTopic = '';
-  const useTopics = (test: string) => { requestTopic = `bridge.${run}.${test}.requests`; replyTopic = `bridge.${run}.${test}.replies`; };
+  const useTopics = (test: string) => {
+    requestTopic = `bridge.${run}.${test}.requests`;
+    replyTopic = `bridge.${run}.${test}.replies`;
+  };
   const bridges: ProofBridge[] = [];
   const logs: Log[] = [];
   afterAll(async () => {
@@ -85,8 +105,22 @@ describe.each(engines)('prover bridge on the $name log', (engine) => {
     await log.ensureTopics([{ name: requestTopic }, { name: replyTopic }]);
     return log;
   };
-  const startBridge = async (log: Log, prover: ReturnType<typeof scriptedProver>, concurrency: number, group: string, maxStoredReplies?: number) => {
-    const bridge = createProofBridge({ log, group, concurrency, requestTopic, replyTopic, prove: (r, s) => prover.prove(r, s), ...(maxStoredReplies ? { maxStoredReplies } : {}) });
+  const startBridge = async (
+    log: Log,
+    prover: ReturnType<typeof scriptedProver>,
+    concurrency: number,
+    group: string,
+    maxStoredReplies?: number,
+  ) => {
+    const bridge = createProofBridge({
+      log,
+      group,
+      concurrency,
+      requestTopic,
+      replyTopic,
+      prove: (r, s) => prover.prove(r, s),
+      ...(maxStoredReplies ? { maxStoredReplies } : {}),
+    });
     bridges.push(bridge);
     await bridge.start();
     return bridge;
@@ -125,7 +159,10 @@ describe.each(engines)('prover bridge on the $name log', (engine) => {
     const early = await replies(log, 5);
     expect(early.map((r) => r.key).sort()).toEqual(['b', 'b', 'bad', 'c', 'nowhere']);
     const nowhere = proofReplyRecordSchema.parse(JSON.parse(early.find((r) => r.key === 'nowhere')!.value));
-    expect(nowhere.error).toEqual({ code: -32602, message: `request record.replyTopic: topic "bridge.${run}.no-such-topic" does not exist` });
+    expect(nowhere.error).toEqual({
+      code: -32602,
+      message: `request record.replyTopic: topic "bridge.${run}.no-such-topic" does not exist`,
+    });
     const byKey = (key: string) => early.filter((r) => r.key === key).map((r) => r.value);
     expect(byKey('b')[0]).toBe(byKey('b')[1]);
     expect(prover.calls.filter((c) => c === 102)).toHaveLength(1);
@@ -175,7 +212,10 @@ describe.each(engines)('prover bridge on the $name log', (engine) => {
     await send(log, 't1', request('t1', 609));
     await send(log, 't2', request('t2', 610));
     const out = await replies(log, 2);
-    expect(proofReplyRecordSchema.parse(JSON.parse(out.find((r) => r.key === 't1')!.value)).error).toEqual({ code: -32603, message: 'prover call failed: boom' });
+    expect(proofReplyRecordSchema.parse(JSON.parse(out.find((r) => r.key === 't1')!.value)).error).toEqual({
+      code: -32603,
+      message: 'prover call failed: boom',
+    });
     expect(proofReplyRecordSchema.parse(JSON.parse(out.find((r) => r.key === 't2')!.value)).result).toBeDefined();
   }, 60_000);
 
@@ -184,7 +224,14 @@ describe.each(engines)('prover bridge on the $name log', (engine) => {
     const log = await open();
     const prover = scriptedProver();
     await startBridge(log, prover, 1, `bridge-${run}-3`, 2);
-    for (const [id, claimed] of [['e1', 301], ['e2', 302], ['e3', 303], ['e3', 303], ['e1', 301]] as const) await send(log, id, request(id, claimed));
+    for (const [id, claimed] of [
+      ['e1', 301],
+      ['e2', 302],
+      ['e3', 303],
+      ['e3', 303],
+      ['e1', 301],
+    ] as const)
+      await send(log, id, request(id, claimed));
     await replies(log, 5);
     // e3 again is a replay; e1 was evicted by e2 and e3, so it is proved a second time.
     expect(prover.calls).toEqual([301, 302, 303, 301]);

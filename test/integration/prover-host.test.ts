@@ -25,9 +25,15 @@ const hosts: ProverHost[] = [];
 beforeAll(async () => {
   l2Blocks = buildHeaderChain({ length: 30, seed: 'host-l2' });
   [l1, l2] = await Promise.all([startEdrChain(), serveHeaderChain(l2Blocks, 1337)]);
-  const head = await l1.request('eth_getBlockByNumber', ['latest', false]) as { hash: Hex; number: Hex };
+  const head = (await l1.request('eth_getBlockByNumber', ['latest', false])) as { hash: Hex; number: Hex };
   l1Head = { hash: head.hash, number: Number(BigInt(head.number)) };
-  enclaves.push(...await Promise.all([startEnclaveProcess(['--enclave-check', 'headers']), startEnclaveProcess(['--enclave-check', 'headers']), startEnclaveProcess(['--prove-delay-ms', '3000', '--enclave-check', 'headers'])]));
+  enclaves.push(
+    ...(await Promise.all([
+      startEnclaveProcess(['--enclave-check', 'headers']),
+      startEnclaveProcess(['--enclave-check', 'headers']),
+      startEnclaveProcess(['--prove-delay-ms', '3000', '--enclave-check', 'headers']),
+    ])),
+  );
 }, 60_000);
 afterAll(async () => {
   await Promise.all(hosts.map((host) => host.close()));
@@ -36,11 +42,16 @@ afterAll(async () => {
   await l1?.close();
 });
 
-async function startHost(options: { enclaveUrls: string[]; registry?: boolean; timeoutMs?: number }): Promise<{ host: ProverHost; url: string }> {
+async function startHost(options: {
+  enclaveUrls: string[];
+  registry?: boolean;
+  timeoutMs?: number;
+}): Promise<{ host: ProverHost; url: string }> {
   const host = createProverHost({
     enclaves: options.enclaveUrls.map((url) => createEnclaveClient(parseEndpoint(url))),
     registry: options.registry ? createSignerRegistry({ address: l1.registry, l1RpcUrl: l1.url }) : undefined,
-    witness: (request, signal) => collectWitness(request, { l1: rpcCall(l1.url), l2: rpcCall(l2.url), l2ChainId: 1337, signal, check: 'headers' }),
+    witness: (request, signal) =>
+      collectWitness(request, { l1: rpcCall(l1.url), l2: rpcCall(l2.url), l2ChainId: 1337, signal, check: 'headers' }),
     timeoutMs: options.timeoutMs ?? 60_000,
     version: '0.1.0',
   });
@@ -50,16 +61,31 @@ async function startHost(options: { enclaveUrls: string[]; registry?: boolean; t
 }
 
 let nextId = 1;
-async function rpc(url: string, method: string, params: unknown = []): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }) });
+async function rpc(
+  url: string,
+  method: string,
+  params: unknown = [],
+): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }),
+  });
   expect(response.status).toBe(200);
-  return await response.json() as never;
+  return (await response.json()) as never;
 }
 
 const request = (agreed: number, claimed: number, overrides: Partial<ProofRequest> = {}): ProofRequest => ({
-  l1Head: l1Head.hash, agreedL2HeadHash: l2Blocks[agreed]!.hash, agreedL2OutputRoot: l2Blocks[agreed]!.outputRoot,
-  claimedL2OutputRoot: l2Blocks[claimed]!.outputRoot, claimedL2BlockNumber: claimed, proposer: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
-  intermediateBlockInterval: 1, l1HeadNumber: l1Head.number, imageHash: zeroHash, ...overrides,
+  l1Head: l1Head.hash,
+  agreedL2HeadHash: l2Blocks[agreed]!.hash,
+  agreedL2OutputRoot: l2Blocks[agreed]!.outputRoot,
+  claimedL2OutputRoot: l2Blocks[claimed]!.outputRoot,
+  claimedL2BlockNumber: claimed,
+  proposer: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  intermediateBlockInterval: 1,
+  l1HeadNumber: l1Head.number,
+  imageHash: zeroHash,
+  ...overrides,
 });
 
 /** Who signed the aggregate proposal of a `prover_prove` result. */
@@ -68,16 +94,29 @@ async function aggregateSigner(result: unknown, req: ProofRequest): Promise<Addr
   if (parsed.type !== 'tee') throw new Error('expected Tee');
   const p = parsed.aggregateProposal;
   const count = parsed.proposals.length;
-  const roots = count === 1 ? [] : parsed.proposals.filter((_, i) => (i + 1) % req.intermediateBlockInterval === 0).map((x) => x.outputRoot);
-  return recoverSigner(journalDigest({
-    proposer: req.proposer, l1OriginHash: p.l1OriginHash, prevOutputRoot: p.prevOutputRoot, startingL2Block: p.l2BlockNumber - count,
-    outputRoot: p.outputRoot, endingL2Block: p.l2BlockNumber, intermediateRoots: roots, configHash: p.configHash, teeImageHash: zeroHash,
-  }), p.signature);
+  const roots =
+    count === 1 ? [] : parsed.proposals.filter((_, i) => (i + 1) % req.intermediateBlockInterval === 0).map((x) => x.outputRoot);
+  return recoverSigner(
+    journalDigest({
+      proposer: req.proposer,
+      l1OriginHash: p.l1OriginHash,
+      prevOutputRoot: p.prevOutputRoot,
+      startingL2Block: p.l2BlockNumber - count,
+      outputRoot: p.outputRoot,
+      endingL2Block: p.l2BlockNumber,
+      intermediateRoots: roots,
+      configHash: p.configHash,
+      teeImageHash: zeroHash,
+    }),
+    p.signature,
+  );
 }
 
 describe('prover host without a registry (one enclave)', () => {
   let url: string;
-  beforeAll(async () => { ({ url } = await startHost({ enclaveUrls: [enclaves[0]!.url] })); });
+  beforeAll(async () => {
+    ({ url } = await startHost({ enclaveUrls: [enclaves[0]!.url] }));
+  });
 
   it('prover_prove answers {"Tee":…} in Base\'s JSON: snake_case, numbers, 0x-hex; signed by the enclave', async () => {
     const req = request(4, 7, { intermediateBlockInterval: 3 });
@@ -86,7 +125,15 @@ describe('prover host without a registry (one enclave)', () => {
     const out = await rpc(url, 'prover_prove', [{ ...wire, l1_head: wire.l1_head.slice(2) }]);
     expect(out.error).toBeUndefined();
     const tee = (out.result as { Tee: { aggregate_proposal: Record<string, unknown>; proposals: Record<string, unknown>[] } }).Tee;
-    expect(Object.keys(tee.aggregate_proposal).sort()).toEqual(['config_hash', 'l1_origin_hash', 'l1_origin_number', 'l2_block_number', 'output_root', 'prev_output_root', 'signature']);
+    expect(Object.keys(tee.aggregate_proposal).sort()).toEqual([
+      'config_hash',
+      'l1_origin_hash',
+      'l1_origin_number',
+      'l2_block_number',
+      'output_root',
+      'prev_output_root',
+      'signature',
+    ]);
     expect(tee.aggregate_proposal.l2_block_number).toBe(7);
     expect(tee.aggregate_proposal.l1_origin_number).toBe(l1Head.number);
     expect(tee.aggregate_proposal.output_root).toBe(l2Blocks[7]!.outputRoot);
@@ -95,19 +142,29 @@ describe('prover host without a registry (one enclave)', () => {
   });
 
   it('missing optional request fields default to zero (proposer 0x0, one block needs no interval)', async () => {
-    const { proposer: _p, intermediate_block_interval: _i, l1_head_number: _n, image_hash: _h, ...required } = proofRequestToWire(request(8, 9));
+    const {
+      proposer: _p,
+      intermediate_block_interval: _i,
+      l1_head_number: _n,
+      image_hash: _h,
+      ...required
+    } = proofRequestToWire(request(8, 9));
     const out = await rpc(url, 'prover_prove', [required]);
     const parsed = proofResultFromWire(out.result);
     expect(parsed.type === 'tee' && parsed.aggregateProposal.l1OriginNumber).toBe(0);
-    expect(await aggregateSigner(out.result, request(8, 9, { proposer: '0x0000000000000000000000000000000000000000', l1HeadNumber: 0 }))).toBe(enclaves[0]!.signer);
+    expect(
+      await aggregateSigner(out.result, request(8, 9, { proposer: '0x0000000000000000000000000000000000000000', l1HeadNumber: 0 })),
+    ).toBe(enclaves[0]!.signer);
   });
 
   it('accepts named params {"request": …} as jsonrpsee does', async () => {
     const out = await rpc(url, 'prover_prove', { request: proofRequestToWire(request(12, 13)) });
-    expect(proofResultFromWire(out.result)).toMatchObject({ aggregateProposal: { l2BlockNumber: 13, outputRoot: l2Blocks[13]!.outputRoot } });
+    expect(proofResultFromWire(out.result)).toMatchObject({
+      aggregateProposal: { l2BlockNumber: 13, outputRoot: l2Blocks[13]!.outputRoot },
+    });
   });
 
-  it('a wrong claimed root is -32000 with the enclave\'s text', async () => {
+  it("a wrong claimed root is -32000 with the enclave's text", async () => {
     const out = await rpc(url, 'prover_prove', [proofRequestToWire(request(4, 6, { claimedL2OutputRoot: l2Blocks[5]!.outputRoot }))]);
     expect(out.error?.code).toBe(-32000);
     expect(out.error?.message).toMatch(/^output root mismatch at L2 block 6: computed 0x[0-9a-f]{64}, claimed 0x/);
@@ -132,8 +189,14 @@ describe('prover host without a registry (one enclave)', () => {
     const local = await rpc(url, 'enclave_signerAttestation', [[1, 2, 3], null]);
     expect(local.error).toEqual({ code: -32001, message: 'attestation unavailable: no Nitro security module (local mode)' });
     const long = Array.from({ length: 513 }, () => 7);
-    expect((await rpc(url, 'enclave_signerAttestation', [long, null])).error).toEqual({ code: -32602, message: 'user_data exceeds 512-byte limit' });
-    expect((await rpc(url, 'enclave_signerAttestation', [null, long])).error).toEqual({ code: -32602, message: 'nonce exceeds 512-byte limit' });
+    expect((await rpc(url, 'enclave_signerAttestation', [long, null])).error).toEqual({
+      code: -32602,
+      message: 'user_data exceeds 512-byte limit',
+    });
+    expect((await rpc(url, 'enclave_signerAttestation', [null, long])).error).toEqual({
+      code: -32602,
+      message: 'nonce exceeds 512-byte limit',
+    });
   });
 
   it('checks sizes before calling any enclave (a host whose enclave is down still answers -32602)', async () => {
@@ -156,7 +219,7 @@ describe('prover host without a registry (one enclave)', () => {
     expect(await get.json()).toEqual({ version: '0.1.0' });
     expect((await rpc(url, 'eth_chainId')).error?.code).toBe(-32601);
     const bad = await fetch(url, { method: 'POST', body: '{"jsonrpc":"2.0",' });
-    expect((await bad.json() as { error: { code: number } }).error.code).toBe(-32700);
+    expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
   });
 });
 
@@ -181,7 +244,9 @@ describe('prover host timeout and drain', () => {
 
 describe('prover host with a signer registry on a local EDR chain (two enclaves)', () => {
   let url: string;
-  beforeAll(async () => { ({ url } = await startHost({ enclaveUrls: [enclaves[0]!.url, enclaves[1]!.url], registry: true })); });
+  beforeAll(async () => {
+    ({ url } = await startHost({ enclaveUrls: [enclaves[0]!.url, enclaves[1]!.url], registry: true }));
+  });
 
   it('routes, refuses with NoValidSigner, and latches health', async () => {
     const [a, b] = [enclaves[0]!.signer as Address, enclaves[1]!.signer as Address];
@@ -209,4 +274,3 @@ describe('prover host with a signer registry on a local EDR chain (two enclaves)
     expect((await rpc(url, 'prover_prove', [proofRequestToWire(request(10, 11))])).error?.code).toBe(-32001);
   });
 });
-

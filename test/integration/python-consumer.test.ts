@@ -53,8 +53,25 @@ afterAll(async () => {
 describe('a Python indexer (confluent-kafka + jsonschema)', () => {
   it('reads every topic from the broker and every record matches its JSON Schema', async () => {
     const before = await endOffsets();
-    flashlog = spawnFlashlog(['run', '--devnet', '--kafka-brokers', brokers.join(','), '--kafka-client-id', `python-run-${run}`, '--data-dir', dir.path,
-      '--port', '0', '--no-metrics', '--load', '20', '--reorg-every', '2', '--log-level', 'info']);
+    flashlog = spawnFlashlog([
+      'run',
+      '--devnet',
+      '--kafka-brokers',
+      brokers.join(','),
+      '--kafka-client-id',
+      `python-run-${run}`,
+      '--data-dir',
+      dir.path,
+      '--port',
+      '0',
+      '--no-metrics',
+      '--load',
+      '20',
+      '--reorg-every',
+      '2',
+      '--log-level',
+      'info',
+    ]);
     await flashlog.waitFor((line) => line.msg === 'gateway listening', 60_000);
 
     // A proof request on flashlog.proofs.requests, and its reply from the prover bridge. The
@@ -62,10 +79,20 @@ describe('a Python indexer (confluent-kafka + jsonschema)', () => {
     const requestId = `python-${run}`;
     const hash = (label: string): Hex => keccak256(toHex(`${run}-${label}`));
     const request = {
-      v: 1, requestId, replyTopic: topics.proofReplies, requestedAt: Date.now(),
+      v: 1,
+      requestId,
+      replyTopic: topics.proofReplies,
+      requestedAt: Date.now(),
       request: proofRequestToWire({
-        l1Head: hash('l1'), agreedL2HeadHash: hash('agreed'), agreedL2OutputRoot: hash('agreed-root'), claimedL2OutputRoot: hash('claimed-root'),
-        claimedL2BlockNumber: 12, proposer: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', intermediateBlockInterval: 2, l1HeadNumber: 7, imageHash: `0x${'00'.repeat(32)}`,
+        l1Head: hash('l1'),
+        agreedL2HeadHash: hash('agreed'),
+        agreedL2OutputRoot: hash('agreed-root'),
+        claimedL2OutputRoot: hash('claimed-root'),
+        claimedL2BlockNumber: 12,
+        proposer: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
+        intermediateBlockInterval: 2,
+        l1HeadNumber: 7,
+        imageHash: `0x${'00'.repeat(32)}`,
       }),
     };
     await log.produce([
@@ -73,7 +100,10 @@ describe('a Python indexer (confluent-kafka + jsonschema)', () => {
       { topic: privateRequests, key: requestId, value: JSON.stringify(request) },
     ]);
     const bridge = createProofBridge({
-      log, group: `python-${run}`, concurrency: 1, requestTopic: privateRequests,
+      log,
+      group: `python-${run}`,
+      concurrency: 1,
+      requestTopic: privateRequests,
       prove: async () => ({ error: { code: -32000, message: 'no enclave in this test' } }),
     });
     await bridge.start();
@@ -84,18 +114,34 @@ describe('a Python indexer (confluent-kafka + jsonschema)', () => {
     // Enough blocks for sealed and reorg records (every second block is reorged). The chain topic
     // also gets safe/finalized records from the start, so count flashblocks too: 40 is eight
     // blocks of five, well past the first seals and reorgs (canonical heads are polled).
-    await eventually(async () => {
-      const now = await endOffsets();
-      return grown(before, now, topics.flashblocks) >= 40 && grown(before, now, topics.logs) > 0 && grown(before, now, topics.chain) >= 8 ? true : undefined;
-    }, 90_000, 'eight blocks of flashblocks, their logs, and chain records');
+    await eventually(
+      async () => {
+        const now = await endOffsets();
+        return grown(before, now, topics.flashblocks) >= 40 && grown(before, now, topics.logs) > 0 && grown(before, now, topics.chain) >= 8
+          ? true
+          : undefined;
+      },
+      90_000,
+      'eight blocks of flashblocks, their logs, and chain records',
+    );
     await flashlog.stop();
     const after = await endOffsets();
 
-    const ranges = Object.fromEntries(allTopics.map((topic) => [topic, Object.fromEntries(
-      Object.entries(after[topic]!).map(([partition, end]) => [partition, [before[topic]?.[partition] ?? 0, end]]),
-    )]));
-    const output = execFileSync(python, [`${root}test/python/validate_topics.py`, brokers.join(','), `${root}schemas`, JSON.stringify(ranges)], { encoding: 'utf8', timeout: 90_000 });
-    const summary = JSON.parse(output) as Record<string, { records: number; invalid: string[]; keys: number; types: Record<string, number> }> & { _unread: string[] };
+    const ranges = Object.fromEntries(
+      allTopics.map((topic) => [
+        topic,
+        Object.fromEntries(Object.entries(after[topic]!).map(([partition, end]) => [partition, [before[topic]?.[partition] ?? 0, end]])),
+      ]),
+    );
+    const output = execFileSync(
+      python,
+      [`${root}test/python/validate_topics.py`, brokers.join(','), `${root}schemas`, JSON.stringify(ranges)],
+      { encoding: 'utf8', timeout: 90_000 },
+    );
+    const summary = JSON.parse(output) as Record<
+      string,
+      { records: number; invalid: string[]; keys: number; types: Record<string, number> }
+    > & { _unread: string[] };
 
     expect(summary._unread).toEqual([]);
     for (const topic of allTopics) {

@@ -34,10 +34,15 @@ async function startHoldingProxy(devnetUrl: () => string): Promise<string> {
       if (call.method === 'eth_sendRawTransaction' && !text.includes('"error"')) {
         const hash = keccak256(call.params![0] as Hex);
         // (A transaction that cannot be included is answered after 1 s.)
-        await firstValueFrom(race(
-          setup.serve.view.states$.pipe(startWith(setup.serve.view.current()), filter((state) => findPendingTransaction(state, hash) !== undefined)),
-          timer(1000),
-        ));
+        await firstValueFrom(
+          race(
+            setup.serve.view.states$.pipe(
+              startWith(setup.serve.view.current()),
+              filter((state) => findPendingTransaction(state, hash) !== undefined),
+            ),
+            timer(1000),
+          ),
+        );
         await new Promise((resolve) => setTimeout(resolve, 300));
       }
       response.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
@@ -48,17 +53,25 @@ async function startHoldingProxy(devnetUrl: () => string): Promise<string> {
 }
 
 const rpc = async (url: string, method: string, params: unknown[]) => {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   return (await response.json()) as { result?: any; error?: { code: number; message: string; data?: unknown } };
 };
 
 beforeAll(async () => {
   let devnetUrl = '';
   const proxyUrl = await startHoldingProxy(() => devnetUrl);
-  setup = await startDevnetGateway({ blockTimeMs: 6000, flashblockMs: 3000, preconfirmOnSubmit: { answerDelayMs: 0 } }, { headPollMs: 0 }, (devnet) => {
-    devnetUrl = devnet.rpcUrl;
-    return proxyUrl;
-  });
+  setup = await startDevnetGateway(
+    { blockTimeMs: 6000, flashblockMs: 3000, preconfirmOnSubmit: { answerDelayMs: 0 } },
+    { headPollMs: 0 },
+    (devnet) => {
+      devnetUrl = devnet.rpcUrl;
+      return proxyUrl;
+    },
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -75,8 +88,14 @@ describe('eth_sendRawTransactionSync', () => {
     await setup.afterSeal();
     const nonce = await node.getTransactionCount({ address: account.address, blockTag: 'pending' });
     const raw = await account.signTransaction({
-      type: 'eip1559', chainId: devnet.chainId, nonce, to: '0x00000000000000000000000000000000000000aa', value: 1n, gas: 21_000n,
-      maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000n,
+      type: 'eip1559',
+      chainId: devnet.chainId,
+      nonce,
+      to: '0x00000000000000000000000000000000000000aa',
+      value: 1n,
+      gas: 21_000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000n,
     });
     const hash = keccak256(raw);
     const events: string[] = [];
@@ -107,13 +126,26 @@ describe('eth_sendRawTransactionSync', () => {
     const node = createPublicClient({ transport: http(devnet.rpcUrl) });
     const nonce = await node.getTransactionCount({ address: account.address, blockTag: 'pending' });
     // Nonce gaps: the node takes them into its mempool, but cannot include them.
-    for (const [timeout, offset] of [['0x1f4', 5], [500, 6]] as const) {
+    for (const [timeout, offset] of [
+      ['0x1f4', 5],
+      [500, 6],
+    ] as const) {
       const raw = await account.signTransaction({
-        type: 'eip1559', chainId: devnet.chainId, nonce: nonce + offset, to: '0x00000000000000000000000000000000000000aa', value: 1n, gas: 21_000n,
-        maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000n,
+        type: 'eip1559',
+        chainId: devnet.chainId,
+        nonce: nonce + offset,
+        to: '0x00000000000000000000000000000000000000aa',
+        value: 1n,
+        gas: 21_000n,
+        maxFeePerGas: 10_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000n,
       });
       const answer = await rpc(serve.gateway.url, 'eth_sendRawTransactionSync', [raw, timeout]);
-      expect(answer.error).toEqual({ code: 4, message: "The transaction was added to the mempool but wasn't processed in 0.5s.", data: keccak256(raw) });
+      expect(answer.error).toEqual({
+        code: 4,
+        message: "The transaction was added to the mempool but wasn't processed in 0.5s.",
+        data: keccak256(raw),
+      });
     }
   });
 
@@ -123,7 +155,10 @@ describe('eth_sendRawTransactionSync', () => {
     expect(refused.error?.code).not.toBe(4);
     expect(refused.error?.code).toBeLessThan(0);
     const bad = await rpc(serve.gateway.url, 'eth_sendRawTransactionSync', ['hello']);
-    expect(bad.error).toMatchObject({ code: -32602, message: expect.stringContaining('params[0]: expected a signed transaction as 0x-hex bytes') });
+    expect(bad.error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('params[0]: expected a signed transaction as 0x-hex bytes'),
+    });
     const missing = await rpc(serve.gateway.url, 'eth_sendRawTransactionSync', []);
     expect(missing.error).toMatchObject({ code: -32602, message: expect.stringContaining('params[0]') });
   });

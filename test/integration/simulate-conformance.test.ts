@@ -34,10 +34,30 @@ beforeAll(async () => {
   const upstream = createUpstream(chain.url, { timeoutMs: 30_000 });
   const logger = pino({ level: 'silent' });
   const metrics = new Registry();
-  execution = createExecutionMethods({ upstream, logger, metrics, gasCap: 50_000_000n, timeoutMs: 60_000, simulateGenesis: FIXTURE_GENESIS });
+  execution = createExecutionMethods({
+    upstream,
+    logger,
+    metrics,
+    gasCap: 50_000_000n,
+    timeoutMs: 60_000,
+    simulateGenesis: FIXTURE_GENESIS,
+  });
   gateway = await createGateway({
-    host: '127.0.0.1', port: 0, view: initialViewState, states$: NEVER, upstream, logger, metrics, public: false, rateLimit: 1000,
-    maxBodyBytes: 4 << 20, maxBatch: 100, maxConnections: 10, maxSubscriptions: 10, maxBufferedBytes: 1 << 20, maxLogsRange: 2000,
+    host: '127.0.0.1',
+    port: 0,
+    view: initialViewState,
+    states$: NEVER,
+    upstream,
+    logger,
+    metrics,
+    public: false,
+    rateLimit: 1000,
+    maxBodyBytes: 4 << 20,
+    maxBatch: 100,
+    maxConnections: 10,
+    maxSubscriptions: 10,
+    maxBufferedBytes: 1 << 20,
+    maxLogsRange: 2000,
     methods: execution.methods,
   });
 }, 60_000);
@@ -47,7 +67,9 @@ afterAll(async () => {
   await execution?.close();
   await chain?.close();
   const passed = [...outcomes.values()].filter((d) => d.length === 0).length;
-  console.log(`eth_simulateV1 conformance: ${passed}/${fixtures.length} fixtures pass (${passed - translated.size} exactly, ${translated.size} with simulated block hashes mapped to geth's: ${[...translated].join(', ')}; ${Object.keys(KNOWN_GAPS).length} known gaps)`);
+  console.log(
+    `eth_simulateV1 conformance: ${passed}/${fixtures.length} fixtures pass (${passed - translated.size} exactly, ${translated.size} with simulated block hashes mapped to geth's: ${[...translated].join(', ')}; ${Object.keys(KNOWN_GAPS).length} known gaps)`,
+  );
 });
 
 describe('eth_simulateV1 execution-apis conformance', () => {
@@ -55,7 +77,7 @@ describe('eth_simulateV1 execution-apis conformance', () => {
     expect(fixtures).toHaveLength(91);
   });
 
-  it('translates a simulated block\'s hash only into geth\'s hash of the same block', () => {
+  it("translates a simulated block's hash only into geth's hash of the same block", () => {
     const [ours1, ours2, geth1, geth2] = ['a1', 'a2', 'b1', 'b2'].map((b) => `0x${b.repeat(32)}`);
     const expected = [{ hash: geth1, calls: [{ returnData: geth2 }] }, { hash: geth2 }];
     const right = [{ hash: ours1, calls: [{ returnData: ours2 }] }, { hash: ours2 }];
@@ -64,19 +86,28 @@ describe('eth_simulateV1 execution-apis conformance', () => {
     expect(differences(expected, asGethHashes(expected, wrong))).not.toEqual([]);
   });
 
-  it.each(fixtures.map((f) => [f.name, f] as const))('%s', async (name, fixture) => {
-    const response = await fetch(gateway.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fixture.request) });
-    const body = await response.json() as Record<string, unknown>;
-    const expected = fixture.response.error ? { error: fixture.response.error } : { result: fixture.response.result };
-    const exact = differences(expected, body.error ? { error: body.error } : { result: body.result });
-    // Only where the exact comparison fails: simulated blocks' hashes read by calls, as geth's.
-    const diff = exact.length === 0 || body.error ? exact : differences(expected, { result: asGethHashes(fixture.response.result, body.result) });
-    if (exact.length > 0 && diff.length === 0) translated.add(name);
-    outcomes.set(name, diff);
-    if (KNOWN_GAPS[name]) {
-      expect(diff, `${name} is listed as a known gap (${KNOWN_GAPS[name]}) but now passes: remove it from KNOWN_GAPS`).not.toEqual([]);
-    } else {
-      expect(diff, `${fixture.comment}`).toEqual([]);
-    }
-  }, 60_000);
+  it.each(fixtures.map((f) => [f.name, f] as const))(
+    '%s',
+    async (name, fixture) => {
+      const response = await fetch(gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(fixture.request),
+      });
+      const body = (await response.json()) as Record<string, unknown>;
+      const expected = fixture.response.error ? { error: fixture.response.error } : { result: fixture.response.result };
+      const exact = differences(expected, body.error ? { error: body.error } : { result: body.result });
+      // Only where the exact comparison fails: simulated blocks' hashes read by calls, as geth's.
+      const diff =
+        exact.length === 0 || body.error ? exact : differences(expected, { result: asGethHashes(fixture.response.result, body.result) });
+      if (exact.length > 0 && diff.length === 0) translated.add(name);
+      outcomes.set(name, diff);
+      if (KNOWN_GAPS[name]) {
+        expect(diff, `${name} is listed as a known gap (${KNOWN_GAPS[name]}) but now passes: remove it from KNOWN_GAPS`).not.toEqual([]);
+      } else {
+        expect(diff, `${fixture.comment}`).toEqual([]);
+      }
+    },
+    60_000,
+  );
 });

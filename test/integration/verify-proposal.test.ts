@@ -17,7 +17,9 @@ let chains: ProverChains;
 let evm: EdrChain;
 const core = createEnclaveCore({ privateKey: '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6', check: 'headers' });
 
-beforeAll(async () => { [chains, evm] = await Promise.all([startProverChains(), startEdrChain()]); }, 60_000);
+beforeAll(async () => {
+  [chains, evm] = await Promise.all([startProverChains(), startEdrChain()]);
+}, 60_000);
 afterAll(async () => {
   await chains?.close();
   await evm?.close();
@@ -29,7 +31,15 @@ const cli = (...args: string[]) => spawnSync(process.execPath, [bin, 'verify-pro
 describe('flashlog verify-proposal', () => {
   it('rebuilds the journals, recovers the enclave signer and prints 130-byte proofs the EVM ecrecover accepts', async () => {
     const request = chains.request(2, 6, { intermediateBlockInterval: 2 });
-    const response = await core.handle({ type: 'prove', preimages: await collectWitness(request, { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337, check: 'headers' }) });
+    const response = await core.handle({
+      type: 'prove',
+      preimages: await collectWitness(request, {
+        l1: rpcCall(chains.l1.url),
+        l2: rpcCall(chains.l2.url),
+        l2ChainId: 1337,
+        check: 'headers',
+      }),
+    });
     if (response.type !== 'prove') throw new Error(JSON.stringify(response));
     const resultFile = join(dir.path, 'result.json');
     const requestFile = join(dir.path, 'request.json');
@@ -38,7 +48,10 @@ describe('flashlog verify-proposal', () => {
     writeFileSync(requestFile, JSON.stringify(proofRequestToWire(request)));
     const out = cli(resultFile, requestFile);
     expect(out.status, out.stderr).toBe(0);
-    const rows = out.stdout.trim().split('\n').map((line) => JSON.parse(line) as { kind: string; signer: string; proof: Hex; digest: Hex; journal: Hex; startingL2Block: number });
+    const rows = out.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { kind: string; signer: string; proof: Hex; digest: Hex; journal: Hex; startingL2Block: number });
     expect(rows.map((r) => r.kind)).toEqual(['block', 'block', 'block', 'block', 'aggregate']);
     expect(rows.every((r) => r.signer === core.signerAddress)).toBe(true);
     expect(rows[4]!.startingL2Block).toBe(2);
@@ -50,14 +63,25 @@ describe('flashlog verify-proposal', () => {
       // The EVM's ecrecover precompile (what OpenZeppelin's ECDSA.tryRecover uses) takes v as 27/28.
       const sig = slice(row.proof, 65);
       const input = concat([row.digest, pad(numberToHex(proof[129]!), { size: 32 }), slice(sig, 0, 32), slice(sig, 32, 64)]);
-      const recovered = await evm.request('eth_call', [{ to: '0x0000000000000000000000000000000000000001', data: input }, 'latest']) as Hex;
+      const recovered = (await evm.request('eth_call', [
+        { to: '0x0000000000000000000000000000000000000001', data: input },
+        'latest',
+      ])) as Hex;
       expect(`0x${recovered.slice(26)}`).toBe(core.signerAddress.toLowerCase());
     }
   });
 
   it('exits 1 when the result does not match the request, and 2 on unreadable input', async () => {
     const request = chains.request(2, 3);
-    const response = await core.handle({ type: 'prove', preimages: await collectWitness(request, { l1: rpcCall(chains.l1.url), l2: rpcCall(chains.l2.url), l2ChainId: 1337, check: 'headers' }) });
+    const response = await core.handle({
+      type: 'prove',
+      preimages: await collectWitness(request, {
+        l1: rpcCall(chains.l1.url),
+        l2: rpcCall(chains.l2.url),
+        l2ChainId: 1337,
+        check: 'headers',
+      }),
+    });
     if (response.type !== 'prove') throw new Error(JSON.stringify(response));
     const resultFile = join(dir.path, 'result1.json');
     const requestFile = join(dir.path, 'request-other.json');

@@ -46,7 +46,13 @@ function history(): { part1: ProduceRecord[]; part2: ProduceRecord[] } {
   ];
   const part2 = [
     ...b21.flashblock([txs[5]!, txs[6]!]),
-    chainRecord({ type: 'reorg', blockNumber: '0x14', blockHash: `0x${'14'.repeat(32)}`, transactions: [txs[1]!.hash], removedTransactions: [txs[2]!.hash, txs[3]!.hash] }),
+    chainRecord({
+      type: 'reorg',
+      blockNumber: '0x14',
+      blockHash: `0x${'14'.repeat(32)}`,
+      transactions: [txs[1]!.hash],
+      removedTransactions: [txs[2]!.hash, txs[3]!.hash],
+    }),
     ...b21.flashblock([txs[7]!], { stateDiff: { [sender.address]: { balance: '0x77', nonce: '0x8' } } }),
     ...b22.flashblock([txs[8]!, txs[9]!]),
   ];
@@ -86,7 +92,8 @@ describe('view snapshot on the embedded log', () => {
       const ctx = testContext({ port: 0, rpc: stub.url, headPollMs: 0, dataDir: join(dir.path, 'data'), ...overrides });
       return { ctx, serve: await createServe(ctx, { log, rpcUrl: stub.url }) };
     };
-    const fallbacks = async (ctx: ReturnType<typeof testContext>) => (await ctx.metrics.getSingleMetricAsString('flashlog_view_snapshot_fallbacks_total'));
+    const fallbacks = async (ctx: ReturnType<typeof testContext>) =>
+      await ctx.metrics.getSingleMetricAsString('flashlog_view_snapshot_fallbacks_total');
     try {
       const { part1, part2 } = history();
       await log.produce(part1);
@@ -118,11 +125,17 @@ describe('view snapshot on the embedded log', () => {
       try {
         expect((await afterCorruption.serve.view.replayed).fromSnapshot).toBe(false);
         expect(await fallbacks(afterCorruption.ctx)).toContain('reason="unreadable"} 1');
-        expect(comparable(afterCorruption.serve.view.current())).toEqual(comparable((await materialize(testContext(), { log }).then(async (view) => {
-          await view.replayed;
-          await view.close();
-          return view;
-        })).current()));
+        expect(comparable(afterCorruption.serve.view.current())).toEqual(
+          comparable(
+            (
+              await materialize(testContext(), { log }).then(async (view) => {
+                await view.replayed;
+                await view.close();
+                return view;
+              })
+            ).current(),
+          ),
+        );
       } finally {
         await afterCorruption.serve.close();
       }
@@ -146,7 +159,12 @@ describe('view snapshot on the embedded log', () => {
       await logA.produce(part1);
       // Log B: the same number of records per topic, other contents (block 30 instead of 20), then more.
       const other = blockBuilder(30n);
-      await logB.produce([...part1.slice(0, 3), ...other.flashblock([txs[10]!, txs[11]!], { stateDiff: { [sender.address]: { balance: '0x5' } } }), ...part1.slice(3 + 3), ...part2]);
+      await logB.produce([
+        ...part1.slice(0, 3),
+        ...other.flashblock([txs[10]!, txs[11]!], { stateDiff: { [sender.address]: { balance: '0x5' } } }),
+        ...part1.slice(3 + 3),
+        ...part2,
+      ]);
       const a = await materialize(testContext(), { log: logA, snapshot: { path: snapshotPath, intervalMs: 0 } });
       await a.replayed;
       await a.close();

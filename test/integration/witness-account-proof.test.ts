@@ -22,16 +22,30 @@ beforeAll(async () => {
   [l1, l2] = await Promise.all([
     startEdrChain(),
     // The message passer here is a stand-in whose code stores calldata[32:64] at slot calldata[0:32].
-    startEdrChain({ chainId: 763360, genesis: [{ address: messagePasserAddress, storage: [{ index: 1n, value: 5n }], code: '0x6020356000355500' }] }),
+    startEdrChain({
+      chainId: 763360,
+      genesis: [{ address: messagePasserAddress, storage: [{ index: 1n, value: 5n }], code: '0x6020356000355500' }],
+    }),
   ]);
   for (let i = 0; i < 4; i++) {
     await l2.send({ to: messagePasserAddress, data: `0x${(10 + i).toString(16).padStart(64, '0')}${'ab'.repeat(32)}` });
   }
-  const head = Number(BigInt(await l2.request('eth_blockNumber') as Hex));
+  const head = Number(BigInt((await l2.request('eth_blockNumber')) as Hex));
   for (let n = 0; n <= head; n++) {
-    const block = await l2.request('eth_getBlockByNumber', [`0x${n.toString(16)}`, false]) as { hash: Hex; stateRoot: Hex; withdrawalsRoot: Hex };
-    const proof = await l2.request('eth_getProof', [messagePasserAddress, [], `0x${n.toString(16)}`]) as { storageHash: Hex };
-    blocks.push({ number: n, hash: block.hash, stateRoot: block.stateRoot, storageRoot: proof.storageHash, withdrawalsRoot: block.withdrawalsRoot, outputRoot: outputRootV0(block.stateRoot, proof.storageHash, block.hash) });
+    const block = (await l2.request('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])) as {
+      hash: Hex;
+      stateRoot: Hex;
+      withdrawalsRoot: Hex;
+    };
+    const proof = (await l2.request('eth_getProof', [messagePasserAddress, [], `0x${n.toString(16)}`])) as { storageHash: Hex };
+    blocks.push({
+      number: n,
+      hash: block.hash,
+      stateRoot: block.stateRoot,
+      storageRoot: proof.storageHash,
+      withdrawalsRoot: block.withdrawalsRoot,
+      outputRoot: outputRootV0(block.stateRoot, proof.storageHash, block.hash),
+    });
   }
 }, 60_000);
 afterAll(async () => {
@@ -43,15 +57,22 @@ const core = createEnclaveCore({ privateKey: '0x5de4111afa1a4b94908f83103eb1f170
 const last = () => blocks[blocks.length - 1]!;
 
 async function request(claimedRoot?: Hex): Promise<ProofRequest> {
-  const l1Head = await l1.request('eth_getBlockByNumber', ['latest', false]) as { hash: Hex; number: Hex };
+  const l1Head = (await l1.request('eth_getBlockByNumber', ['latest', false])) as { hash: Hex; number: Hex };
   const agreed = blocks[2]!;
   return {
-    l1Head: l1Head.hash, agreedL2HeadHash: agreed.hash, agreedL2OutputRoot: agreed.outputRoot, claimedL2OutputRoot: claimedRoot ?? last().outputRoot,
-    claimedL2BlockNumber: last().number, proposer: '0x90F79bf6EB2c4f870365E785982E1f101E93b906', intermediateBlockInterval: 1,
-    l1HeadNumber: Number(BigInt(l1Head.number)), imageHash: `0x${'00'.repeat(32)}`,
+    l1Head: l1Head.hash,
+    agreedL2HeadHash: agreed.hash,
+    agreedL2OutputRoot: agreed.outputRoot,
+    claimedL2OutputRoot: claimedRoot ?? last().outputRoot,
+    claimedL2BlockNumber: last().number,
+    proposer: '0x90F79bf6EB2c4f870365E785982E1f101E93b906',
+    intermediateBlockInterval: 1,
+    l1HeadNumber: Number(BigInt(l1Head.number)),
+    imageHash: `0x${'00'.repeat(32)}`,
   };
 }
-const witness = (req: ProofRequest) => collectWitness(req, { l1: rpcCall(l1.url), l2: rpcCall(l2.url), l2ChainId: 763360, check: 'headers' });
+const witness = (req: ProofRequest) =>
+  collectWitness(req, { l1: rpcCall(l1.url), l2: rpcCall(l2.url), l2ChainId: 763360, check: 'headers' });
 
 describe('message-passer storage root from an account proof', () => {
   it('the storage roots of the last blocks differ and are not the header withdrawalsRoot', () => {
@@ -76,7 +97,9 @@ describe('message-passer storage root from an account proof', () => {
   it('refuses when the proof nodes are left out', async () => {
     const req = await request();
     const preimages = await witness(req);
-    const proof = await l2.request('eth_getProof', [messagePasserAddress, [], `0x${last().number.toString(16)}`]) as { accountProof: Hex[] };
+    const proof = (await l2.request('eth_getProof', [messagePasserAddress, [], `0x${last().number.toString(16)}`])) as {
+      accountProof: Hex[];
+    };
     const leafHash = keccak256(proof.accountProof[proof.accountProof.length - 1]!);
     const without = preimages.filter((p) => !(p.key.type === 'keccak256' && keccak256(p.value) === leafHash));
     expect(without.length).toBe(preimages.length - 1);
@@ -86,7 +109,7 @@ describe('message-passer storage root from an account proof', () => {
 
   it('an absent account has the empty storage root', async () => {
     const absent = '0x000000000000000000000000000000000000dEaD';
-    const proof = await l2.request('eth_getProof', [absent, [], 'latest']) as { accountProof: Hex[]; storageHash: Hex };
+    const proof = (await l2.request('eth_getProof', [absent, [], 'latest'])) as { accountProof: Hex[]; storageHash: Hex };
     const nodes = new Map(proof.accountProof.map((node) => [keccak256(node), hexToBytes(node)]));
     expect(accountStorageRoot(last().stateRoot, absent, (h) => nodes.get(h))).toBe(emptyTrieRoot);
     expect(accountStorageRoot(last().stateRoot, messagePasserAddress, (h) => nodes.get(h))).toBeUndefined();

@@ -45,7 +45,11 @@ const customCrypto = () => ({ kzg: (kzg ??= new KZG(trustedSetup)) });
  * @example fixedRules(8453n, 'prague')
  */
 export function fixedRules(chainId: bigint, hardfork: string = Hardfork.Prague): ChainRules {
-  const common = new Common({ chain: { ...Mainnet, chainId: Number(chainId), name: `chain-${chainId}` }, hardfork, customCrypto: customCrypto() });
+  const common = new Common({
+    chain: { ...Mainnet, chainId: Number(chainId), name: `chain-${chainId}` },
+    hardfork,
+    customCrypto: customCrypto(),
+  });
   // Prague's EVM runs on OP Stack chains only since Isthmus, well after Fjord brought RIP-7212.
   const p256 = common.gteHardfork(Hardfork.Prague) && !common.isActivatedEIP(7951);
   return { common, scheduled: false, precompiles: new Map(p256 ? [[P256VERIFY, rip7212]] : []) };
@@ -65,7 +69,10 @@ export function genesisRules(genesis: GethGenesis & { config: { blobSchedule?: B
   const { blobSchedule = {} } = genesis.config;
   const bpo = Object.fromEntries(Object.entries(blobSchedule).filter(([fork]) => /^bpo\d+$/.test(fork)));
   const rest = Object.fromEntries(Object.entries(blobSchedule).filter(([fork]) => !(fork in bpo)));
-  const common = createCommonFromGethGenesis({ ...genesis, config: { ...genesis.config, blobSchedule: rest } } as GethGenesis, { chain: 'genesis', customCrypto: customCrypto() });
+  const common = createCommonFromGethGenesis({ ...genesis, config: { ...genesis.config, blobSchedule: rest } } as GethGenesis, {
+    chain: 'genesis',
+    customCrypto: customCrypto(),
+  });
   for (const [fork, schedule] of Object.entries(bpo)) {
     const atFork = common.copy();
     atFork.setHardfork(fork);

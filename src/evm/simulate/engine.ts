@@ -7,7 +7,24 @@ import { createTx, paramsTx, type TypedTransaction } from '@ethereumjs/tx';
 import { Account, KECCAK256_RLP, bytesToHex, createAddressFromString, hexToBytes, type Address, type Withdrawal } from '@ethereumjs/util';
 import { createVM, encodeReceipt, runTx, type RunTxResult } from '@ethereumjs/vm';
 import { decodeErrorResult, keccak256, padHex, toHex, type Hex } from 'viem';
-import { BaseFeeTooLowError, BlockGasLimitReachedError, BlockNumberOrderError, BlockTimestampOrderError, ExecutionTimeoutError, InsufficientFundsError, InternalError, IntrinsicGasTooLowError, InvalidParamsError, JsonRpcError, MaxInitCodeSizeError, NonceTooHighError, NonceTooLowError, PrecompileMovedToItselfError, ServerError, TooManyBlocksError } from '../../errors.ts';
+import {
+  BaseFeeTooLowError,
+  BlockGasLimitReachedError,
+  BlockNumberOrderError,
+  BlockTimestampOrderError,
+  ExecutionTimeoutError,
+  InsufficientFundsError,
+  InternalError,
+  IntrinsicGasTooLowError,
+  InvalidParamsError,
+  JsonRpcError,
+  MaxInitCodeSizeError,
+  NonceTooHighError,
+  NonceTooLowError,
+  PrecompileMovedToItselfError,
+  ServerError,
+  TooManyBlocksError,
+} from '../../errors.ts';
 import type { AccountOverride, StateOverrides } from '../overrides.ts';
 import { ForkedState, type ForkSource } from './fork-state.ts';
 import type { BlockOverrides, SimulateCall, SimulatePayload } from './payload.ts';
@@ -78,7 +95,9 @@ type JsonObject = Record<string, unknown>;
 interface PlannedBlock {
   readonly number: bigint;
   readonly timestamp: bigint;
-  readonly entry: { index: number; blockOverrides?: BlockOverrides | null; stateOverrides?: StateOverrides | null; calls?: SimulateCall[] | null } | undefined;
+  readonly entry:
+    | { index: number; blockOverrides?: BlockOverrides | null; stateOverrides?: StateOverrides | null; calls?: SimulateCall[] | null }
+    | undefined;
 }
 
 /**
@@ -93,11 +112,13 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
   const blockchain = {
     async getBlock(number: number) {
       const n = BigInt(number);
-      const hash = hashes.get(n) ?? await ctx.blockHash(n);
+      const hash = hashes.get(n) ?? (await ctx.blockHash(n));
       return { hash: () => hexToBytes(hash) };
     },
     async putBlock() {},
-    shallowCopy() { return blockchain; },
+    shallowCopy() {
+      return blockchain;
+    },
   };
   const common = ctx.common.copy();
   if (ctx.scheduled) common.setHardforkBy({ blockNumber: ctx.base.number, timestamp: ctx.base.timestamp });
@@ -107,7 +128,12 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
   let gasLimit = ctx.base.gasLimit;
   let budget = ctx.gasCap;
   const extra = ctx.precompiles ?? new Map<string, unknown>();
-  let vm = await createVM({ common, stateManager: state, blockchain, evmOpts: { customPrecompiles: new PrecompileMoves(common, extra).custom() } });
+  let vm = await createVM({
+    common,
+    stateManager: state,
+    blockchain,
+    evmOpts: { customPrecompiles: new PrecompileMoves(common, extra).custom() },
+  });
   let moved = false;
   const blocks: JsonObject[] = [];
 
@@ -117,15 +143,26 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
     // Precompile moves hold for their block only: each block starts from the chain's own set (geth).
     const moves = new PrecompileMoves(common, extra);
     await applyOverrides(state, planned.entry?.stateOverrides ?? {}, moves);
-    if (moves.changed || moved) vm = await createVM({ common, stateManager: state, blockchain, evmOpts: { customPrecompiles: moves.custom() } });
+    if (moves.changed || moved)
+      vm = await createVM({ common, stateManager: state, blockchain, evmOpts: { customPrecompiles: moves.custom() } });
     moved = moves.changed;
     // The fee recipient and gas limit carry over from the block before (geth's header template).
     if (overrides.feeRecipient !== undefined) coinbase = createAddressFromString(overrides.feeRecipient);
     if (overrides.gasLimit !== undefined) gasLimit = BigInt(overrides.gasLimit);
     const merged = common.gteHardfork('paris');
 
-    const baseFeePerGas = overrides.baseFeePerGas !== undefined ? BigInt(overrides.baseFeePerGas) : validation && common.isActivatedEIP(1559) ? parent.calcNextBaseFee() : 0n;
-    const withdrawals = (overrides.withdrawals ?? []).map((w) => ({ index: BigInt(w.index), validatorIndex: BigInt(w.validatorIndex), address: createAddressFromString(w.address), amount: BigInt(w.amount) }));
+    const baseFeePerGas =
+      overrides.baseFeePerGas !== undefined
+        ? BigInt(overrides.baseFeePerGas)
+        : validation && common.isActivatedEIP(1559)
+          ? parent.calcNextBaseFee()
+          : 0n;
+    const withdrawals = (overrides.withdrawals ?? []).map((w) => ({
+      index: BigInt(w.index),
+      validatorIndex: BigInt(w.validatorIndex),
+      address: createAddressFromString(w.address),
+      amount: BigInt(w.amount),
+    }));
     const headerFields = {
       parentHash: parentHashOf(parent, hashes, ctx.base),
       number: planned.number,
@@ -145,7 +182,10 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
     const block = createBlock({ header }, { common, skipConsensusFormatValidation: true });
     // Without validation a call may pay less than an overridden base fee (geth's NoBaseFee): it runs in this twin at 0.
     const freeBlock = common.isActivatedEIP(1559)
-      ? createBlock({ header: createBlockHeader({ ...headerFields, baseFeePerGas: 0n }, { common, skipConsensusFormatValidation: true }) }, { common, skipConsensusFormatValidation: true })
+      ? createBlock(
+          { header: createBlockHeader({ ...headerFields, baseFeePerGas: 0n }, { common, skipConsensusFormatValidation: true }) },
+          { common, skipConsensusFormatValidation: true },
+        )
       : block;
 
     const executed: Executed[] = [];
@@ -154,7 +194,9 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
     let blobGasUsed = 0n;
     for (const [index, call] of (planned.entry?.calls ?? []).entries()) {
       if (ctx.deadline !== undefined && Date.now() > ctx.deadline) {
-        throw new ExecutionTimeoutError(`eth_simulateV1: execution took longer than the ${ctx.timeoutMs ?? 0} ms limit (--call-timeout-ms)`);
+        throw new ExecutionTimeoutError(
+          `eth_simulateV1: execution took longer than the ${ctx.timeoutMs ?? 0} ms limit (--call-timeout-ms)`,
+        );
       }
       const blockGasLeft = header.gasLimit - gasUsed;
       const where = `params[0].blockStateCalls[${planned.entry?.index ?? 0}].calls[${index}]`;
@@ -175,7 +217,15 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
       evm.events.on('beforeMessage', unmask);
       let result: RunTxResult;
       try {
-        result = await runTx(vm, { tx, block: free ? freeBlock : block, skipNonce: true, skipBalance: false, skipBlockGasLimitValidation: true, skipHardForkValidation: true, blockGasUsed: gasUsed });
+        result = await runTx(vm, {
+          tx,
+          block: free ? freeBlock : block,
+          skipNonce: true,
+          skipBalance: false,
+          skipBlockGasLimitValidation: true,
+          skipHardForkValidation: true,
+          blockGasUsed: gasUsed,
+        });
       } catch (error) {
         throw txError(error, tx, from);
       } finally {
@@ -187,7 +237,14 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
       blobGasUsed += result.blobGasUsed ?? 0n;
       budget -= result.totalGasSpent;
       const real = result.execResult.logs ?? [];
-      const traced = tracer?.logs(real) ?? real.map(([address, topics, data]) => ({ address: bytesToHex(address) as Hex, topics: topics.map((t) => bytesToHex(t) as Hex), data: bytesToHex(data) as Hex, logIndex: logCounter.next++ }));
+      const traced =
+        tracer?.logs(real) ??
+        real.map(([address, topics, data]) => ({
+          address: bytesToHex(address) as Hex,
+          topics: topics.map((t) => bytesToHex(t) as Hex),
+          data: bytesToHex(data) as Hex,
+          logIndex: logCounter.next++,
+        }));
       executed.push({ tx, from, result, logs: traced });
     }
     for (const w of withdrawals) {
@@ -196,7 +253,15 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
       await state.putAccount(w.address, account);
     }
 
-    const finished = await finishBlock({ headerFields, common, executed, gasUsed, blobGasUsed, withdrawals, fullTransactions: payload.returnFullTransactions === true });
+    const finished = await finishBlock({
+      headerFields,
+      common,
+      executed,
+      gasUsed,
+      blobGasUsed,
+      withdrawals,
+      fullTransactions: payload.returnFullTransactions === true,
+    });
     hashes.set(planned.number, finished.hash);
     blocks.push(finished.json);
     parent = finished.header;
@@ -231,15 +296,18 @@ function lowerKeys(overrides: StateOverrides): StateOverrides {
 }
 
 function baseHeader(base: SimulationBase, common: Common): BlockHeader {
-  return createBlockHeader({
-    number: base.number,
-    timestamp: base.timestamp,
-    gasLimit: base.gasLimit,
-    gasUsed: base.gasUsed,
-    baseFeePerGas: common.isActivatedEIP(1559) ? base.baseFeePerGas : undefined,
-    excessBlobGas: common.isActivatedEIP(4844) ? base.excessBlobGas : undefined,
-    blobGasUsed: common.isActivatedEIP(4844) ? base.blobGasUsed : undefined,
-  }, { common, skipConsensusFormatValidation: true });
+  return createBlockHeader(
+    {
+      number: base.number,
+      timestamp: base.timestamp,
+      gasLimit: base.gasLimit,
+      gasUsed: base.gasUsed,
+      baseFeePerGas: common.isActivatedEIP(1559) ? base.baseFeePerGas : undefined,
+      excessBlobGas: common.isActivatedEIP(4844) ? base.excessBlobGas : undefined,
+      blobGasUsed: common.isActivatedEIP(4844) ? base.blobGasUsed : undefined,
+    },
+    { common, skipConsensusFormatValidation: true },
+  );
 }
 
 function parentHashOf(parent: BlockHeader, hashes: Map<bigint, Hex>, base: SimulationBase): Uint8Array {
@@ -307,9 +375,11 @@ class PrecompileMoves {
     const out: { address: Address; function?: (input: PrecompileInput) => Promise<ExecResult> | ExecResult }[] = [];
     for (const address of this.#vacated) out.push({ address: createAddressFromString(address) });
     for (const [address, fn] of this.#extra) {
-      if (!this.#vacated.has(address) && !this.#moved.has(address)) out.push({ address: createAddressFromString(address), function: fn as (input: PrecompileInput) => ExecResult });
+      if (!this.#vacated.has(address) && !this.#moved.has(address))
+        out.push({ address: createAddressFromString(address), function: fn as (input: PrecompileInput) => ExecResult });
     }
-    for (const [address, { fn }] of this.#moved) out.push({ address: createAddressFromString(address), function: fn as (input: PrecompileInput) => ExecResult });
+    for (const [address, { fn }] of this.#moved)
+      out.push({ address: createAddressFromString(address), function: fn as (input: PrecompileInput) => ExecResult });
     return out as never;
   }
 }
@@ -324,7 +394,12 @@ function warmAsGeth(evm: EVM, moves: PrecompileMoves, tx: TypedTransaction, from
   if (!moves.changed || !evm.common.isActivatedEIP(2929)) return;
   const journal = evm.journal as unknown as { addAlwaysWarmAddress(address: string): void; alwaysWarmJournal: Map<string, Set<string>> };
   for (const address of moves.vacated()) journal.addAlwaysWarmAddress(address.slice(2));
-  const named = new Set<string | undefined>([tx.to?.toString(), from.toString(), coinbase.toString(), ...('accessList' in tx ? (tx.accessList as [Uint8Array, Uint8Array[]][]).map(([a]) => bytesToHex(a)) : [])]);
+  const named = new Set<string | undefined>([
+    tx.to?.toString(),
+    from.toString(),
+    coinbase.toString(),
+    ...('accessList' in tx ? (tx.accessList as [Uint8Array, Uint8Array[]][]).map(([a]) => bytesToHex(a)) : []),
+  ]);
   for (const address of moves.destinations()) if (!named.has(address)) journal.alwaysWarmJournal.delete(address.slice(2));
 }
 
@@ -344,7 +419,8 @@ async function applyOverrides(state: ForkedState, overrides: StateOverrides, mov
       if (to !== undefined) {
         if (!isPrecompile) throw new ServerError(`account ${address} is not a precompile`);
         // the specification's -38022; geth answers this case -32000 "is already overridden"
-        if (to === address) throw new PrecompileMovedToItselfError(`account ${address} is moved to itself (movePrecompileToAddress references itself)`);
+        if (to === address)
+          throw new PrecompileMovedToItselfError(`account ${address} is moved to itself (movePrecompileToAddress references itself)`);
         if (named.has(to)) throw new ServerError(`account ${to} is already overridden`);
         moves.move(address, to);
       } else if (isPrecompile) {
@@ -419,7 +495,14 @@ async function buildTx(call: SimulateCall, ctx: TxContext): Promise<TypedTransac
   } else {
     const fees = { maxFeePerGas: BigInt(call.maxFeePerGas ?? 0), maxPriorityFeePerGas: BigInt(call.maxPriorityFeePerGas ?? 0) };
     if (call.authorizationList) fields = { ...data, ...fees, type: 4, authorizationList: call.authorizationList };
-    else if (call.blobVersionedHashes) fields = { ...data, ...fees, type: 3, blobVersionedHashes: call.blobVersionedHashes, maxFeePerBlobGas: BigInt(call.maxFeePerBlobGas ?? 0) };
+    else if (call.blobVersionedHashes)
+      fields = {
+        ...data,
+        ...fees,
+        type: 3,
+        blobVersionedHashes: call.blobVersionedHashes,
+        maxFeePerBlobGas: BigInt(call.maxFeePerBlobGas ?? 0),
+      };
     else fields = { ...data, ...fees, type: 2 };
   }
   let tx: TypedTransaction;
@@ -427,7 +510,12 @@ async function buildTx(call: SimulateCall, ctx: TxContext): Promise<TypedTransac
     const signature = fields.type === 0 ? {} : { v: 0n, r: 0n, s: 0n };
     // ethereumjs refuses a nonce of 2^64-1 (EIP-2681) where geth simulates it: set after building
     const overflowing = nonce >= MAX_NONCE;
-    tx = createTx({ ...fields, ...signature, nonce: overflowing ? 0n : nonce } as never, { common: ctx.common, params: txParams as never, freeze: false, allowUnlimitedInitCodeSize: false });
+    tx = createTx({ ...fields, ...signature, nonce: overflowing ? 0n : nonce } as never, {
+      common: ctx.common,
+      params: txParams as never,
+      freeze: false,
+      allowUnlimitedInitCodeSize: false,
+    });
     if (overflowing) Object.defineProperty(tx, 'nonce', { value: nonce });
   } catch (error) {
     throw new InvalidParamsError(`invalid ${ctx.where}: ${(error as Error).message.split(' (tx type=')[0]}`);
@@ -441,15 +529,23 @@ function feeCap(tx: TypedTransaction): bigint {
 }
 
 /** Checks geth makes before a call, with the specification's codes (validation: nonce and base fee). */
-async function checkCall(tx: TypedTransaction, from: Address, ctx: { state: ForkedState; validation: boolean; baseFeePerGas: bigint; callIndex: number }): Promise<void> {
+async function checkCall(
+  tx: TypedTransaction,
+  from: Address,
+  ctx: { state: ForkedState; validation: boolean; baseFeePerGas: bigint; callIndex: number },
+): Promise<void> {
   if (!ctx.validation) return;
   const nonce = (await ctx.state.getAccount(from))?.nonce ?? 0n;
   const who = `address ${checksumish(from)}`;
   if (tx.nonce >= MAX_NONCE) throw new InternalError(`err: nonce has max value: ${who}, nonce: ${tx.nonce} (supplied gas ${tx.gasLimit})`);
-  if (tx.nonce < nonce) throw new NonceTooLowError(`err: nonce too low: ${who}, tx: ${tx.nonce} state: ${nonce} (supplied gas ${tx.gasLimit})`);
-  if (tx.nonce > nonce) throw new NonceTooHighError(`err: nonce too high: ${who}, tx: ${tx.nonce} state: ${nonce} (supplied gas ${tx.gasLimit})`);
+  if (tx.nonce < nonce)
+    throw new NonceTooLowError(`err: nonce too low: ${who}, tx: ${tx.nonce} state: ${nonce} (supplied gas ${tx.gasLimit})`);
+  if (tx.nonce > nonce)
+    throw new NonceTooHighError(`err: nonce too high: ${who}, tx: ${tx.nonce} state: ${nonce} (supplied gas ${tx.gasLimit})`);
   if (feeCap(tx) < ctx.baseFeePerGas) {
-    throw new BaseFeeTooLowError(`err: max fee per gas less than block base fee: ${who}, maxFeePerGas: ${feeCap(tx)}, baseFee: ${ctx.baseFeePerGas} (supplied gas ${tx.gasLimit})`);
+    throw new BaseFeeTooLowError(
+      `err: max fee per gas less than block base fee: ${who}, maxFeePerGas: ${feeCap(tx)}, baseFee: ${ctx.baseFeePerGas} (supplied gas ${tx.gasLimit})`,
+    );
   }
 }
 
@@ -466,10 +562,14 @@ function txError(error: unknown, tx: TypedTransaction, from: Address): JsonRpcEr
   if (message.includes("doesn't have enough funds")) {
     const have = /only has: (\d+)/.exec(message)?.[1] ?? '?';
     const want = /(?:upfront|max) cost is: (\d+)/.exec(message)?.[1] ?? '?';
-    return new InsufficientFundsError(`err: insufficient funds for gas * price + value: ${who} have ${have} want ${want} (supplied gas ${tx.gasLimit})`);
+    return new InsufficientFundsError(
+      `err: insufficient funds for gas * price + value: ${who} have ${have} want ${want} (supplied gas ${tx.gasLimit})`,
+    );
   }
-  if (message.includes("baseFeePerGas")) return new BaseFeeTooLowError(`err: max fee per gas less than block base fee: ${who} (supplied gas ${tx.gasLimit})`);
-  if (message.includes('initcode') || message.includes('init code')) return new MaxInitCodeSizeError(`err: max initcode size exceeded (supplied gas ${tx.gasLimit})`);
+  if (message.includes('baseFeePerGas'))
+    return new BaseFeeTooLowError(`err: max fee per gas less than block base fee: ${who} (supplied gas ${tx.gasLimit})`);
+  if (message.includes('initcode') || message.includes('init code'))
+    return new MaxInitCodeSizeError(`err: max initcode size exceeded (supplied gas ${tx.gasLimit})`);
   return new ServerError(`err: ${message.split(' -> ')[0]} (supplied gas ${tx.gasLimit})`);
 }
 
@@ -496,32 +596,70 @@ async function finishBlock(input: FinishInput): Promise<{ header: BlockHeader; h
   const receipts = new MerklePatriciaTrie({ common });
   for (const [i, { tx, result }] of executed.entries()) await receipts.put(RLP.encode(i), encodeReceipt(result.receipt, tx.type));
   const bloom = new Uint8Array(256);
-  for (const { result } of executed) result.bloom.bitvector.forEach((byte, i) => { bloom[i]! |= byte; });
-  const header = createBlockHeader({
-    ...input.headerFields,
-    gasUsed: input.gasUsed,
-    blobGasUsed: common.isActivatedEIP(4844) ? input.blobGasUsed : undefined,
-    receiptTrie: executed.length === 0 ? KECCAK256_RLP : await receipts.root(),
-    transactionsTrie: await genTransactionsTrieRoot(executed.map((e) => e.tx)),
-    logsBloom: bloom,
-    stateRoot: ZERO_HASH_BYTES,
-  }, { common, skipConsensusFormatValidation: true });
+  for (const { result } of executed)
+    result.bloom.bitvector.forEach((byte, i) => {
+      bloom[i]! |= byte;
+    });
+  const header = createBlockHeader(
+    {
+      ...input.headerFields,
+      gasUsed: input.gasUsed,
+      blobGasUsed: common.isActivatedEIP(4844) ? input.blobGasUsed : undefined,
+      receiptTrie: executed.length === 0 ? KECCAK256_RLP : await receipts.root(),
+      transactionsTrie: await genTransactionsTrieRoot(executed.map((e) => e.tx)),
+      logsBloom: bloom,
+      stateRoot: ZERO_HASH_BYTES,
+    },
+    { common, skipConsensusFormatValidation: true },
+  );
   const hash = bytesToHex(header.hash()) as Hex;
   const encodedTxs = executed.map(({ tx }) => (tx.type === 0 ? RLP.encode(tx.raw() as Uint8Array[]) : tx.serialize()));
-  const size = RLP.encode([header.raw(), executed.map(({ tx }) => (tx.type === 0 ? tx.raw() : tx.serialize())), [], ...(common.isActivatedEIP(4895) ? [input.withdrawals.map((w) => [w.index, w.validatorIndex, w.address.bytes, w.amount])] : [])] as never).length;
+  const size = RLP.encode([
+    header.raw(),
+    executed.map(({ tx }) => (tx.type === 0 ? tx.raw() : tx.serialize())),
+    [],
+    ...(common.isActivatedEIP(4895) ? [input.withdrawals.map((w) => [w.index, w.validatorIndex, w.address.bytes, w.amount])] : []),
+  ] as never).length;
   const number = toHex(header.number);
   const timestamp = toHex(header.timestamp);
   const calls = executed.map(({ result, logs }, i) => {
     const txHash = bytesToHex(keccak256(encodedTxs[i]!, 'bytes')) as Hex;
-    return callResult(result, logs.map(({ logIndex, ...log }) => ({ ...log, blockNumber: number, transactionHash: txHash, transactionIndex: toHex(i), blockHash: hash, blockTimestamp: timestamp, logIndex: toHex(logIndex), removed: false })));
+    return callResult(
+      result,
+      logs.map(({ logIndex, ...log }) => ({
+        ...log,
+        blockNumber: number,
+        transactionHash: txHash,
+        transactionIndex: toHex(i),
+        blockHash: hash,
+        blockTimestamp: timestamp,
+        logIndex: toHex(logIndex),
+        removed: false,
+      })),
+    );
   });
   const json = formatHeader(header, hash);
   json.size = toHex(size);
   json.transactions = input.fullTransactions
-    ? executed.map(({ tx, from }, i) => formatTx(tx, from, { hash: bytesToHex(keccak256(encodedTxs[i]!, 'bytes')) as Hex, blockHash: hash, number, timestamp, index: i, baseFee: header.baseFeePerGas ?? 0n }))
+    ? executed.map(({ tx, from }, i) =>
+        formatTx(tx, from, {
+          hash: bytesToHex(keccak256(encodedTxs[i]!, 'bytes')) as Hex,
+          blockHash: hash,
+          number,
+          timestamp,
+          index: i,
+          baseFee: header.baseFeePerGas ?? 0n,
+        }),
+      )
     : encodedTxs.map((encoded) => keccak256(encoded));
   json.uncles = [];
-  if (common.isActivatedEIP(4895)) json.withdrawals = input.withdrawals.map((w) => ({ index: toHex(w.index), validatorIndex: toHex(w.validatorIndex), address: w.address.toString(), amount: toHex(w.amount) }));
+  if (common.isActivatedEIP(4895))
+    json.withdrawals = input.withdrawals.map((w) => ({
+      index: toHex(w.index),
+      validatorIndex: toHex(w.validatorIndex),
+      address: w.address.toString(),
+      amount: toHex(w.amount),
+    }));
   json.calls = calls;
   return { header, hash, json };
 }
@@ -556,7 +694,11 @@ function formatHeader(header: BlockHeader, hash: Hex): JsonObject {
   return out;
 }
 
-function formatTx(tx: TypedTransaction, from: Address, at: { hash: Hex; blockHash: Hex; number: Hex; timestamp: Hex; index: number; baseFee: bigint }): JsonObject {
+function formatTx(
+  tx: TypedTransaction,
+  from: Address,
+  at: { hash: Hex; blockHash: Hex; number: Hex; timestamp: Hex; index: number; baseFee: bigint },
+): JsonObject {
   const common = {
     blockHash: at.blockHash,
     blockNumber: at.number,
@@ -564,11 +706,24 @@ function formatTx(tx: TypedTransaction, from: Address, at: { hash: Hex; blockHas
     from: from.toString(),
     gas: toHex(tx.gasLimit),
   };
-  const tail = { hash: at.hash, input: bytesToHex(tx.data), nonce: toHex(tx.nonce), to: tx.to?.toString() ?? null, transactionIndex: toHex(at.index), value: toHex(tx.value), type: toHex(tx.type) };
+  const tail = {
+    hash: at.hash,
+    input: bytesToHex(tx.data),
+    nonce: toHex(tx.nonce),
+    to: tx.to?.toString() ?? null,
+    transactionIndex: toHex(at.index),
+    value: toHex(tx.value),
+    type: toHex(tx.type),
+  };
   if (tx.type === 0) {
     return { ...common, gasPrice: toHex(feeCap(tx)), ...tail, v: '0x0', r: '0x0', s: '0x0' };
   }
-  const fee = tx as unknown as { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; accessList: [Uint8Array, Uint8Array[]][] ; chainId: bigint };
+  const fee = tx as unknown as {
+    maxFeePerGas: bigint;
+    maxPriorityFeePerGas: bigint;
+    accessList: [Uint8Array, Uint8Array[]][];
+    chainId: bigint;
+  };
   const tip = fee.maxPriorityFeePerGas < fee.maxFeePerGas - at.baseFee ? fee.maxPriorityFeePerGas : fee.maxFeePerGas - at.baseFee;
   const out: JsonObject = {
     ...common,
@@ -591,13 +746,21 @@ function formatTx(tx: TypedTransaction, from: Address, at: { hash: Hex; blockHas
 function callResult(result: RunTxResult, logs: JsonObject[]): JsonObject {
   const exec = result.execResult;
   const returnData = bytesToHex(exec.returnValue);
-  const out: JsonObject = { returnData, logs, gasUsed: toHex(result.totalGasSpent), maxUsedGas: toHex(maxUsedGas(result)), status: exec.exceptionError ? '0x0' : '0x1' };
+  const out: JsonObject = {
+    returnData,
+    logs,
+    gasUsed: toHex(result.totalGasSpent),
+    maxUsedGas: toHex(maxUsedGas(result)),
+    status: exec.exceptionError ? '0x0' : '0x1',
+  };
   if (exec.exceptionError) {
     // a failed call returns nothing: a revert's data travels in the error, as eth_call's does
     out.returnData = '0x';
     out.logs = [];
     const reverted = exec.exceptionError.error === 'revert';
-    out.error = reverted ? { message: revertMessage(returnData), code: 3, data: returnData } : { message: exec.exceptionError.error, code: -32015 };
+    out.error = reverted
+      ? { message: revertMessage(returnData), code: 3, data: returnData }
+      : { message: exec.exceptionError.error, code: -32015 };
   }
   return out;
 }
@@ -619,10 +782,10 @@ export function revertMessage(data: Hex): string {
   try {
     const decoded = decodeErrorResult({ abi: [], data });
     if (decoded.errorName === 'Error') return `execution reverted: ${String(decoded.args?.[0])}`;
-    if (decoded.errorName === 'Panic') return `execution reverted: assert(false) (panic code ${padHex(toHex(decoded.args?.[0] as bigint), { size: 1 })})`;
+    if (decoded.errorName === 'Panic')
+      return `execution reverted: assert(false) (panic code ${padHex(toHex(decoded.args?.[0] as bigint), { size: 1 })})`;
   } catch {
     // not a standard error: the data is returned as it is
   }
   return 'execution reverted';
 }
-

@@ -59,7 +59,12 @@ export class ForkedState extends SimpleStateManager {
       const fetched = await this.source.account(key as Hex);
       if (fetched) {
         const code = hexToBytes(fetched.code);
-        account = new Account(fetched.nonce, fetched.balance, undefined, code.length === 0 ? KECCAK256_NULL : hexToBytes(keccak256(fetched.code)));
+        account = new Account(
+          fetched.nonce,
+          fetched.balance,
+          undefined,
+          code.length === 0 ? KECCAK256_NULL : hexToBytes(keccak256(fetched.code)),
+        );
         this.topCodeStack().set(key, code);
       }
       top.set(key, account);

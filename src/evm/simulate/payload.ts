@@ -45,6 +45,7 @@ export type SimulatePayload = z.output<typeof simulatePayloadSchema>;
 
 /** Parses `params[0]`; the first problem is -32602 with its path, e.g. `params[0].blockStateCalls.0.calls.1.gas`. */
 export function simulatePayloadParam(value: unknown, where = 'params[0]'): SimulatePayload {
-  if (value === undefined || value === null) throw new InvalidParamsError(`missing value for required argument 0 (${where}): expected a simulation payload {blockStateCalls, ...}`);
+  if (value === undefined || value === null)
+    throw new InvalidParamsError(`missing value for required argument 0 (${where}): expected a simulation payload {blockStateCalls, ...}`);
   return parseParam(simulatePayloadSchema, value, where);
 }

@@ -8,7 +8,10 @@ import { createSimulationPool, type SimulationJob } from './pool.ts';
  * deadline of a job still waiting for a thread, the queue cap and shutdown.
  */
 let stub: RpcStub | undefined;
-afterEach(async () => { await stub?.close(); stub = undefined; });
+afterEach(async () => {
+  await stub?.close();
+  stub = undefined;
+});
 
 const looper = '0x00000000000000000000000000000000000000c0';
 
@@ -22,7 +25,18 @@ async function jobs() {
   const job = (calls: unknown[], timeoutMs: number): SimulationJob => ({
     // JUMPDEST PUSH1 0 JUMP: a loop that runs until its gas is gone
     payload: { blockStateCalls: [{ stateOverrides: { [looper]: { code: '0x5b600056' } }, calls }] } as never,
-    base: { number: 100n, hash: `0x${'ab'.repeat(32)}`, timestamp: 1_700_000_000n, gasLimit: 60_000_000n, gasUsed: 0n, baseFeePerGas: 0n, excessBlobGas: 0n, blobGasUsed: 0n, miner: `0x${'00'.repeat(20)}`, difficulty: 0n },
+    base: {
+      number: 100n,
+      hash: `0x${'ab'.repeat(32)}`,
+      timestamp: 1_700_000_000n,
+      gasLimit: 60_000_000n,
+      gasUsed: 0n,
+      baseFeePerGas: 0n,
+      excessBlobGas: 0n,
+      blobGasUsed: 0n,
+      miner: `0x${'00'.repeat(20)}`,
+      difficulty: 0n,
+    },
     prestate: undefined,
     rules: { chainId: 8453n, hardfork: 'prague' },
     gasCap: 50_000_000n,
@@ -36,7 +50,11 @@ async function jobs() {
   };
 }
 
-const code = (promise: Promise<unknown>) => promise.then(() => 'answered', (error: unknown) => (error as JsonRpcError).rpcCode);
+const code = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'answered',
+    (error: unknown) => (error as JsonRpcError).rpcCode,
+  );
 
 describe('simulation pool', () => {
   it('answers -32016 at the time limit and replaces the thread; a job whose deadline passes in the queue is answered -32016 then', async () => {
@@ -64,7 +82,10 @@ describe('simulation pool', () => {
     expect(await code(pool.run(quick(20_000)))).toBe(-32005);
     await pool.close();
     const answers = await Promise.all(waiting);
-    expect(answers.every((answer) => answer === -32000), `waiting jobs on close: ${[...new Set(answers)]}`).toBe(true);
+    expect(
+      answers.every((answer) => answer === -32000),
+      `waiting jobs on close: ${[...new Set(answers)]}`,
+    ).toBe(true);
     await running;
   }, 60_000);
 });

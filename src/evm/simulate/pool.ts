@@ -56,13 +56,18 @@ const START_TIMEOUT_MS = 10_000;
  * cache between jobs.
  */
 export function createSimulationPool(options: { readonly workers: number }): SimulationPool {
-  const slots: Slot[] = Array.from({ length: Math.max(1, options.workers) }, () => ({ worker: undefined, ready: Promise.resolve(), busy: false }));
+  const slots: Slot[] = Array.from({ length: Math.max(1, options.workers) }, () => ({
+    worker: undefined,
+    ready: Promise.resolve(),
+    busy: false,
+  }));
   const queue: Queued[] = [];
   let nextId = 1;
   let closed = false;
 
   const capacity = slots.length * QUEUE_PER_WORKER;
-  const timeoutError = (job: SimulationJob) => new ExecutionTimeoutError(`eth_simulateV1: execution took longer than the ${job.timeoutMs} ms limit (--call-timeout-ms)`);
+  const timeoutError = (job: SimulationJob) =>
+    new ExecutionTimeoutError(`eth_simulateV1: execution took longer than the ${job.timeoutMs} ms limit (--call-timeout-ms)`);
 
   function start(slot: Slot): Worker {
     const worker = new Worker(new URL('./worker.ts', import.meta.url));
@@ -73,9 +78,18 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
         void worker.terminate();
         reject(new Error(`did not load the engine within ${START_TIMEOUT_MS} ms`));
       }, START_TIMEOUT_MS);
-      worker.once('message', () => { clearTimeout(timer); resolve(); });
-      worker.once('error', (error) => { clearTimeout(timer); reject(error); });
-      worker.once('exit', (code) => { clearTimeout(timer); reject(new Error(`exited with code ${code} while starting`)); });
+      worker.once('message', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      worker.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      worker.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`exited with code ${code} while starting`));
+      });
     });
     slot.ready.catch(() => {});
     // A thread that dies between jobs is replaced when the next job comes.
@@ -130,7 +144,11 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
       await slot.ready;
     } catch (error) {
       slot.worker = undefined;
-      giveBack(slot, queued, new ServerError(`eth_simulateV1: the simulation thread did not start: ${(error as Error).message}`, { cause: error }));
+      giveBack(
+        slot,
+        queued,
+        new ServerError(`eth_simulateV1: the simulation thread did not start: ${(error as Error).message}`, { cause: error }),
+      );
       return;
     }
     const job = { ...queued.job, deadline: queued.job.deadline + (Date.now() - waitedFrom) };
@@ -175,7 +193,11 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
     run(job) {
       if (closed) return Promise.reject(new ServerError('eth_simulateV1: the gateway is shutting down'));
       if (queue.length >= capacity) {
-        return Promise.reject(new LimitExceededError(`eth_simulateV1: ${queue.length} simulations are already waiting for a thread; retry later or raise --simulate-workers`));
+        return Promise.reject(
+          new LimitExceededError(
+            `eth_simulateV1: ${queue.length} simulations are already waiting for a thread; retry later or raise --simulate-workers`,
+          ),
+        );
       }
       return new Promise((resolve, reject) => {
         const queued: Queued = { job, resolve, reject };

@@ -35,7 +35,13 @@ export function createTransferTracer(evm: EVM, counter: { next: number }) {
   const onMessage = (message: Message) => {
     const entries: Entry[] = [];
     if (message.value > 0n && !message.delegatecall) {
-      entries.push({ kind: 'transfer', index: counter.next++, from: message.caller.toString() as Hex, to: message.to?.toString() as Hex | undefined, value: message.value });
+      entries.push({
+        kind: 'transfer',
+        index: counter.next++,
+        from: message.caller.toString() as Hex,
+        to: message.to?.toString() as Hex | undefined,
+        value: message.value,
+      });
     }
     frames.push(entries);
   };
@@ -55,7 +61,13 @@ export function createTransferTracer(evm: EVM, counter: { next: number }) {
       frame.push({ kind: 'log', index: counter.next++ });
     } else if (step.opcode.name === 'SELFDESTRUCT' && step.account.balance > 0n) {
       const beneficiary = padHex(toHex(step.stack[step.stack.length - 1]!), { size: 20 });
-      frame.push({ kind: 'transfer', index: counter.next++, from: step.address.toString() as Hex, to: beneficiary, value: step.account.balance });
+      frame.push({
+        kind: 'transfer',
+        index: counter.next++,
+        from: step.address.toString() as Hex,
+        to: beneficiary,
+        value: step.account.balance,
+      });
     }
   };
   evm.events.on('beforeMessage', onMessage);
@@ -73,7 +85,12 @@ export function createTransferTracer(evm: EVM, counter: { next: number }) {
       let next = 0;
       const realLog = (i: number, logIndex: number): TracedLog => {
         const [address, topics, data] = real[i]!;
-        return { address: bytesToHex(address) as Hex, topics: topics.map((t) => bytesToHex(t) as Hex), data: bytesToHex(data) as Hex, logIndex };
+        return {
+          address: bytesToHex(address) as Hex,
+          topics: topics.map((t) => bytesToHex(t) as Hex),
+          data: bytesToHex(data) as Hex,
+          logIndex,
+        };
       };
       for (const entry of root) {
         if (entry.kind === 'log') {

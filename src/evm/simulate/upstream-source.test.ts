@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createStateReads, type RpcCall } from './upstream-source.ts';
+import { createStateReads } from './upstream-source.ts';
+import type { CallRpc } from '../../jsonrpc/protocol.ts';
 
 /** A node that counts its calls: every account has 1 wei, nonce 0 and `codeBytes` of code. */
 function node(codeBytes: number) {
   const calls: string[] = [];
   const blocks: unknown[] = [];
-  const call: RpcCall = async (method, params) => {
+  const call: CallRpc = async (method, params) => {
     calls.push(`${method}:${String(params[0])}`);
     blocks.push(params[params.length - 1]);
     if (method === 'eth_getBalance') return '0x1';
@@ -59,7 +60,7 @@ describe('createStateReads', () => {
   it('does not keep a failed read', async () => {
     let fail = true;
     const reads = createStateReads();
-    const call: RpcCall = async () => {
+    const call: CallRpc = async () => {
       if (fail) throw new Error('upstream down');
       return '0x5';
     };

@@ -1,8 +1,8 @@
 import type { Hex } from 'viem';
 import type { ForkAccount, ForkSource } from './fork-state.ts';
+import type { CallRpc } from '../../jsonrpc/protocol.ts';
 
 /** Calls one JSON-RPC method on the node that holds canonical state. */
-export type RpcCall = (method: string, params: readonly unknown[]) => Promise<unknown>;
 
 /**
  * Reads of canonical state at one block, shared by every simulation at that block: an account is
@@ -14,9 +14,9 @@ export type RpcCall = (method: string, params: readonly unknown[]) => Promise<un
  * the base gives a new base and new answers.
  */
 export interface StateReads {
-  at(block: { readonly hash: Hex }, call: RpcCall): ForkSource;
+  at(block: { readonly hash: Hex }, call: CallRpc): ForkSource;
   /** The hash of the canonical block at a height below `base` (BLOCKHASH in a simulation). */
-  blockHash(base: Hex, blockNumber: bigint, call: RpcCall): Promise<Hex>;
+  blockHash(base: Hex, blockNumber: bigint, call: CallRpc): Promise<Hex>;
 }
 
 /** What one cache entry costs beyond its key and value: the map's entry, the promise, the answer. */
@@ -54,39 +54,49 @@ export function createStateReads(maxBytes = 64 * 1024 * 1024): StateReads {
     const entry = { value: value as Promise<unknown>, bytes: sizeOf(key, undefined) };
     cache.set(key, entry);
     bytes += entry.bytes;
-    value.then((answer) => {
-      if (cache.get(key) !== entry) return;
-      const size = sizeOf(key, answer);
-      bytes += size - entry.bytes;
-      entry.bytes = size;
-      evict();
-    }, () => {
-      if (cache.get(key) === entry) drop(key);
-    });
+    value.then(
+      (answer) => {
+        if (cache.get(key) !== entry) return;
+        const size = sizeOf(key, answer);
+        bytes += size - entry.bytes;
+        entry.bytes = size;
+        evict();
+      },
+      () => {
+        if (cache.get(key) === entry) drop(key);
+      },
+    );
     evict();
     return value;
   }
   return {
-    blockHash: (base, blockNumber, call) => remember(`${base}/hash/${blockNumber}`, async () => {
-      const block = await call('eth_getBlockByNumber', [`0x${blockNumber.toString(16)}`, false]) as { hash?: Hex } | null;
-      if (!block?.hash) throw new Error(`block ${blockNumber} not found upstream`);
-      return block.hash;
-    }),
+    blockHash: (base, blockNumber, call) =>
+      remember(`${base}/hash/${blockNumber}`, async () => {
+        const block = (await call('eth_getBlockByNumber', [`0x${blockNumber.toString(16)}`, false])) as { hash?: Hex } | null;
+        if (!block?.hash) throw new Error(`block ${blockNumber} not found upstream`);
+        return block.hash;
+      }),
     at({ hash }, call) {
       // By hash (EIP-1898): the reads are of exactly the block the cache key names, even when a
       // reorg replaces the block at that height while the simulation runs.
       const block = { blockHash: hash };
       return {
-        account: (address) => remember(`${hash}/${address}`, async (): Promise<ForkAccount | undefined> => {
-          const [balance, nonce, code] = await Promise.all([
-            call('eth_getBalance', [address, block]),
-            call('eth_getTransactionCount', [address, block]),
-            call('eth_getCode', [address, block]),
-          ]);
-          const account = { balance: BigInt(balance as string), nonce: BigInt(nonce as string), code: ((code as string | null) ?? '0x') as Hex };
-          return account.balance === 0n && account.nonce === 0n && account.code === '0x' ? undefined : account;
-        }),
-        storage: (address, slot) => remember(`${hash}/${address}/${slot}`, async () => BigInt((await call('eth_getStorageAt', [address, slot, block])) as string)),
+        account: (address) =>
+          remember(`${hash}/${address}`, async (): Promise<ForkAccount | undefined> => {
+            const [balance, nonce, code] = await Promise.all([
+              call('eth_getBalance', [address, block]),
+              call('eth_getTransactionCount', [address, block]),
+              call('eth_getCode', [address, block]),
+            ]);
+            const account = {
+              balance: BigInt(balance as string),
+              nonce: BigInt(nonce as string),
+              code: ((code as string | null) ?? '0x') as Hex,
+            };
+            return account.balance === 0n && account.nonce === 0n && account.code === '0x' ? undefined : account;
+          }),
+        storage: (address, slot) =>
+          remember(`${hash}/${address}/${slot}`, async () => BigInt((await call('eth_getStorageAt', [address, slot, block])) as string)),
       };
     },
   };

@@ -54,8 +54,13 @@ parentPort!.on('message', ({ id, job }: { id: number; job: SimulationJob }) => {
       const rpcCode = late ? -32016 : error instanceof JsonRpcError ? error.rpcCode : -32603;
       const message = late
         ? `eth_simulateV1: execution took longer than the ${job.timeoutMs} ms limit (--call-timeout-ms)`
-        : error instanceof Error ? error.message : String(error);
-      parentPort!.postMessage({ id, error: { rpcCode, message, data: error instanceof JsonRpcError ? error.data : undefined } } satisfies SimulationReply);
+        : error instanceof Error
+          ? error.message
+          : String(error);
+      parentPort!.postMessage({
+        id,
+        error: { rpcCode, message, data: error instanceof JsonRpcError ? error.data : undefined },
+      } satisfies SimulationReply);
     },
   );
 });

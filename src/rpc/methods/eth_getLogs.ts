@@ -17,14 +17,18 @@ type Log = Record<string, unknown> & { blockNumber?: string; logIndex?: string; 
  * - Every log carries `blockTimestamp` (added from the block header when the upstream omits it).
  */
 const handler: Method = async (params, ctx) => {
-  const filterIn = objectParam(params[0], 'params[0]', 'a filter object {fromBlock, toBlock, address, topics} or {blockHash, address, topics}');
+  const filterIn = objectParam(
+    params[0],
+    'params[0]',
+    'a filter object {fromBlock, toBlock, address, topics} or {blockHash, address, topics}',
+  );
   const filter = logFilterParam(filterIn, 'params[0]');
   if (filterIn.blockHash !== undefined && filterIn.blockHash !== null) {
     hashParam(filterIn.blockHash, 'params[0].blockHash');
     if (filterIn.fromBlock !== undefined || filterIn.toBlock !== undefined) {
       throw new InvalidParamsError('params[0]: expected either blockHash or fromBlock/toBlock, got both');
     }
-    return withTimestamps(await ctx.forward() as Log[], ctx);
+    return withTimestamps((await ctx.forward()) as Log[], ctx);
   }
   const from = blockParam(filterIn.fromBlock, 'params[0].fromBlock', 'latest');
   const to = blockParam(filterIn.toBlock, 'params[0].toBlock', 'latest');
@@ -33,10 +37,16 @@ const handler: Method = async (params, ctx) => {
   const touchesPending = isTag(from, 'pending') || isTag(to, 'pending');
   if (!touchesPending || pendingBlocks.length === 0) {
     const replaced = touchesPending
-      ? [{ ...filterIn, fromBlock: isTag(from, 'pending') ? 'latest' : filterIn.fromBlock, toBlock: isTag(to, 'pending') ? 'latest' : filterIn.toBlock }]
+      ? [
+          {
+            ...filterIn,
+            fromBlock: isTag(from, 'pending') ? 'latest' : filterIn.fromBlock,
+            toBlock: isTag(to, 'pending') ? 'latest' : filterIn.toBlock,
+          },
+        ]
       : params;
     await checkRange(replaced[0] as Record<string, unknown>, ctx);
-    return withTimestamps(await ctx.forward(replaced) as Log[], ctx);
+    return withTimestamps((await ctx.forward(replaced)) as Log[], ctx);
   }
   const top = pendingBlocks[pendingBlocks.length - 1]!.number;
   const base = pendingBlocks[0]!.number - 1n; // the canonical block under the pending ones
@@ -44,14 +54,20 @@ const handler: Method = async (params, ctx) => {
   const toNumber = to.kind === 'number' ? to.number : isTag(to, 'pending') ? top : await resolveTag(to, ctx);
   if (fromNumber > toNumber) return [];
   if (toNumber - fromNumber + 1n > BigInt(ctx.limits.maxLogsRange)) {
-    throw new InvalidParamsError(`params[0]: block range of ${toNumber - fromNumber + 1n} blocks (${fromNumber} to ${toNumber}) exceeds the limit of ${ctx.limits.maxLogsRange}`);
+    throw new InvalidParamsError(
+      `params[0]: block range of ${toNumber - fromNumber + 1n} blocks (${fromNumber} to ${toNumber}) exceeds the limit of ${ctx.limits.maxLogsRange}`,
+    );
   }
   let historical: Log[] = [];
   if (fromNumber <= base) {
     const historicalTo = toNumber < base ? toNumber : base;
-    historical = await ctx.upstream.call('eth_getLogs', [{
-      ...filterIn, fromBlock: numberToHex(fromNumber), toBlock: numberToHex(historicalTo),
-    }]) as Log[];
+    historical = (await ctx.upstream.call('eth_getLogs', [
+      {
+        ...filterIn,
+        fromBlock: numberToHex(fromNumber),
+        toBlock: numberToHex(historicalTo),
+      },
+    ])) as Log[];
     historical = await withTimestamps(historical, ctx);
   }
   const seen = new Set(historical.map((log) => `${log.blockNumber}/${log.logIndex}`));
@@ -82,7 +98,7 @@ const isTag = (param: BlockParam, tag: string): boolean => param.kind === 'tag' 
 async function resolveTag(param: BlockParam, ctx: MethodContext): Promise<bigint> {
   if (param.kind === 'number') return param.number;
   if (param.tag === 'earliest') return 0n;
-  const block = await ctx.upstream.call('eth_getBlockByNumber', [param.tag, false]) as { number?: string } | null;
+  const block = (await ctx.upstream.call('eth_getBlockByNumber', [param.tag, false])) as { number?: string } | null;
   if (!block?.number) return 0n;
   return BigInt(block.number);
 }
@@ -94,7 +110,9 @@ async function checkRange(filter: Record<string, unknown>, ctx: MethodContext): 
   const fromNumber = await resolveTag(from, ctx);
   const toNumber = await resolveTag(to, ctx);
   if (toNumber - fromNumber + 1n > BigInt(ctx.limits.maxLogsRange)) {
-    throw new InvalidParamsError(`params[0]: block range of ${toNumber - fromNumber + 1n} blocks (${fromNumber} to ${toNumber}) exceeds the limit of ${ctx.limits.maxLogsRange}`);
+    throw new InvalidParamsError(
+      `params[0]: block range of ${toNumber - fromNumber + 1n} blocks (${fromNumber} to ${toNumber}) exceeds the limit of ${ctx.limits.maxLogsRange}`,
+    );
   }
 }
 
@@ -104,13 +122,17 @@ async function withTimestamps(logs: Log[], ctx: MethodContext): Promise<Log[]> {
   const missing = [...new Set(logs.filter((log) => log.blockTimestamp === undefined && log.blockNumber).map((log) => log.blockNumber!))];
   if (missing.length === 0) return logs;
   const timestamps = new Map<string, string>();
-  await Promise.all(missing.map(async (number) => {
-    const block = await ctx.upstream.call('eth_getBlockByNumber', [number, false]) as { timestamp?: string } | null;
-    if (block?.timestamp) timestamps.set(number, block.timestamp);
-  }));
-  return logs.map((log) => (log.blockTimestamp === undefined && log.blockNumber && timestamps.has(log.blockNumber)
-    ? { ...log, blockTimestamp: timestamps.get(log.blockNumber) }
-    : log));
+  await Promise.all(
+    missing.map(async (number) => {
+      const block = (await ctx.upstream.call('eth_getBlockByNumber', [number, false])) as { timestamp?: string } | null;
+      if (block?.timestamp) timestamps.set(number, block.timestamp);
+    }),
+  );
+  return logs.map((log) =>
+    log.blockTimestamp === undefined && log.blockNumber && timestamps.has(log.blockNumber)
+      ? { ...log, blockTimestamp: timestamps.get(log.blockNumber) }
+      : log,
+  );
 }
 
 export const eth_getLogs = defineMethod({ name: 'eth_getLogs', handler });

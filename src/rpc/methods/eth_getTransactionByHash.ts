@@ -9,7 +9,7 @@ import { defineMethod, type Method } from '../method.ts';
  */
 const handler: Method = async (params, ctx) => {
   const hash = hashParam(requireParam(params, 0, 'a transaction hash'), 'params[0]');
-  const canonical = await ctx.forward() as { blockHash?: string | null } | null;
+  const canonical = (await ctx.forward()) as { blockHash?: string | null } | null;
   if (canonical && canonical.blockHash) return canonical;
   const found = findPendingTransaction(ctx.view(), hash);
   if (found) return ctx.formatter.transaction(found.block, found.position);

@@ -27,7 +27,10 @@ describe('eth_sendRawTransactionSync timeout', () => {
     let withTx = apply(initialViewState(), { type: 'head', blockNumber: 100n });
     let offset = 0n;
     for (const record of blockBuilder(101n).flashblock([tx!])) {
-      withTx = apply(withTx, { type: 'record', record: { ...record, key: record.key ?? null, partition: 0, offset: offset++, timestamp: 0 } });
+      withTx = apply(withTx, {
+        type: 'record',
+        record: { ...record, key: record.key ?? null, partition: 0, offset: offset++, timestamp: 0 },
+      });
     }
     // A subject replays nothing: only a subscription made before the send sees this state.
     const states$ = new Subject<ViewState>();
@@ -49,7 +52,7 @@ describe('eth_sendRawTransactionSync timeout', () => {
         },
       },
     } as unknown as MethodContext;
-    const receipt = await eth_sendRawTransactionSync.handler([raw, 1000], ctx) as { transactionHash: string };
+    const receipt = (await eth_sendRawTransactionSync.handler([raw, 1000], ctx)) as { transactionHash: string };
     expect(receipt.transactionHash).toBe(rawHash);
     expect(calls[0]).toBe('eth_getTransactionReceipt'); // the canonical check begins with the watch
     expect(calls).toContain('eth_sendRawTransaction');

@@ -1,4 +1,18 @@
-import { EMPTY, Observable, catchError, distinctUntilChanged, exhaustMap, filter, from, map, merge, race, startWith, take, timer } from 'rxjs';
+import {
+  EMPTY,
+  Observable,
+  catchError,
+  distinctUntilChanged,
+  exhaustMap,
+  filter,
+  from,
+  map,
+  merge,
+  race,
+  startWith,
+  take,
+  timer,
+} from 'rxjs';
 import { isHex, keccak256, type Hex } from 'viem';
 import { InvalidParamsError, ReceiptTimeoutError } from '../../errors.ts';
 import { findPendingTransaction, type ViewState } from '../../view/state.ts';
@@ -33,12 +47,14 @@ const handler: Method = async (params, ctx) => {
   const timeoutMs = timeoutOf(params[1]);
   const hash = keccak256(raw as Hex);
   let settle: (receipt: unknown) => void = () => {};
-  const watched = new Promise<unknown>((resolve) => { settle = resolve; });
+  const watched = new Promise<unknown>((resolve) => {
+    settle = resolve;
+  });
   // Subscribed (watching) first; the send starts only after.
-  const watch = race(
-    receiptOf$(hash, ctx).pipe(take(1)),
-    timer(timeoutMs).pipe(map(() => undefined)),
-  ).subscribe({ next: (receipt) => settle(receipt), error: () => settle(undefined) });
+  const watch = race(receiptOf$(hash, ctx).pipe(take(1)), timer(timeoutMs).pipe(map(() => undefined))).subscribe({
+    next: (receipt) => settle(receipt),
+    error: () => settle(undefined),
+  });
   let receipt: unknown;
   try {
     await ctx.upstream.call('eth_sendRawTransaction', [raw]);

@@ -20,17 +20,21 @@ export const eth_simulateV1 = defineMethod({
     const started = Date.now();
     const payload = simulatePayloadParam(params[0]);
     if (BigInt(payload.blockStateCalls.length) > MAX_SIMULATED_BLOCKS) {
-      throw new TooManyBlocksError(`too many blocks: params[0].blockStateCalls has ${payload.blockStateCalls.length}, the limit is ${MAX_SIMULATED_BLOCKS}`);
+      throw new TooManyBlocksError(
+        `too many blocks: params[0].blockStateCalls has ${payload.blockStateCalls.length}, the limit is ${MAX_SIMULATED_BLOCKS}`,
+      );
     }
     const block = stateBlockParam(params[1], 'params[1]', 'latest');
     const upstream = deadlineUpstream(ctx.upstream, 'eth_simulateV1', limits.timeoutMs);
     const target = pendingTarget(ctx.view(), { block, overrides: {} }, false);
-    const header = (block.kind === 'hash'
-      ? await upstream.call('eth_getBlockByHash', [block.hash, false])
-      : await upstream.call('eth_getBlockByNumber', [target ? target.block : blockForUpstream(block, params[1]), false])) as Record<string, string> | null;
+    const header = (
+      block.kind === 'hash'
+        ? await upstream.call('eth_getBlockByHash', [block.hash, false])
+        : await upstream.call('eth_getBlockByNumber', [target ? target.block : blockForUpstream(block, params[1]), false])
+    ) as Record<string, string> | null;
     if (!header) throw new ServerError(block.kind === 'hash' ? `header not found: no block ${block.hash}` : 'header not found');
     if (block.kind === 'hash' && block.requireCanonical) {
-      const canonical = await upstream.call('eth_getBlockByNumber', [header.number, false]) as { hash?: string } | null;
+      const canonical = (await upstream.call('eth_getBlockByNumber', [header.number, false])) as { hash?: string } | null;
       if (canonical?.hash?.toLowerCase() !== block.hash) throw new ServerError(`hash ${block.hash} is not currently canonical`);
     }
     const base: SimulationBase = {

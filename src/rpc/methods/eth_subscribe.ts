@@ -1,4 +1,8 @@
 import { defineMethod } from '../method.ts';
 
 /** eth_subscribe: over WebSocket only; the connection's subscription hub (subscriptions.ts) answers. */
-export const eth_subscribe = defineMethod({ name: 'eth_subscribe', transports: ['ws'], handler: (params, ctx) => ctx.subscriptions!(params) });
+export const eth_subscribe = defineMethod({
+  name: 'eth_subscribe',
+  transports: ['ws'],
+  handler: (params, ctx) => ctx.subscriptions!(params),
+});
