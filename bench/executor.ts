@@ -1,6 +1,6 @@
 import type { Hex } from 'viem';
 import type { AssembledBlock } from '../src/chain/assemble.ts';
-import { blockRecords } from '../src/chain/records.ts';
+import { blockRecords } from '../src/chain/block-records.ts';
 import { createLocalExecutor } from '../src/evm/local.ts';
 import { createEmbeddedLog } from '../src/log/embedded.ts';
 import { allTopics } from '../src/log/topics.ts';

@@ -1,19 +1,18 @@
-import { fromEvent, lastValueFrom, merge, share, tap, type Observable } from 'rxjs';
-import { sourceEventRecords } from '../src/source/event-records.ts';
+import { EMPTY, fromEvent, type Observable } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
+import { createUpstream } from '../src/jsonrpc/upstream.ts';
 import { openLog } from '../src/log/open.ts';
 import type { Log } from '../src/log/port.ts';
-import { createPublisher, type Publisher } from '../src/log/publisher.ts';
-import { histogram } from '../src/obs/metrics.ts';
-import { createUpstream } from '../src/jsonrpc/upstream.ts';
 import { createBlocksSource } from '../src/source/blocks.ts';
 import { lifecycle$ } from '../src/source/lifecycle.ts';
 import type { SourceEvent } from '../src/source/port.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
+import { createSourceIngest, type Ingest } from './source-ingest.ts';
 
 /**
- * The blocks-source topology (Base after Denim):
+ * The blocks-source ingest (Base after Denim): the blocks source (src/source/blocks.ts) into the
+ * ingest topology (source-ingest.ts), as the flashblocks feed is wired in ingest.ts:
  *
  *   node newHeads (ws) / poll latest -> link by parent hash -> grew | replaced -> publish
  *   node safe/finalized tags (or optimism_syncStatus) ------> lifecycle ------> publish
@@ -28,23 +27,10 @@ export interface BlocksIngestDeps {
   readonly consensusRpcUrl?: string | undefined;
 }
 
-export interface BlocksIngest {
-  readonly events$: Observable<SourceEvent>;
-  readonly publisher: Publisher;
-  run(): Promise<void>;
-}
+export type BlocksIngest = Ingest;
 
 export function createBlocksIngest(ctx: Context, deps: BlocksIngestDeps): BlocksIngest {
   const { config, logger, metrics } = ctx;
-  const latency = histogram(
-    metrics,
-    'flashlog_blocks_latency_seconds',
-    'blocks source: head notification (or poll) to block record appended',
-    [],
-    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-  );
-  const publisher = createPublisher(deps.log, { logger, metrics, maxQueued: config.produceBufferRecords });
-  const stop$ = fromEvent(ctx.shutdown.signal, 'abort');
   const rpc = createUpstream(deps.rpcUrl, { timeoutMs: config.rpcTimeoutMs });
   const source = createBlocksSource({
     rpc,
@@ -53,41 +39,25 @@ export function createBlocksIngest(ctx: Context, deps: BlocksIngestDeps): Blocks
     maxHeld: config.maxReorgBlocks,
     maxWalkBlocks: config.maxBackfillBlocks,
     ws: { pingIntervalMs: config.pingIntervalMs, reconnectMinMs: config.reconnectMinMs, reconnectMaxMs: config.reconnectMaxMs },
-    stop$,
+    stop$: fromEvent(ctx.shutdown.signal, 'abort'),
     logger,
     metrics,
   });
-  const consensus = deps.consensusRpcUrl ? createUpstream(deps.consensusRpcUrl, { timeoutMs: config.rpcTimeoutMs }) : undefined;
-  const events$ = merge(source.events$, lifecycle$({ rpc, consensus, pollMs: config.lifecyclePollMs, stop$, logger, metrics })).pipe(
-    tap((event) => {
-      publisher.push(sourceEventRecords(event));
-      if (event.type === 'grew') latency.observe(Math.max(0, Date.now() - event.receivedAt) / 1000);
-    }),
-    share(),
-  );
-  return {
-    events$,
-    publisher,
-    async run() {
-      await lastValueFrom(events$, { defaultValue: undefined });
-      await publisher.flush();
-    },
-  };
+  return createSourceIngest(ctx, { log: deps.log, source, lifecycle$: lifecycleOf(ctx, deps.rpcUrl, deps.consensusRpcUrl) });
 }
 
-/** Safe / finalized records for the flashblocks source (the blocks source has them built in). */
-export function startLifecycle(ctx: Context, publisher: Publisher, rpcUrl: string | undefined): void {
-  if (!rpcUrl) return;
+/** Safe / finalized heads from the node's tags (or op-node's optimism_syncStatus); none without an RPC. */
+export function lifecycleOf(ctx: Context, rpcUrl: string | undefined, consensusRpcUrl = ctx.config.consensusRpc): Observable<SourceEvent> {
+  if (!rpcUrl) return EMPTY;
   const { config, logger, metrics } = ctx;
-  const subscription = lifecycle$({
+  return lifecycle$({
     rpc: createUpstream(rpcUrl, { timeoutMs: config.rpcTimeoutMs }),
-    consensus: config.consensusRpc ? createUpstream(config.consensusRpc, { timeoutMs: config.rpcTimeoutMs }) : undefined,
+    consensus: consensusRpcUrl ? createUpstream(consensusRpcUrl, { timeoutMs: config.rpcTimeoutMs }) : undefined,
     pollMs: config.lifecyclePollMs,
     stop$: fromEvent(ctx.shutdown.signal, 'abort'),
     logger,
     metrics,
-  }).subscribe((event) => publisher.push(sourceEventRecords(event)));
-  ctx.shutdown.register('lifecycle', () => subscription.unsubscribe());
+  });
 }
 
 export const blocksSettings = [

@@ -4,7 +4,7 @@ import { filter, firstValueFrom, map, race, timer, fromEvent } from 'rxjs';
 import { ConfigError, errorMessage } from '../src/errors.ts';
 import { openLog } from '../src/log/open.ts';
 import { topics } from '../src/log/topics.ts';
-import { describeIssue, proofReplyRecordSchema, type ProofReplyRecord } from '../src/prover/records.ts';
+import { describeIssue, proofReplyRecordSchema, type ProofReplyRecord } from '../src/prover/proof-records.ts';
 import { proofRequestSchema } from '../src/prover/request.ts';
 import { logSettings, type Command } from './command.ts';
 

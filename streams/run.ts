@@ -3,9 +3,9 @@ import type { Context } from '../src/context.ts';
 import { openLog } from '../src/log/open.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { createIngest } from './ingest.ts';
-import { createExecution, type Execution } from './reconcile.ts';
+import { createExecution, type Execution } from './ingest-execution.ts';
 import { createServe, gatewaySettings } from './serve.ts';
-import { blocksSettings, createBlocksIngest, startLifecycle } from './ingest-blocks.ts';
+import { blocksSettings, createBlocksIngest, lifecycleOf } from './ingest-blocks.ts';
 import { networks, type NetworkPreset } from '../src/config/networks.ts';
 
 /**
@@ -98,12 +98,12 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
       log,
       urls: feedUrls,
       ...(execution ? { executor: execution.executor, canonical$: execution.canonical$ } : {}),
+      lifecycle$: lifecycleOf(ctx, rpcUrl),
     });
     execution?.start(ingest.publisher);
-    startLifecycle(ctx, ingest.publisher, rpcUrl);
     ctx.shutdown.register('publisher', () => ingest.publisher.flush());
     const counted = ingest.events$.subscribe((event) => {
-      if (event.type !== 'accepted') return;
+      if (event.type !== 'grew') return;
       counts = { ...counts, flashblocks: counts.flashblocks + 1, blocks: counts.blocks + (event.block.index === 0 ? 1 : 0) };
     });
     ctx.shutdown.register('stats', () => counted.unsubscribe());

@@ -3,7 +3,7 @@ import type { ReconcileState } from './reconcile.ts';
 
 /**
  * The rules for following canonical heads, apart from the polling that applies them
- * (streams/reconcile.ts): which blocks a poll reads, when a canonical block that only extends its
+ * (src/source/canonical-heads.ts): which blocks a poll reads, when a canonical block that only extends its
  * pre-confirmation is looked at again later, what an execution adds to the reconciliation state,
  * and when the upstream counts as down or back. Pure: no clock, no I/O (`now` is given).
  */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { proofReplyRecordSchema, proofRequestRecordSchema } from '../prover/records.ts';
+import { proofReplyRecordSchema, proofRequestRecordSchema } from '../prover/proof-records.ts';
 import { blockRecordSchema, chainRecordSchema, flashblockRecordSchema, logRecordSchema } from '../schemas/records.ts';
 import { topics, type TopicName } from './topics.ts';
 

@@ -5,7 +5,7 @@ import { topics } from '../log/topics.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { ProveOutcome } from './host-client.ts';
-import { describeIssue, proofRequestRecordSchema, type ProofReplyRecord } from './records.ts';
+import { describeIssue, proofRequestRecordSchema, type ProofReplyRecord } from './proof-records.ts';
 
 /**
  * The prover bridge: consumes flashlog.proofs.requests in a consumer group, calls the prover host,

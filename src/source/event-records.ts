@@ -1,5 +1,6 @@
 import { toHex } from 'viem';
-import { blockRecords } from '../chain/records.ts';
+import { blockRecords } from '../chain/block-records.ts';
+import type { ReconcileEvent } from '../chain/reconcile.ts';
 import type { ProduceRecord } from '../log/port.ts';
 import { topics } from '../log/topics.ts';
 import type { ChainRecord, LogRecordValue } from '../schemas/records.ts';
@@ -43,4 +44,19 @@ export function sourceEventRecords(event: SourceEvent): ProduceRecord[] {
       return { topic: topics.logs, key: log.address.toLowerCase(), value: JSON.stringify(value) };
     }),
   ];
+}
+
+/**
+ * The records of canonical blocks reconciled with their pre-confirmation (`canonical-heads.ts`):
+ * a `sealed` or `reorg` record on flashlog.chain, and after a reorg a `removed: true` copy of each
+ * pre-confirmed log the canonical block does not hold.
+ */
+export function reconciledRecords(events: readonly Exclude<ReconcileEvent, { type: 'dropped' }>[]): ProduceRecord[] {
+  const records: ProduceRecord[] = [];
+  for (const event of events) {
+    records.push({ topic: topics.chain, key: BigInt(event.record.blockNumber).toString(), value: JSON.stringify(event.record) });
+    if (event.type === 'reorg')
+      for (const log of event.removedLogs) records.push({ topic: topics.logs, key: log.address.toLowerCase(), value: JSON.stringify(log) });
+  }
+  return records;
 }

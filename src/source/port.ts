@@ -3,9 +3,9 @@ import type { AssembledBlock } from '../chain/assemble.ts';
 import type { RpcLog, RpcReceipt } from '../schemas/records.ts';
 
 /**
- * The Source port: where pre-confirmations come from. Adapters: the flashblocks feed (streams/
- * ingest.ts, today still wired directly) and the 200 ms blocks of a node after Denim
- * (`blocks.ts`). Every adapter speaks one tagged union:
+ * The Source port: where pre-confirmations come from. Adapters: the flashblocks feed
+ * (`flashblocks.ts`) and the 200 ms blocks of a node after Denim (`blocks.ts`); streams/ingest.ts
+ * wires either into the log the same way. Every adapter speaks one tagged union:
  *
  *   grew      a pre-confirmed block grew: new transactions, their receipts when known
  *   lifecycle a block became canonical, safe or finalized
@@ -19,6 +19,8 @@ export type SourceEvent =
       readonly receipts: readonly RpcReceipt[] | null;
       /** When the source learned of the block (ms since the epoch), for latency. */
       readonly receivedAt: number;
+      /** The feed's message as received (flashblocks only; flashlog.flashblocks carries it). */
+      readonly message?: Record<string, unknown>;
     }
   | {
       readonly type: 'lifecycle';

@@ -6,7 +6,7 @@ import { createKafkaLog } from '../../src/log/kafka.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { topics } from '../../src/log/topics.ts';
 import { zeroHash } from '../../src/prover/enclave-core.ts';
-import { proofReplyRecordSchema } from '../../src/prover/records.ts';
+import { proofReplyRecordSchema } from '../../src/prover/proof-records.ts';
 import { proofRequestToWire, type ProofRequest } from '../../src/prover/request.ts';
 import { eventually, kafkaBrokers } from '../helpers/context.ts';
 import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';

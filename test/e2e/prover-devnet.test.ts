@@ -9,7 +9,7 @@ import { topics } from '../../src/log/topics.ts';
 import { zeroHash } from '../../src/prover/enclave-core.ts';
 import { journalDigest } from '../../src/prover/journal.ts';
 import { outputRootV0 } from '../../src/prover/output-root.ts';
-import { proofReplyRecordSchema, type ProofReplyRecord } from '../../src/prover/records.ts';
+import { proofReplyRecordSchema, type ProofReplyRecord } from '../../src/prover/proof-records.ts';
 import { proofRequestToWire, proofResultFromWire, type ProofRequest } from '../../src/prover/request.ts';
 import { recoverSigner } from '../../src/prover/signature.ts';
 import { eventually, kafkaBrokers } from '../helpers/context.ts';

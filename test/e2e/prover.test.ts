@@ -11,7 +11,7 @@ import type { Log, LogRecord } from '../../src/log/port.ts';
 import { topics } from '../../src/log/topics.ts';
 import { zeroHash } from '../../src/prover/enclave-core.ts';
 import { journalDigest } from '../../src/prover/journal.ts';
-import { proofReplyRecordSchema, type ProofReplyRecord } from '../../src/prover/records.ts';
+import { proofReplyRecordSchema, type ProofReplyRecord } from '../../src/prover/proof-records.ts';
 import { proofRequestToWire, proofResultFromWire, type ProofRequest } from '../../src/prover/request.ts';
 import { recoverSigner } from '../../src/prover/signature.ts';
 import { eventually, kafkaBrokers, tempDir } from '../helpers/context.ts';

@@ -5,7 +5,7 @@ import type { Context } from '../../src/context.ts';
 import { createEmbeddedLog } from '../../src/log/embedded.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { allTopics } from '../../src/log/topics.ts';
-import { createExecution, type Execution } from '../../streams/reconcile.ts';
+import { createExecution, type Execution } from '../../streams/ingest-execution.ts';
 import { createIngest, type Ingest } from '../../streams/ingest.ts';
 
 /**

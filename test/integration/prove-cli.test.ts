@@ -6,7 +6,7 @@ import { firstValueFrom } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEmbeddedLog } from '../../src/log/embedded.ts';
 import { topics } from '../../src/log/topics.ts';
-import { proofRequestRecordSchema } from '../../src/prover/records.ts';
+import { proofRequestRecordSchema } from '../../src/prover/proof-records.ts';
 import { tempDir } from '../helpers/context.ts';
 
 /** `flashlog prove` without a bridge: what it writes to the log, its timeout and input errors. */

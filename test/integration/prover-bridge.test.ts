@@ -6,7 +6,7 @@ import { createKafkaLog } from '../../src/log/kafka.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { createProofBridge, type ProofBridge } from '../../src/prover/bridge.ts';
 import type { ProveOutcome } from '../../src/prover/host-client.ts';
-import { proofReplyRecordSchema } from '../../src/prover/records.ts';
+import { proofReplyRecordSchema } from '../../src/prover/proof-records.ts';
 import { eventually, kafkaBrokers, tempDir } from '../helpers/context.ts';
 
 /**

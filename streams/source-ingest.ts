@@ -1,0 +1,120 @@
+import { EMPTY, concatMap, lastValueFrom, merge, tap, type Observable } from 'rxjs';
+import { blockRecords, flashblockRecord } from '../src/chain/block-records.ts';
+import type { ExecutionOutput } from '../src/chain/execution.ts';
+import type { Context } from '../src/context.ts';
+import { errorMessage } from '../src/errors.ts';
+import type { Executor } from '../src/evm/port.ts';
+import type { Log, ProduceRecord } from '../src/log/port.ts';
+import { createPublisher, type Publisher } from '../src/log/publisher.ts';
+import { createOnceLogger } from '../src/obs/logger.ts';
+import { counter, histogram } from '../src/obs/metrics.ts';
+import { sourceEventRecords } from '../src/source/event-records.ts';
+import type { Source, SourceEvent } from '../src/source/port.ts';
+
+/**
+ * The ingest topology, the same for every Source adapter (src/source/):
+ *
+ *   source (grew | replaced | lifecycle) -> grew: flashlog.flashblocks (feed message, if any)
+ *                                                 -> execute (when the source has no receipts) -> flashlog.blocks, flashlog.logs
+ *                                         -> replaced: flashlog.chain reorg, flashlog.logs removed: true
+ *   lifecycle$ (safe / finalized) ------> flashlog.chain
+ *
+ * Latency (`flashlog_ingest_latency_seconds` for the flashblocks feed, `flashlog_blocks_latency_seconds`
+ * for the blocks source) runs from when the source received a block to when its flashlog.blocks
+ * record is appended: the record pushed is remembered with its arrival time.
+ */
+export interface SourceIngestDeps {
+  readonly log: Log;
+  readonly source: Source;
+  /** Finds receipts for `grew` events that carry none (the flashblocks feed). */
+  readonly executor?: Executor | undefined;
+  /** Safe / finalized heads, published as they come, apart from the source's order. */
+  readonly lifecycle$?: Observable<SourceEvent> | undefined;
+}
+
+export interface Ingest {
+  /** Every event of the source, for composition (stats lines). */
+  readonly events$: Observable<SourceEvent>;
+  readonly publisher: Publisher;
+  /** Runs until shutdown; resolves once everything accepted is appended. */
+  run(): Promise<void>;
+}
+
+const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest {
+  const { config, logger, metrics } = ctx;
+  const { source, executor } = deps;
+  const latency =
+    source.kind === 'flashblocks'
+      ? histogram(metrics, 'flashlog_ingest_latency_seconds', 'frame arrival to block record appended', [], latencyBuckets)
+      : histogram(
+          metrics,
+          'flashlog_blocks_latency_seconds',
+          'blocks source: head notification (or poll) to block record appended',
+          [],
+          latencyBuckets,
+        );
+  const executionErrors = counter(
+    metrics,
+    'flashlog_execution_errors_total',
+    'flashblocks whose execution failed (published without receipts)',
+  );
+  const warnOnce = createOnceLogger(logger);
+  /** Each block record pushed, with when its block was received; observed once appended. */
+  const receivedAt = new WeakMap<ProduceRecord, number>();
+  const publisher = createPublisher(deps.log, {
+    logger,
+    metrics,
+    maxQueued: config.produceBufferRecords,
+    onAppended: (records) => {
+      const now = Date.now();
+      for (const record of records) {
+        const at = receivedAt.get(record);
+        if (at !== undefined) latency.observe(Math.max(0, now - at) / 1000);
+      }
+    },
+  });
+
+  async function execute(event: Extract<SourceEvent, { type: 'grew' }>): Promise<ExecutionOutput | null> {
+    if (event.receipts) return { receipts: [...event.receipts], stateDiff: null };
+    if (!executor) return null;
+    try {
+      return await executor.execute(event.block);
+    } catch (error) {
+      executionErrors.inc();
+      warnOnce(
+        `execution:${errorMessage(error).slice(0, 80)}`,
+        { block: Number(event.block.blockNumber), index: event.block.index, err: errorMessage(error) },
+        'execution failed; publishing the block without receipts',
+      );
+      return null;
+    }
+  }
+
+  async function publish(event: SourceEvent): Promise<void> {
+    if (event.type !== 'grew') {
+      publisher.push(sourceEventRecords(event));
+      return;
+    }
+    if (event.message) publisher.push([flashblockRecord(event.block, event.message, event.receivedAt)]);
+    const execution = await execute(event);
+    const records = blockRecords(event.block, execution, event.receipts ? 'node' : (executor?.kind ?? null));
+    receivedAt.set(records[0]!, event.receivedAt);
+    publisher.push(records);
+  }
+
+  const published$ = merge(
+    source.events$.pipe(concatMap(publish)),
+    (deps.lifecycle$ ?? EMPTY).pipe(tap((event) => publisher.push(sourceEventRecords(event)))),
+  );
+
+  return {
+    events$: source.events$,
+    publisher,
+    async run() {
+      await lastValueFrom(published$, { defaultValue: undefined });
+      await publisher.flush();
+    },
+  };
+}
