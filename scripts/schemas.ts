@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { schemaFileOf, topicJsonSchema } from '../src/log/topic-schemas.ts';
+import { schemaFileOf, topicJsonSchema } from '../streams/topic-schemas.ts';
 import { allTopics, type TopicName } from '../src/log/topics.ts';
 
 /** `npm run schemas`: writes schemas/TOPIC.schema.json for every topic from the zod schemas. */

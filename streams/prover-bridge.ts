@@ -1,7 +1,219 @@
+import type { Subscription } from 'rxjs';
+import { errorMessage } from '../src/errors.ts';
+import { readLatestByKey } from '../src/log/latest-by-key.ts';
 import { openLog } from '../src/log/open.ts';
-import { createProofBridge } from '../src/prover/bridge.ts';
-import { callProverHostWithRetry } from '../src/prover/host-client.ts';
+import type { Log, LogConsumer, LogRecord } from '../src/log/port.ts';
+import { topics } from '../src/log/topics.ts';
+import type { Logger } from '../src/obs/logger.ts';
+import { counter, gauge, type Registry } from '../src/obs/metrics.ts';
+import { createCommitWindow } from '../src/prover/commit-window.ts';
+import { callProverHostWithRetry, type ProveOutcome } from '../src/prover/host-client.ts';
+import { createProofReplies, replyValue } from '../src/prover/proof-replies.ts';
+import { readRequestRecord } from '../src/prover/request-record.ts';
+import { abortableSleep, createSlots } from '../src/prover/slots.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
+
+/**
+ * The prover-bridge topology:
+ *
+ *   flashlog.proofs.requests (consumer group) -> read request -> reply (stored | joined | prove via the host)
+ *        -> produce to the request's reply topic, keyed by request id -> commit up to the first unfinished record
+ *
+ * - A long proof never blocks the consumer: records are taken off the log as they arrive (the
+ *   Kafka adapter's eachBatch returns at once, so heartbeats go on), proofs run with bounded
+ *   concurrency (src/prover/slots.ts), and offsets are committed per partition only up to the
+ *   first unfinished record (src/prover/commit-window.ts).
+ * - A request id gets one reply value for good (src/prover/proof-replies.ts): replies are
+ *   remembered, and re-read from the reply topic at start.
+ */
+export interface ProofBridgeOptions {
+  readonly log: Log;
+  readonly prove: (request: unknown, signal: AbortSignal) => Promise<ProveOutcome>;
+  readonly group: string;
+  readonly concurrency: number;
+  readonly requestTopic?: string;
+  /** The default reply topic, re-read at start to recover stored replies. */
+  readonly replyTopic?: string;
+  readonly logger?: Logger;
+  readonly metrics?: Registry;
+  /** Delay before retrying a reply the log refused. */
+  readonly retryMs?: number;
+  /** Replies kept in memory for redelivered ids, oldest dropped first (default 10,000). */
+  readonly maxStoredReplies?: number;
+}
+
+export interface ProofBridge {
+  /** Loads stored replies, then starts consuming. Resolves once consuming has started. */
+  start(): Promise<void>;
+  /** Stops consuming and abandons proofs in flight (their requests stay uncommitted). */
+  stop(): Promise<void>;
+  /** Resolves when the request stream ends or fails. */
+  readonly done: Promise<void>;
+  /** `taken` counts request records received from the log, redeliveries included. */
+  stats(): { stored: number; inFlight: number; queued: number; taken: number };
+}
+
+export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
+  const { log, logger, metrics } = options;
+  const requestTopic = options.requestTopic ?? topics.proofRequests;
+  const replyTopic = options.replyTopic ?? topics.proofReplies;
+  const outcomes =
+    metrics &&
+    counter(metrics, 'flashlog_prover_bridge_requests_total', 'proof requests handled, by outcome (proved, error, replayed, invalid)', [
+      'outcome',
+    ]);
+  const committedGauge =
+    metrics && gauge(metrics, 'flashlog_prover_bridge_committed_offset', 'next request offset committed, per partition', ['partition']);
+  const controller = new AbortController();
+  const replies = createProofReplies({
+    prove: options.prove,
+    signal: controller.signal,
+    maxStored: options.maxStoredReplies ?? 10_000,
+    metrics,
+  });
+  const window = createCommitWindow();
+  const slots = createSlots(options.concurrency);
+  const work = new Set<Promise<void>>();
+  let taken = 0;
+  let consumer: LogConsumer | undefined;
+  let subscription: Subscription | undefined;
+  let commitChain = Promise.resolve();
+  let resolveDone!: () => void;
+  let rejectDone!: (error: unknown) => void;
+  const done = new Promise<void>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
+  done.catch(() => undefined);
+
+  /** Produces until the log takes it; false if the bridge stopped first. */
+  async function produceReply(topic: string, requestId: string, value: string): Promise<boolean> {
+    let delay = options.retryMs ?? 200;
+    while (!controller.signal.aborted) {
+      try {
+        await log.produce([{ topic, key: requestId, value }]);
+        return true;
+      } catch (error) {
+        logger?.warn({ err: errorMessage(error), requestId, topic }, 'reply not produced; retrying');
+        await abortableSleep(delay, controller.signal);
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+    return false;
+  }
+
+  /** Topics known to exist; a reply to a topic that does not exist would be retried forever. */
+  const knownTopics = new Set<string>([replyTopic]);
+  const topicExists = async (topic: string): Promise<boolean> => {
+    if (knownTopics.has(topic)) return true;
+    for (const name of await log.listTopics()) knownTopics.add(name);
+    return knownTopics.has(topic);
+  };
+
+  /** Answers one request record; true once its reply is on the log (or it has nobody to answer). */
+  async function handle(record: LogRecord): Promise<boolean> {
+    const read = readRequestRecord(record.value, record.key);
+    if (!read.ok) {
+      const { requestId, message } = read;
+      outcomes?.inc({ outcome: 'invalid' });
+      logger?.warn({ offset: Number(record.offset), partition: record.partition, requestId, error: message }, 'invalid proof request');
+      if (!requestId) return true;
+      const value = replies.stored(requestId) ?? replyValue(requestId, { error: { code: -32602, message } }, 0);
+      replies.remember(requestId, value);
+      return produceReply(replyTopic, requestId, value);
+    }
+    const { requestId, replyTopic: topic, request } = read.record;
+    if (!(await topicExists(topic))) {
+      const message = `request record.replyTopic: topic "${topic}" does not exist`;
+      outcomes?.inc({ outcome: 'invalid' });
+      logger?.warn({ requestId, error: message }, 'invalid proof request');
+      return produceReply(replyTopic, requestId, replyValue(requestId, { error: { code: -32602, message } }, 0));
+    }
+    const { value, kind } = replies.replyFor(requestId, request);
+    const text = await value;
+    if (text === undefined) return false;
+    const ok = await produceReply(topic, requestId, text);
+    if (ok) {
+      const outcome = kind === 'new' ? ((JSON.parse(text) as { error?: unknown }).error ? 'error' : 'proved') : 'replayed';
+      outcomes?.inc({ outcome });
+      logger?.info({ requestId, outcome, kind, claimed: request.claimed_l2_block_number, replyTopic: topic }, 'proof reply produced');
+    }
+    return ok;
+  }
+
+  function commit(partition: number, offset: bigint): void {
+    if (!consumer) return;
+    const position = { topic: requestTopic, partition, offset };
+    const target = consumer;
+    commitChain = commitChain
+      .then(() => target.commit([position]))
+      .then(
+        () => {
+          committedGauge?.set({ partition: String(partition) }, Number(offset));
+        },
+        (error: unknown) => {
+          logger?.warn(
+            { err: errorMessage(error), partition, offset: Number(offset) },
+            'commit failed (the records will be redelivered and replayed)',
+          );
+        },
+      );
+  }
+
+  function take(record: LogRecord): void {
+    taken++;
+    const entry = window.take(record.partition, record.offset);
+    const job = (async () => {
+      await slots.acquire();
+      try {
+        // A failure here (the log unreachable for listTopics, say) is retried: giving up would
+        // leave the record unfinished and hold back every later commit of its partition.
+        let finished = false;
+        while (!controller.signal.aborted) {
+          try {
+            finished = await handle(record);
+            break;
+          } catch (error) {
+            logger?.error({ err: errorMessage(error), offset: Number(record.offset) }, 'proof request failed unexpectedly; retrying');
+            await abortableSleep(1000, controller.signal);
+          }
+        }
+        if (finished) {
+          const next = window.finish(entry);
+          if (next !== undefined) commit(record.partition, next);
+        }
+      } finally {
+        slots.release();
+      }
+    })();
+    work.add(job);
+    void job.finally(() => work.delete(job));
+  }
+
+  return {
+    done,
+    async start() {
+      for (const [id, value] of await readLatestByKey(log, replyTopic)) replies.remember(id, value);
+      logger?.info({ stored: replies.size, replyTopic }, 'stored proof replies loaded');
+      consumer = log.consumer({ topics: [requestTopic], group: options.group, from: 'earliest' });
+      subscription = consumer.records$.subscribe({
+        next: take,
+        error: (error: unknown) => rejectDone(error),
+        complete: () => resolveDone(),
+      });
+    },
+    async stop() {
+      controller.abort();
+      subscription?.unsubscribe();
+      slots.wakeAll();
+      await Promise.allSettled([...work]);
+      await commitChain;
+      await consumer?.close();
+      resolveDone();
+    },
+    stats: () => ({ stored: replies.size, inFlight: replies.inFlight, queued: slots.waiting, taken }),
+  };
+}
 
 /**
  * `flashlog prover-bridge`: flashlog.proofs.requests -> prover host -> flashlog.proofs.replies,

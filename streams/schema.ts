@@ -1,5 +1,5 @@
 import { ConfigError } from '../src/errors.ts';
-import { schemaFileOf, topicJsonSchema, topicSchemas } from '../src/log/topic-schemas.ts';
+import { schemaFileOf, topicJsonSchema, topicSchemas } from './topic-schemas.ts';
 import { allTopics, type TopicName } from '../src/log/topics.ts';
 import type { Command } from './command.ts';
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaLog } from '../../src/log/kafka.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics, topics } from '../../src/log/topics.ts';
-import { createProofBridge } from '../../src/prover/bridge.ts';
+import { createProofBridge } from '../../streams/prover-bridge.ts';
 import { proofRequestToWire } from '../../src/prover/request.ts';
 import { eventually, kafkaBrokers, tempDir } from '../helpers/context.ts';
 import { spawnFlashlog, type FlashlogProcess } from '../helpers/flashlog-process.ts';

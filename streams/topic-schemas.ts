@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { proofReplyRecordSchema, proofRequestRecordSchema } from '../prover/proof-records.ts';
-import { blockRecordSchema, chainRecordSchema, flashblockRecordSchema, logRecordSchema } from '../schemas/records.ts';
-import { topics, type TopicName } from './topics.ts';
+import { proofReplyRecordSchema, proofRequestRecordSchema } from '../src/prover/proof-records.ts';
+import { blockRecordSchema, chainRecordSchema, flashblockRecordSchema, logRecordSchema } from '../src/schemas/records.ts';
+import { topics, type TopicName } from '../src/log/topics.ts';
 
 /**
  * Each topic's value schema, for consumers in any language: the zod schemas the product validates
