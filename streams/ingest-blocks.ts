@@ -5,7 +5,7 @@ import { createUpstream } from '../src/jsonrpc/upstream.ts';
 import { openLog } from '../src/log/open.ts';
 import type { Log } from '../src/log/port.ts';
 import { createBlocksSource } from '../src/source/blocks.ts';
-import { lifecycle$ } from '../src/source/lifecycle.ts';
+import { safeHeads$ } from '../src/source/safe-heads.ts';
 import type { SourceEvent } from '../src/source/port.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { createSourceIngest, type Ingest } from './source-ingest.ts';
@@ -43,14 +43,14 @@ export function createBlocksIngest(ctx: Context, deps: BlocksIngestDeps): Blocks
     logger,
     metrics,
   });
-  return createSourceIngest(ctx, { log: deps.log, source, lifecycle$: lifecycleOf(ctx, deps.rpcUrl, deps.consensusRpcUrl) });
+  return createSourceIngest(ctx, { log: deps.log, source, lifecycle$: safeHeadsOf(ctx, deps.rpcUrl, deps.consensusRpcUrl) });
 }
 
 /** Safe / finalized heads from the node's tags (or op-node's optimism_syncStatus); none without an RPC. */
-export function lifecycleOf(ctx: Context, rpcUrl: string | undefined, consensusRpcUrl = ctx.config.consensusRpc): Observable<SourceEvent> {
+export function safeHeadsOf(ctx: Context, rpcUrl: string | undefined, consensusRpcUrl = ctx.config.consensusRpc): Observable<SourceEvent> {
   if (!rpcUrl) return EMPTY;
   const { config, logger, metrics } = ctx;
-  return lifecycle$({
+  return safeHeads$({
     rpc: createUpstream(rpcUrl, { timeoutMs: config.rpcTimeoutMs }),
     consensus: consensusRpcUrl ? createUpstream(consensusRpcUrl, { timeoutMs: config.rpcTimeoutMs }) : undefined,
     pollMs: config.lifecyclePollMs,

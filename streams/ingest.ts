@@ -8,7 +8,7 @@ import type { WebSocketEvent } from '../src/rx/websocket.ts';
 import { createFlashblocksSource } from '../src/source/flashblocks.ts';
 import type { SourceEvent } from '../src/source/port.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
-import { blocksSettings, lifecycleOf, runBlocksIngest } from './ingest-blocks.ts';
+import { blocksSettings, safeHeadsOf, runBlocksIngest } from './ingest-blocks.ts';
 import { createExecution } from './ingest-execution.ts';
 import { warnIfUpstreamBehind } from './node-status.ts';
 import { createSourceIngest, type Ingest } from './source-ingest.ts';
@@ -95,7 +95,7 @@ export const ingestCommand: Command = {
       urls,
       executor: execution.executor,
       canonical$: execution.canonical$,
-      lifecycle$: lifecycleOf(ctx, ctx.config.rpc),
+      lifecycle$: safeHeadsOf(ctx, ctx.config.rpc),
     });
     execution.start(ingest.publisher);
     ctx.shutdown.register('publisher', () => ingest.publisher.flush());

@@ -4,7 +4,7 @@ import { ConfigError, errorMessage } from '../src/errors.ts';
 import { chainNames, configHashes } from '../src/prover/config-hash.ts';
 import { createEnclaveClient } from '../src/prover/enclave-client.ts';
 import { createProverHost } from '../src/prover/host.ts';
-import { createSignerRegistry } from '../src/prover/registry.ts';
+import { createSignerRegistry } from '../src/prover/signer-registry.ts';
 import { parseEndpoint } from '../src/prover/transport.ts';
 import { collectWitness } from '../src/prover/witness.ts';
 import type { CallRpc } from '../src/jsonrpc/protocol.ts';

@@ -5,7 +5,7 @@ import { logSettings, serviceSettings, type Command } from './command.ts';
 import { createIngest } from './ingest.ts';
 import { createExecution, type Execution } from './ingest-execution.ts';
 import { createServe, gatewaySettings } from './serve.ts';
-import { blocksSettings, createBlocksIngest, lifecycleOf } from './ingest-blocks.ts';
+import { blocksSettings, createBlocksIngest, safeHeadsOf } from './ingest-blocks.ts';
 import { networks, type NetworkPreset } from '../src/config/networks.ts';
 
 /**
@@ -98,7 +98,7 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
       log,
       urls: feedUrls,
       ...(execution ? { executor: execution.executor, canonical$: execution.canonical$ } : {}),
-      lifecycle$: lifecycleOf(ctx, rpcUrl),
+      lifecycle$: safeHeadsOf(ctx, rpcUrl),
     });
     execution?.start(ingest.publisher);
     ctx.shutdown.register('publisher', () => ingest.publisher.flush());

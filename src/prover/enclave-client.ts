@@ -1,5 +1,5 @@
 import { FlashlogError } from '../errors.ts';
-import { decodeEnclaveResponse, encodeEnclaveRequest, type EnclaveResponse, type Preimage, type ProofResult } from './protocol.ts';
+import { decodeEnclaveResponse, encodeEnclaveRequest, type EnclaveResponse, type Preimage, type ProofResult } from './enclave-protocol.ts';
 import { exchangeFrame, formatEndpoint, type EnclaveEndpoint } from './transport.ts';
 
 /** An enclave answered EnclaveResponse::Error; `message` is its text, verbatim. */

@@ -10,7 +10,7 @@ import { decodeHeader, type DecodedHeader } from './header.ts';
 import { journalDigest } from './journal.ts';
 import { accountStorageRoot } from './mpt.ts';
 import { messagePasserAddress, outputRootV0 } from './output-root.ts';
-import type { EnclaveRequest, EnclaveResponse, Preimage, ProofResult, Proposal } from './protocol.ts';
+import type { EnclaveRequest, EnclaveResponse, Preimage, ProofResult, Proposal } from './enclave-protocol.ts';
 import { signDigest } from './signature.ts';
 
 /** Local preimage keys of the boot info (kona `BootInfo`, Base's nitro enclave). */

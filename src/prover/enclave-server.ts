@@ -1,7 +1,7 @@
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import type { EnclaveCore } from './enclave-core.ts';
-import { decodeEnclaveRequest, encodeEnclaveResponse } from './protocol.ts';
+import { decodeEnclaveRequest, encodeEnclaveResponse } from './enclave-protocol.ts';
 import { serveFrames, type EnclaveEndpoint, type FrameServer } from './transport.ts';
 
 /**

@@ -16,7 +16,7 @@ import {
   type EnclaveRequest,
   type EnclaveResponse,
   type Proposal,
-} from './protocol.ts';
+} from './enclave-protocol.ts';
 import { l1ProofBytes, recoverSigner, signDigest } from './signature.ts';
 
 /** Golden values for wire compatibility with Base's Rust prover (see notes/tee-prover.md). */

@@ -2,7 +2,7 @@ import { errorMessage, InvalidParamsError, JsonRpcError, ServerError } from '../
 import type { Logger } from '../obs/logger.ts';
 import type { Histogram } from '../obs/metrics.ts';
 import type { EnclaveClient } from './enclave-client.ts';
-import type { Preimage } from './protocol.ts';
+import type { Preimage } from './enclave-protocol.ts';
 import { parseProofRequest, proofResultToWire, type ProofRequest } from './request.ts';
 
 /**

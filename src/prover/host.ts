@@ -4,8 +4,8 @@ import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 import type { EnclaveClient } from './enclave-client.ts';
 import { createHostHttp } from './host-http.ts';
 import { createProveCall } from './host-prove.ts';
-import type { Preimage } from './protocol.ts';
-import type { SignerRegistry } from './registry.ts';
+import type { Preimage } from './enclave-protocol.ts';
+import type { SignerRegistry } from './signer-registry.ts';
 import type { ProofRequest } from './request.ts';
 import { createSignerRoute } from './signer-route.ts';
 

@@ -1,7 +1,7 @@
 import { getAddress, type Address, type Hex } from 'viem';
 import { z } from 'zod';
 import { zodIssueMessage } from '../schemas/issue.ts';
-import type { Proposal, ProofResult } from './protocol.ts';
+import type { Proposal, ProofResult } from './enclave-protocol.ts';
 
 /**
  * `ProofRequest` and `ProofResult` as Base's host speaks them in JSON (serde defaults): snake_case

@@ -3,7 +3,7 @@ import { publicKeyToAddress } from 'viem/accounts';
 import { errorMessage, ResourceUnavailableError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import type { EnclaveClient } from './enclave-client.ts';
-import type { SignerRegistry } from './registry.ts';
+import type { SignerRegistry } from './signer-registry.ts';
 
 /**
  * Which enclave proves: the first (in configured order) whose signer the TEEProverRegistry says is

@@ -6,7 +6,7 @@ import { collectBlockWitness } from '../stateless/witness-rpc.ts';
 import { bootKeys, isthmusTime, type EnclaveCheck } from './enclave-core.ts';
 import { headerRlpFromRpc, rpcHeaderSchema, type RpcHeader } from './header.ts';
 import { messagePasserAddress } from './output-root.ts';
-import { digestKey, localKey, type Preimage } from './protocol.ts';
+import { digestKey, localKey, type Preimage } from './enclave-protocol.ts';
 import type { ProofRequest } from './request.ts';
 import type { CallRpc } from '../jsonrpc/protocol.ts';
 

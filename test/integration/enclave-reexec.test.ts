@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
 import { createEnclaveCore, zeroHash } from '../../src/prover/enclave-core.ts';
 import { outputRootV0 } from '../../src/prover/output-root.ts';
-import { digestKey, type Preimage } from '../../src/prover/protocol.ts';
+import { digestKey, type Preimage } from '../../src/prover/enclave-protocol.ts';
 import type { ProofRequest } from '../../src/prover/request.ts';
 import { collectWitness } from '../../src/prover/witness.ts';
 import { decodeHeaderRlp, encodeHeader, headerFromRpc } from '../../src/stateless/header.ts';

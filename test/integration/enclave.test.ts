@@ -7,7 +7,7 @@ import { createEnclaveClient, type EnclaveClient } from '../../src/prover/enclav
 import { serveEnclave } from '../../src/prover/enclave-server.ts';
 import { configHashes } from '../../src/prover/config-hash.ts';
 import { journalDigest } from '../../src/prover/journal.ts';
-import { decodeEnclaveResponse, encodeEnclaveRequest, type Preimage, type Proposal } from '../../src/prover/protocol.ts';
+import { decodeEnclaveResponse, encodeEnclaveRequest, type Preimage, type Proposal } from '../../src/prover/enclave-protocol.ts';
 import { recoverSigner } from '../../src/prover/signature.ts';
 import { parseEndpoint, readFrame } from '../../src/prover/transport.ts';
 import { collectWitness } from '../../src/prover/witness.ts';

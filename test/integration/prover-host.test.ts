@@ -5,7 +5,7 @@ import { createEnclaveClient } from '../../src/prover/enclave-client.ts';
 import { zeroHash } from '../../src/prover/enclave-core.ts';
 import { createProverHost, type ProverHost } from '../../src/prover/host.ts';
 import { journalDigest } from '../../src/prover/journal.ts';
-import { createSignerRegistry } from '../../src/prover/registry.ts';
+import { createSignerRegistry } from '../../src/prover/signer-registry.ts';
 import { proofRequestToWire, proofResultFromWire, type ProofRequest } from '../../src/prover/request.ts';
 import { recoverSigner } from '../../src/prover/signature.ts';
 import { parseEndpoint } from '../../src/prover/transport.ts';

@@ -17,7 +17,7 @@ const ref = z.looseObject({ hash: z.string(), number: z.union([z.number(), z.str
 const syncStatus = z.looseObject({ safe_l2: ref, finalized_l2: ref });
 const tagged = z.looseObject({ hash: z.string(), number: z.string() }).nullable();
 
-export function lifecycle$(options: {
+export function safeHeads$(options: {
   rpc: Upstream;
   consensus?: Upstream | undefined;
   pollMs: number;
