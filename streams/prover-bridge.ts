@@ -9,6 +9,7 @@ import { counter, gauge, type Registry } from '../src/obs/metrics.ts';
 import { createCommitWindow } from '../src/prover/commit-window.ts';
 import { callProverHostWithRetry, type ProveOutcome } from '../src/prover/host-client.ts';
 import { createProofReplies, replyValue } from '../src/prover/proof-replies.ts';
+import { createReplyProducer } from '../src/prover/reply-producer.ts';
 import { readRequestRecord } from '../src/prover/request-record.ts';
 import { abortableSleep, createSlots } from '../src/prover/slots.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
@@ -71,6 +72,7 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
     maxStored: options.maxStoredReplies ?? 10_000,
     metrics,
   });
+  const replyLog = createReplyProducer({ log, replyTopic, retryMs: options.retryMs ?? 200, signal: controller.signal, logger });
   const window = createCommitWindow();
   const slots = createSlots(options.concurrency);
   const work = new Set<Promise<void>>();
@@ -86,30 +88,6 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
   });
   done.catch(() => undefined);
 
-  /** Produces until the log takes it; false if the bridge stopped first. */
-  async function produceReply(topic: string, requestId: string, value: string): Promise<boolean> {
-    let delay = options.retryMs ?? 200;
-    while (!controller.signal.aborted) {
-      try {
-        await log.produce([{ topic, key: requestId, value }]);
-        return true;
-      } catch (error) {
-        logger?.warn({ err: errorMessage(error), requestId, topic }, 'reply not produced; retrying');
-        await abortableSleep(delay, controller.signal);
-        delay = Math.min(delay * 2, 5000);
-      }
-    }
-    return false;
-  }
-
-  /** Topics known to exist; a reply to a topic that does not exist would be retried forever. */
-  const knownTopics = new Set<string>([replyTopic]);
-  const topicExists = async (topic: string): Promise<boolean> => {
-    if (knownTopics.has(topic)) return true;
-    for (const name of await log.listTopics()) knownTopics.add(name);
-    return knownTopics.has(topic);
-  };
-
   /** Answers one request record; true once its reply is on the log (or it has nobody to answer). */
   async function handle(record: LogRecord): Promise<boolean> {
     const read = readRequestRecord(record.value, record.key);
@@ -120,19 +98,19 @@ export function createProofBridge(options: ProofBridgeOptions): ProofBridge {
       if (!requestId) return true;
       const value = replies.stored(requestId) ?? replyValue(requestId, { error: { code: -32602, message } }, 0);
       replies.remember(requestId, value);
-      return produceReply(replyTopic, requestId, value);
+      return replyLog.produce(replyTopic, requestId, value);
     }
     const { requestId, replyTopic: topic, request } = read.record;
-    if (!(await topicExists(topic))) {
+    if (!(await replyLog.topicExists(topic))) {
       const message = `request record.replyTopic: topic "${topic}" does not exist`;
       outcomes?.inc({ outcome: 'invalid' });
       logger?.warn({ requestId, error: message }, 'invalid proof request');
-      return produceReply(replyTopic, requestId, replyValue(requestId, { error: { code: -32602, message } }, 0));
+      return replyLog.produce(replyTopic, requestId, replyValue(requestId, { error: { code: -32602, message } }, 0));
     }
     const { value, kind } = replies.replyFor(requestId, request);
     const text = await value;
     if (text === undefined) return false;
-    const ok = await produceReply(topic, requestId, text);
+    const ok = await replyLog.produce(topic, requestId, text);
     if (ok) {
       const outcome = kind === 'new' ? ((JSON.parse(text) as { error?: unknown }).error ? 'error' : 'proved') : 'replayed';
       outcomes?.inc({ outcome });

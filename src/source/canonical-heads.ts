@@ -1,22 +1,16 @@
 import { Subject, type Observable } from 'rxjs';
 import { z } from 'zod';
 import type { AssembledBlock } from '../chain/assemble.ts';
-import { catchUpRange, outageStep, waitForPrefix, withExecutedLogs, type Outage } from '../chain/canonical-follow.ts';
+import { catchUpRange, outageStep, waitForPrefix, type Outage } from '../chain/canonical-follow.ts';
 import type { ExecutionOutput } from '../chain/execution.ts';
-import {
-  initialReconcileState,
-  needsLogs,
-  reconcileStep,
-  type ReconcileEvent,
-  type ReconcileInput,
-  type ReconcileState,
-} from '../chain/reconcile.ts';
+import { needsLogs, type ReconcileState } from '../chain/reconcile.ts';
 import { errorMessage } from '../errors.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
 import { hash32 } from '../schemas/hex.ts';
 import { rpcLogSchema, type RpcLog } from '../schemas/records.ts';
+import { createPreconfirmedBlocks, type Reconciled } from './preconfirmed-blocks.ts';
 
 /**
  * The canonical-heads source, beside a flashblocks feed: polls the upstream's head every `pollMs`
@@ -51,7 +45,7 @@ export interface CanonicalHeadsOptions {
 /** One canonical block reconciled: `reconciled` holds its sealed or reorg event, if it was pre-confirmed. */
 export interface CanonicalStep {
   readonly blockNumber: bigint;
-  readonly reconciled: readonly Exclude<ReconcileEvent, { type: 'dropped' }>[];
+  readonly reconciled: readonly Reconciled[];
 }
 
 export interface CanonicalHeads {
@@ -70,85 +64,16 @@ const lower = (hash: string) => hash.toLowerCase() as `0x${string}`;
 
 export function createCanonicalHeads(options: CanonicalHeadsOptions): CanonicalHeads {
   const { logger, metrics } = options;
-  const reconciled = counter(metrics, 'flashlog_reconcile_total', 'canonical blocks compared with their pre-confirmation, by result', [
-    'result',
-  ]);
-  const removedLogs = counter(metrics, 'flashlog_reconcile_removed_logs_total', 'removed: true log copies published after reorgs');
-  const droppedPending = counter(metrics, 'flashlog_reconcile_dropped_total', 'pre-confirmed blocks dropped unreconciled, by reason', [
-    'reason',
-  ]);
   const upstreamErrors = counter(metrics, 'flashlog_upstream_errors_total', 'failed upstream RPC requests, by purpose', ['purpose']);
   const canonicalHead = gauge(metrics, 'flashlog_canonical_block_number', 'latest canonical block reconciled');
   const canonical$ = new Subject<CanonicalStep>();
-  let state = initialReconcileState(3);
+  const book = createPreconfirmedBlocks({ logger, metrics });
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let polling: Promise<void> = Promise.resolve();
   const deferredSince = new Map<bigint, number>();
-  /** Executions in flight by block: a canonical block is compared once its logs are known. */
-  const executing = new Map<bigint, Promise<void>>();
   let outage: Outage = null;
   let last: bigint | null = null;
-
-  /** Applies one input; counts what it yields and returns the sealed / reorg events. */
-  const apply = (input: ReconcileInput): CanonicalStep['reconciled'] => {
-    const result = reconcileStep(state, input);
-    state = result.state;
-    const kept: CanonicalStep['reconciled'][number][] = [];
-    for (const event of result.events) {
-      if (event.type === 'dropped') {
-        droppedPending.inc({ reason: event.reason });
-        continue;
-      }
-      reconciled.inc({ result: event.type });
-      if (event.type === 'reorg') {
-        logger.warn(
-          {
-            block: Number(BigInt(event.record.blockNumber)),
-            removedTransactions: event.record.type === 'reorg' ? event.record.removedTransactions.length : 0,
-            removedLogs: event.removedLogs.length,
-          },
-          'reorg: canonical block differs from its pre-confirmation',
-        );
-        removedLogs.inc(event.removedLogs.length);
-      }
-      kept.push(event);
-    }
-    return kept;
-  };
-
-  async function execute(block: AssembledBlock, run: () => Promise<ExecutionOutput>): Promise<ExecutionOutput> {
-    // The transaction list first: a canonical head polled during execution must find it, and
-    // wait for the logs (see `executing`).
-    apply({
-      type: 'preconfirmed',
-      blockNumber: block.blockNumber,
-      index: block.index,
-      firstNew: block.firstNew,
-      transactions: block.transactions.map((tx) => lower(tx.hash)),
-      newLogs: [],
-    });
-    const running = run();
-    executing.set(
-      block.blockNumber,
-      running.then(
-        () => undefined,
-        () => undefined,
-      ),
-    );
-    let output: ExecutionOutput;
-    try {
-      output = await running;
-    } finally {
-      executing.delete(block.blockNumber);
-    }
-    state = withExecutedLogs(
-      state,
-      block.blockNumber,
-      output.receipts.flatMap((receipt) => receipt.logs),
-    );
-    return output;
-  }
 
   /** Reads canonical block `n` (and its logs when needed); null when it should wait for the next poll. */
   async function readCanonical(
@@ -157,9 +82,9 @@ export function createCanonicalHeads(options: CanonicalHeadsOptions): CanonicalH
   ): Promise<{ hash: `0x${string}`; transactions: `0x${string}`[]; logs?: RpcLog[] } | null> {
     const block = blockSchema.parse(await rpc.call('eth_getBlockByNumber', [`0x${n.toString(16)}`, false]));
     const transactions = block.transactions.map(lower);
-    if (!needsLogs(state, { number: n, transactions })) return { hash: block.hash as `0x${string}`, transactions };
+    if (!needsLogs(book.state(), { number: n, transactions })) return { hash: block.hash as `0x${string}`, transactions };
     const since = deferredSince.get(n) ?? Date.now();
-    if (waitForPrefix(state.pending.get(n)!.transactions, transactions, since, Date.now(), options.prefixGraceMs)) {
+    if (waitForPrefix(book.state().pending.get(n)!.transactions, transactions, since, Date.now(), options.prefixGraceMs)) {
       // The last flashblocks of N are probably still on their way: look again next poll.
       deferredSince.set(n, since);
       return null;
@@ -197,8 +122,8 @@ export function createCanonicalHeads(options: CanonicalHeadsOptions): CanonicalH
         return;
       }
       deferredSince.delete(n);
-      await executing.get(n);
-      const events = apply({ type: 'canonical', block: { number: n, ...block } });
+      await book.executed(n);
+      const events = book.apply({ type: 'canonical', block: { number: n, ...block } });
       last = n;
       canonicalHead.set(Number(n));
       canonical$.next({ blockNumber: n, reconciled: events });
@@ -215,8 +140,8 @@ export function createCanonicalHeads(options: CanonicalHeadsOptions): CanonicalH
 
   return {
     canonical$: canonical$.asObservable(),
-    execute,
-    state: () => state,
+    execute: book.execute,
+    state: book.state,
     start() {
       const rpc = options.rpc;
       if (!rpc || options.pollMs === 0) return;
