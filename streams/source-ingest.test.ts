@@ -1,0 +1,105 @@
+import { Subject } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { initialSequencerState, step } from '../src/chain/sequencer.ts';
+import { createEmbeddedLog } from '../src/log/embedded.ts';
+import { allTopics, topics } from '../src/log/topics.ts';
+import type { SourceEvent } from '../src/source/port.ts';
+import { blockRecordSchema, chainRecordSchema, flashblockRecordSchema, logRecordSchema, type RpcLog } from '../src/schemas/records.ts';
+import { decodeFrame } from '../src/wire/frame.ts';
+import { readTopic } from '../test/helpers/execution-harness.ts';
+import { testContext } from '../test/helpers/context.ts';
+import { loadFixture } from '../test/helpers/feed-server.ts';
+import { createSourceIngest } from './source-ingest.ts';
+
+/** The first flashblock of the real Unichain Sepolia block, assembled. */
+function unichainBlock() {
+  const [first] = loadFixture('unichain-sepolia-35535698.json');
+  const decoded = decodeFrame(JSON.stringify(first), { maxBytes: 16 * 1024 * 1024 });
+  if (!decoded.ok) throw new Error(decoded.detail);
+  const accepted = step(initialSequencerState(), { type: 'flashblock', flashblock: decoded.flashblock }).events[0];
+  if (accepted?.type !== 'accepted') throw new Error('not accepted');
+  return { block: accepted.block, message: decoded.json };
+}
+
+async function histogramCount(ctx: ReturnType<typeof testContext>, name: string): Promise<number> {
+  const metric = ctx.metrics.getSingleMetric(name);
+  const data = metric ? await metric.get() : { values: [] };
+  return data.values.find((sample) => (sample as { metricName?: string }).metricName === `${name}_count`)?.value ?? 0;
+}
+
+describe('the ingest topology, fed by a Source adapter', () => {
+  it('publishes grew, replaced and lifecycle events as records, and measures latency once per appended block record', async () => {
+    const ctx = testContext();
+    const log = createEmbeddedLog({ path: ':memory:' });
+    await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1, retentionMs: -1, replication: 1 })));
+    const events$ = new Subject<SourceEvent>();
+    const lifecycle$ = new Subject<SourceEvent>();
+    const ingest = createSourceIngest(ctx, { log, source: { kind: 'flashblocks', events$ }, lifecycle$ });
+    const done = ingest.run();
+
+    const { block, message } = unichainBlock();
+    const tx = block.transactions[block.firstNew]!;
+    const emitted: RpcLog = {
+      address: '0x4200000000000000000000000000000000000015',
+      topics: [`0x${'11'.repeat(32)}`],
+      data: '0x',
+      blockNumber: `0x${block.blockNumber.toString(16)}`,
+      blockHash: `0x${'22'.repeat(32)}`,
+      blockTimestamp: '0x1',
+      transactionHash: tx.hash,
+      transactionIndex: `0x${block.firstNew.toString(16)}`,
+      logIndex: '0x0',
+      removed: false,
+    };
+    // A feed's flashblock (message, no receipts, no executor), then a node's block (receipts).
+    events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now() - 5, message });
+    events$.next({
+      type: 'grew',
+      block,
+      receivedAt: Date.now() - 5,
+      receipts: block.transactions.slice(block.firstNew).map((transaction, i) => ({
+        transactionHash: transaction.hash,
+        transactionIndex: `0x${(block.firstNew + i).toString(16)}`,
+        blockHash: emitted.blockHash,
+        blockNumber: emitted.blockNumber,
+        from: '0x0000000000000000000000000000000000000001',
+        to: null,
+        cumulativeGasUsed: '0x1',
+        gasUsed: '0x1',
+        contractAddress: null,
+        logs: i === 0 ? [emitted] : [],
+        logsBloom: `0x${'00'.repeat(256)}`,
+        status: '0x1',
+        type: '0x7e',
+      })),
+    });
+    events$.next({
+      type: 'replaced',
+      blockNumber: block.blockNumber,
+      replacedHash: emitted.blockHash as `0x${string}`,
+      byHash: null,
+      transactions: [],
+      removedTransactions: [tx.hash as `0x${string}`],
+      removedLogs: [{ ...emitted, removed: true }],
+    });
+    lifecycle$.next({ type: 'lifecycle', level: 'safe', blockNumber: block.blockNumber - 1n, blockHash: `0x${'33'.repeat(32)}` });
+    events$.complete();
+    lifecycle$.complete();
+    await done;
+
+    const flashblocks = (await readTopic(log, topics.flashblocks)).map((record) => flashblockRecordSchema.parse(JSON.parse(record.value)));
+    expect(flashblocks).toHaveLength(1);
+    expect(flashblocks[0]!.flashblock).toEqual(message);
+    const blocks = (await readTopic(log, topics.blocks)).map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
+    expect(blocks.map((value) => value.executor)).toEqual([null, 'node']);
+    expect(blocks[0]!.receipts).toBeNull();
+    const logs = (await readTopic(log, topics.logs)).map((record) => logRecordSchema.parse(JSON.parse(record.value)));
+    expect(logs.map((value) => value.removed)).toEqual([false, true]);
+    const chain = (await readTopic(log, topics.chain)).map((record) => chainRecordSchema.parse(JSON.parse(record.value)));
+    expect(chain.map((value) => value.type).sort()).toEqual(['reorg', 'safe']);
+    // Two block records appended: two latency samples, none from the other records.
+    expect(await histogramCount(ctx, 'flashlog_ingest_latency_seconds')).toBe(2);
+    await ctx.shutdown.run('test over');
+    await log.close();
+  });
+});
