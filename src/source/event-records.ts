@@ -9,10 +9,11 @@ import type { SourceEvent } from './port.ts';
 const ZERO32 = `0x${'0'.repeat(64)}` as const;
 
 /**
- * The records of a blocks-source event: a block that grew is the records of an assembled
- * flashblocks block at index 0 (receipts from the node); a replaced block is a `reorg` record that
- * names it, then a `removed: true` copy of each log it published; a lifecycle step is a `safe` or
- * `finalized` record (`canonical` needs none: a 200 ms block is canonical when it arrives).
+ * The records of a Source event: a block that grew is the records of an assembled block (its
+ * receipts from the node, when the source has them; the flashblocks feed's go through an executor
+ * in streams/source-ingest.ts instead); a replaced block is a `reorg` record that names it, then a
+ * `removed: true` copy of each log it published; a lifecycle step is a `safe` or `finalized` record
+ * (`canonical` needs none: a 200 ms block is canonical when it arrives).
  */
 export function sourceEventRecords(event: SourceEvent): ProduceRecord[] {
   if (event.type === 'grew') {
