@@ -76,16 +76,15 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
     },
   });
 
-  async function execute(event: Extract<SourceEvent, { type: 'grew' }>): Promise<ExecutionOutput | null> {
-    if (event.receipts) return { receipts: [...event.receipts], stateDiff: null };
-    if (!executor) return null;
+  /** Receipts for a block whose source has none, from the executor; null when execution failed. */
+  async function execute(running: Executor, block: Extract<SourceEvent, { type: 'grew' }>['block']): Promise<ExecutionOutput | null> {
     try {
-      return await executor.execute(event.block);
+      return await running.execute(block);
     } catch (error) {
       executionErrors.inc();
       warnOnce(
         `execution:${errorMessage(error).slice(0, 80)}`,
-        { block: Number(event.block.blockNumber), index: event.block.index, err: errorMessage(error) },
+        { block: Number(block.blockNumber), index: block.index, err: errorMessage(error) },
         'execution failed; publishing the block without receipts',
       );
       return null;
@@ -98,7 +97,12 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
       return;
     }
     if (event.message) publisher.push([flashblockRecord(event.block, event.message, event.receivedAt)]);
-    const execution = await execute(event);
+    // Awaited only when there is something to wait for: no extra turn per block without an executor.
+    const execution = event.receipts
+      ? { receipts: [...event.receipts], stateDiff: null }
+      : executor
+        ? await execute(executor, event.block)
+        : null;
     const records = blockRecords(event.block, execution, event.receipts ? 'node' : (executor?.kind ?? null));
     receivedAt.set(records[0]!, event.receivedAt);
     publisher.push(records);
