@@ -26,8 +26,9 @@ export function createKafkaConsumer(
   kafka: Kafka,
   consume: ConsumeOptions,
   settings: KafkaConsumerSettings,
-  onClose: (client: KafkaConsumer) => void,
-): LogConsumer & { readonly client: KafkaConsumer } {
+  /** The log's open consumers (closed with it): this one is in it until it closes. */
+  open: Set<KafkaConsumer>,
+): LogConsumer {
   const { logger } = settings;
   const groupId = consume.group ?? `${settings.clientId}-reader-${randomUUID()}`;
   const client = kafka.consumer({
@@ -39,6 +40,7 @@ export function createKafkaConsumer(
     maxBytesPerPartition: maxRecordBytes,
     retry: { initialRetryTime: 300, maxRetryTime: 5000, retries: Number.MAX_SAFE_INTEGER },
   });
+  open.add(client);
   let stop: (() => void) | undefined;
   const records$ = new Observable<LogRecord>((subscriber) => {
     let done = false;
@@ -71,7 +73,6 @@ export function createKafkaConsumer(
     };
   });
   return {
-    client,
     records$,
     async commit(positions: readonly RecordPosition[]) {
       if (consume.group === undefined || positions.length === 0) return;
@@ -81,7 +82,7 @@ export function createKafkaConsumer(
     },
     async close() {
       stop?.();
-      onClose(client);
+      open.delete(client);
       await client.disconnect().catch(() => undefined);
     },
   };

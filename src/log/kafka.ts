@@ -44,11 +44,7 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
       if (closed) throw new FlashlogError('LOG_CLOSED', 'the kafka log is closed');
       return producer.produce(records);
     },
-    consumer(consume) {
-      const consumer = createKafkaConsumer(kafka, consume, consumerSettings, (client) => consumers.delete(client));
-      consumers.add(consumer.client);
-      return consumer;
-    },
+    consumer: (consume) => createKafkaConsumer(kafka, consume, consumerSettings, consumers),
     listTopics: () => admin.listTopics(),
     identity: () => admin.identity(),
     endOffsets: (topic) => admin.endOffsets(topic),
