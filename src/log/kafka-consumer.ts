@@ -11,8 +11,6 @@ export interface KafkaConsumerSettings {
   readonly logger?: Logger;
   /** Longest wait of a fetch with no data; low keeps latency low. */
   readonly maxWaitMs: number;
-  /** Largest fetch response; a replay reads the backlog in responses of this size. */
-  readonly maxBytes: number;
 }
 
 /**
@@ -36,7 +34,6 @@ export function createKafkaConsumer(
     sessionTimeout: 30_000,
     heartbeatInterval: 3000,
     maxWaitTimeInMs: settings.maxWaitMs,
-    maxBytes: settings.maxBytes,
     maxBytesPerPartition: maxRecordBytes,
     retry: { initialRetryTime: 300, maxRetryTime: 5000, retries: Number.MAX_SAFE_INTEGER },
   });

@@ -17,8 +17,6 @@ export interface KafkaLogOptions {
   readonly retentionMs?: number;
   /** Longest wait of a fetch with no data; low keeps latency low. */
   readonly maxWaitMs?: number;
-  /** Largest fetch response a consumer asks for (default 32 MiB: a replay reads the backlog in these). */
-  readonly fetchMaxBytes?: number;
 }
 
 /**
@@ -34,7 +32,6 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
     clientId: options.clientId,
     ...(options.logger ? { logger: options.logger } : {}),
     maxWaitMs: options.maxWaitMs ?? 100,
-    maxBytes: options.fetchMaxBytes ?? 32 * 1024 * 1024,
   };
   let closed = false;
   return {
