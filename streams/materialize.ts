@@ -5,8 +5,8 @@ import type { Log, LogConsumer, LogRecord, RecordPosition } from '../src/log/por
 import { topics } from '../src/log/topics.ts';
 import { counter, gauge } from '../src/obs/metrics.ts';
 import { checkResume } from '../src/view/resume.ts';
-import { encodeSnapshot, valueDigest, type ViewSnapshot } from '../src/view/snapshot.ts';
-import { readSnapshotFile, writeSnapshotFile } from '../src/view/snapshot-file.ts';
+import { readSnapshotText, writeSnapshotFile } from '../src/log/snapshot-file.ts';
+import { decodeSnapshot, encodeSnapshot, valueDigest, type ViewSnapshot } from '../src/view/snapshot.ts';
 import { apply, initialViewState, type ViewInput, type ViewState } from '../src/view/state.ts';
 
 /**
@@ -263,7 +263,8 @@ function loadSnapshot(
 ): ViewSnapshot | undefined {
   if (!deps.snapshot) return undefined;
   const { path } = deps.snapshot;
-  const loaded = readSnapshotFile(path);
+  const file = readSnapshotText(path);
+  const loaded = file.ok ? decodeSnapshot(file.text) : file;
   if (!loaded.ok) {
     if ('missing' in loaded) ctx.logger.info({ path }, 'no view snapshot; replaying the whole log');
     else {

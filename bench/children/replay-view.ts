@@ -1,18 +1,21 @@
 /**
- * Child process of bench/replay.ts: replays the view of one log from nothing with the flashlog tree
- * at `root` (this tree, or an earlier commit checked out beside it), so two trees replay the same
- * log side by side in one bench run. Prints one JSON line: records, wall ms, CPU ms.
- *   node bench/children/replay-view.ts <root> embedded <file>
- *   node bench/children/replay-view.ts <root> kafka <brokers> <topic prefix>
+ * Child process of bench/replay.ts: starts a gateway (createServe) on one log with the flashlog
+ * tree at `root` (this tree, or an earlier commit checked out beside it) and measures restart to
+ * serving, so two trees start on the same log side by side in one bench run. With a snapshot path,
+ * the gateway resumes from that snapshot when it fits the log, and leaves one at the log's end.
+ * Prints one JSON line: records replayed, wall ms (createServe to listening), CPU ms, fromSnapshot.
+ *   node bench/children/replay-view.ts <root> embedded <file> - <snapshot path|off>
+ *   node bench/children/replay-view.ts <root> kafka <brokers> <topic prefix> <snapshot path|off>
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const [root, engine, target, prefix] = process.argv.slice(2) as [string, 'embedded' | 'kafka', string, string | undefined];
+const [root, engine, target, prefix, snapshot] = process.argv.slice(2) as [string, 'embedded' | 'kafka', string, string, string];
 const dir = mkdtempSync(join(tmpdir(), 'flashlog-bench-replay-view-'));
-const { materialize } = await import(join(root, 'streams/materialize.ts'));
+const { createServe } = await import(join(root, 'streams/serve.ts'));
 const { benchContext } = await import(join(root, 'bench/gateway.ts'));
+const { createRpcStub } = await import(join(root, 'test/helpers/rpc-stub.ts'));
 let log;
 if (engine === 'embedded') {
   const { createEmbeddedLog } = await import(join(root, 'src/log/embedded.ts'));
@@ -20,20 +23,22 @@ if (engine === 'embedded') {
 } else {
   const { createKafkaLog } = await import(join(root, 'src/log/kafka.ts'));
   const { prefixedLog } = await import(join(root, 'test/helpers/prefixed-log.ts'));
-  log = prefixedLog(createKafkaLog({ brokers: target.split(','), clientId: 'flashlog-bench-replay-view' }), prefix!);
+  log = prefixedLog(createKafkaLog({ brokers: target.split(','), clientId: 'flashlog-bench-replay-view' }), prefix);
 }
-const ctx = benchContext(dir, { viewSnapshot: 'off' });
+const stub = await createRpcStub({ eth_blockNumber: () => '0x1' });
+const ctx = benchContext(dir, { viewSnapshot: snapshot ?? 'off', viewSnapshotIntervalMs: 0 });
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
-const view = await materialize(ctx, { log });
-const replayed = await view.replayed;
+const serve = await createServe(ctx, { log, rpcUrl: stub.url });
 const ms = performance.now() - started;
 const cpu = process.cpuUsage(cpuBefore);
-const state = view.current();
+const replayed = await serve.view.replayed;
+const state = serve.view.current();
 process.stdout.write(
-  `${JSON.stringify({ records: replayed.records, ms, cpuMs: (cpu.user + cpu.system) / 1000, applied: state.applied, invalid: state.invalid })}\n`,
+  `${JSON.stringify({ records: replayed.records, ms, cpuMs: (cpu.user + cpu.system) / 1000, fromSnapshot: replayed.fromSnapshot, applied: state.applied, invalid: state.invalid })}\n`,
 );
-await view.close();
+await serve.close();
 await log.close();
+await stub.close();
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

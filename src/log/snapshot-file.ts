@@ -1,18 +1,25 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { decodeSnapshot, type DecodedSnapshot } from './snapshot.ts';
+
+/**
+ * The file that holds the view's snapshot (its text is encoded and checked by src/view/snapshot.ts,
+ * which does no I/O). It sits beside the log it was taken from: this folder is where flashlog
+ * touches the disk for the log.
+ */
+export type SnapshotText =
+  | { readonly ok: true; readonly text: string }
+  | { readonly ok: false; readonly missing: true }
+  | { readonly ok: false; readonly reason: string };
 
 /** Reads the snapshot file; a missing file is `missing`, anything unreadable a reason. */
-export function readSnapshotFile(path: string): DecodedSnapshot | { readonly ok: false; readonly missing: true } {
-  let text: string;
+export function readSnapshotText(path: string): SnapshotText {
   try {
-    text = readFileSync(path, 'utf8');
+    return { ok: true, text: readFileSync(path, 'utf8') };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, missing: true };
     return { ok: false, reason: `unreadable: ${(error as Error).message}` };
   }
-  return decodeSnapshot(text);
 }
 
 /** Writes the snapshot whole or not at all: a temporary file beside it, then a rename. */

@@ -1,0 +1,61 @@
+/**
+ * Batches handed over by a reader that must not wait for their subscriber, delivered item by item
+ * in order, a slice at a time (between slices the event loop runs, so the socket bringing the next
+ * batch is read meanwhile). push() resolves at once while fewer than `highWaterBatches` batches
+ * wait, and otherwise once the subscriber is down to half of them: the reader is held back, and
+ * memory stays bounded by the reader's batch size (a Kafka fetch: at most 8 MiB per partition).
+ */
+export interface BatchQueue<T> {
+  push(batch: readonly T[]): Promise<void>;
+  /** Drops what waits and releases every waiting push (the subscriber has gone). */
+  clear(): void;
+}
+
+export function createBatchQueue<T>(
+  deliver: (item: T) => void,
+  options: { sliceItems?: number; highWaterBatches?: number } = {},
+): BatchQueue<T> {
+  const sliceItems = options.sliceItems ?? 2000;
+  const highWaterBatches = options.highWaterBatches ?? 4;
+  const batches: (readonly T[])[] = [];
+  let next = 0;
+  let scheduled = false;
+  let held: (() => void)[] = [];
+  const release = () => {
+    const waiters = held;
+    held = [];
+    for (const resume of waiters) resume();
+  };
+  const drain = () => {
+    scheduled = false;
+    for (let budget = sliceItems; budget > 0 && batches.length > 0; budget--) {
+      const batch = batches[0]!;
+      const item = batch[next++]!;
+      if (next === batch.length) {
+        batches.shift();
+        next = 0;
+      }
+      deliver(item);
+    }
+    if (batches.length <= highWaterBatches / 2) release();
+    if (batches.length > 0) schedule();
+  };
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(drain);
+  };
+  return {
+    push(batch) {
+      if (batch.length === 0) return Promise.resolve();
+      batches.push(batch);
+      schedule();
+      return batches.length < highWaterBatches ? Promise.resolve() : new Promise<void>((resume) => held.push(resume));
+    },
+    clear() {
+      batches.length = 0;
+      next = 0;
+      release();
+    },
+  };
+}
