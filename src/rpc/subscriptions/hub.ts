@@ -70,7 +70,7 @@ export function createSubscriptionHub(options: {
   const byKind = new Map<string, Set<Subscription>>([...offered.keys()].map((name) => [name, new Set()]));
   const subscribers = gauge(options.metrics, 'flashlog_ws_subscriptions', 'active subscriptions', ['kind']);
   const writer = createSocketWriter({ maxBufferedBytes: limits.maxBufferedBytes, logger, metrics: options.metrics });
-  const fanout = createLogFanout(writer, logger);
+  const fanout = createLogFanout(writer, logger, options.metrics);
 
   const out = {
     formatter: options.formatter,

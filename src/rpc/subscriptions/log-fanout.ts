@@ -1,6 +1,7 @@
 import type { WebSocket } from 'ws';
 import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../obs/logger.ts';
+import { histogram, type Registry } from '../../obs/metrics.ts';
 import type { RpcLog } from '../../schemas/records.ts';
 import { matchesFilter, type LogFilter } from '../params.ts';
 import { notificationPrefix, textFrameHeader, type SocketWriter } from './socket-writer.ts';
@@ -47,6 +48,8 @@ export interface LogFanout {
 interface LogBatch {
   readonly seq: number;
   readonly logs: readonly RpcLog[];
+  /** performance.now() when it was queued. */
+  readonly queuedAt: number;
   readonly bodies: (Buffer | undefined)[];
 }
 
@@ -56,7 +59,14 @@ interface Cursor {
   readonly prefix: Buffer;
 }
 
-export function createLogFanout(writer: SocketWriter, logger: Logger): LogFanout {
+export function createLogFanout(writer: SocketWriter, logger: Logger, metrics: Registry): LogFanout {
+  const fanoutSeconds = histogram(
+    metrics,
+    'flashlog_ws_log_fanout_seconds',
+    'log fan-out: from a batch of logs queued to its last log subscriber written',
+    [],
+    [0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  );
   /** Every log subscriber, in arrival order, with its cursor. */
   const subs = new Map<LogSubscriber, Cursor>();
   const bySocket = new Map<WebSocket, Set<LogSubscriber>>();
@@ -121,7 +131,8 @@ export function createLogFanout(writer: SocketWriter, logger: Logger): LogFanout
         if (!complete) continue;
         restarts = 0;
         // every subscriber has every batch up to target
-        while (batches.length > 0 && batches[0]!.seq <= target) batches.shift();
+        const now = performance.now();
+        while (batches.length > 0 && batches[0]!.seq <= target) fanoutSeconds.observe((now - batches.shift()!.queuedAt) / 1000);
         if (seq === target) return;
       }
     } catch (error) {
@@ -151,7 +162,7 @@ export function createLogFanout(writer: SocketWriter, logger: Logger): LogFanout
     },
     queue(logs) {
       if (subs.size === 0 || logs.length === 0) return;
-      batches.push({ seq: ++seq, logs, bodies: new Array(logs.length) });
+      batches.push({ seq: ++seq, logs, queuedAt: performance.now(), bodies: new Array(logs.length) });
       if (!pumping) void pump();
     },
   };
