@@ -1,5 +1,5 @@
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -176,9 +176,12 @@ export async function run(): Promise<Row[]> {
       { kind: 'logs' as const, overrides: { source: 'blocks' }, perBlock: 1 },
     ].filter((each) => servers.includes(each.kind));
     for (const { kind, overrides, perBlock } of flashlogRuns) {
-      const log = createEmbeddedLog({ path: join(dir, `${kind}.db`) });
+      // each server its own data dir (its log and view snapshot)
+      const dataDir = join(dir, kind);
+      mkdirSync(dataDir);
+      const log = createEmbeddedLog({ path: join(dataDir, 'flashlog.db') });
       await log.ensureTopics(allTopics.map((name) => ({ name })));
-      const ctx = benchContext(dir, { maxConnections: 20_000, ...overrides });
+      const ctx = benchContext(dataDir, { maxConnections: 20_000, ...overrides });
       const serve = await createServe(ctx, { log, rpcUrl: stub.url });
       /** The gateway's log fan-out so far: batches, and seconds from queued to the last subscriber written. */
       const fanout = async () => {

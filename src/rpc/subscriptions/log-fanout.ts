@@ -3,8 +3,9 @@ import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../obs/logger.ts';
 import { histogram, type Registry } from '../../obs/metrics.ts';
 import type { RpcLog } from '../../schemas/records.ts';
-import { matchesFilter, type LogFilter } from '../params.ts';
-import { notificationPrefix, textFrameHeader, type SocketWriter } from './socket-writer.ts';
+import type { LogFilter } from '../params.ts';
+import { writeLogFrames, type LogBatch } from './frames.ts';
+import { notificationPrefix, type SocketWriter } from './socket-writer.ts';
 
 /** Subscribers written per turn of the event loop. */
 const FAN_OUT_SLICE = 100;
@@ -44,15 +45,6 @@ export interface LogFanout {
   queue(logs: readonly RpcLog[]): void;
 }
 
-/** One batch of logs, each serialized once when first needed. */
-interface LogBatch {
-  readonly seq: number;
-  readonly logs: readonly RpcLog[];
-  /** performance.now() when it was queued. */
-  readonly queuedAt: number;
-  readonly bodies: (Buffer | undefined)[];
-}
-
 interface Cursor {
   /** The newest batch this subscriber has been written. */
   sent: number;
@@ -78,24 +70,10 @@ export function createLogFanout(writer: SocketWriter, logger: Logger, metrics: R
   const write = (sub: LogSubscriber, cursor: Cursor, target: number): void => {
     const from = cursor.sent;
     cursor.sent = target;
-    const socket = sub.socket;
-    if (!writer.writable(socket)) return;
-    const parts: Buffer[] = [];
-    let count = 0;
-    for (const batch of batches) {
-      if (batch.seq <= from || batch.seq > target) continue;
-      for (let i = 0; i < batch.logs.length; i++) {
-        if (sub.filter && !matchesFilter(batch.logs[i]!, sub.filter)) continue;
-        const body = (batch.bodies[i] ??= Buffer.from(`${JSON.stringify(batch.logs[i])}}}`));
-        parts.push(textFrameHeader(cursor.prefix.length + body.length), cursor.prefix, body);
-        count++;
-      }
-    }
-    if (count === 0) return;
-    const raw = writer.raw(socket);
-    if (raw) raw.write(Buffer.concat(parts));
-    else for (let i = 0; i < parts.length; i += 3) socket.send(Buffer.concat([parts[i + 1]!, parts[i + 2]!]).toString('utf8'));
-    writer.sent(sub.kind, count);
+    if (!writer.writable(sub.socket)) return;
+    const pending = batches.filter((batch) => batch.seq > from && batch.seq <= target);
+    const count = writeLogFrames(sub.socket, writer.raw(sub.socket), pending, sub.filter, cursor.prefix);
+    if (count > 0) writer.sent(sub.kind, count);
   };
 
   const catchUp = (sub: LogSubscriber): void => {

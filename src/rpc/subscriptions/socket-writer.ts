@@ -31,21 +31,6 @@ export interface RawSocket {
 export const notificationPrefix = (id: string): string =>
   `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"${id}","result":`;
 
-/**
- * The header of one unmasked, final WebSocket text frame (RFC 6455 5.2) with `length` payload
- * bytes. Written by hand because `ws` frames only what it sends itself, and the log fan-out writes
- * frames assembled once for many connections.
- */
-export function textFrameHeader(length: number): Buffer {
-  if (length < 126) return Buffer.from([0x81, length]);
-  if (length < 65536) return Buffer.from([0x81, 126, length >> 8, length & 0xff]);
-  const header = Buffer.alloc(10);
-  header[0] = 0x81;
-  header[1] = 127;
-  header.writeBigUInt64BE(BigInt(length), 2);
-  return header;
-}
-
 export function createSocketWriter(options: { maxBufferedBytes: number; logger: Logger; metrics: Registry }): SocketWriter {
   const { maxBufferedBytes, logger } = options;
   const notifications = counter(options.metrics, 'flashlog_ws_notifications_total', 'subscription notifications sent', ['kind']);
