@@ -1,5 +1,5 @@
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,17 +16,23 @@ import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
 
 /**
  * Fan-out, fair (issue 17): the subscribers run in client processes apart from the server (each
- * holding up to 1,000 WebSocket connections), at 1, 100, 1,000 and 10,000 subscribers, with
- * flashblocks appended at 5 and 50 per second (3 s and 2 s). Latency is from the append call (a
+ * holding up to 1,000 WebSocket connections), at 1, 100, 1,000 and 10,000 subscribers, with blocks
+ * appended at 5 and 50 per second (3 s and 2 s). Latency is from the append call (a
  * CLOCK_MONOTONIC µs stamp written into the log's data) to the message parsed in the client.
- * - flashlog: the gateway (view + pendingLogs writer) in this process; each client sends
- *   eth_subscribe("pendingLogs") with no filter, so every subscriber gets every log; the gateway
- *   still runs each subscriber's filter check and writes one JSON-RPC notification per log.
+ * - flashlog `pendingLogs`: the gateway (view + log fan-out) in this process, fed flashblocks (10
+ *   per block); each client sends eth_subscribe("pendingLogs") with no filter, so every subscriber
+ *   gets every log; the gateway still runs each subscriber's filter check and writes one JSON-RPC
+ *   notification per log.
+ * - flashlog `logs`: the same with the blocks source (Base after Denim: each record a complete
+ *   200 ms block, so the standard `logs` kind is served from the view, through the same fan-out);
+ *   each client sends eth_subscribe("logs").
  * - Base's websocket-proxy (Rust, built from base/base by bench/peers/websocket-proxy.ts): its
  *   upstream is a WebSocket server in this process sending the same block record as one text frame
- *   per flashblock; the proxy forwards every frame, unfiltered and unparsed, to every client.
- * Both wait for the same client processes; the bench is the log writer / upstream for both.
+ *   per append; the proxy forwards every frame, unfiltered and unparsed, to every client.
+ * All wait for the same client processes; the bench is the log writer / upstream for each.
  * Target: flashlog p99 <= 20 ms at 1,000 subscribers.
+ *   FLASHLOG_BENCH_FANOUT_COUNTS=1000            only these subscriber counts
+ *   FLASHLOG_BENCH_FANOUT_SERVERS=pendingLogs    only these of pendingLogs, logs, proxy
  */
 type Row = Record<string, unknown>;
 const counts = (process.env.FLASHLOG_BENCH_FANOUT_COUNTS ?? '1,100,1000,10000').split(',').map(Number);
@@ -34,18 +40,23 @@ const phases = [
   { perSecond: 5, seconds: 3 },
   { perSecond: 50, seconds: 2 },
 ];
+const servers = (process.env.FLASHLOG_BENCH_FANOUT_SERVERS ?? 'pendingLogs,logs,proxy').split(',');
 const perProcess = Number(process.env.FLASHLOG_BENCH_FANOUT_PER_PROCESS ?? 1000);
 const clientScript = fileURLToPath(new URL('./peers/fanout-client.ts', import.meta.url));
 const nowUs = (): Hex => numberToHex(process.hrtime.bigint() / 1000n, { size: 32 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** What a client process does on each connection: subscribe to a flashlog kind, or nothing (the proxy). */
+type ClientMode = 'pendingLogs' | 'logs' | 'proxy';
+
 interface Clients {
-  report(): Promise<Float64Array>;
+  /** Every latency (µs, sorted) and the client processes' CPU time (µs) since the last report. */
+  report(): Promise<{ latencies: Float64Array; cpuUs: number }>;
   close(): void;
   failed: number;
 }
 
-async function startClients(url: string, count: number, mode: 'flashlog' | 'proxy'): Promise<Clients> {
+async function startClients(url: string, count: number, mode: ClientMode): Promise<Clients> {
   const children: ChildProcess[] = [];
   let failed = 0;
   const ready: Promise<void>[] = [];
@@ -72,19 +83,19 @@ async function startClients(url: string, count: number, mode: 'flashlog' | 'prox
       const parts = await Promise.all(
         children.map(
           (child) =>
-            new Promise<Float64Array>((resolve) => {
-              child.once('message', (message: { latencies: Float64Array }) => resolve(message.latencies));
+            new Promise<{ latencies: Float64Array; cpuUs: number }>((resolve) => {
+              child.once('message', resolve);
               child.send({ report: true });
             }),
         ),
       );
-      const all = new Float64Array(parts.reduce((sum, part) => sum + part.length, 0));
+      const all = new Float64Array(parts.reduce((sum, part) => sum + part.latencies.length, 0));
       let at = 0;
       for (const part of parts) {
-        all.set(part, at);
-        at += part.length;
+        all.set(part.latencies, at);
+        at += part.latencies.length;
       }
-      return all.sort();
+      return { latencies: all.sort(), cpuUs: parts.reduce((sum, part) => sum + part.cpuUs, 0) };
     },
     close() {
       for (const child of children) child.kill();
@@ -92,7 +103,8 @@ async function startClients(url: string, count: number, mode: 'flashlog' | 'prox
   };
 }
 
-const stats = (sorted: Float64Array, expected: number) => {
+/** Latency percentiles, and the CPU the clients spent per message they received. */
+const stats = ({ latencies: sorted, cpuUs }: { latencies: Float64Array; cpuUs: number }, expected: number) => {
   const at = (q: number) => (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? Number.NaN) / 1000;
   return {
     received: sorted.length,
@@ -100,22 +112,27 @@ const stats = (sorted: Float64Array, expected: number) => {
     'p50 ms': at(0.5),
     'p99 ms': at(0.99),
     'max ms': sorted.length ? sorted[sorted.length - 1]! / 1000 : Number.NaN,
+    'client CPU µs/msg': sorted.length ? cpuUs / sorted.length : Number.NaN,
   };
 };
 
-/** Appends flashblocks (one transfer, one log carrying the stamp) at `perSecond` for `seconds`. */
+/**
+ * Appends at `perSecond` for `seconds`: flashblocks (one transfer, one log carrying the stamp), a
+ * new block every `perBlock` of them (1: each append is a complete block, as the blocks source writes).
+ */
 async function drive(
   emit: (block: BlockBuilder, tx: { hash: Hex; raw: Hex }) => Promise<void>,
   perSecond: number,
   seconds: number,
   pool: { hash: Hex; raw: Hex }[],
   nextBlock: () => bigint,
+  perBlock = 10,
 ): Promise<number> {
   const total = perSecond * seconds;
   const started = performance.now();
   let block = blockBuilder(nextBlock());
   for (let i = 0; i < total; i++) {
-    if (i % 10 === 0 && i > 0) block = blockBuilder(nextBlock());
+    if (i % perBlock === 0 && i > 0) block = blockBuilder(nextBlock());
     await emit(block, pool[i % 10]!);
     const wait = started + ((i + 1) * 1000) / perSecond - performance.now();
     if (wait > 0) await sleep(wait);
@@ -152,44 +169,75 @@ export async function run(): Promise<Row[]> {
   let number = 50_000_000n;
   const nextBlock = () => number++;
   const stub = await createRpcStub({ eth_blockNumber: () => '0x1' });
-  const log = createEmbeddedLog({ path: join(dir, 'flashlog.db') });
   try {
-    await log.ensureTopics(allTopics.map((name) => ({ name })));
-    // flashlog's gateway
-    const serve = await createServe(benchContext(dir, { maxConnections: 20_000 }), { log, rpcUrl: stub.url });
-    try {
-      for (const count of usable) {
-        const clients = await startClients(serve.gateway.wsUrl, count, 'flashlog');
-        try {
-          for (const { perSecond, seconds } of phases) {
-            const appended = await drive(
-              async (block, tx) => {
-                await log.produce(block.flashblock([tx], { logsPerTx: 1, data: nowUs }));
-              },
-              perSecond,
-              seconds,
-              pool,
-              nextBlock,
-            );
-            rows.push({
-              bench: 'fan-out (append -> client)',
-              server: 'flashlog pendingLogs',
-              subscribers: count,
-              'flashblocks/s': perSecond,
-              'failed connections': clients.failed,
-              ...stats(await clients.report(), appended * (count - clients.failed)),
-            });
+    // flashlog's gateway: pendingLogs on a flashblocks feed, logs on the blocks source
+    const flashlogRuns = [
+      { kind: 'pendingLogs' as const, overrides: {}, perBlock: 10 },
+      { kind: 'logs' as const, overrides: { source: 'blocks' }, perBlock: 1 },
+    ].filter((each) => servers.includes(each.kind));
+    for (const { kind, overrides, perBlock } of flashlogRuns) {
+      // each server its own data dir (its log and view snapshot)
+      const dataDir = join(dir, kind);
+      mkdirSync(dataDir);
+      const log = createEmbeddedLog({ path: join(dataDir, 'flashlog.db') });
+      await log.ensureTopics(allTopics.map((name) => ({ name })));
+      const ctx = benchContext(dataDir, { maxConnections: 20_000, ...overrides });
+      const serve = await createServe(ctx, { log, rpcUrl: stub.url });
+      /** The gateway's log fan-out so far: batches, and seconds from queued to the last subscriber written. */
+      const fanout = async () => {
+        const values = (await ctx.metrics.getSingleMetric('flashlog_ws_log_fanout_seconds')?.get())?.values ?? [];
+        const of = (suffix: string) =>
+          values.find((value) => (value as { metricName?: string }).metricName === `flashlog_ws_log_fanout_seconds_${suffix}`)?.value ?? 0;
+        return { count: of('count'), seconds: of('sum') };
+      };
+      try {
+        for (const count of usable) {
+          const clients = await startClients(serve.gateway.wsUrl, count, kind);
+          try {
+            for (const { perSecond, seconds } of phases) {
+              const fanoutFrom = await fanout();
+              const cpuFrom = process.cpuUsage();
+              const appended = await drive(
+                async (block, tx) => {
+                  await log.produce(block.flashblock([tx], { logsPerTx: 1, data: nowUs }));
+                },
+                perSecond,
+                seconds,
+                pool,
+                nextBlock,
+                perBlock,
+              );
+              const cpu = process.cpuUsage(cpuFrom);
+              const fanoutTo = await fanout();
+              const measured = stats(await clients.report(), appended * (count - clients.failed));
+              rows.push({
+                bench: 'fan-out (append -> client)',
+                server: `flashlog ${kind}`,
+                subscribers: count,
+                'blocks/s': perSecond,
+                'failed connections': clients.failed,
+                ...measured,
+                // where the time goes: the gateway's fan-out (queued -> last subscriber written), and
+                // the gateway process's CPU (log, view, fan-out) per notification delivered
+                'gateway fan-out mean ms':
+                  ((fanoutTo.seconds - fanoutFrom.seconds) * 1000) / Math.max(1, fanoutTo.count - fanoutFrom.count),
+                'gateway CPU µs/msg': (cpu.user + cpu.system) / Math.max(1, measured.received),
+              });
+            }
+          } finally {
+            clients.close();
           }
-        } finally {
-          clients.close();
         }
+      } finally {
+        await serve.close();
+        await log.close();
       }
-    } finally {
-      await serve.close();
     }
     // Base's websocket-proxy, fed the same block records as upstream frames
-    const built = buildWebsocketProxy((line) => process.stderr.write(`${line}\n`));
-    if ('skipped' in built) {
+    const built = servers.includes('proxy') ? buildWebsocketProxy((line) => process.stderr.write(`${line}\n`)) : undefined;
+    if (!built) {
+      // the proxy was not asked for (FLASHLOG_BENCH_FANOUT_SERVERS)
+    } else if ('skipped' in built) {
       rows.push({ bench: 'fan-out (append -> client)', server: 'websocket-proxy', skipped: built.skipped });
     } else {
       const upstream = new WebSocketServer({ host: '127.0.0.1', port: 0 });
@@ -240,7 +288,7 @@ export async function run(): Promise<Row[]> {
                 bench: 'fan-out (append -> client)',
                 server: `websocket-proxy (base/base ${built.commit.slice(0, 10)})`,
                 subscribers: count,
-                'flashblocks/s': perSecond,
+                'blocks/s': perSecond,
                 'failed connections': clients.failed,
                 ...stats(await clients.report(), appended * (count - clients.failed)),
               });
@@ -256,7 +304,6 @@ export async function run(): Promise<Row[]> {
       }
     }
   } finally {
-    await log.close();
     await stub.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -266,7 +313,7 @@ export async function run(): Promise<Row[]> {
       (other) =>
         String(other.server).startsWith('websocket-proxy') &&
         other.subscribers === row.subscribers &&
-        other['flashblocks/s'] === row['flashblocks/s'],
+        other['blocks/s'] === row['blocks/s'],
     );
     if (peer && typeof peer['p99 ms'] === 'number') row['p99 x websocket-proxy'] = row['p99 ms'] / peer['p99 ms'];
     if (row.subscribers === 1000) row['p99 x target (20 ms)'] = row['p99 ms'] / 20;

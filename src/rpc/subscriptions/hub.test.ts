@@ -3,10 +3,10 @@ import { Registry } from 'prom-client';
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
-import { blockBuilder, signedTransfers } from '../../test/helpers/view-records.ts';
-import { apply, initialViewState, type ViewState } from '../view/state.ts';
-import { createTransactionFormatter } from './format.ts';
-import { createSubscriptionHub } from './subscriptions.ts';
+import { blockBuilder, signedTransfers } from '../../../test/helpers/view-records.ts';
+import { apply, initialViewState, type ViewState } from '../../view/state.ts';
+import { createTransactionFormatter } from '../format.ts';
+import { createSubscriptionHub } from './hub.ts';
 
 /**
  * The subscription hub's pendingLogs writer with recording sockets: many subscribers (more than
