@@ -47,7 +47,7 @@ module.exports = {
       to: { path: '^src/devnet/' },
     },
     // No folder loops: the folders below depend one way. Lowest first:
-    //   schemas, wire, jsonrpc  <  chain, view  <  evm, source  <  rpc, prover, devnet  <  streams
+    //   schemas, wire, jsonrpc  <  chain, view  <  execute, simulate, source  <  rpc, prover, devnet  <  streams
     // Known loop left: log/ <-> prover/ (log/topic-schemas.ts lists the proof record schemas;
     // prover/ reads topic names and the bridge consumes the log). It goes when the bridge becomes
     // a topology in streams/ and the topic names leave log/ (log/ is another branch's today).
@@ -55,7 +55,7 @@ module.exports = {
       name: 'no-folder-loop:schemas-and-wire-are-the-bottom',
       severity: 'error',
       from: { path: '^src/(schemas|wire)/', pathNot: notTests },
-      to: { path: '^src/(chain|view|evm|rpc|source|node|prover|devnet|stateless|log)/' },
+      to: { path: '^src/(chain|view|execute|simulate|rpc|source|node|prover|devnet|stateless|log)/' },
     },
     {
       name: 'no-folder-loop:jsonrpc-is-the-bottom',
@@ -68,20 +68,20 @@ module.exports = {
       name: 'no-folder-loop:chain-and-view-below-engines',
       severity: 'error',
       from: { path: '^src/(chain|view)/', pathNot: notTests },
-      to: { path: '^src/(evm|rpc|jsonrpc|source|node|prover|devnet|stateless)/' },
+      to: { path: '^src/(execute|simulate|rpc|jsonrpc|source|node|prover|devnet|stateless)/' },
     },
     {
-      name: 'no-folder-loop:evm-below-the-servers',
+      name: 'no-folder-loop:engines-below-the-servers',
       severity: 'error',
-      comment: 'evm/ (the engines) is used by rpc/; it reaches upstreams through jsonrpc/, never rpc/.',
-      from: { path: '^src/evm/', pathNot: notTests },
+      comment: 'execute/ and simulate/ (the engines) are used by rpc/ and streams/; they reach upstreams through jsonrpc/, never rpc/.',
+      from: { path: '^src/(execute|simulate)/', pathNot: notTests },
       to: { path: '^src/(rpc|source|prover|devnet)/' },
     },
     {
       name: 'no-folder-loop:source-below-the-servers',
       severity: 'error',
       from: { path: '^src/source/', pathNot: notTests },
-      to: { path: '^src/(rpc|evm|prover|devnet)/' },
+      to: { path: '^src/(rpc|execute|simulate|prover|devnet)/' },
     },
     {
       name: 'no-folder-loop:rpc-not-into-prover',

@@ -8,7 +8,7 @@
  * slope, see floorSlope). Results and samples also go to bench/results/soak.json and soak.md.
  *
  * Warm-up is the first fifth of the run, at least 60 s. The local executor re-forks about once a
- * minute (src/evm/local.ts), so its RSS is a saw-tooth: read the slope over several minutes.
+ * minute (src/execute/local.ts), so its RSS is a saw-tooth: read the slope over several minutes.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -19,7 +19,7 @@ import { initialSequencerState, step, type SequencerEvent, type SequencerState }
 import { blockRecords, flashblockRecord } from '../src/chain/records.ts';
 import type { Context } from '../src/context.ts';
 import { ConfigError, errorMessage } from '../src/errors.ts';
-import type { ExecutionOutput, Executor } from '../src/evm/port.ts';
+import type { ExecutionOutput, Executor } from '../src/execute/port.ts';
 import { openLog } from '../src/log/open.ts';
 import type { Log } from '../src/log/port.ts';
 import { createPublisher, type Publisher } from '../src/log/publisher.ts';

@@ -12,8 +12,8 @@ import {
 } from '../src/chain/reconcile.ts';
 import type { Context } from '../src/context.ts';
 import { errorMessage } from '../src/errors.ts';
-import { createExecutor, type ExecutorKind } from '../src/evm/create.ts';
-import type { ExecutionOutput, Executor } from '../src/evm/port.ts';
+import { createExecutor, type ExecutorKind } from '../src/execute/create.ts';
+import type { ExecutionOutput, Executor } from '../src/execute/port.ts';
 import type { ProduceRecord } from '../src/log/port.ts';
 import type { Publisher } from '../src/log/publisher.ts';
 import { topics } from '../src/log/topics.ts';

@@ -3,7 +3,7 @@ import { encodeFunctionData, keccak256, numberToHex, toHex, type Hex } from 'vie
 import { BASE_TIME_PREDEPLOY, baseTimeAbi } from '../chain/basetime.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 import { encodeDeposit, l1AttributesDeposit, sourceHash } from './deposit.ts';
-import type { Engine } from './engine.ts';
+import type { Engine } from './edr-chain.ts';
 import { l1AttributesFor, type Producer } from './producer.ts';
 
 /**

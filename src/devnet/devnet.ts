@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { bytesToHex, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
-import { createEngine } from './engine.ts';
+import { createEngine } from './edr-chain.ts';
 import { startFeedServer } from './feed-server.ts';
 import { createProducer, l1AttributesFor, type Flashblock, type SealedBlock } from './producer.ts';
 import type { Load } from './load.ts';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { keccak256, numberToHex, toHex, type Hex } from 'viem';
 import { JsonRpcError } from '../errors.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
-import type { Engine } from './engine.ts';
+import type { Engine } from './edr-chain.ts';
 import { l1AttributesDeposit, type L1Attributes } from './deposit.ts';
 
 /**

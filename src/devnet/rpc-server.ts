@@ -9,7 +9,7 @@ import { answerMetrics, type Registry } from '../obs/metrics.ts';
 import { readBody, replyJson } from '../jsonrpc/edge.ts';
 import { handleText, type RpcCall } from '../jsonrpc/protocol.ts';
 import { hash32, hexBytes } from '../schemas/hex.ts';
-import type { Engine } from './engine.ts';
+import type { Engine } from './edr-chain.ts';
 import type { Producer } from './producer.ts';
 
 /**

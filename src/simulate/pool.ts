@@ -1,8 +1,8 @@
 import { Worker } from 'node:worker_threads';
-import { ExecutionTimeoutError, JsonRpcError, LimitExceededError, ServerError } from '../../errors.ts';
-import type { StateOverrides } from '../overrides.ts';
+import { ExecutionTimeoutError, JsonRpcError, LimitExceededError, ServerError } from '../errors.ts';
+import type { StateOverrides } from '../schemas/state-overrides.ts';
 import type { RulesSpec } from './chain-rules.ts';
-import type { SimulationBase } from './engine.ts';
+import type { SimulationBase } from './simulate-blocks.ts';
 import type { SimulatePayload } from './payload.ts';
 
 /** One simulation, as it crosses to a worker thread (structured-clone data only). */
