@@ -3,6 +3,7 @@ import { keccak256, numberToHex, toHex, type Hex } from 'viem';
 import { JsonRpcError } from '../errors.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 import type { Engine } from './edr-chain.ts';
+import { createTickLoop } from './tick-loop.ts';
 import { l1AttributesDeposit, type L1Attributes } from './deposit.ts';
 
 /**
@@ -159,8 +160,6 @@ export function createProducer(options: ProducerOptions): Producer {
   /** `sender:nonce` of every user transaction not yet sealed, by hash. */
   const keyByHash = new Map<Hex, string>();
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let loopDone: Promise<void> = Promise.resolve();
 
   interface Current {
     number: bigint;
@@ -404,38 +403,10 @@ export function createProducer(options: ProducerOptions): Producer {
     });
   }
 
-  let resolveStarted: () => void;
-  let rejectStarted: (error: unknown) => void;
-  const started = new Promise<void>((resolve, reject) => {
-    resolveStarted = resolve;
-    rejectStarted = reject;
-  });
-
-  const origin = performance.now();
-  let tickCount = 0;
-  function schedule(): void {
-    if (stopped) return;
-    tickCount += 1;
-    const delay = Math.max(0, origin + tickCount * options.flashblockMs - performance.now());
-    timer = setTimeout(() => {
-      loopDone = tick().then(schedule, (error: unknown) => {
-        logger.error({ err: error }, 'devnet: flashblock tick failed');
-        schedule();
-      });
-    }, delay);
-  }
-  loopDone = tick().then(
-    () => {
-      resolveStarted();
-      schedule();
-    },
-    (error: unknown) => {
-      rejectStarted(error);
-    },
-  );
+  const loop = createTickLoop(options.flashblockMs, tick, logger, 'flashblock tick');
 
   return {
-    started,
+    started: loop.started,
     async submit(raw) {
       if (stopped) throw new Error('the devnet is stopping');
       return engine.exclusive(async (call) => {
@@ -469,8 +440,7 @@ export function createProducer(options: ProducerOptions): Producer {
     },
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await loopDone.catch(() => undefined);
+      await loop.stop();
     },
   };
 }
