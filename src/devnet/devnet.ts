@@ -106,10 +106,13 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     });
   }
   const genesisTime = BigInt(Math.floor(Date.now() / 1000));
+  const blockGasLimit = options.blockGasLimit ?? 60_000_000n;
   const engine = await createEngine({
     chainId: BigInt(chainId),
     coinbase: DEVNET_COINBASE,
-    blockGasLimit: options.blockGasLimit ?? 60_000_000n,
+    blockGasLimit,
+    // Trial blocks between two flashblocks share the block's timestamp (block-building.ts).
+    sameTimestampBlocks: true,
     initialBaseFeePerGas: 1_000_000n,
     genesisTime,
     genesisL1Attributes: l1AttributesFor(0n, genesisTime),
@@ -151,6 +154,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     blockTimeMs,
     flashblockMs,
     blockTimeSeconds: Math.max(1, Math.round(blockTimeMs / 1000)),
+    blockGasLimit,
     metadataReceipts: options.metadataReceipts ?? false,
     reorgEvery: options.reorgEvery ?? 0,
     onFlashblock: (flashblock, buildMs) => {
