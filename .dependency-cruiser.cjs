@@ -45,14 +45,14 @@ module.exports = {
       to: { path: '^src/devnet/' },
     },
     // No folder loops: the folders below depend one way. Lowest first:
-    //   schemas, wire, jsonrpc  <  log  <  chain, view  <  evm, source  <  rpc, prover, devnet  <  streams
+    //   schemas, wire, jsonrpc  <  log  <  chain, view  <  execute, simulate, source  <  rpc, prover, devnet  <  streams
     // (The prover bridge is a topology in streams/, and the catalogue of every topic's schema is
     // streams/topic-schemas.ts, so log/ knows no record domain above it.)
     {
       name: 'no-folder-loop:schemas-and-wire-are-the-bottom',
       severity: 'error',
       from: { path: '^src/(schemas|wire)/', pathNot: notTests },
-      to: { path: '^src/(chain|view|evm|rpc|source|node|prover|devnet|stateless|log)/' },
+      to: { path: '^src/(chain|view|execute|simulate|rpc|source|node|prover|devnet|stateless|log)/' },
     },
     {
       name: 'no-folder-loop:log-below-the-domains',
@@ -60,7 +60,7 @@ module.exports = {
       comment:
         'log/ (the Log port, its adapters, the publisher, topic names) is used by chain/, source/, prover/; it imports none of them.',
       from: { path: '^src/log/', pathNot: notTests },
-      to: { path: '^src/(chain|view|evm|rpc|source|node|prover|devnet|stateless)/' },
+      to: { path: '^src/(chain|view|execute|simulate|rpc|source|node|prover|devnet|stateless)/' },
     },
     {
       name: 'no-folder-loop:jsonrpc-is-the-bottom',
@@ -73,20 +73,20 @@ module.exports = {
       name: 'no-folder-loop:chain-and-view-below-engines',
       severity: 'error',
       from: { path: '^src/(chain|view)/', pathNot: notTests },
-      to: { path: '^src/(evm|rpc|jsonrpc|source|node|prover|devnet|stateless)/' },
+      to: { path: '^src/(execute|simulate|rpc|jsonrpc|source|node|prover|devnet|stateless)/' },
     },
     {
-      name: 'no-folder-loop:evm-below-the-servers',
+      name: 'no-folder-loop:engines-below-the-servers',
       severity: 'error',
-      comment: 'evm/ (the engines) is used by rpc/; it reaches upstreams through jsonrpc/, never rpc/.',
-      from: { path: '^src/evm/', pathNot: notTests },
+      comment: 'execute/ and simulate/ (the engines) are used by rpc/ and streams/; they reach upstreams through jsonrpc/, never rpc/.',
+      from: { path: '^src/(execute|simulate)/', pathNot: notTests },
       to: { path: '^src/(rpc|source|prover|devnet)/' },
     },
     {
       name: 'no-folder-loop:source-below-the-servers',
       severity: 'error',
       from: { path: '^src/source/', pathNot: notTests },
-      to: { path: '^src/(rpc|evm|prover|devnet)/' },
+      to: { path: '^src/(rpc|execute|simulate|prover|devnet)/' },
     },
     {
       name: 'no-folder-loop:rpc-not-into-prover',

@@ -9,6 +9,13 @@ export interface ProcessSample {
   /** Seconds since sampling started. */
   readonly atS: number;
   readonly rssMiB: number;
+  /**
+   * The part of RSS that is the process's own memory (RssAnon: heaps, EDR, SQLite's cache). The
+   * rest is file-backed (RssFile: code, and the embedded log's memory-mapped SQLite file, which
+   * grows with the log and which the kernel may drop at any time) or shared memory.
+   */
+  readonly anonMiB: number;
+  readonly fileMiB: number;
   /** V8 heap in use, MiB (NaN without /metrics). */
   readonly heapMiB: number;
   /** Memory V8 is told about outside its heap (Buffers, native addons that report it), MiB. */
@@ -19,15 +26,18 @@ export interface ProcessSample {
 
 const CLOCK_TICKS = 100;
 
-function procFigures(pid: number): { rssMiB: number; cpuS: number } | null {
+function procFigures(pid: number): { rssMiB: number; anonMiB: number; fileMiB: number; cpuS: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const rss = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    const anon = /^RssAnon:\s+(\d+)\s+kB/m.exec(status);
+    const file = /^RssFile:\s+(\d+)\s+kB/m.exec(status);
     // Fields after the command name (which may hold spaces) are split by spaces: utime is 14th, stime 15th.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const cpuS = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-    return rss ? { rssMiB: Number(rss[1]) / 1024, cpuS } : null;
+    const mib = (match: RegExpExecArray | null) => (match ? Number(match[1]) / 1024 : Number.NaN);
+    return rss ? { rssMiB: mib(rss), anonMiB: mib(anon), fileMiB: mib(file), cpuS } : null;
   } catch {
     return null;
   }

@@ -1,6 +1,7 @@
 /**
- * `npm run soak [-- --minutes N] [-- --only run-devnet,devnet,...]`: each long-running command as a
- * real process under load for N minutes (10 by default), one after the other. Every 10 s it samples
+ * `npm run soak [-- --minutes N] [-- --only run-devnet,devnet,...] [-- --parallel]`: each long-running
+ * command as a real process under load for N minutes (10 by default), one after the other, or all
+ * at once with --parallel (faster, but they share the CPU: the load average is in the table). Every 10 s it samples
  * the command's resident memory and CPU (/proc) and its JavaScript heap (/metrics), and at the end
  * prints one row per command: RSS and heap at start, after warm-up and at the end, the slope of RSS
  * and heap in MB per minute after warm-up (least squares), and CPU in % of one core after warm-up.
@@ -8,11 +9,11 @@
  * slope, see floorSlope). Results and samples also go to bench/results/soak.json and soak.md.
  *
  * Warm-up is the first fifth of the run, at least 60 s. The local executor re-forks about once a
- * minute (src/evm/local.ts), so its RSS is a saw-tooth: read the slope over several minutes.
+ * minute (src/execute/local.ts), so its RSS is a saw-tooth: read the slope over several minutes.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -26,7 +27,12 @@ import { buildHeaderChain, serveHeaderChain } from '../test/helpers/header-chain
 import { sampleProcess, slopePerMinute, type ProcessSample } from './sample-process.ts';
 
 const { values } = parseArgs({
-  options: { minutes: { type: 'string', default: '10' }, only: { type: 'string' }, 'sample-s': { type: 'string', default: '10' } },
+  options: {
+    minutes: { type: 'string', default: '10' },
+    only: { type: 'string' },
+    'sample-s': { type: 'string', default: '10' },
+    parallel: { type: 'boolean', default: false },
+  },
 });
 const minutes = Number(values.minutes);
 const sampleMs = Number(values['sample-s']) * 1000;
@@ -230,7 +236,13 @@ interface Row {
   'heap MB/min': number;
   /** Growth of the lowest RSS: second half after warm-up against the first half, per minute. */
   'rss floor MB/min': number;
+  /** The process's own memory (RssAnon), without the file-backed part (the log's mapped file). */
+  'anon warm': number;
+  'anon end': number;
+  'anon MB/min': number;
   'cpu %core': number;
+  /** The machine's 1-minute load average at the end (2 cores). */
+  'load avg': number;
   verdict: string;
 }
 
@@ -266,7 +278,9 @@ async function soak(scenario: Scenario): Promise<Row> {
       const sample = await sampleProcess(pid, measured.metricsUrl, startedAt);
       if (!sample) throw new Error(`${scenario.name}: the process exited`);
       samples.push(sample);
-      process.stderr.write(`  ${sample.atS.toFixed(0)} s: rss ${sample.rssMiB.toFixed(0)} MB, heap ${sample.heapMiB.toFixed(0)} MB\n`);
+      process.stderr.write(
+        `  ${scenario.name} ${sample.atS.toFixed(0)} s: rss ${sample.rssMiB.toFixed(0)} MB (own ${sample.anonMiB.toFixed(0)}), heap ${sample.heapMiB.toFixed(0)} MB\n`,
+      );
       if (Date.now() - startedAt >= durationMs) break;
       await sleep(Math.min(sampleMs, startedAt + durationMs - Date.now()));
     }
@@ -296,7 +310,11 @@ async function soak(scenario: Scenario): Promise<Row> {
     'heap end': round(last.heapMiB),
     'heap MB/min': round(heapSlope),
     'rss floor MB/min': round(floor),
+    'anon warm': round(warm.anonMiB),
+    'anon end': round(last.anonMiB),
+    'anon MB/min': round(slopePerMinute(afterWarm, (sample) => sample.anonMiB)),
     'cpu %core': round(cpu),
+    'load avg': round(loadavg()[0]!),
     verdict: (rssSlope < 5 || floor < 5) && heapSlope < 5 ? 'flat' : 'GROWS',
   };
 }
@@ -304,12 +322,13 @@ async function soak(scenario: Scenario): Promise<Row> {
 const only = values.only?.split(',');
 const rows: Row[] = [];
 const allSamples: Record<string, ProcessSample[]> = {};
-for (const scenario of scenarios.filter((candidate) => !only || only.includes(candidate.name))) {
+/** One scenario's row, or a FAILED row saying so. */
+async function soakOrFail(scenario: Scenario): Promise<Row> {
   try {
-    rows.push(await soak(scenario));
+    return await soak(scenario);
   } catch (error) {
     process.stderr.write(`soak ${scenario.name} failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    rows.push({
+    return {
       command: scenario.name,
       load: scenario.load,
       'rss start': NaN,
@@ -321,11 +340,18 @@ for (const scenario of scenarios.filter((candidate) => !only || only.includes(ca
       'heap end': NaN,
       'heap MB/min': NaN,
       'rss floor MB/min': NaN,
+      'anon warm': NaN,
+      'anon end': NaN,
+      'anon MB/min': NaN,
       'cpu %core': NaN,
+      'load avg': NaN,
       verdict: 'FAILED',
-    });
+    };
   }
 }
+const chosen = scenarios.filter((candidate) => !only || only.includes(candidate.name));
+if (values.parallel) rows.push(...(await Promise.all(chosen.map(soakOrFail))));
+else for (const scenario of chosen) rows.push(await soakOrFail(scenario));
 const columns = Object.keys(rows[0] ?? {}) as (keyof Row)[];
 const markdown = [
   `# flashlog soak: ${minutes} min per command, ${new Date().toISOString()}`,

@@ -1,8 +1,8 @@
 import { Subject, type Observable } from 'rxjs';
 import type { ReconcileState } from '../src/chain/reconcile.ts';
 import type { Context } from '../src/context.ts';
-import { createExecutor, type ExecutorKind } from '../src/evm/create.ts';
-import type { Executor } from '../src/evm/port.ts';
+import { createExecutor, type ExecutorKind } from '../src/execute/create.ts';
+import type { Executor } from '../src/execute/port.ts';
 import { createUpstream } from '../src/jsonrpc/upstream.ts';
 import type { Publisher } from '../src/log/publisher.ts';
 import { createCanonicalHeads } from '../src/source/canonical-heads.ts';

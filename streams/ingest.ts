@@ -1,7 +1,7 @@
 import { fromEvent, type Observable } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
-import type { Executor } from '../src/evm/port.ts';
+import type { Executor } from '../src/execute/port.ts';
 import { openLog } from '../src/log/open.ts';
 import type { Log } from '../src/log/port.ts';
 import type { WebSocketEvent } from '../src/rx/websocket.ts';

@@ -3,7 +3,7 @@ import { blockRecords, flashblockRecord } from '../src/chain/block-records.ts';
 import type { ExecutionOutput } from '../src/chain/execution.ts';
 import type { Context } from '../src/context.ts';
 import { errorMessage } from '../src/errors.ts';
-import type { Executor } from '../src/evm/port.ts';
+import type { Executor } from '../src/execute/port.ts';
 import type { Log, ProduceRecord } from '../src/log/port.ts';
 import { createPublisher, type Publisher } from '../src/log/publisher.ts';
 import { createOnceLogger } from '../src/obs/logger.ts';

@@ -2,7 +2,7 @@ import type { AccountDiff, RpcReceipt } from '../schemas/records.ts';
 
 /**
  * What executing one flashblock yields, as the chain's records carry it. The Executor port that
- * produces it lives in src/evm/port.ts; the shape lives here so `chain/` never imports `evm/`.
+ * produces it lives in src/execute/port.ts; the shape lives here so `chain/` never imports `execute/`.
  */
 export interface ExecutionOutput {
   /** One receipt per new transaction (block.transactions.slice(block.firstNew)), in order. */

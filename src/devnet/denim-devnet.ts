@@ -4,7 +4,7 @@ import { BASE_TIME_PREDEPLOY } from '../chain/basetime.ts';
 import { createDenimProducer, type DenimBlock } from './denim-producer.ts';
 import { denimDispatch, type DenimHeads } from './denim-rpc.ts';
 import { createDenimSubscriptions } from './denim-subscriptions.ts';
-import { createEngine } from './engine.ts';
+import { createEngine } from './edr-chain.ts';
 import type { Load } from './load.ts';
 import { l1AttributesFor } from './producer.ts';
 import { startRpcServer } from './rpc-server.ts';

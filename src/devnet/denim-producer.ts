@@ -3,7 +3,8 @@ import { encodeFunctionData, keccak256, numberToHex, toHex, type Hex } from 'vie
 import { BASE_TIME_PREDEPLOY, baseTimeAbi } from '../chain/basetime.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 import { encodeDeposit, l1AttributesDeposit, sourceHash } from './deposit.ts';
-import type { Engine } from './engine.ts';
+import type { Engine } from './edr-chain.ts';
+import { createTickLoop } from './tick-loop.ts';
 import { l1AttributesFor, type Producer } from './producer.ts';
 
 /**
@@ -86,8 +87,6 @@ export function createDenimProducer(options: DenimProducerOptions): DenimProduce
   const rawByHash = new Map<Hex, Hex>();
   const queuedDeposits: Hex[] = [];
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let loopDone: Promise<void> = Promise.resolve();
   let head = 0n;
   /** The newest block, when it is to be replaced at the next tick. */
   let toReplace: { number: bigint; hash: Hex; snapshot: Hex; userTxs: Hex[] } | null = null;
@@ -177,37 +176,10 @@ export function createDenimProducer(options: DenimProducerOptions): DenimProduce
     });
   }
 
-  let resolveStarted: () => void;
-  let rejectStarted: (error: unknown) => void;
-  const started = new Promise<void>((resolve, reject) => {
-    resolveStarted = resolve;
-    rejectStarted = reject;
-  });
-  const origin = performance.now();
-  let tickCount = 0;
-  function schedule(): void {
-    if (stopped) return;
-    tickCount += 1;
-    const delay = Math.max(0, origin + tickCount * blockTimeMs - performance.now());
-    timer = setTimeout(() => {
-      loopDone = tick().then(schedule, (error: unknown) => {
-        logger.error({ err: error }, 'devnet: block tick failed');
-        schedule();
-      });
-    }, delay);
-  }
-  loopDone = tick().then(
-    () => {
-      resolveStarted();
-      schedule();
-    },
-    (error: unknown) => {
-      rejectStarted(error);
-    },
-  );
+  const loop = createTickLoop(blockTimeMs, tick, logger, 'block tick');
 
   return {
-    started,
+    started: loop.started,
     timestampMs: timestampMsOf,
     head: () => head,
     async submit(raw) {
@@ -224,8 +196,7 @@ export function createDenimProducer(options: DenimProducerOptions): DenimProduce
     },
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await loopDone.catch(() => undefined);
+      await loop.stop();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { numberToHex, type Hex } from 'viem';
 import type { RpcCall } from '../jsonrpc/protocol.ts';
-import type { Engine } from './engine.ts';
+import type { Engine } from './edr-chain.ts';
 
 /**
  * What a Denim node adds to JSON-RPC answers, on top of the devnet's dispatch:

@@ -8,7 +8,7 @@ import { logFilterParam, matchesFilter, objectParam, type LogFilter } from '../r
 import { handleText, type RpcCall } from '../jsonrpc/protocol.ts';
 import type { DenimBlock } from './denim-producer.ts';
 import { withBlockMillis, withMillis, type DenimHeads } from './denim-rpc.ts';
-import type { Engine } from './engine.ts';
+import type { Engine } from './edr-chain.ts';
 
 /**
  * The Denim devnet's JSON-RPC over WebSocket, on the HTTP port (as a node serves both): every

@@ -4,7 +4,10 @@ import type { Hex } from 'viem';
 import { flashblockSchema } from '../schemas/flashblock.ts';
 import { assemble, caughtUp, rpc, sealedBlocks, sendTransfers, subscribe, until, type RpcBlock } from '../../test/helpers/devnet-feed.ts';
 import { keccak256, toHex } from 'viem';
+import { logsBloom } from '../execute/bloom.ts';
+import { receiptsRoot } from '../execute/receipts-root.ts';
 import { encodeDeposit } from './deposit.ts';
+import { headerHash, type HeaderFields } from './header-hash.ts';
 import { createDevnet, type Devnet, type DevnetOptions } from './devnet.ts';
 
 /**
@@ -53,6 +56,21 @@ describe('flashlog devnet', () => {
       expect(last.state_root).toBe(canonical.stateRoot);
       expect(last.withdrawals_root).toBe(canonical.withdrawalsRoot);
       expect(last.block_hash).toBe(canonical.hash);
+      expect(headerHash(canonical as unknown as HeaderFields), 'the header hash the middle flashblocks use, checked on EDR').toBe(
+        canonical.hash,
+      );
+      // Every flashblock's receipts_root, gas_used and logs_bloom are those of the block so far (the
+      // middle ones are computed, not mined: block-building.ts); a middle one with new transactions carries state_root zero.
+      const receipts = await rpc<Parameters<typeof receiptsRoot>[0][number][]>(devnet.rpcUrl, 'eth_getBlockReceipts', [canonical.number]);
+      let count = 0;
+      for (const frame of frames) {
+        count += frame.diff.transactions.length;
+        expect(frame.diff.receipts_root).toBe(await receiptsRoot(receipts.slice(0, count)));
+        expect(BigInt(frame.diff.gas_used)).toBe(count === 0 ? 0n : BigInt(receipts[count - 1]!.cumulativeGasUsed));
+        expect(frame.diff.logs_bloom).toBe(logsBloom(receipts.slice(0, count).flatMap((receipt) => receipt.logs)));
+        if (frame.index > 0 && frame !== frames.at(-1) && frame.diff.transactions.length > 0)
+          expect(frame.diff.state_root).toBe(`0x${'0'.repeat(64)}`);
+      }
       expect(block.header.parentHash).toBe(
         (await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${(number - 1n).toString(16)}`, false])).hash,
       );
@@ -62,6 +80,10 @@ describe('flashlog devnet', () => {
       preconfirmed.push(...block.transactions.map((tx) => tx.hash));
     }
     expect(complete).toBeGreaterThanOrEqual(3);
+    // The EVM holds trial blocks beyond the sealed head between flashblocks; JSON-RPC never shows them.
+    const head = await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByNumber', ['latest', false]);
+    expect(await rpc<Hex>(devnet.rpcUrl, 'eth_blockNumber', [])).toBe(head.number);
+    expect(await rpc(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${(BigInt(head.number) + 1n).toString(16)}`, false])).toBeNull();
     // Every transfer sent was pre-confirmed in some flashblock (they are all sealed by now, and an
     // index 0 was received before the first was sent).
     expect(sent.filter((hash) => !preconfirmed.includes(hash))).toEqual([]);

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { bytesToHex, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
-import { createEngine } from './engine.ts';
+import { createEngine } from './edr-chain.ts';
 import { startFeedServer } from './feed-server.ts';
 import { createProducer, l1AttributesFor, type Flashblock, type SealedBlock } from './producer.ts';
 import type { Load } from './load.ts';
@@ -106,10 +106,13 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     });
   }
   const genesisTime = BigInt(Math.floor(Date.now() / 1000));
+  const blockGasLimit = options.blockGasLimit ?? 60_000_000n;
   const engine = await createEngine({
     chainId: BigInt(chainId),
     coinbase: DEVNET_COINBASE,
-    blockGasLimit: options.blockGasLimit ?? 60_000_000n,
+    blockGasLimit,
+    // Trial blocks between two flashblocks share the block's timestamp (block-building.ts).
+    sameTimestampBlocks: true,
     initialBaseFeePerGas: 1_000_000n,
     genesisTime,
     genesisL1Attributes: l1AttributesFor(0n, genesisTime),
@@ -151,6 +154,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     blockTimeMs,
     flashblockMs,
     blockTimeSeconds: Math.max(1, Math.round(blockTimeMs / 1000)),
+    blockGasLimit,
     metadataReceipts: options.metadataReceipts ?? false,
     reorgEvery: options.reorgEvery ?? 0,
     onFlashblock: (flashblock, buildMs) => {

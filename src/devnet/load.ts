@@ -3,7 +3,7 @@ import { encodeAbiParameters, encodeFunctionData, getContractAddress, keccak256,
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { DevnetToken, DevnetWorkload } from './contracts/bytecode.ts';
 import { encodeDeposit, sourceHash } from './deposit.ts';
-import type { Engine } from './engine.ts';
+import type { Engine } from './edr-chain.ts';
 import type { Producer } from './producer.ts';
 
 /**

@@ -9,8 +9,9 @@ import { answerMetrics, type Registry } from '../obs/metrics.ts';
 import { readBody, replyJson } from '../jsonrpc/edge.ts';
 import { handleText, type RpcCall } from '../jsonrpc/protocol.ts';
 import { hash32, hexBytes } from '../schemas/hex.ts';
-import type { Engine } from './engine.ts';
+import type { Engine } from './edr-chain.ts';
 import type { Producer } from './producer.ts';
+import { atSealedHead, hideTrialBlocks } from './sealed-view.ts';
 
 /**
  * The devnet's JSON-RPC over HTTP: EDR answers the standard methods; the devnet adds
@@ -134,10 +135,14 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
     if (method === 'eth_getBlockReceipts') {
       const [id] = parseParams(blockReceiptsParams, call.params, method);
       return engine.exclusive(async (rpc) => {
-        const block = await rpc<{ transactions: string[] } | null>(id.length === 66 ? 'eth_getBlockByHash' : 'eth_getBlockByNumber', [
-          id,
-          false,
-        ]);
+        const head = producer.sealedHead?.();
+        const at = head === undefined || id.length === 66 ? { params: [id] } : atSealedHead(head, method, [id]);
+        if ('answer' in at) return at.answer;
+        const found = await rpc<{ number: string; transactions: string[] } | null>(
+          id.length === 66 ? 'eth_getBlockByHash' : 'eth_getBlockByNumber',
+          [at.params[0], false],
+        );
+        const block = head === undefined ? found : (hideTrialBlocks(head, 'eth_getBlockByHash', found) as typeof found);
         if (!block) return null;
         const receipts: unknown[] = [];
         for (const hash of block.transactions) receipts.push(await rpc('eth_getTransactionReceipt', [hash]));
@@ -145,13 +150,22 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
       });
     }
     const params = parseParams(paramsArray, call.params, method) ?? [];
-    if (method === 'eth_call') return engine.call(method, withCallerFunds(params)).catch(asNodeCallError);
-    if (method === 'eth_estimateGas') return engine.call(method, params).catch(asNodeCallError);
-    return engine.call(method, params).catch((error: unknown) => {
-      // EDR answers a method it lacks with -32004; nodes (and the spec) answer -32601.
-      if (error instanceof JsonRpcError && error.rpcCode === -32004) throw new MethodNotFoundError(method);
-      throw error;
-    });
+    const answered = await engine
+      .exclusive(async (rpc) => {
+        // The flashblocks devnet answers as of its sealed head (see sealed-view.ts); the Denim one has no trial blocks.
+        const head = producer.sealedHead?.();
+        const at = head === undefined ? { params } : atSealedHead(head, method, params);
+        if ('answer' in at) return at.answer;
+        const result = await rpc(method, method === 'eth_call' ? withCallerFunds(at.params) : at.params);
+        return head === undefined ? result : hideTrialBlocks(head, method, result);
+      })
+      .catch((error: unknown) => {
+        if (method === 'eth_call' || method === 'eth_estimateGas') asNodeCallError(error);
+        // EDR answers a method it lacks with -32004; nodes (and the spec) answer -32601.
+        if (error instanceof JsonRpcError && error.rpcCode === -32004) throw new MethodNotFoundError(method);
+        throw error;
+      });
+    return answered;
   };
 }
 

@@ -3,8 +3,8 @@ import type { Registry } from 'prom-client';
 import { callable, type ExecutionServices, type Method, type MethodSpec } from './method.ts';
 import { registry } from './registry.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
-import type { RulesSpec } from '../evm/simulate/chain-rules.ts';
-import { createSimulationPool } from '../evm/simulate/pool.ts';
+import type { RulesSpec } from '../simulate/chain-rules.ts';
+import { createSimulationPool } from '../simulate/pool.ts';
 
 /**
  * The methods that execute EVM code on request: eth_call, eth_estimateGas and eth_simulateV1.

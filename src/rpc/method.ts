@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { z } from 'zod';
-import type { RulesSpec } from '../evm/simulate/chain-rules.ts';
-import type { SimulationPool } from '../evm/simulate/pool.ts';
+import type { RulesSpec } from '../simulate/chain-rules.ts';
+import type { SimulationPool } from '../simulate/pool.ts';
 import { parseParam } from '../schemas/issue.ts';
 import type { ViewState } from '../view/state.ts';
 import type { TransactionFormatter } from './format.ts';

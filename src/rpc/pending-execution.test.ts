@@ -11,7 +11,7 @@ import { bindExecution } from './execution.ts';
 import { eth_call } from './methods/eth_call.ts';
 import { eth_estimateGas } from './methods/eth_estimateGas.ts';
 import { eth_simulateV1 } from './methods/eth_simulateV1.ts';
-import { createSimulationPool } from '../evm/simulate/pool.ts';
+import { createSimulationPool } from '../simulate/pool.ts';
 
 /**
  * The executing methods against a scripted upstream (a real HTTP server): where a pending call

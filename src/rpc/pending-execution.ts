@@ -1,7 +1,7 @@
 import { callObjectSchema, type CallObject } from '../schemas/call.ts';
 import { parseParam } from '../schemas/issue.ts';
 import { ServerError } from '../errors.ts';
-import { layerOverrides, stateOverridesParam, type StateOverrides } from '../evm/overrides.ts';
+import { layerOverrides, stateOverridesParam, type StateOverrides } from '../schemas/state-overrides.ts';
 import type { ViewState } from '../view/state.ts';
 import type { ExecutionLimits, MethodContext } from './method.ts';
 import { createUpstream, type Upstream } from '../jsonrpc/upstream.ts';

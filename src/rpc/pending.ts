@@ -1,6 +1,6 @@
 import { numberToHex } from 'viem';
 import { pendingAccount, type PendingBlock, type ViewState } from '../view/state.ts';
-import { diffAsOverrides, type StateOverrides } from '../evm/overrides.ts';
+import { diffAsOverrides, type StateOverrides } from '../schemas/state-overrides.ts';
 import type { AccountDiff } from '../schemas/records.ts';
 import type { BlockParam } from './params.ts';
 

@@ -5,7 +5,7 @@ import { createAddressFromString, type Address } from '@ethereumjs/util';
 import { createVM } from '@ethereumjs/vm';
 import { bytesToHex, fromRlp, hexToBytes, sha256, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
-import { rip7212 } from '../evm/simulate/chain-rules.ts';
+import { rip7212 } from '../simulate/chain-rules.ts';
 import { blockExtraData, nextBaseFee } from './base-fee.ts';
 import { installJumpAnalysisCache } from './jump-analysis-cache.ts';
 import { encodeHeader, headerHash, type BlockHeader } from './header.ts';

@@ -11,9 +11,13 @@ import { managed, report, rpcCall, sleep, startDevnet, stopAll } from './harness
  * by less than 60 MB. The floor, not the last sample: the executor replaces its fork every 32
  * blocks or 1,000 transactions (~35 s at load 30) and a fork grows until then, so RSS is a saw-tooth.
  *
- * The devnet runs apart because EDR keeps ~3 KB per transaction the devnet ever executed (its
- * chain and the reverted trial blocks of each flashblock): its growth is reported, not held to
- * 60 MB. In one process (`run --devnet --load 30`) the two add up.
+ * The devnet runs apart because EDR keeps native memory for every transaction the devnet ever
+ * executed (its chain, and the trial block each transaction is first executed in): its growth is
+ * reported, not held to 60 MB. The issue's exact scenario (`run --devnet --load 30`, one process)
+ * does not pass honestly yet: measured on 24 Nov (2 shared cores, load average ~12), RSS floor
+ * 364 -> 447 MB within 65 s after warm-up, own memory (RssAnon) +146 MB/min, of which the
+ * memory-mapped log file is not part (+19 MB/min file-backed). The devnet and the executor's
+ * growth add up there; see the README, "Memory and CPU to expect".
  */
 const seconds = Number(process.env.CHAOS_MEMORY_SECONDS ?? 180);
 const warmUpSeconds = 60;
@@ -21,11 +25,14 @@ const limitMiB = 60;
 
 afterAll(stopAll);
 
-function floorGrowth(samples: readonly ProcessSample[]): { first: number; second: number; growth: number } {
+function floorGrowth(
+  samples: readonly ProcessSample[],
+  memory: (sample: ProcessSample) => number = (sample) => sample.rssMiB,
+): { first: number; second: number; growth: number } {
   const afterWarmUp = samples.filter((sample) => sample.atS >= warmUpSeconds);
   const middle = (afterWarmUp[0]!.atS + afterWarmUp.at(-1)!.atS) / 2;
-  const first = Math.min(...afterWarmUp.filter((sample) => sample.atS < middle).map((sample) => sample.rssMiB));
-  const second = Math.min(...afterWarmUp.filter((sample) => sample.atS >= middle).map((sample) => sample.rssMiB));
+  const first = Math.min(...afterWarmUp.filter((sample) => sample.atS < middle).map(memory));
+  const second = Math.min(...afterWarmUp.filter((sample) => sample.atS >= middle).map(memory));
   return { first, second, growth: second - first };
 }
 
@@ -69,6 +76,9 @@ describe('scenario 9: memory under load', () => {
       const receipts = await rpcCall<unknown[] | null>(String(gateway.url), 'eth_getBlockReceipts', ['pending']);
       const afterWarmUp = samples.filter((sample) => sample.atS >= warmUpSeconds);
       const floor = floorGrowth(samples);
+      // The process's own memory (RssAnon): RSS less the file-backed part, which grows with the
+      // embedded log's memory-mapped file (page cache, not the process's; README "Memory and CPU").
+      const ownFloor = floorGrowth(samples, (sample) => sample.anonMiB);
       const slope = slopePerMinute(afterWarmUp, (sample) => sample.rssMiB);
       const heapSlope = slopePerMinute(afterWarmUp, (sample) => sample.heapMiB);
       const devnetSlope = slopePerMinute(
@@ -86,7 +96,7 @@ describe('scenario 9: memory under load', () => {
         recoveryMs: '-',
         rssBeforeMiB: Math.round(afterWarmUp[0]!.rssMiB),
         rssAfterMiB: Math.round(rss.at(-1)!),
-        notes: `run: RSS floor ${Math.round(floor.first)} -> ${Math.round(floor.second)} MB (${floor.growth.toFixed(0)} MB), trend ${slope.toFixed(1)} MB/min, max ${Math.round(Math.max(...rss))} MB, heap ${heapSlope.toFixed(1)} MB/min, CPU ${cpu.toFixed(0)}% of a core; devnet (separate process): ${devnetSlope.toFixed(1)} MB/min`,
+        notes: `run: RSS floor ${Math.round(floor.first)} -> ${Math.round(floor.second)} MB (${floor.growth.toFixed(0)} MB; own memory ${ownFloor.growth.toFixed(0)} MB), trend ${slope.toFixed(1)} MB/min, max ${Math.round(Math.max(...rss))} MB, heap ${heapSlope.toFixed(1)} MB/min, CPU ${cpu.toFixed(0)}% of a core; devnet (separate process): ${devnetSlope.toFixed(1)} MB/min`,
       });
       expect(pending?.transactions.length, 'the gateway serves a pending block at the end').toBeGreaterThan(0);
       expect(receipts?.length, 'with receipts from the local executor').toBeGreaterThan(0);

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { concat, encodeFunctionData, hexToBytes, numberToHex, parseAbi, toFunctionSelector, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { edrContext as sharedEdrContext } from '../../src/execute/edr.ts';
 
 /**
  * A local chain: EDR's provider (real EVM, real block hashes, eth_getProof) served over JSON-RPC
@@ -47,16 +48,13 @@ export interface EdrChain {
   close(): Promise<void>;
 }
 
-let context:
-  Promise<{ edr: typeof import('@nomicfoundation/edr'); ctx: InstanceType<typeof import('@nomicfoundation/edr').EdrContext> }> | undefined;
-const edrContext = () => {
-  context ??= (async () => {
-    const edr = await import('@nomicfoundation/edr');
-    const ctx = new edr.EdrContext();
-    await ctx.registerProviderFactory(edr.L1_CHAIN_TYPE, edr.l1ProviderFactory());
-    return { edr, ctx };
-  })();
-  return context;
+let l1Registered: Promise<void> | undefined;
+/** The process's one EDR context (src/execute/edr.ts), with the L1 chain type registered once more. */
+const edrContext = async () => {
+  const { edr, context: ctx } = await sharedEdrContext();
+  l1Registered ??= ctx.registerProviderFactory(edr.L1_CHAIN_TYPE, edr.l1ProviderFactory());
+  await l1Registered;
+  return { edr, ctx };
 };
 
 export interface GenesisAccount {

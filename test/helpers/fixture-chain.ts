@@ -10,7 +10,7 @@ import { bigIntMin, createAddressFromString } from '@ethereumjs/util';
 import { createVM, runBlock } from '@ethereumjs/vm';
 import { bytesToHex, hexToBytes, numberToHex, pad, type Hex } from 'viem';
 import { z } from 'zod';
-import { genesisRules } from '../../src/evm/simulate/chain-rules.ts';
+import { genesisRules } from '../../src/simulate/chain-rules.ts';
 import { sharedPath } from './shared.ts';
 
 /**

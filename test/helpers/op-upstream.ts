@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { concat, keccak256, numberToHex, pad, toFunctionSelector, toRlp, type Hex } from 'viem';
 import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
 import type { AssembledBlock } from '../../src/chain/assemble.ts';
-import { edrCaller, edrContext, type EdrCaller } from '../../src/evm/edr.ts';
+import { edrCaller, edrContext, type EdrCaller } from '../../src/execute/edr.ts';
 import { transactionHash } from '../../src/wire/tx-hash.ts';
 
 /**

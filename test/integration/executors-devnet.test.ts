@@ -99,7 +99,7 @@ describe('metadata and node executors on the devnet', () => {
     );
     await flashlog.stop();
     expect(await metricValue(ctx, 'flashlog_execution_errors_total')).toBe(0);
-    // Every flashblock's metadata receipts give its receipts_root and gas_used (src/evm/receipts-root.ts).
+    // Every flashblock's metadata receipts give its receipts_root and gas_used (src/execute/receipts-root.ts).
     expect(await metricValue(ctx, 'flashlog_executor_checks_total', { result: 'match' })).toBeGreaterThan(20);
     expect(await metricValue(ctx, 'flashlog_executor_checks_total', { result: 'mismatch' })).toBe(0);
     const compared = await compareSealed(

@@ -14,7 +14,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DevnetToken } from '../../src/devnet/contracts/bytecode.ts';
-import { TRANSFER_TOPIC } from '../../src/evm/simulate/transfers.ts';
+import { TRANSFER_TOPIC } from '../../src/simulate/transfers.ts';
 import type { Devnet } from '../../src/devnet/devnet.ts';
 import type { Serve } from '../../streams/serve.ts';
 import { eventually } from '../helpers/context.ts';

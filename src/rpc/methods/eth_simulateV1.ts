@@ -1,12 +1,12 @@
 import { ServerError, TooManyBlocksError } from '../../errors.ts';
-import { MAX_SIMULATED_BLOCKS, type SimulationBase } from '../../evm/simulate/engine.ts';
-import { simulatePayloadParam } from '../../evm/simulate/payload.ts';
+import { MAX_SIMULATED_BLOCKS, type SimulationBase } from '../../simulate/simulate-blocks.ts';
+import { simulatePayloadParam } from '../../simulate/payload.ts';
 import { defineMethod } from '../method.ts';
 import { stateBlockParam } from '../params.ts';
 import { blockForUpstream, deadlineUpstream, pendingTarget } from '../pending-execution.ts';
 
 /**
- * eth_simulateV1 `[payload, block]`, executed by flashlog's own engine (src/evm/simulate) on a
+ * eth_simulateV1 `[payload, block]`, executed by flashlog's own engine (src/simulate) on a
  * worker thread, on the named block's state read from the upstream. With `pending`, the simulation starts at the
  * canonical block under the pending blocks with the pre-confirmed state diff laid over it (what
  * Base's node does), so the first simulated block is the pending block's number.

@@ -1,8 +1,8 @@
 import { parentPort } from 'node:worker_threads';
-import { JsonRpcError } from '../../errors.ts';
-import { createUpstream } from '../../jsonrpc/upstream.ts';
+import { JsonRpcError } from '../errors.ts';
+import { createUpstream } from '../jsonrpc/upstream.ts';
 import { loadRules, type ChainRules, type RulesSpec } from './chain-rules.ts';
-import { simulate } from './engine.ts';
+import { simulate } from './simulate-blocks.ts';
 import type { SimulationJob, SimulationReply } from './pool.ts';
 import { createStateReads } from './upstream-source.ts';
 

@@ -1,8 +1,23 @@
+/**
+ * src/simulate/: flashlog's own engine for `eth_simulateV1` (and, through chain-rules.ts, the
+ * stateless re-execution in src/stateless/).
+ *
+ * Why ethereumjs and not EDR: a simulation executes over state that is not a chain EDR can hold,
+ * read account by account from the upstream at a block (fork-state.ts) or from a witness, with
+ * per-call block overrides, several simulated blocks and transfer logs; ethereumjs takes a state
+ * manager we write and runs in a worker thread we can stop on a timeout. What OP changes in the
+ * EVM itself (the P256 precompile at RIP-7212's price) is added in chain-rules.ts.
+ *
+ * Why `eth_call` uses neither: see src/execute/port.ts (it goes to the upstream node, with the
+ * pre-confirmed state laid under the caller's overrides).
+ *
+ * This file is the port: a pool of worker threads running simulate-blocks.ts.
+ */
 import { Worker } from 'node:worker_threads';
-import { ExecutionTimeoutError, JsonRpcError, LimitExceededError, ServerError } from '../../errors.ts';
-import type { StateOverrides } from '../overrides.ts';
+import { ExecutionTimeoutError, JsonRpcError, LimitExceededError, ServerError } from '../errors.ts';
+import type { StateOverrides } from '../schemas/state-overrides.ts';
 import type { RulesSpec } from './chain-rules.ts';
-import type { SimulationBase } from './engine.ts';
+import type { SimulationBase } from './simulate-blocks.ts';
 import type { SimulatePayload } from './payload.ts';
 
 /** One simulation, as it crosses to a worker thread (structured-clone data only). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { address, hash32, hexBytes, quantity, type Hex } from '../schemas/hex.ts';
-import { parseParam } from '../schemas/issue.ts';
+import { address, hash32, hexBytes, quantity, type Hex } from './hex.ts';
+import { parseParam } from './issue.ts';
 
 /**
  * State overrides as eth_call, eth_estimateGas and eth_simulateV1 take them (execution-apis

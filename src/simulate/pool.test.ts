@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRpcStub, type RpcStub } from '../../../test/helpers/rpc-stub.ts';
-import { JsonRpcError } from '../../errors.ts';
+import { createRpcStub, type RpcStub } from '../../test/helpers/rpc-stub.ts';
+import { JsonRpcError } from '../errors.ts';
 import { createSimulationPool, type SimulationJob } from './pool.ts';
 
 /**

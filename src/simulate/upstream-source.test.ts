@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createStateReads } from './upstream-source.ts';
-import type { CallRpc } from '../../jsonrpc/protocol.ts';
+import type { CallRpc } from '../jsonrpc/protocol.ts';
 
 /** A node that counts its calls: every account has 1 wei, nonce 0 and `codeBytes` of code. */
 function node(codeBytes: number) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffAsOverrides, layerOverrides, stateOverridesParam } from './overrides.ts';
+import { diffAsOverrides, layerOverrides, stateOverridesParam } from './state-overrides.ts';
 import { InvalidParamsError } from '../errors.ts';
 
 const A = '0x00000000000000000000000000000000000000aa';

@@ -1,6 +1,6 @@
 import type { Hex } from 'viem';
 import type { ForkAccount, ForkSource } from './fork-state.ts';
-import type { CallRpc } from '../../jsonrpc/protocol.ts';
+import type { CallRpc } from '../jsonrpc/protocol.ts';
 
 /** Calls one JSON-RPC method on the node that holds canonical state. */
 

@@ -28,7 +28,7 @@ import { receiptsRoot } from './receipts-root.ts';
  * start there. A block first seen later is refused with an error, not guessed.
  *
  * The feed's receipts are not taken on trust: after each flashblock the receipts of the block so
- * far must give the flashblock's `receipts_root` (src/evm/receipts-root.ts) and add up to its
+ * far must give the flashblock's `receipts_root` (src/execute/receipts-root.ts) and add up to its
  * `gas_used`. A mismatch is counted (`flashlog_executor_checks_total{result="mismatch"}`,
  * `flashlog_executor_mismatches_total{field}`) and logged once per field set; the receipts are
  * still published, as the feed gave them, since there is nothing truer to publish.

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { address, hash32, hexBytes, quantity } from '../../schemas/hex.ts';
-import { InvalidParamsError } from '../../errors.ts';
-import { callObjectSchema } from '../../schemas/call.ts';
-import { parseParam } from '../../schemas/issue.ts';
-import { stateOverridesSchema } from '../overrides.ts';
+import { address, hash32, hexBytes, quantity } from '../schemas/hex.ts';
+import { InvalidParamsError } from '../errors.ts';
+import { callObjectSchema } from '../schemas/call.ts';
+import { parseParam } from '../schemas/issue.ts';
+import { stateOverridesSchema } from '../schemas/state-overrides.ts';
 
 /**
  * The eth_simulateV1 payload as execution-apis defines it (`EthSimulatePayload`,

@@ -2,9 +2,9 @@ import { p256 } from '@noble/curves/nist.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatHex, padHex, toHex, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { JsonRpcError } from '../../errors.ts';
+import { JsonRpcError } from '../errors.ts';
 import { fixedRules } from './chain-rules.ts';
-import { simulate, type SimulationContext } from './engine.ts';
+import { simulate, type SimulationContext } from './simulate-blocks.ts';
 import type { SimulatePayload } from './payload.ts';
 
 /** A chain whose every account is empty: the engine alone decides the answers. */

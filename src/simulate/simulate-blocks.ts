@@ -24,8 +24,8 @@ import {
   PrecompileMovedToItselfError,
   ServerError,
   TooManyBlocksError,
-} from '../../errors.ts';
-import type { AccountOverride, StateOverrides } from '../overrides.ts';
+} from '../errors.ts';
+import type { AccountOverride, StateOverrides } from '../schemas/state-overrides.ts';
 import { ForkedState, type ForkSource } from './fork-state.ts';
 import type { BlockOverrides, SimulateCall, SimulatePayload } from './payload.ts';
 import { createTransferTracer, type TracedLog } from './transfers.ts';

@@ -1,17 +1,9 @@
-import {
-  ContractDecoder,
-  EdrContext,
-  MineOrdering,
-  OP_CHAIN_TYPE,
-  OpHardfork,
-  opGenesisState,
-  opProviderFactory,
-  type Provider,
-} from '@nomicfoundation/edr';
+import type { Provider } from '@nomicfoundation/edr';
 import { bytesToHex, hexToBytes } from 'viem';
 import { DevnetL1Block } from './contracts/bytecode.ts';
 import { L1_BLOCK_PREDEPLOY, l1BlockStorage, type L1Attributes } from './deposit.ts';
 import { JsonRpcError } from '../errors.ts';
+import { edrContext } from '../execute/edr.ts';
 
 /**
  * The devnet's EVM: one EDR provider of the OP chain type (deposits, L1 data fee, operator fee),
@@ -43,20 +35,12 @@ export interface EngineOptions {
   readonly predeploys?: readonly { readonly address: `0x${string}`; readonly code: `0x${string}` }[];
 }
 
-let context: EdrContext | undefined;
-/** The EDR context is process-wide; the OP factory is registered once. */
-async function edrContext(): Promise<EdrContext> {
-  if (!context) {
-    context = new EdrContext();
-    await context.registerProviderFactory(OP_CHAIN_TYPE, opProviderFactory());
-  }
-  return context;
-}
-
 export async function createEngine(options: EngineOptions): Promise<Engine> {
-  const edr = await edrContext();
-  const provider: Provider = await edr.createProvider(
-    OP_CHAIN_TYPE,
+  // One EDR context per process, shared with the local executor (src/execute/edr.ts): EDR warns
+  // "Please only initialize EdrContext once per process" when `run --devnet` makes a second one.
+  const { edr, context } = await edrContext();
+  const provider: Provider = await context.createProvider(
+    edr.OP_CHAIN_TYPE,
     {
       allowBlocksWithSameTimestamp: options.sameTimestampBlocks ?? false,
       allowUnlimitedContractSize: false,
@@ -69,11 +53,13 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       defaultTransactionGasLimit: 30_000_000n,
       genesisState: [
         // OP predeploys, with the devnet's L1Block code (see contracts/DevnetL1Block.sol for why).
-        ...opGenesisState(OpHardfork.Isthmus).map((account) =>
-          bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
-            ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
-            : account,
-        ),
+        ...edr
+          .opGenesisState(edr.OpHardfork.Isthmus)
+          .map((account) =>
+            bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
+              ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
+              : account,
+          ),
         ...options.funded.map((account) => ({ address: hexToBytes(account.address), balance: account.balance })),
         ...(options.predeploys ?? []).map((account) => ({
           address: hexToBytes(account.address),
@@ -84,7 +70,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       hardfork: 'isthmus',
       initialBaseFeePerGas: options.initialBaseFeePerGas,
       minGasPrice: 0n,
-      mining: { autoMine: false, blockGasLimit: options.blockGasLimit, memPool: { order: MineOrdering.Fifo } },
+      mining: { autoMine: false, blockGasLimit: options.blockGasLimit, memPool: { order: edr.MineOrdering.Fifo } },
       network: { genesisBlockGasLimit: options.blockGasLimit, genesisBlockTime: options.genesisTime },
       observability: {},
       ownedAccounts: [],
@@ -92,7 +78,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     },
     { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
     { subscriptionCallback: () => {} },
-    new ContractDecoder(),
+    new edr.ContractDecoder(),
   );
 
   let nextId = 1;
