@@ -13,7 +13,40 @@ import {
   type MinedBlock,
   type MinedReceipt,
 } from './flashblock.ts';
-import { headerHash, transactionsRoot, type HeaderFields } from './header-hash.ts';
+import { headerFromRpc, headerHash as hashHeader } from '../stateless/header.ts';
+import { orderedTrieRoot } from '../stateless/receipts.ts';
+
+/** The header fields of an Isthmus (Prague) block, as EDR answers eth_getBlockByNumber. */
+export interface HeaderFields {
+  readonly parentHash: Hex;
+  readonly sha3Uncles: Hex;
+  readonly miner: Hex;
+  readonly stateRoot: Hex;
+  readonly transactionsRoot: Hex;
+  readonly receiptsRoot: Hex;
+  readonly logsBloom: Hex;
+  readonly difficulty: Hex;
+  readonly number: Hex;
+  readonly gasLimit: Hex;
+  readonly gasUsed: Hex;
+  readonly timestamp: Hex;
+  readonly extraData: Hex;
+  readonly mixHash: Hex;
+  readonly nonce: Hex;
+  readonly baseFeePerGas: Hex;
+  readonly withdrawalsRoot: Hex;
+  readonly blobGasUsed: Hex;
+  readonly excessBlobGas: Hex;
+  readonly parentBeaconBlockRoot: Hex;
+  readonly requestsHash: Hex;
+}
+
+/**
+ * The hash of a flashblock's header between the first and the last of a block: that block so far
+ * is never mined as such, so no engine gives its hash. The header codec is the stateless
+ * executor's (src/stateless/header.ts); devnet.test.ts checks it against EDR's hashes.
+ */
+export const headerHash = (header: HeaderFields): Hex => hashHeader(headerFromRpc(header, 'devnet header'));
 
 /**
  * How the devnet builds one block, flashblock by flashblock, executing each transaction once
@@ -236,7 +269,7 @@ export function createBlockBuilding(options: BuildOptions) {
     const fields = {
       ...block.header,
       stateRoot: ZERO32,
-      transactionsRoot: await transactionsRoot(all.map(rawOf)),
+      transactionsRoot: await orderedTrieRoot(all.map(rawOf)),
       // EDR receipts carry every field the consensus encoding reads (status, cumulative gas, bloom, logs, deposit fields).
       receiptsRoot: await receiptsRoot(block.receipts as unknown as Parameters<typeof receiptsRoot>[0]),
       logsBloom: logsBloom(block.receipts.flatMap((receipt) => receipt.logs)),

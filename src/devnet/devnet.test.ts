@@ -7,7 +7,7 @@ import { keccak256, toHex } from 'viem';
 import { logsBloom } from '../execute/bloom.ts';
 import { receiptsRoot } from '../execute/receipts-root.ts';
 import { encodeDeposit } from './deposit.ts';
-import { headerHash, type HeaderFields } from './header-hash.ts';
+import { headerHash, type HeaderFields } from './block-building.ts';
 import { createDevnet, type Devnet, type DevnetOptions } from './devnet.ts';
 
 /**
