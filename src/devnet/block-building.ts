@@ -8,7 +8,7 @@ import {
   metadataReceipt,
   toFlashblock,
   ZERO32,
-  type Flashblock,
+  type SentFlashblock,
   type MetadataReceipt,
   type MinedBlock,
   type MinedReceipt,
@@ -93,7 +93,7 @@ export interface BuildOptions {
   readonly takeDeposits?: (() => readonly Hex[]) | undefined;
   readonly l1AttributesFor: (l2Number: bigint, l2Timestamp: bigint) => L1Attributes;
   /** Called with each flashblock as it is built. */
-  readonly emit: (flashblock: Flashblock) => void;
+  readonly emit: (flashblock: SentFlashblock) => void;
 }
 
 type Header = MinedBlock & HeaderFields;
@@ -118,7 +118,7 @@ export interface OpenBlock {
   readonly receipts: BlockReceipt[];
   gasUsed: bigint;
   /** The last flashblock's diff (sent again, without transactions, when nothing new arrived). */
-  last: Flashblock['diff'] | null;
+  last: SentFlashblock['diff'] | null;
   /** A transaction reached the mempool since the last trial. */
   changed: boolean;
 }

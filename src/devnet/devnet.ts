@@ -4,7 +4,7 @@ import { bytesToHex, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { createEngine } from './edr-chain.ts';
 import { startFeedServer } from './feed-server.ts';
-import { createProducer, l1AttributesFor, type Flashblock, type SealedBlock } from './producer.ts';
+import { createProducer, l1AttributesFor, type SentFlashblock, type SealedBlock } from './producer.ts';
 import type { Load } from './load.ts';
 import { startRpcServer } from './rpc-server.ts';
 import type { Devnet, DevnetAccount } from './handle.ts';
@@ -143,7 +143,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
         clients: gauge(options.metrics, 'flashlog_devnet_feed_clients', 'WebSocket clients of the flashblocks feed'),
       }
     : undefined;
-  const flashblockListeners = new Set<(flashblock: Flashblock) => void>();
+  const flashblockListeners = new Set<(flashblock: SentFlashblock) => void>();
   const sealedListeners = new Set<(block: SealedBlock) => void>();
   // The feed server starts first so the very first flashblock can be broadcast.
   const feed = await startFeedServer({ host, port: options.wsPort ?? 0, plain: options.plain ?? false, logger });

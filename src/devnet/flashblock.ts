@@ -1,7 +1,7 @@
 import type { Hex } from 'viem';
 
 /** One flashblock as the devnet's feed sends it (Base's wire format, Era C metadata). */
-export interface Flashblock {
+export interface SentFlashblock {
   readonly payload_id: Hex;
   readonly index: number;
   readonly base?: {
@@ -98,7 +98,7 @@ export function toFlashblock(
   mined: MinedBlock,
   added: readonly Hex[],
   receipts: Record<Hex, MetadataReceipt> | undefined,
-): Flashblock {
+): SentFlashblock {
   return {
     payload_id: at.payloadId,
     index: at.index,

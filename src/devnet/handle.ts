@@ -1,6 +1,6 @@
 import type { Hex } from 'viem';
 import type { DenimBlock } from './denim-producer.ts';
-import type { Flashblock, SealedBlock } from './producer.ts';
+import type { SentFlashblock, SealedBlock } from './producer.ts';
 
 /** What a running devnet (flashblocks or Denim) gives its caller. */
 export interface DevnetAccount {
@@ -17,7 +17,7 @@ export interface Devnet {
   /** The ten funded accounts of the test mnemonic (m/44'/60'/0'/0/0..9). */
   readonly accounts: readonly DevnetAccount[];
   /** Listeners see every flashblock as sent (before encoding) and every sealed block. */
-  onFlashblock(listener: (flashblock: Flashblock) => void): () => void;
+  onFlashblock(listener: (flashblock: SentFlashblock) => void): () => void;
   onSealed(listener: (block: SealedBlock) => void): () => void;
   /** Denim: every block mined, replacements included (never called on a flashblocks devnet). */
   onBlock(listener: (block: DenimBlock) => void): () => void;
