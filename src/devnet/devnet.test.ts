@@ -92,6 +92,41 @@ describe('flashlog devnet', () => {
     expect(indicesWithUserTxs.length).toBeGreaterThan(3);
   });
 
+  it('keeps log and block filters as of the sealed head: every log once, none from a trial block', async () => {
+    devnet = await createDevnet({ ...FAST, load: 40 });
+    const logFilter = await rpc<Hex>(devnet.rpcUrl, 'eth_newFilter', [{}]);
+    const blockFilter = await rpc<Hex>(devnet.rpcUrl, 'eth_newBlockFilter', []);
+    const created = BigInt(await rpc<Hex>(devnet.rpcUrl, 'eth_blockNumber'));
+    const logs: { blockNumber: Hex; blockHash: Hex; logIndex: Hex }[] = [];
+    const hashes: Hex[] = [];
+    let polledUpTo = created;
+    for (let polls = 0; polls < 60 && (polls < 40 || logs.length === 0); polls++) {
+      polledUpTo = BigInt(await rpc<Hex>(devnet.rpcUrl, 'eth_blockNumber'));
+      logs.push(...(await rpc<typeof logs>(devnet.rpcUrl, 'eth_getFilterChanges', [logFilter])));
+      hashes.push(...(await rpc<Hex[]>(devnet.rpcUrl, 'eth_getFilterChanges', [blockFilter])));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(logs.length, 'the load emits Transfer logs').toBeGreaterThan(0);
+    const key = (log: (typeof logs)[number]) => `${log.blockHash}:${BigInt(log.logIndex)}`;
+    expect(new Set(logs.map(key)).size, 'each log once').toBe(logs.length);
+    for (const log of logs) {
+      const block = await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByNumber', [log.blockNumber, false]);
+      expect(log.blockHash, 'a sealed block, not a trial one').toBe(block.hash);
+    }
+    // Every log of the blocks sealed after the filter, up to the last poll's head, was reported.
+    const expected = await rpc<typeof logs>(devnet.rpcUrl, 'eth_getLogs', [
+      { fromBlock: `0x${(created + 1n).toString(16)}`, toBlock: `0x${polledUpTo.toString(16)}` },
+    ]);
+    expect(logs.filter((log) => BigInt(log.blockNumber) <= polledUpTo).map(key)).toEqual(expected.map(key));
+    expect(hashes.length).toBeGreaterThan(0);
+    for (const [i, hash] of hashes.entries()) {
+      const block = await rpc<RpcBlock>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${(created + 1n + BigInt(i)).toString(16)}`, false]);
+      expect(hash, 'block filter: consecutive sealed blocks').toBe(block.hash);
+    }
+    expect(await rpc(devnet.rpcUrl, 'eth_uninstallFilter', [logFilter])).toBe(true);
+    await expect(rpc(devnet.rpcUrl, 'eth_getFilterChanges', [logFilter])).rejects.toThrow(/filter not found/);
+  });
+
   it('serves eth_getBlockReceipts as the receipts of the block, in order', async () => {
     devnet = await createDevnet(FAST);
     const sealed = sealedBlocks(devnet, 3);

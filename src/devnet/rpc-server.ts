@@ -11,6 +11,7 @@ import { handleText, type RpcCall } from '../jsonrpc/protocol.ts';
 import { hash32, hexBytes } from '../schemas/hex.ts';
 import type { Engine } from './edr-chain.ts';
 import type { Producer } from './producer.ts';
+import { createSealedFilters } from './sealed-filters.ts';
 import { atSealedHead, hideTrialBlocks } from './sealed-view.ts';
 
 /**
@@ -108,6 +109,7 @@ export function asNodeCallError(error: unknown): never {
 }
 
 export function createDispatch(engine: Engine, producer: Producer, sendAnswerDelayMs = 0): (call: RpcCall) => Promise<unknown> {
+  const filters = createSealedFilters();
   return async (call) => {
     const method = call.method;
     if (/^(evm|hardhat)_/.test(method)) {
@@ -154,6 +156,7 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
       .exclusive(async (rpc) => {
         // The flashblocks devnet answers as of its sealed head (see sealed-view.ts); the Denim one has no trial blocks.
         const head = producer.sealedHead?.();
+        if (head !== undefined && filters.handles(method)) return filters.answer(rpc, head, method, params);
         const at = head === undefined ? { params } : atSealedHead(head, method, params);
         if ('answer' in at) return at.answer;
         const result = await rpc(method, method === 'eth_call' ? withCallerFunds(at.params) : at.params);
