@@ -98,6 +98,10 @@ describe('scenario 5: feed abuse', () => {
             const due = started + (slice + 1) * 10;
             await sleep(Math.max(0, due - Date.now()));
           }
+          // Hand every queued frame to the kernel first (bounded): a frame still in ws's own buffer
+          // when the socket is destroyed was never sent, and a loaded reader can leave some there.
+          for (let waited = 0; socket.bufferedAmount > 0 && socket.readyState === socket.OPEN && waited < 5000; waited += 10)
+            await sleep(10);
           socket.terminate(); // no close frame: the client sees the connection die
         })();
       });
