@@ -1,11 +1,61 @@
 /**
+ * The closed catalogue of flashlog's own error codes (a JSON-RPC error's code is `RPC_<number>`,
+ * one class per number below). A new failure picks a code here, so `code` stays a value a caller
+ * can switch on and a log search can count.
+ */
+export const errorCodes = [
+  'ATTRIBUTES_INVALID',
+  'BINCODE_INVALID',
+  'BINCODE_RANGE',
+  'BINCODE_TRUNCATED',
+  'BLOCKHASH_RANGE',
+  'BLOCKS_INVALID_BLOCK',
+  'BLOCKS_RECEIPTS_MISMATCH',
+  'BLOCK_INVALID',
+  'CONFIG_INVALID',
+  'ENCLAVE_ABORTED',
+  'ENCLAVE_CLOSED',
+  'ENCLAVE_ERROR',
+  'ENCLAVE_IO',
+  'ENCLAVE_PROTOCOL',
+  'ENCLAVE_REFUSED',
+  'ENCLAVE_TIMEOUT',
+  'ENCLAVE_UNREACHABLE',
+  'ENDPOINT_INVALID',
+  'EXECUTION_FAILED',
+  'FIXTURE_INVALID',
+  'FIXTURE_UNREADABLE',
+  'FORK_UNSUPPORTED',
+  'FRAME_TOO_LARGE',
+  'HEADER_INVALID',
+  'HEADER_MISMATCH',
+  'LOG_CLOSED',
+  'LOG_UNKNOWN_TOPIC',
+  'PREIMAGE_KEY',
+  'ROLLUP_CONFIG_INVALID',
+  'SIGNATURE_INVALID',
+  'STATE_INVALID',
+  'TRIE_INVALID',
+  'TX_INVALID',
+  'VIEW_SNAPSHOT_MISMATCH',
+  'WITNESS_ABORTED',
+  'WITNESS_INCOMPLETE',
+  'WITNESS_INVALID',
+  'WITNESS_MISSING',
+  'WITNESS_RANGE',
+  'WITNESS_REORG',
+  'WITNESS_RPC',
+] as const;
+export type ErrorCode = (typeof errorCodes)[number] | `RPC_${number}`;
+
+/**
  * The one error base of flashlog. Every error carries a stable `code` and says whether retrying
  * the same operation may succeed (`retryable`). JSON-RPC errors carry their numeric code.
  */
 export class FlashlogError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly retryable: boolean;
-  constructor(code: string, message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'FlashlogError';
     this.code = code;

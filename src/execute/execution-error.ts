@@ -3,6 +3,6 @@ import { FlashlogError } from '../errors.ts';
 /** A flashblock the executor could not execute (retryable when the upstream may recover). */
 export class ExecutionError extends FlashlogError {
   constructor(message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
-    super('execution_failed', message, options);
+    super('EXECUTION_FAILED', message, options);
   }
 }

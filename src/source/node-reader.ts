@@ -21,7 +21,7 @@ export interface ReadBlock extends LinkedBlock {
 export class BadBlockError extends FlashlogError {
   readonly reason: 'receipts_mismatch' | 'invalid_block';
   constructor(reason: 'receipts_mismatch' | 'invalid_block', message: string) {
-    super(`BLOCKS_${reason.toUpperCase()}`, message, { retryable: true });
+    super(reason === 'receipts_mismatch' ? 'BLOCKS_RECEIPTS_MISMATCH' : 'BLOCKS_INVALID_BLOCK', message, { retryable: true });
     this.reason = reason;
   }
 }
