@@ -1,6 +1,7 @@
-import { fromRlp, hexToBigInt, keccak256, toRlp, type Hex } from 'viem';
+import { bytesToHex, keccak256, type Hex } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../errors.ts';
+import { decodeHeaderRlp, encodeHeader, headerFromRpc, type BlockHeader } from '../stateless/header.ts';
 
 /**
  * Block headers as their RLP list (the Ethereum yellow paper order plus the London, Shanghai,
@@ -20,26 +21,26 @@ export interface DecodedHeader {
   readonly withdrawalsRoot?: Hex | undefined;
 }
 
-const quantity = (hex: Hex): number => (hex === '0x' ? 0 : Number(hexToBigInt(hex)));
-
+/**
+ * A header's fields the enclave reads, from its RLP (a keccak preimage), through the stateless
+ * executor's header codec (src/stateless/header.ts), the one codec of the project.
+ */
 export function decodeHeader(rlp: Hex | Uint8Array, what = 'header'): DecodedHeader {
-  let fields: unknown;
+  const hex = typeof rlp === 'string' ? rlp : bytesToHex(rlp);
+  let header: BlockHeader;
   try {
-    fields = fromRlp(rlp, 'hex');
+    header = decodeHeaderRlp(hex, what);
   } catch (error) {
+    if (error instanceof FlashlogError) throw error;
     throw new FlashlogError('HEADER_INVALID', `${what}: not RLP (${(error as Error).message})`);
   }
-  if (!Array.isArray(fields) || fields.length < 15 || fields.some((field) => typeof field !== 'string')) {
-    throw new FlashlogError('HEADER_INVALID', `${what}: expected an RLP list of at least 15 byte strings`);
-  }
-  const list = fields as Hex[];
   return {
-    hash: keccak256(rlp),
-    parentHash: list[0]!,
-    stateRoot: list[3]!,
-    number: quantity(list[8]!),
-    timestamp: quantity(list[11]!),
-    withdrawalsRoot: list[16],
+    hash: keccak256(hex),
+    parentHash: header.parentHash,
+    stateRoot: header.stateRoot,
+    number: Number(header.number),
+    timestamp: Number(header.timestamp),
+    withdrawalsRoot: header.withdrawalsRoot,
   };
 }
 
@@ -70,51 +71,12 @@ export const rpcHeaderSchema = z.object({
 });
 export type RpcHeader = z.infer<typeof rpcHeaderSchema>;
 
-/** RLP quantity: minimal big-endian bytes, zero as the empty string. */
-const rlpQuantity = (hex: string): Hex => {
-  const value = BigInt(hex);
-  if (value === 0n) return '0x';
-  const digits = value.toString(16);
-  return `0x${digits.length % 2 ? '0' : ''}${digits}`;
-};
-
 /**
  * Rebuilds a header's RLP from its JSON-RPC fields and checks that it hashes to the block hash the
  * RPC reported, so the result can be trusted as a keccak preimage.
  */
 export function headerRlpFromRpc(block: RpcHeader, what = `block ${block.number}`): Hex {
-  const optional = [
-    block.baseFeePerGas,
-    block.withdrawalsRoot,
-    block.blobGasUsed,
-    block.excessBlobGas,
-    block.parentBeaconBlockRoot,
-    block.requestsHash,
-  ];
-  const last = optional.findLastIndex((value) => value !== undefined && value !== null);
-  const tail = optional.slice(0, last + 1).map((value, index) => {
-    if (value === undefined || value === null)
-      throw new FlashlogError('HEADER_INVALID', `${what}: header field ${index + 15} missing before a later one`);
-    return index === 1 || index >= 4 ? (value as Hex) : rlpQuantity(value);
-  });
-  const rlp = toRlp([
-    block.parentHash as Hex,
-    block.sha3Uncles as Hex,
-    block.miner as Hex,
-    block.stateRoot as Hex,
-    block.transactionsRoot as Hex,
-    block.receiptsRoot as Hex,
-    block.logsBloom as Hex,
-    rlpQuantity(block.difficulty),
-    rlpQuantity(block.number),
-    rlpQuantity(block.gasLimit),
-    rlpQuantity(block.gasUsed),
-    rlpQuantity(block.timestamp),
-    block.extraData as Hex,
-    block.mixHash as Hex,
-    block.nonce as Hex,
-    ...tail,
-  ]);
+  const rlp = encodeHeader(headerFromRpc(block, what));
   const hash = keccak256(rlp);
   if (hash !== block.hash.toLowerCase()) {
     throw new FlashlogError('HEADER_MISMATCH', `${what}: header fields hash to ${hash}, but the RPC says the block hash is ${block.hash}`);
