@@ -4,7 +4,7 @@ import { ConfigError } from '../src/errors.ts';
 import type { Executor } from '../src/execute/port.ts';
 import { openLog } from '../src/log/open.ts';
 import type { Log } from '../src/log/port.ts';
-import type { WebSocketEvent } from '../src/rx/websocket.ts';
+import type { WebSocketEvent } from '../src/rx/upstream-socket.ts';
 import { createFlashblocksSource } from '../src/source/flashblocks.ts';
 import type { SourceEvent } from '../src/source/port.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';

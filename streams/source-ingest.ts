@@ -1,6 +1,6 @@
 import { EMPTY, concatMap, lastValueFrom, merge, tap, type Observable } from 'rxjs';
 import { blockRecords, flashblockRecord } from '../src/chain/block-records.ts';
-import type { ExecutionOutput } from '../src/chain/execution.ts';
+import type { ExecutionOutput } from '../src/chain/execution-output.ts';
 import type { Context } from '../src/context.ts';
 import { errorMessage } from '../src/errors.ts';
 import type { Executor } from '../src/execute/port.ts';

@@ -1,7 +1,7 @@
 import { toHex } from 'viem';
 import type { ProduceRecord } from '../log/port.ts';
 import { topics } from '../log/topics.ts';
-import type { ExecutionOutput, ExecutorKind } from './execution.ts';
+import type { ExecutionOutput, ExecutorKind } from './execution-output.ts';
 import type { BlockRecord, FlashblockRecord, LogRecordValue } from '../schemas/records.ts';
 import type { AssembledBlock } from './assemble.ts';
 

@@ -12,7 +12,7 @@ import {
   type MetadataReceipt,
   type MinedBlock,
   type MinedReceipt,
-} from './flashblock.ts';
+} from './sent-flashblock.ts';
 import { headerFromRpc, headerHash as hashHeader } from '../stateless/header.ts';
 import { orderedTrieRoot } from '../stateless/receipts.ts';
 

@@ -6,7 +6,7 @@ import type { Engine } from './edr-chain.ts';
 import { createTickLoop } from './tick-loop.ts';
 import type { L1Attributes } from './deposit.ts';
 import { createBlockBuilding, mineNext, type Call, type OpenBlock, type TxBook } from './block-building.ts';
-import { ZERO32, type SentFlashblock, type MinedBlock } from './flashblock.ts';
+import { ZERO32, type SentFlashblock, type MinedBlock } from './sent-flashblock.ts';
 
 /**
  * The block producer: Base's sequencer + flashblocks builder in miniature.
@@ -20,7 +20,7 @@ import { ZERO32, type SentFlashblock, type MinedBlock } from './flashblock.ts';
  * block-building.ts; the last flashblock's `block_hash` is the sealed block's hash (except on a
  * `--reorg-every` block, which seals without its last pre-confirmed transaction).
  */
-export type { SentFlashblock, MetadataReceipt } from './flashblock.ts';
+export type { SentFlashblock, MetadataReceipt } from './sent-flashblock.ts';
 
 /** What the producer tells the world when a block is sealed. */
 export interface SealedBlock {

@@ -9,7 +9,7 @@ import { createForkLifecycle } from './local-fork.ts';
 import { check, mineBlockSoFar, type MinedHeader, type Pending } from './local-mining.ts';
 import { accountsStateDiff, tracedStateDiff } from './local-state-diff.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
-import { pendingReceipt } from './receipts.ts';
+import { pendingReceipt } from './pending-receipt.ts';
 
 export { ExecutionError } from './execution-error.ts';
 

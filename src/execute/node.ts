@@ -5,7 +5,7 @@ import { counter, type Registry } from '../obs/metrics.ts';
 import { rpcLogSchema, rpcReceiptSchema, type RpcReceipt } from '../schemas/records.ts';
 import { ExecutionError } from './local.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
-import { pendingReceipt } from './receipts.ts';
+import { pendingReceipt } from './pending-receipt.ts';
 
 /**
  * The `node` executor: receipts from a flashblocks-aware upstream (Base's node answers

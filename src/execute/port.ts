@@ -1,5 +1,5 @@
 import type { AssembledBlock } from '../chain/assemble.ts';
-import type { ExecutionOutput, ExecutorKind } from '../chain/execution.ts';
+import type { ExecutionOutput, ExecutorKind } from '../chain/execution-output.ts';
 
 /**
  * src/execute/: the engine that executes pre-confirmed transactions as they arrive.

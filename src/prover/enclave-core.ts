@@ -6,7 +6,7 @@ import { reexecuteBlock } from './reexecute.ts';
 import { knownRollupConfigs } from '../stateless/chains.ts';
 import { parseRollupConfig, type RollupConfig } from '../stateless/rollup-config.ts';
 import { configHashes } from './config-hash.ts';
-import { decodeHeader, type DecodedHeader } from './header.ts';
+import { decodeHeader, type DecodedHeader } from './header-preimage.ts';
 import { journalDigest } from './journal.ts';
 import { accountStorageRoot } from './mpt.ts';
 import { messagePasserAddress, outputRootV0 } from './output-root.ts';

@@ -4,7 +4,7 @@ import { FlashlogError } from '../errors.ts';
 import { orderedTrieNodes } from '../stateless/receipts.ts';
 import { collectBlockWitness } from '../stateless/witness-rpc.ts';
 import { bootKeys, isthmusTime, type EnclaveCheck } from './enclave-core.ts';
-import { headerRlpFromRpc, rpcHeaderSchema, type RpcHeader } from './header.ts';
+import { headerRlpFromRpc, rpcHeaderSchema, type RpcHeader } from './header-preimage.ts';
 import { messagePasserAddress } from './output-root.ts';
 import { digestKey, localKey, type Preimage } from './enclave-protocol.ts';
 import type { ProofRequest } from './request.ts';

@@ -5,7 +5,7 @@ import { errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
-import { webSocket$ } from '../rx/websocket.ts';
+import { webSocket$ } from '../rx/upstream-socket.ts';
 import { BadBlockError, createNodeReader, type ReadBlock } from './node-reader.ts';
 import type { Source, SourceEvent } from './port.ts';
 

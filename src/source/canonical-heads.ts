@@ -2,7 +2,7 @@ import { Subject, type Observable } from 'rxjs';
 import { z } from 'zod';
 import type { AssembledBlock } from '../chain/assemble.ts';
 import { catchUpRange, outageStep, waitForPrefix, type Outage } from '../chain/canonical-follow.ts';
-import type { ExecutionOutput } from '../chain/execution.ts';
+import type { ExecutionOutput } from '../chain/execution-output.ts';
 import { needsLogs, type ReconcileState } from '../chain/reconcile.ts';
 import { errorMessage } from '../errors.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';

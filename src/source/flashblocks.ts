@@ -4,7 +4,7 @@ import type { Logger } from '../obs/logger.ts';
 import { createOnceLogger } from '../obs/logger.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
 import { distinctRecent } from '../rx/distinct-recent.ts';
-import { webSocket$, type WebSocketEvent } from '../rx/websocket.ts';
+import { webSocket$, type WebSocketEvent } from '../rx/upstream-socket.ts';
 import type { Flashblock } from '../schemas/flashblock.ts';
 import { decodeFrame } from '../wire/frame.ts';
 import { createPayloadBlocks } from '../wire/payload-blocks.ts';

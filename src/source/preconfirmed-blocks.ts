@@ -1,6 +1,6 @@
 import type { AssembledBlock } from '../chain/assemble.ts';
 import { withExecutedLogs } from '../chain/canonical-follow.ts';
-import type { ExecutionOutput } from '../chain/execution.ts';
+import type { ExecutionOutput } from '../chain/execution-output.ts';
 import { initialReconcileState, reconcileStep, type ReconcileEvent, type ReconcileInput, type ReconcileState } from '../chain/reconcile.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, type Registry } from '../obs/metrics.ts';

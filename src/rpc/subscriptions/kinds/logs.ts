@@ -1,6 +1,6 @@
 import { matchesFilter } from '../../params.ts';
 import { defineKind } from '../kind.ts';
-import { withLogFilter } from '../params.ts';
+import { withLogFilter } from '../kind-params.ts';
 
 /**
  * `logs` [filter {address, topics}] (the standard kind): logs of canonical blocks.

@@ -4,7 +4,7 @@ import type { PendingBlock } from '../../../view/state.ts';
 import type { TransactionFormatter } from '../../format.ts';
 import { matchesFilter } from '../../params.ts';
 import { defineKind } from '../kind.ts';
-import { logFilterObject, toLogFilter } from '../params.ts';
+import { logFilterObject, toLogFilter } from '../kind-params.ts';
 
 /**
  * `newFlashblockTransactions` [false | true | {address, topics}] (Base's kind): one notification per

@@ -1,6 +1,6 @@
 import { formatPendingBlock } from '../../format.ts';
 import { defineKind } from '../kind.ts';
-import { kindOnly } from '../params.ts';
+import { kindOnly } from '../kind-params.ts';
 
 /** `newFlashblocks` (Base's kind): the accumulated pending block (full transactions, hash 0x00..00) per flashblock. */
 export const newFlashblocks = defineKind({

@@ -1,6 +1,6 @@
 import { formatPendingBlock } from '../../format.ts';
 import { defineKind } from '../kind.ts';
-import { kindOnly } from '../params.ts';
+import { kindOnly } from '../kind-params.ts';
 
 /**
  * `newHeads` (the standard kind): the header of each new canonical block.

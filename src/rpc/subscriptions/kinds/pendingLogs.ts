@@ -1,5 +1,5 @@
 import { defineKind } from '../kind.ts';
-import { withLogFilter } from '../params.ts';
+import { withLogFilter } from '../kind-params.ts';
 
 /**
  * `pendingLogs` [filter {address, topics}] (Base's kind): one notification per log of the latest

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { Subscription } from 'rxjs';
 import { WebSocketServer } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
-import { webSocket$, type WebSocketEvent } from './websocket.ts';
+import { webSocket$, type WebSocketEvent } from './upstream-socket.ts';
 
 const servers: WebSocketServer[] = [];
 const subscriptions: Subscription[] = [];
