@@ -13,33 +13,11 @@ import {
   type MinedBlock,
   type MinedReceipt,
 } from './sent-flashblock.ts';
-import { headerFromRpc, headerHash as hashHeader } from '../stateless/header.ts';
+import { headerFromRpc, headerHash as hashHeader, type HeaderField } from '../stateless/header.ts';
 import { orderedTrieRoot } from '../stateless/receipts.ts';
 
-/** The header fields of an Isthmus (Prague) block, as EDR answers eth_getBlockByNumber. */
-export interface HeaderFields {
-  readonly parentHash: Hex;
-  readonly sha3Uncles: Hex;
-  readonly miner: Hex;
-  readonly stateRoot: Hex;
-  readonly transactionsRoot: Hex;
-  readonly receiptsRoot: Hex;
-  readonly logsBloom: Hex;
-  readonly difficulty: Hex;
-  readonly number: Hex;
-  readonly gasLimit: Hex;
-  readonly gasUsed: Hex;
-  readonly timestamp: Hex;
-  readonly extraData: Hex;
-  readonly mixHash: Hex;
-  readonly nonce: Hex;
-  readonly baseFeePerGas: Hex;
-  readonly withdrawalsRoot: Hex;
-  readonly blobGasUsed: Hex;
-  readonly excessBlobGas: Hex;
-  readonly parentBeaconBlockRoot: Hex;
-  readonly requestsHash: Hex;
-}
+/** The header fields of an Isthmus (Prague) block, as EDR answers eth_getBlockByNumber (hex strings). */
+export type HeaderFields = Readonly<Record<HeaderField, Hex>>;
 
 /**
  * The hash of a flashblock's header between the first and the last of a block: that block so far
