@@ -12,6 +12,9 @@ export type WebSocketEvent =
   | { readonly type: 'connected'; readonly url: string }
   | { readonly type: 'disconnected'; readonly url: string; readonly reason: string; readonly retryInMs: number };
 
+/** How a source keeps its upstream WebSocket alive: the part of the options its caller chooses per command. */
+export type WebSocketTiming = Pick<WebSocketSourceOptions, 'pingIntervalMs' | 'reconnectMinMs' | 'reconnectMaxMs'>;
+
 export interface WebSocketSourceOptions {
   readonly pingIntervalMs: number;
   readonly reconnectMinMs: number;

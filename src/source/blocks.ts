@@ -5,7 +5,7 @@ import { errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
-import { webSocket$ } from '../rx/upstream-socket.ts';
+import { webSocket$, type WebSocketTiming } from '../rx/upstream-socket.ts';
 import { BadBlockError, createNodeReader, type ReadBlock } from './node-reader.ts';
 import type { Source, SourceEvent } from './port.ts';
 
@@ -29,7 +29,7 @@ export interface BlocksSourceOptions {
   readonly pollMs: number;
   readonly maxHeld: number;
   readonly maxWalkBlocks: number;
-  readonly ws: { readonly pingIntervalMs: number; readonly reconnectMinMs: number; readonly reconnectMaxMs: number };
+  readonly ws: WebSocketTiming;
   readonly stop$: Observable<unknown>;
   readonly logger: Logger;
   readonly metrics: Registry;

@@ -4,7 +4,7 @@ import type { Logger } from '../obs/logger.ts';
 import { createOnceLogger } from '../obs/logger.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
 import { distinctRecent } from '../rx/distinct-recent.ts';
-import { webSocket$, type WebSocketEvent } from '../rx/upstream-socket.ts';
+import { webSocket$, type WebSocketEvent, type WebSocketTiming } from '../rx/upstream-socket.ts';
 import type { Flashblock } from '../schemas/flashblock.ts';
 import { decodeFrame } from '../wire/frame.ts';
 import { createPayloadBlocks } from '../wire/payload-blocks.ts';
@@ -34,7 +34,7 @@ export interface FlashblocksSourceOptions {
   readonly maxFrameBytes: number;
   /** Blocks a flashblock may run ahead of the canonical head before it is dropped. */
   readonly aheadBlocks: number;
-  readonly ws: { readonly pingIntervalMs: number; readonly reconnectMinMs: number; readonly reconnectMaxMs: number };
+  readonly ws: WebSocketTiming;
   readonly stop$: Observable<unknown>;
   readonly logger: Logger;
   readonly metrics: Registry;
