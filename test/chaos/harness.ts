@@ -166,7 +166,15 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
   if (port === 0) throw new Error('no free port pair for a private Kafka broker');
   const dataDir = mkdtempSync(join(tmpdir(), 'flashlog-chaos-kafka-'));
   const pidFile = join(dataDir, 'broker.pid');
-  const env = { ...process.env, KAFKA_PORT: String(port), KAFKA_DATA_DIR: dataDir, KAFKA_HEAP: '384m' };
+  // The controller port is set, not inherited: a KAFKA_CONTROLLER_PORT exported for the shared
+  // broker would otherwise make this one bind the shared broker's controller port.
+  const env = {
+    ...process.env,
+    KAFKA_PORT: String(port),
+    KAFKA_CONTROLLER_PORT: String(port + 1),
+    KAFKA_DATA_DIR: dataDir,
+    KAFKA_HEAP: '384m',
+  };
   const start = async (): Promise<number> => {
     const began = Date.now();
     const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
