@@ -1,6 +1,8 @@
 import { Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import type { AssembledBlock } from '../src/chain/assemble.ts';
 import { initialSequencerState, step } from '../src/chain/sequencer.ts';
+import type { Executor } from '../src/execute/port.ts';
 import { createEmbeddedLog } from '../src/log/embedded.ts';
 import { allTopics, topics } from '../src/log/topics.ts';
 import type { SourceEvent } from '../src/source/port.ts';
@@ -10,6 +12,57 @@ import { readTopic } from '../test/helpers/execution-harness.ts';
 import { testContext } from '../test/helpers/context.ts';
 import { loadFixture } from '../test/helpers/feed-server.ts';
 import { createSourceIngest } from './source-ingest.ts';
+
+/** Every flashblock of the real Unichain Sepolia block, assembled one by one, with its message. */
+function unichainFlashblocks() {
+  let state = initialSequencerState();
+  return loadFixture('unichain-sepolia-35535698.json').map((frame) => {
+    const decoded = decodeFrame(JSON.stringify(frame), { maxBytes: 16 * 1024 * 1024 });
+    if (!decoded.ok) throw new Error(decoded.detail);
+    const result = step(state, { type: 'flashblock', flashblock: decoded.flashblock });
+    state = result.state;
+    const accepted = result.events[0];
+    if (accepted?.type !== 'accepted') throw new Error('not accepted');
+    return { block: accepted.block, message: decoded.json };
+  });
+}
+
+/** An executor whose every execution waits until `release()`; records what it was asked. */
+function heldExecutor() {
+  const calls: AssembledBlock[] = [];
+  let release: () => void = () => undefined;
+  let held = new Promise<void>((resolve) => (release = resolve));
+  const executor: Executor = {
+    kind: 'local',
+    async execute(block) {
+      calls.push(block);
+      await held;
+      return { receipts: [], stateDiff: null };
+    },
+    close: async () => undefined,
+  };
+  return {
+    executor,
+    calls,
+    release() {
+      release();
+      held = Promise.resolve();
+    },
+  };
+}
+
+async function counterValue(ctx: ReturnType<typeof testContext>, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = ctx.metrics.getSingleMetric(name);
+  const data = metric ? await metric.get() : { values: [] };
+  const matches = (sample: { labels: Record<string, unknown> }) => Object.entries(labels).every(([k, v]) => sample.labels[k] === v);
+  return data.values.find((sample) => matches(sample as never))?.value ?? 0;
+}
+
+async function openMemoryLog() {
+  const log = createEmbeddedLog({ path: ':memory:' });
+  await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1, retentionMs: -1, replication: 1 })));
+  return log;
+}
 
 /** The first flashblock of the real Unichain Sepolia block, assembled. */
 function unichainBlock() {
@@ -99,6 +152,56 @@ describe('the ingest topology, fed by a Source adapter', () => {
     expect(chain.map((value) => value.type).sort()).toEqual(['reorg', 'safe']);
     // Two block records appended: two latency samples, none from the other records.
     expect(await histogramCount(ctx, 'flashlog_ingest_latency_seconds')).toBe(2);
+    await ctx.shutdown.run('test over');
+    await log.close();
+  });
+
+  it('executes the flashblocks that queued behind a busy executor once, as the block so far, and keeps every feed message', async () => {
+    const ctx = testContext();
+    const log = await openMemoryLog();
+    const events$ = new Subject<SourceEvent>();
+    const held = heldExecutor();
+    const ingest = createSourceIngest(ctx, { log, source: { kind: 'flashblocks', events$ }, executor: held.executor });
+    const done = ingest.run();
+    // As an era C feed sends them (no receipts in the metadata: they must be executed).
+    const flashblocks = unichainFlashblocks().map(({ block, message }) => ({ block: { ...block, metadataReceipts: null }, message }));
+    for (const { block, message } of flashblocks) events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now(), message });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Index 0 is executing; 1..4 wait behind it.
+    expect(held.calls.map((block) => block.index)).toEqual([0]);
+    held.release();
+    events$.complete();
+    await done;
+
+    const last = flashblocks[flashblocks.length - 1]!.block;
+    expect(held.calls.map((block) => [block.index, block.firstNew, block.transactions.length])).toEqual([
+      [0, 0, flashblocks[0]!.block.transactions.length],
+      [last.index, flashblocks[0]!.block.transactions.length, last.transactions.length],
+    ]);
+    expect(await counterValue(ctx, 'flashlog_ingest_coalesced_total')).toBe(flashblocks.length - 2);
+    const blocks = (await readTopic(log, topics.blocks)).map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
+    expect(blocks.map((value) => [value.index, value.firstNew])).toEqual([
+      [0, 0],
+      [last.index, flashblocks[0]!.block.transactions.length],
+    ]);
+    expect(await readTopic(log, topics.flashblocks)).toHaveLength(flashblocks.length);
+    await ctx.shutdown.run('test over');
+    await log.close();
+  });
+
+  it('does not merge flashblocks that carry their receipts (each is checked against its own receipts root)', async () => {
+    const ctx = testContext();
+    const log = await openMemoryLog();
+    const events$ = new Subject<SourceEvent>();
+    const held = heldExecutor();
+    const ingest = createSourceIngest(ctx, { log, source: { kind: 'flashblocks', events$ }, executor: held.executor });
+    const done = ingest.run();
+    const flashblocks = unichainFlashblocks();
+    for (const { block, message } of flashblocks) events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now(), message });
+    held.release();
+    events$.complete();
+    await done;
+    expect(held.calls.map((block) => block.index)).toEqual(flashblocks.map(({ block }) => block.index));
     await ctx.shutdown.run('test over');
     await log.close();
   });

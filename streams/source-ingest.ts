@@ -1,4 +1,5 @@
-import { EMPTY, concatMap, lastValueFrom, merge, tap, type Observable } from 'rxjs';
+import { EMPTY, lastValueFrom, merge, tap, type Observable } from 'rxjs';
+import { mergeGrowth } from '../src/chain/assemble.ts';
 import { blockRecords, flashblockRecord } from '../src/chain/block-records.ts';
 import type { ExecutionOutput } from '../src/chain/execution-output.ts';
 import type { Context } from '../src/context.ts';
@@ -7,6 +8,7 @@ import type { Executor } from '../src/execute/port.ts';
 import type { Log, ProduceRecord } from '../src/log/port.ts';
 import { createPublisher, type Publisher } from '../src/log/publisher.ts';
 import { createOnceLogger } from '../src/obs/logger.ts';
+import { concatMapCoalescing } from '../src/rx/coalescing-concat.ts';
 import { counter, histogram } from '../src/obs/metrics.ts';
 import { sourceEventRecords } from '../src/source/event-records.ts';
 import type { Source, SourceEvent } from '../src/source/port.ts';
@@ -14,7 +16,7 @@ import type { Source, SourceEvent } from '../src/source/port.ts';
 /**
  * The ingest topology, the same for every Source adapter (src/source/):
  *
- *   source (grew | replaced | lifecycle) -> grew: flashlog.flashblocks (feed message, if any)
+ *   source (grew | replaced | lifecycle) -> grew: flashlog.flashblocks (feed message, if any, at once)
  *                                                 -> execute (when the source has no receipts) -> flashlog.blocks, flashlog.logs
  *                                         -> replaced: flashlog.chain reorg, flashlog.logs removed: true
  *   lifecycle$ (safe / finalized) ------> flashlog.chain
@@ -22,6 +24,13 @@ import type { Source, SourceEvent } from '../src/source/port.ts';
  * Latency (`flashlog_ingest_latency_seconds` for the flashblocks feed, `flashlog_blocks_latency_seconds`
  * for the blocks source) runs from when the source received a block to when its flashlog.blocks
  * record is appended: the record pushed is remembered with its arrival time.
+ *
+ * Execution may fall behind the feed (a slow executor, a loaded machine). The flashblocks of one
+ * block that queue behind it meanwhile are then executed once, as the block so far (the newest
+ * pre-confirmation soonest, `flashlog_ingest_coalesced_total`), not one by one ever later: each
+ * block record then covers the new transactions of every flashblock it stands for, and every log
+ * is still published once. Flashblocks that carry their receipts are never merged (see
+ * `mergeGrowth`), and flashlog.flashblocks still gets every message, as it arrives.
  */
 export interface SourceIngestDeps {
   readonly log: Log;
@@ -60,6 +69,11 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
     'flashlog_execution_errors_total',
     'flashblocks whose execution failed (published without receipts)',
   );
+  const coalesced = counter(
+    metrics,
+    'flashlog_ingest_coalesced_total',
+    'flashblocks executed together with a later one of their block because the executor was busy',
+  );
   const warnOnce = createOnceLogger(logger);
   /** Each block record pushed, with when its block was received; observed once appended. */
   const receivedAt = new WeakMap<ProduceRecord, number>();
@@ -96,7 +110,6 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
       publisher.push(sourceEventRecords(event));
       return;
     }
-    if (event.message) publisher.push([flashblockRecord(event.block, event.message, event.receivedAt)]);
     // Awaited only when there is something to wait for: no extra turn per block without an executor.
     const execution = event.receipts
       ? { receipts: [...event.receipts], stateDiff: null }
@@ -108,8 +121,20 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
     publisher.push(records);
   }
 
+  /** Two `grew` events to execute, of one block, the later continuing the earlier: one event. */
+  const mergeQueued = (earlier: SourceEvent, later: SourceEvent): SourceEvent | null => {
+    if (earlier.type !== 'grew' || later.type !== 'grew' || earlier.receipts || later.receipts || !executor) return null;
+    const block = mergeGrowth(earlier.block, later.block);
+    return block ? { ...later, block, receivedAt: earlier.receivedAt } : null;
+  };
+
   const published$ = merge(
-    source.events$.pipe(concatMap(publish)),
+    source.events$.pipe(
+      tap((event) => {
+        if (event.type === 'grew' && event.message) publisher.push([flashblockRecord(event.block, event.message, event.receivedAt)]);
+      }),
+      concatMapCoalescing(publish, mergeQueued, (count) => coalesced.inc(count)),
+    ),
     (deps.lifecycle$ ?? EMPTY).pipe(tap((event) => publisher.push(sourceEventRecords(event)))),
   );
 

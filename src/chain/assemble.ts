@@ -91,3 +91,21 @@ export function extendBlock(block: AssembledBlock, flashblock: Flashblock): Asse
     metadataBalances: flashblock.metadata.new_account_balances ?? null,
   };
 }
+
+/**
+ * The block so far `later` standing for `earlier` too, when `later` continues it (same block and
+ * payload, its new transactions start where `earlier`'s end): `later` with `earlier`'s first new
+ * transaction. For flashblocks that queued behind a busy executor (streams/source-ingest.ts). Null
+ * when it does not continue it, and for flashblocks that carry their receipts (op-rbuilder's
+ * metadata): taking those costs nothing, and each is checked against its own receipts root. Pure.
+ */
+export function mergeGrowth(earlier: AssembledBlock, later: AssembledBlock): AssembledBlock | null {
+  const continues =
+    later.blockNumber === earlier.blockNumber &&
+    later.payloadId === earlier.payloadId &&
+    later.index > earlier.index &&
+    later.firstNew === earlier.transactions.length &&
+    earlier.metadataReceipts === null &&
+    later.metadataReceipts === null;
+  return continues ? { ...later, firstNew: earlier.firstNew } : null;
+}

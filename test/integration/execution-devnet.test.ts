@@ -47,12 +47,15 @@ async function collect(flashlog: FlashlogUnderTest) {
   return { blocks, logs, chain, flashblocks };
 }
 
-/** The blocks flashlog saw from index 0 (the first block may have been joined mid-way). */
+/**
+ * The blocks flashlog saw from their first transaction (the first block may have been joined
+ * mid-way; a first record may stand for index 0 and the flashblocks queued behind it).
+ */
 function completeBlocks(blocks: readonly BlockRecord[]): Map<bigint, BlockRecord[]> {
   const byNumber = new Map<bigint, BlockRecord[]>();
   for (const block of blocks) {
     const number = BigInt(block.blockNumber);
-    if (!byNumber.has(number) && block.index !== 0) continue;
+    if (!byNumber.has(number) && block.firstNew !== 0) continue;
     byNumber.set(number, [...(byNumber.get(number) ?? []), block]);
   }
   return byNumber;
@@ -241,7 +244,7 @@ describe('execution and reconciliation on the devnet', () => {
       // before it was stopped, is in flashlog.flashblocks, once.
       const inLog = flashblocks.map((record) => `${BigInt(record.blockNumber)}/${record.index}`);
       expect(new Set(inLog).size).toBe(inLog.length);
-      const first = BigInt(blocks.find((block) => block.index === 0)!.blockNumber);
+      const first = BigInt(blocks.find((block) => block.firstNew === 0)!.blockNumber);
       const last = BigInt(flashblocks.at(-1)!.blockNumber);
       const expected = emitted.filter((key) => {
         const n = BigInt(key.split('/')[0]!);

@@ -34,7 +34,7 @@ async function compareSealed(
   const byNumber = new Map<bigint, BlockRecord[]>();
   for (const block of blocks) {
     const number = BigInt(block.blockNumber);
-    if (!byNumber.has(number) && block.index !== 0) continue;
+    if (!byNumber.has(number) && block.firstNew !== 0) continue;
     byNumber.set(number, [...(byNumber.get(number) ?? []), block]);
   }
   // Blocks flashlog reconciled as sealed: pre-confirmed in full, from index 0 to the last flashblock.
