@@ -30,6 +30,7 @@ export const logSettings: readonly SettingKey[] = [
   'dataDir',
   'kafkaBrokers',
   'kafkaClientId',
+  'topicPrefix',
   'topicPartitions',
   'topicReplication',
   'topicRetentionMs',

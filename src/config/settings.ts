@@ -109,6 +109,15 @@ export const settings = {
     describe: 'Kafka bootstrap brokers; selects the kafka log',
   }),
   kafkaClientId: setting({ schema: z.string().min(1), default: 'flashlog', expects: 'a client id', describe: 'Kafka client id' }),
+  topicPrefix: setting({
+    schema: z
+      .string()
+      .max(200)
+      .regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only (Kafka topic names)'),
+    default: '',
+    expects: 'a topic name prefix such as "unichain." (empty for none)',
+    describe: 'prefix of every topic and consumer group flashlog uses, so deployments can share one Kafka cluster',
+  }),
   topicPartitions: setting({
     schema: integer(1, 1024),
     default: '1',

@@ -4,6 +4,7 @@ import type { Address, Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
 import { createKafkaLog } from '../../src/log/kafka.ts';
+import { withTopicPrefix } from '../../src/log/topic-prefix.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { topics } from '../../src/log/topics.ts';
 import { zeroHash } from '../../src/prover/enclave-core.ts';
@@ -26,6 +27,8 @@ import { rpcCall } from '../helpers/prover-fixture.ts';
  */
 const run = randomUUID().slice(0, 8);
 const group = `e2e-devnet-prover-${run}`;
+// This run's own topics and group on the shared broker (--topic-prefix), apart from other tests' bridges.
+const prefix = `e2e-devnet-prover-${run}.`;
 const brokers = kafkaBrokers();
 let devnet: Devnet;
 let l1: EdrChain;
@@ -85,14 +88,14 @@ beforeAll(async () => {
   expect(listening).toMatchObject({ chainId: 1337, registry: l1.registry });
   hostUrl = String(listening.url);
 
-  log = createKafkaLog({ brokers, clientId: `e2e-devnet-prover-${run}` });
+  log = withTopicPrefix(createKafkaLog({ brokers, clientId: `e2e-devnet-prover-${run}` }), prefix);
   await log.ensureTopics([{ name: topics.proofRequests }, { name: topics.proofReplies }]);
   const admin = new Kafka({ brokers, clientId: `e2e-devnet-admin-${run}`, logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
-  const ends = await admin.fetchTopicOffsets(topics.proofRequests);
+  const ends = await admin.fetchTopicOffsets(`${prefix}${topics.proofRequests}`);
   await admin.setOffsets({
-    groupId: group,
-    topic: topics.proofRequests,
+    groupId: `${prefix}${group}`,
+    topic: `${prefix}${topics.proofRequests}`,
     partitions: ends.map((end) => ({ partition: end.partition, offset: end.high })),
   });
   await admin.disconnect();
@@ -107,6 +110,8 @@ beforeAll(async () => {
     '--no-metrics',
     '--kafka-client-id',
     `e2e-devnet-bridge-${run}`,
+    '--topic-prefix',
+    prefix,
   ]);
   await bridge.waitFor((line) => line.msg === 'prover bridge consuming', 60_000);
   const replyEnds = await log.endOffsets(topics.proofReplies);

@@ -7,6 +7,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { Address, Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaLog } from '../../src/log/kafka.ts';
+import { withTopicPrefix } from '../../src/log/topic-prefix.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { topics } from '../../src/log/topics.ts';
 import { zeroHash } from '../../src/prover/enclave-core.ts';
@@ -26,6 +27,9 @@ import { buildHeaderChain, serveHeaderChain, type HeaderChainServer, type TestBl
  */
 const run = randomUUID().slice(0, 8);
 const group = `e2e-prover-${run}`;
+// This run's own topics and group on the shared broker (--topic-prefix): other tests' bridges
+// on flashlog.proofs.* can't answer its requests, nor it theirs.
+const prefix = `e2e-prover-${run}.`;
 const brokers = kafkaBrokers();
 const dir = tempDir();
 let l1: EdrChain;
@@ -63,14 +67,14 @@ beforeAll(async () => {
   expect(listening.chainId).toBe(1337);
 
   // The shared broker keeps old requests: this run's group starts at today's end of the topic.
-  log = createKafkaLog({ brokers, clientId: `e2e-prover-${run}` });
+  log = withTopicPrefix(createKafkaLog({ brokers, clientId: `e2e-prover-${run}` }), prefix);
   await log.ensureTopics([{ name: topics.proofRequests }, { name: topics.proofReplies }]);
   const admin = new Kafka({ brokers, clientId: `e2e-prover-admin-${run}`, logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
-  const ends = await admin.fetchTopicOffsets(topics.proofRequests);
+  const ends = await admin.fetchTopicOffsets(`${prefix}${topics.proofRequests}`);
   await admin.setOffsets({
-    groupId: group,
-    topic: topics.proofRequests,
+    groupId: `${prefix}${group}`,
+    topic: `${prefix}${topics.proofRequests}`,
     partitions: ends.map((end) => ({ partition: end.partition, offset: end.high })),
   });
   await admin.disconnect();
@@ -88,6 +92,8 @@ beforeAll(async () => {
     '--no-metrics',
     '--kafka-client-id',
     `e2e-bridge-${run}`,
+    '--topic-prefix',
+    prefix,
   ]);
   await bridge.waitFor((line) => line.msg === 'prover bridge consuming', 60_000);
 
@@ -213,6 +219,8 @@ describe('proofs end to end (Kafka, and the embedded log)', () => {
             'warn',
             '--kafka-client-id',
             `e2e-prove-${run}`,
+            '--topic-prefix',
+            prefix,
           ],
           { stdio: ['ignore', 'pipe', 'pipe'] },
         );
