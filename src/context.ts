@@ -45,3 +45,41 @@ export function createShutdown(logger?: Logger): Shutdown {
     },
   };
 }
+
+/**
+ * Waits for `work` (what a stage still has in flight when shutdown starts), but no longer than
+ * `timeoutMs` after `signal` aborts: then resolves anyway and calls `onAbandoned` once. Before the
+ * abort it waits as long as `work` runs. A rejection of `work` passes through.
+ * @example await drainWithin(ingest.run(), { signal: ctx.shutdown.signal, timeoutMs: 5000, onAbandoned: () => logger.warn('...') });
+ */
+export function drainWithin(
+  work: Promise<void>,
+  options: { readonly signal: AbortSignal; readonly timeoutMs: number; readonly onAbandoned: () => void },
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const startTimer = () => {
+      timer = setTimeout(() => {
+        options.signal.removeEventListener('abort', startTimer);
+        options.onAbandoned();
+        resolve();
+      }, options.timeoutMs);
+    };
+    const settle = () => {
+      if (timer) clearTimeout(timer);
+      options.signal.removeEventListener('abort', startTimer);
+    };
+    work.then(
+      () => {
+        settle();
+        resolve();
+      },
+      (error: unknown) => {
+        settle();
+        reject(error);
+      },
+    );
+    if (options.signal.aborted) startTimer();
+    else options.signal.addEventListener('abort', startTimer, { once: true });
+  });
+}
