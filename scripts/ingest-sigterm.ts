@@ -1,5 +1,5 @@
 /**
- * `node scripts/ingest-sigterm.ts [--attempts 20] [--executor local] [--load 30]`: how long `ingest`
+ * `node scripts/ingest-sigterm.ts [--attempts 20] [--executor local] [--load 30] [--report DIR]`: how long `ingest`
  * takes to exit after SIGTERM at a random moment under load (issue 19: one ingest did not exit
  * within 20 s in a soak). One devnet at --load; each attempt starts `ingest` against it, waits a
  * random 2-12 s, sends SIGTERM and times the exit (SIGKILL after 30 s, counted as a hang). Bounded:
@@ -16,6 +16,8 @@ const { values } = parseArgs({
     attempts: { type: 'string', default: '20' },
     executor: { type: 'string', default: 'local' },
     load: { type: 'string', default: '30' },
+    /** A directory for a Node diagnostic report of each hung ingest (taken on SIGUSR2). */
+    report: { type: 'string' },
   },
 });
 const attempts = Number(values.attempts);
@@ -29,18 +31,23 @@ let hangs = 0;
 try {
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const dir = mkdtempSync(join(tmpdir(), 'ingest-sigterm-'));
-    const ingest = spawnFlashlog([
-      'ingest',
-      '--ws',
-      String(started.ws),
-      '--rpc',
-      String(started.rpc),
-      '--executor',
-      values.executor,
-      '--no-metrics',
-      '--data-dir',
-      dir,
-    ]);
+    const ingest = spawnFlashlog(
+      [
+        'ingest',
+        '--ws',
+        String(started.ws),
+        '--rpc',
+        String(started.rpc),
+        '--executor',
+        values.executor,
+        '--no-metrics',
+        '--data-dir',
+        dir,
+      ],
+      values.report
+        ? { NODE_OPTIONS: `--report-on-signal --report-signal=SIGUSR2 --report-directory=${values.report}`, FLASHLOG_LOG_LEVEL: 'debug' }
+        : {},
+    );
     await ingest.waitFor((line) => line.msg === 'ingest started', 60_000);
     const waitMs = 2000 + Math.round(Math.random() * 10_000);
     await sleep(waitMs);
@@ -50,6 +57,17 @@ try {
     const ms = Date.now() - at;
     if (!exited) {
       hangs++;
+      // What it was doing: a diagnostic report (JS stack, libuv handles) when --report is given, and its last lines.
+      if (values.report) {
+        ingest.child.kill('SIGUSR2');
+        await sleep(3000);
+      }
+      process.stdout.write(
+        `  last lines: ${ingest.lines
+          .slice(-12)
+          .map((line) => JSON.stringify(line))
+          .join('\n  ')}\n`,
+      );
       await ingest.stop('SIGKILL');
     }
     exits.push(ms);

@@ -90,7 +90,7 @@ export const ingestCommand: Command = {
     ctx.shutdown.register('log', () => log.close());
     // Receipts (--executor) and reconciliation with canonical heads from --rpc (ingest-execution.ts).
     const execution = await createExecution(ctx, { rpcUrl: ctx.config.rpc });
-    ctx.shutdown.register('execution', () => execution.close());
+    ctx.shutdown.register('execution', () => execution.close(), { timeoutMs: ctx.config.drainTimeoutMs });
     const ingest = createIngest(ctx, {
       log,
       urls,

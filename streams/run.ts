@@ -92,7 +92,7 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
     let execution: Execution | undefined;
     if (config.execute) {
       execution = await createExecution(ctx, { rpcUrl });
-      ctx.shutdown.register('execution', () => execution!.close());
+      ctx.shutdown.register('execution', () => execution!.close(), { timeoutMs: config.drainTimeoutMs });
     }
     const ingest = createIngest(ctx, {
       log,
