@@ -86,7 +86,7 @@ export async function runBlocksIngest(ctx: Context): Promise<number> {
     consensusRpcUrl: ctx.config.consensusRpc,
   });
   const done = ingest.run();
-  ctx.shutdown.register('ingest', () => done);
+  ctx.shutdown.register('ingest', () => done.catch(() => {})); // a failure is the command's own error
   ctx.logger.info({ rpc: ctx.config.rpc, rpcWs: ctx.config.rpcWs ?? null, log: log.kind }, 'ingest started (blocks source)');
   await done;
   return 0;

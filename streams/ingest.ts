@@ -102,7 +102,7 @@ export const ingestCommand: Command = {
     const done = ingest.run();
     // Closed first (registered last): the executor and the log stay open until the work in flight
     // is done or abandoned (--drain-timeout-ms).
-    ctx.shutdown.register('ingest', () => done);
+    ctx.shutdown.register('ingest', () => done.catch(() => {})); // a failure is the command's own error
     ctx.logger.info({ upstreams: urls, log: log.kind }, 'ingest started');
     await done;
     return 0;
