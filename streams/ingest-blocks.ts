@@ -85,9 +85,10 @@ export async function runBlocksIngest(ctx: Context): Promise<number> {
     rpcWsUrl: ctx.config.rpcWs,
     consensusRpcUrl: ctx.config.consensusRpc,
   });
-  ctx.shutdown.register('publisher', () => ingest.publisher.flush());
+  const done = ingest.run();
+  ctx.shutdown.register('ingest', () => done.catch(() => {})); // a failure is the command's own error
   ctx.logger.info({ rpc: ctx.config.rpc, rpcWs: ctx.config.rpcWs ?? null, log: log.kind }, 'ingest started (blocks source)');
-  await ingest.run();
+  await done;
   return 0;
 }
 
@@ -95,6 +96,7 @@ export const blocksIngestSettings: Command['settings'] = [
   ...serviceSettings,
   ...logSettings,
   'produceBufferRecords',
+  'drainTimeoutMs',
   'pingIntervalMs',
   'reconnectMinMs',
   'reconnectMaxMs',

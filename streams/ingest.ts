@@ -66,6 +66,7 @@ export const ingestCommand: Command = {
     'reconnectMaxMs',
     'aheadBlocks',
     'produceBufferRecords',
+    'drainTimeoutMs',
     'rpc',
     'rpcTimeoutMs',
     'executor',
@@ -89,7 +90,7 @@ export const ingestCommand: Command = {
     ctx.shutdown.register('log', () => log.close());
     // Receipts (--executor) and reconciliation with canonical heads from --rpc (ingest-execution.ts).
     const execution = await createExecution(ctx, { rpcUrl: ctx.config.rpc });
-    ctx.shutdown.register('execution', () => execution.close());
+    ctx.shutdown.register('execution', () => execution.close(), { timeoutMs: ctx.config.drainTimeoutMs });
     const ingest = createIngest(ctx, {
       log,
       urls,
@@ -98,9 +99,12 @@ export const ingestCommand: Command = {
       lifecycle$: safeHeadsOf(ctx, ctx.config.rpc),
     });
     execution.start(ingest.publisher);
-    ctx.shutdown.register('publisher', () => ingest.publisher.flush());
+    const done = ingest.run();
+    // Closed first (registered last): the executor and the log stay open until the work in flight
+    // is done or abandoned (--drain-timeout-ms).
+    ctx.shutdown.register('ingest', () => done.catch(() => {})); // a failure is the command's own error
     ctx.logger.info({ upstreams: urls, log: log.kind }, 'ingest started');
-    await ingest.run();
+    await done;
     return 0;
   },
 };

@@ -79,7 +79,7 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
   let done: Promise<void>;
   if (endpoints.source === 'blocks') {
     const ingest = createBlocksIngest(ctx, { log, rpcUrl, rpcWsUrl: endpoints.rpcWsUrl, consensusRpcUrl: config.consensusRpc });
-    ctx.shutdown.register('publisher', () => ingest.publisher.flush());
+    ctx.shutdown.register('ingest', () => done.catch(() => {})); // bounded by --drain-timeout-ms
     const counted = ingest.events$.subscribe((event) => {
       if (event.type === 'grew') counts = { ...counts, blocks: counts.blocks + 1 };
       if (event.type === 'replaced') counts = { ...counts, reorgs: counts.reorgs + 1 };
@@ -92,7 +92,7 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
     let execution: Execution | undefined;
     if (config.execute) {
       execution = await createExecution(ctx, { rpcUrl });
-      ctx.shutdown.register('execution', () => execution!.close());
+      ctx.shutdown.register('execution', () => execution!.close(), { timeoutMs: config.drainTimeoutMs });
     }
     const ingest = createIngest(ctx, {
       log,
@@ -101,7 +101,7 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
       lifecycle$: safeHeadsOf(ctx, rpcUrl),
     });
     execution?.start(ingest.publisher);
-    ctx.shutdown.register('publisher', () => ingest.publisher.flush());
+    ctx.shutdown.register('ingest', () => done.catch(() => {})); // bounded by --drain-timeout-ms
     const counted = ingest.events$.subscribe((event) => {
       if (event.type !== 'grew') return;
       counts = { ...counts, flashblocks: counts.flashblocks + 1, blocks: counts.blocks + (event.block.index === 0 ? 1 : 0) };
@@ -151,6 +151,7 @@ export const runCommand: Command = {
     'reconnectMaxMs',
     'aheadBlocks',
     'produceBufferRecords',
+    'drainTimeoutMs',
     ...gatewaySettings,
     'devnet',
     'network',

@@ -2,7 +2,7 @@ import { EMPTY, lastValueFrom, merge, tap, type Observable } from 'rxjs';
 import { mergeGrowth } from '../src/chain/assemble.ts';
 import { blockRecords, flashblockRecord } from '../src/chain/block-records.ts';
 import type { ExecutionOutput } from '../src/chain/execution-output.ts';
-import type { Context } from '../src/context.ts';
+import { drainWithin, type Context } from '../src/context.ts';
 import { errorMessage } from '../src/errors.ts';
 import type { Executor } from '../src/execute/port.ts';
 import type { Log, ProduceRecord } from '../src/log/port.ts';
@@ -45,7 +45,10 @@ export interface Ingest {
   /** Every event of the source, for composition (stats lines). */
   readonly events$: Observable<SourceEvent>;
   readonly publisher: Publisher;
-  /** Runs until shutdown; resolves once everything accepted is appended. */
+  /**
+   * Runs until shutdown; resolves once everything accepted is appended, or --drain-timeout-ms after
+   * shutdown started (what is still in flight then is abandoned, with one log line).
+   */
   run(): Promise<void>;
 }
 
@@ -105,18 +108,24 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
     }
   }
 
+  let notExecutedAtShutdown = 0;
+
   async function publish(event: SourceEvent): Promise<void> {
     if (event.type !== 'grew') {
       publisher.push(sourceEventRecords(event));
       return;
     }
+    // Once shutdown started, flashblocks still queued are published without executing them: their
+    // transactions reach the log at once instead of holding the exit behind the executor.
+    const skip = executor !== undefined && !event.receipts && ctx.shutdown.signal.aborted;
+    if (skip) notExecutedAtShutdown++;
     // Awaited only when there is something to wait for: no extra turn per block without an executor.
     const execution = event.receipts
       ? { receipts: [...event.receipts], stateDiff: null }
-      : executor
+      : executor && !skip
         ? await execute(executor, event.block)
         : null;
-    const records = blockRecords(event.block, execution, event.receipts ? 'node' : (executor?.kind ?? null));
+    const records = blockRecords(event.block, execution, event.receipts ? 'node' : skip ? null : (executor?.kind ?? null));
     receivedAt.set(records[0]!, event.receivedAt);
     publisher.push(records);
   }
@@ -141,9 +150,24 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
   return {
     events$: source.events$,
     publisher,
-    async run() {
-      await lastValueFrom(published$, { defaultValue: undefined });
-      await publisher.flush();
+    run() {
+      const finished = (async () => {
+        await lastValueFrom(published$, { defaultValue: undefined });
+        await publisher.flush();
+        if (notExecutedAtShutdown > 0)
+          logger.info({ flashblocks: notExecutedAtShutdown }, 'shutdown: flashblocks queued at shutdown were published without receipts');
+      })();
+      // Bounded: an execution or an append that does not finish (an EDR fork being built, a log
+      // that is down) must not hold the process past --drain-timeout-ms after SIGTERM.
+      return drainWithin(finished, {
+        signal: ctx.shutdown.signal,
+        timeoutMs: config.drainTimeoutMs,
+        onAbandoned: () =>
+          logger.warn(
+            { drainTimeoutMs: config.drainTimeoutMs, queuedRecords: publisher.queued },
+            'shutdown: work in flight did not finish within --drain-timeout-ms; abandoned',
+          ),
+      });
     },
   };
 }

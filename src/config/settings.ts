@@ -186,6 +186,13 @@ export const settings = {
     expects: 'records',
     describe: 'records held while the log is unavailable before the oldest are dropped',
   }),
+  drainTimeoutMs: setting({
+    schema: integer(0),
+    default: '5000',
+    expects: 'milliseconds',
+    describe:
+      'at shutdown, how long ingest waits for work in flight (an execution, records not yet appended) before abandoning it; later flashblocks are published without executing',
+  }),
 
   // The blocks source (Base after Denim, issue 14).
   source: setting({
