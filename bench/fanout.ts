@@ -1,9 +1,8 @@
-import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { numberToHex, type Hex } from 'viem';
 import { WebSocketServer } from 'ws';
 import { createEmbeddedLog } from '../src/log/embedded.ts';
@@ -12,6 +11,7 @@ import { createServe } from '../streams/serve.ts';
 import { createRpcStub } from '../test/helpers/rpc-stub.ts';
 import { blockBuilder, signedTransfers, type BlockBuilder } from '../test/helpers/view-records.ts';
 import { benchContext } from './gateway.ts';
+import { buildGoClient, startClients, type ClientKind } from './peers/fanout-clients.ts';
 import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
 
 /**
@@ -33,6 +33,8 @@ import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
  * Target: flashlog p99 <= 20 ms at 1,000 subscribers.
  *   FLASHLOG_BENCH_FANOUT_COUNTS=1000            only these subscriber counts
  *   FLASHLOG_BENCH_FANOUT_SERVERS=pendingLogs    only these of pendingLogs, logs, proxy
+ *   FLASHLOG_BENCH_FANOUT_CLIENTS=go,node        the subscriber processes, each in turn against the
+ *                                                same server (default go; see peers/fanout-clients.ts)
  */
 type Row = Record<string, unknown>;
 const counts = (process.env.FLASHLOG_BENCH_FANOUT_COUNTS ?? '1,100,1000,10000').split(',').map(Number);
@@ -42,66 +44,9 @@ const phases = [
 ];
 const servers = (process.env.FLASHLOG_BENCH_FANOUT_SERVERS ?? 'pendingLogs,logs,proxy').split(',');
 const perProcess = Number(process.env.FLASHLOG_BENCH_FANOUT_PER_PROCESS ?? 1000);
-const clientScript = fileURLToPath(new URL('./peers/fanout-client.ts', import.meta.url));
+const clientKinds = (process.env.FLASHLOG_BENCH_FANOUT_CLIENTS ?? 'go').split(',') as ClientKind[];
 const nowUs = (): Hex => numberToHex(process.hrtime.bigint() / 1000n, { size: 32 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** What a client process does on each connection: subscribe to a flashlog kind, or nothing (the proxy). */
-type ClientMode = 'pendingLogs' | 'logs' | 'proxy';
-
-interface Clients {
-  /** Every latency (µs, sorted) and the client processes' CPU time (µs) since the last report. */
-  report(): Promise<{ latencies: Float64Array; cpuUs: number }>;
-  close(): void;
-  failed: number;
-}
-
-async function startClients(url: string, count: number, mode: ClientMode): Promise<Clients> {
-  const children: ChildProcess[] = [];
-  let failed = 0;
-  const ready: Promise<void>[] = [];
-  for (let left = count; left > 0; left -= perProcess) {
-    const child = fork(clientScript, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    children.push(child);
-    ready.push(
-      new Promise<void>((resolve, reject) => {
-        child.once('message', (message: { failed: number }) => {
-          failed += message.failed;
-          resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`client process exited (${code})`)));
-      }),
-    );
-    child.send({ start: { url, count: Math.min(perProcess, left), mode } });
-  }
-  await Promise.all(ready);
-  return {
-    get failed() {
-      return failed;
-    },
-    async report() {
-      const parts = await Promise.all(
-        children.map(
-          (child) =>
-            new Promise<{ latencies: Float64Array; cpuUs: number }>((resolve) => {
-              child.once('message', resolve);
-              child.send({ report: true });
-            }),
-        ),
-      );
-      const all = new Float64Array(parts.reduce((sum, part) => sum + part.latencies.length, 0));
-      let at = 0;
-      for (const part of parts) {
-        all.set(part.latencies, at);
-        at += part.latencies.length;
-      }
-      return { latencies: all.sort(), cpuUs: parts.reduce((sum, part) => sum + part.cpuUs, 0) };
-    },
-    close() {
-      for (const child of children) child.kill();
-    },
-  };
-}
 
 /** Latency percentiles, and the CPU the clients spent per message they received. */
 const stats = ({ latencies: sorted, cpuUs }: { latencies: Float64Array; cpuUs: number }, expected: number) => {
@@ -164,6 +109,9 @@ export async function run(): Promise<Row[]> {
     }
     return true;
   });
+  const goMissing = clientKinds.includes('go') ? buildGoClient() : undefined;
+  if (goMissing) rows.push({ bench: 'fan-out', client: 'go', skipped: `${goMissing.skipped}; the Node client stands in` });
+  const clients = [...new Set(clientKinds.map((kind) => (kind === 'go' && goMissing ? 'node' : kind)))];
   const dir = mkdtempSync(join(tmpdir(), 'flashlog-bench-fanout-'));
   const pool = await signedTransfers(10);
   let number = 50_000_000n;
@@ -191,8 +139,8 @@ export async function run(): Promise<Row[]> {
         return { count: of('count'), seconds: of('sum') };
       };
       try {
-        for (const count of usable) {
-          const clients = await startClients(serve.gateway.wsUrl, count, kind);
+        for (const [count, client] of usable.flatMap((count) => clients.map((client) => [count, client] as const))) {
+          const subscribers = await startClients(client, serve.gateway.wsUrl, count, kind, perProcess);
           try {
             for (const { perSecond, seconds } of phases) {
               const fanoutFrom = await fanout();
@@ -209,13 +157,14 @@ export async function run(): Promise<Row[]> {
               );
               const cpu = process.cpuUsage(cpuFrom);
               const fanoutTo = await fanout();
-              const measured = stats(await clients.report(), appended * (count - clients.failed));
+              const measured = stats(await subscribers.report(), appended * (count - subscribers.failed));
               rows.push({
                 bench: 'fan-out (append -> client)',
                 server: `flashlog ${kind}`,
                 subscribers: count,
+                client,
                 'blocks/s': perSecond,
-                'failed connections': clients.failed,
+                'failed connections': subscribers.failed,
                 ...measured,
                 // where the time goes: the gateway's fan-out (queued -> last subscriber written), and
                 // the gateway process's CPU (log, view, fan-out) per notification delivered
@@ -225,7 +174,7 @@ export async function run(): Promise<Row[]> {
               });
             }
           } finally {
-            clients.close();
+            subscribers.close();
           }
         }
       } finally {
@@ -270,8 +219,8 @@ export async function run(): Promise<Row[]> {
             throw new Error('websocket-proxy did not connect to its upstream in 10 s');
           }),
         ]);
-        for (const count of usable) {
-          const clients = await startClients(`ws://127.0.0.1:${port}/ws`, count, 'proxy');
+        for (const [count, client] of usable.flatMap((count) => clients.map((client) => [count, client] as const))) {
+          const subscribers = await startClients(client, `ws://127.0.0.1:${port}/ws`, count, 'proxy', perProcess);
           try {
             for (const { perSecond, seconds } of phases) {
               const appended = await drive(
@@ -288,13 +237,14 @@ export async function run(): Promise<Row[]> {
                 bench: 'fan-out (append -> client)',
                 server: `websocket-proxy (base/base ${built.commit.slice(0, 10)})`,
                 subscribers: count,
+                client,
                 'blocks/s': perSecond,
-                'failed connections': clients.failed,
-                ...stats(await clients.report(), appended * (count - clients.failed)),
+                'failed connections': subscribers.failed,
+                ...stats(await subscribers.report(), appended * (count - subscribers.failed)),
               });
             }
           } finally {
-            clients.close();
+            subscribers.close();
           }
         }
       } finally {
@@ -313,6 +263,7 @@ export async function run(): Promise<Row[]> {
       (other) =>
         String(other.server).startsWith('websocket-proxy') &&
         other.subscribers === row.subscribers &&
+        other.client === row.client &&
         other['blocks/s'] === row['blocks/s'],
     );
     if (peer && typeof peer['p99 ms'] === 'number') row['p99 x websocket-proxy'] = row['p99 ms'] / peer['p99 ms'];
