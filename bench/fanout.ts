@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { numberToHex, type Hex } from 'viem';
 import { WebSocketServer } from 'ws';
 import { createEmbeddedLog } from '../src/log/embedded.ts';
@@ -35,6 +36,8 @@ import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
  *   FLASHLOG_BENCH_FANOUT_SERVERS=pendingLogs    only these of pendingLogs, logs, proxy
  *   FLASHLOG_BENCH_FANOUT_CLIENTS=go,node        the subscriber processes, each in turn against the
  *                                                same server (default go; see peers/fanout-clients.ts)
+ *   FLASHLOG_BENCH_FANOUT_BASELINE=<commit-ish>  also the flashlog servers of that commit (a git archive
+ *                                                in bench/.cache/), right after this tree's, same clients
  */
 type Row = Record<string, unknown>;
 const counts = (process.env.FLASHLOG_BENCH_FANOUT_COUNTS ?? '1,100,1000,10000').split(',').map(Number);
@@ -47,6 +50,44 @@ const perProcess = Number(process.env.FLASHLOG_BENCH_FANOUT_PER_PROCESS ?? 1000)
 const clientKinds = (process.env.FLASHLOG_BENCH_FANOUT_CLIENTS ?? 'go').split(',') as ClientKind[];
 const nowUs = (): Hex => numberToHex(process.hrtime.bigint() / 1000n, { size: 32 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The write-type syscalls this process has made (write, writev, sendmsg...; /proc/self/io `syscw`), NaN off Linux. */
+const writeSyscalls = (): number => {
+  try {
+    return Number(/syscw: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? Number.NaN);
+  } catch {
+    return Number.NaN;
+  }
+};
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+
+/** What the bench takes from a tree: this one, or a baseline commit's copy. */
+interface Tree {
+  readonly name: string;
+  readonly createEmbeddedLog: typeof createEmbeddedLog;
+  readonly allTopics: typeof allTopics;
+  readonly createServe: typeof createServe;
+}
+
+/** The flashlog code of `ref` (a git archive beside this tree, made once), for a side-by-side run. */
+async function baselineTree(ref: string): Promise<Tree> {
+  const sha = execFileSync('git', ['-C', repo, 'rev-parse', '--short=12', `${ref}^{commit}`], { encoding: 'utf8' }).trim();
+  const root = join(repo, 'bench', '.cache', `baseline-${sha}`);
+  if (!existsSync(join(root, 'streams'))) {
+    // a plain copy of the commit's files, not a worktree: nothing is registered in the repository
+    mkdirSync(root, { recursive: true });
+    execFileSync('sh', ['-c', 'git -C "$0" archive --format=tar "$1" | tar -x -C "$2"', repo, sha, root], { stdio: 'ignore' });
+  }
+  if (!existsSync(join(root, 'node_modules'))) symlinkSync(join(repo, 'node_modules'), join(root, 'node_modules'));
+  const load = async <T>(path: string) => (await import(join(root, path))) as T;
+  return {
+    name: sha,
+    createEmbeddedLog: (await load<{ createEmbeddedLog: typeof createEmbeddedLog }>('src/log/embedded.ts')).createEmbeddedLog,
+    allTopics: (await load<{ allTopics: typeof allTopics }>('src/log/topics.ts')).allTopics,
+    createServe: (await load<{ createServe: typeof createServe }>('streams/serve.ts')).createServe,
+  };
+}
 
 /** Latency percentiles, and the CPU the clients spent per message they received. */
 const stats = ({ latencies: sorted, cpuUs }: { latencies: Float64Array; cpuUs: number }, expected: number) => {
@@ -123,14 +164,19 @@ export async function run(): Promise<Row[]> {
       { kind: 'pendingLogs' as const, overrides: {}, perBlock: 10 },
       { kind: 'logs' as const, overrides: { source: 'blocks' }, perBlock: 1 },
     ].filter((each) => servers.includes(each.kind));
-    for (const { kind, overrides, perBlock } of flashlogRuns) {
+    const baseline = process.env.FLASHLOG_BENCH_FANOUT_BASELINE;
+    const trees: Tree[] = [
+      { name: 'this tree', createEmbeddedLog, allTopics, createServe },
+      ...(baseline && flashlogRuns.length > 0 ? [await baselineTree(baseline)] : []),
+    ];
+    for (const [{ kind, overrides, perBlock }, tree] of flashlogRuns.flatMap((run) => trees.map((tree) => [run, tree] as const))) {
       // each server its own data dir (its log and view snapshot)
-      const dataDir = join(dir, kind);
+      const dataDir = join(dir, `${kind}-${trees.indexOf(tree)}`);
       mkdirSync(dataDir);
-      const log = createEmbeddedLog({ path: join(dataDir, 'flashlog.db') });
-      await log.ensureTopics(allTopics.map((name) => ({ name })));
+      const log = tree.createEmbeddedLog({ path: join(dataDir, 'flashlog.db') });
+      await log.ensureTopics(tree.allTopics.map((name) => ({ name })));
       const ctx = benchContext(dataDir, { maxConnections: 20_000, ...overrides });
-      const serve = await createServe(ctx, { log, rpcUrl: stub.url });
+      const serve = await tree.createServe(ctx, { log, rpcUrl: stub.url });
       /** The gateway's log fan-out so far: batches, and seconds from queued to the last subscriber written. */
       const fanout = async () => {
         const values = (await ctx.metrics.getSingleMetric('flashlog_ws_log_fanout_seconds')?.get())?.values ?? [];
@@ -145,6 +191,7 @@ export async function run(): Promise<Row[]> {
             for (const { perSecond, seconds } of phases) {
               const fanoutFrom = await fanout();
               const cpuFrom = process.cpuUsage();
+              const syscallsFrom = writeSyscalls();
               const appended = await drive(
                 async (block, tx) => {
                   await log.produce(block.flashblock([tx], { logsPerTx: 1, data: nowUs }));
@@ -156,11 +203,13 @@ export async function run(): Promise<Row[]> {
                 perBlock,
               );
               const cpu = process.cpuUsage(cpuFrom);
+              const syscalls = writeSyscalls() - syscallsFrom;
               const fanoutTo = await fanout();
               const measured = stats(await subscribers.report(), appended * (count - subscribers.failed));
               rows.push({
                 bench: 'fan-out (append -> client)',
                 server: `flashlog ${kind}`,
+                ...(trees.length > 1 ? { code: tree.name } : {}),
                 subscribers: count,
                 client,
                 'blocks/s': perSecond,
@@ -171,6 +220,10 @@ export async function run(): Promise<Row[]> {
                 'gateway fan-out mean ms':
                   ((fanoutTo.seconds - fanoutFrom.seconds) * 1000) / Math.max(1, fanoutTo.count - fanoutFrom.count),
                 'gateway CPU µs/msg': (cpu.user + cpu.system) / Math.max(1, measured.received),
+                // the gateway process's write syscalls (the log's appends included) per second, and
+                // notifications delivered per write
+                'gateway writes/s': syscalls / seconds,
+                'msgs per write': measured.received / Math.max(1, syscalls),
               });
             }
           } finally {
