@@ -13,10 +13,8 @@ import { counter, type Registry } from '../../obs/metrics.ts';
 export interface SocketWriter {
   /** False when the connection is gone or was just dropped as too slow (then nothing is written). */
   writable(socket: WebSocket): boolean;
-  /** Corks the connection's socket until the end of this turn of the event loop (or `uncorkAll`). */
+  /** Corks the connection's socket until the end of this turn of the event loop. */
   cork(socket: WebSocket): void;
-  /** Uncorks every corked connection now (the writer does it itself once per turn). */
-  uncorkAll(): void;
   /** The raw TCP socket under a `ws` connection, for frames written ready-made. */
   raw(socket: WebSocket): RawSocket | undefined;
   /** Counts notifications sent, by kind. */
@@ -76,7 +74,6 @@ export function createSocketWriter(options: { maxBufferedBytes: number; logger: 
       uncorkQueued = true;
       setImmediate(uncorkAll);
     },
-    uncorkAll,
     raw,
     sent: (kind, count = 1) => notifications.inc({ kind }, count),
   };
