@@ -1,5 +1,5 @@
-import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { createServe } from '../streams/serve.ts';
 import { createRpcStub } from '../test/helpers/rpc-stub.ts';
 import { blockBuilder, signedTransfers, type BlockBuilder } from '../test/helpers/view-records.ts';
 import { benchContext } from './gateway.ts';
+import { buildGoClient, startClients, type ClientKind } from './peers/fanout-clients.ts';
 import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
 
 /**
@@ -33,6 +34,10 @@ import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
  * Target: flashlog p99 <= 20 ms at 1,000 subscribers.
  *   FLASHLOG_BENCH_FANOUT_COUNTS=1000            only these subscriber counts
  *   FLASHLOG_BENCH_FANOUT_SERVERS=pendingLogs    only these of pendingLogs, logs, proxy
+ *   FLASHLOG_BENCH_FANOUT_CLIENTS=go,node        the subscriber processes, each in turn against the
+ *                                                same server (default go; see peers/fanout-clients.ts)
+ *   FLASHLOG_BENCH_FANOUT_BASELINE=<commit-ish>  also the flashlog servers of that commit (a git archive
+ *                                                in bench/.cache/), right after this tree's, same clients
  */
 type Row = Record<string, unknown>;
 const counts = (process.env.FLASHLOG_BENCH_FANOUT_COUNTS ?? '1,100,1000,10000').split(',').map(Number);
@@ -42,64 +47,45 @@ const phases = [
 ];
 const servers = (process.env.FLASHLOG_BENCH_FANOUT_SERVERS ?? 'pendingLogs,logs,proxy').split(',');
 const perProcess = Number(process.env.FLASHLOG_BENCH_FANOUT_PER_PROCESS ?? 1000);
-const clientScript = fileURLToPath(new URL('./peers/fanout-client.ts', import.meta.url));
+const clientKinds = (process.env.FLASHLOG_BENCH_FANOUT_CLIENTS ?? 'go').split(',') as ClientKind[];
 const nowUs = (): Hex => numberToHex(process.hrtime.bigint() / 1000n, { size: 32 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** What a client process does on each connection: subscribe to a flashlog kind, or nothing (the proxy). */
-type ClientMode = 'pendingLogs' | 'logs' | 'proxy';
+/** The write-type syscalls this process has made (write, writev, sendmsg...; /proc/self/io `syscw`), NaN off Linux. */
+const writeSyscalls = (): number => {
+  try {
+    return Number(/syscw: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? Number.NaN);
+  } catch {
+    return Number.NaN;
+  }
+};
 
-interface Clients {
-  /** Every latency (µs, sorted) and the client processes' CPU time (µs) since the last report. */
-  report(): Promise<{ latencies: Float64Array; cpuUs: number }>;
-  close(): void;
-  failed: number;
+const repo = fileURLToPath(new URL('..', import.meta.url));
+
+/** What the bench takes from a tree: this one, or a baseline commit's copy. */
+interface Tree {
+  readonly name: string;
+  readonly createEmbeddedLog: typeof createEmbeddedLog;
+  readonly allTopics: typeof allTopics;
+  readonly createServe: typeof createServe;
 }
 
-async function startClients(url: string, count: number, mode: ClientMode): Promise<Clients> {
-  const children: ChildProcess[] = [];
-  let failed = 0;
-  const ready: Promise<void>[] = [];
-  for (let left = count; left > 0; left -= perProcess) {
-    const child = fork(clientScript, [], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    children.push(child);
-    ready.push(
-      new Promise<void>((resolve, reject) => {
-        child.once('message', (message: { failed: number }) => {
-          failed += message.failed;
-          resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`client process exited (${code})`)));
-      }),
-    );
-    child.send({ start: { url, count: Math.min(perProcess, left), mode } });
+/** The flashlog code of `ref` (a git archive beside this tree, made once), for a side-by-side run. */
+async function baselineTree(ref: string): Promise<Tree> {
+  const sha = execFileSync('git', ['-C', repo, 'rev-parse', '--short=12', `${ref}^{commit}`], { encoding: 'utf8' }).trim();
+  const root = join(repo, 'bench', '.cache', `baseline-${sha}`);
+  if (!existsSync(join(root, 'streams'))) {
+    // a plain copy of the commit's files, not a worktree: nothing is registered in the repository
+    mkdirSync(root, { recursive: true });
+    execFileSync('sh', ['-c', 'git -C "$0" archive --format=tar "$1" | tar -x -C "$2"', repo, sha, root], { stdio: 'ignore' });
   }
-  await Promise.all(ready);
+  if (!existsSync(join(root, 'node_modules'))) symlinkSync(join(repo, 'node_modules'), join(root, 'node_modules'));
+  const load = async <T>(path: string) => (await import(join(root, path))) as T;
   return {
-    get failed() {
-      return failed;
-    },
-    async report() {
-      const parts = await Promise.all(
-        children.map(
-          (child) =>
-            new Promise<{ latencies: Float64Array; cpuUs: number }>((resolve) => {
-              child.once('message', resolve);
-              child.send({ report: true });
-            }),
-        ),
-      );
-      const all = new Float64Array(parts.reduce((sum, part) => sum + part.latencies.length, 0));
-      let at = 0;
-      for (const part of parts) {
-        all.set(part.latencies, at);
-        at += part.latencies.length;
-      }
-      return { latencies: all.sort(), cpuUs: parts.reduce((sum, part) => sum + part.cpuUs, 0) };
-    },
-    close() {
-      for (const child of children) child.kill();
-    },
+    name: sha,
+    createEmbeddedLog: (await load<{ createEmbeddedLog: typeof createEmbeddedLog }>('src/log/embedded.ts')).createEmbeddedLog,
+    allTopics: (await load<{ allTopics: typeof allTopics }>('src/log/topics.ts')).allTopics,
+    createServe: (await load<{ createServe: typeof createServe }>('streams/serve.ts')).createServe,
   };
 }
 
@@ -164,6 +150,9 @@ export async function run(): Promise<Row[]> {
     }
     return true;
   });
+  const goMissing = clientKinds.includes('go') ? buildGoClient() : undefined;
+  if (goMissing) rows.push({ bench: 'fan-out', client: 'go', skipped: `${goMissing.skipped}; the Node client stands in` });
+  const clients = [...new Set(clientKinds.map((kind) => (kind === 'go' && goMissing ? 'node' : kind)))];
   const dir = mkdtempSync(join(tmpdir(), 'flashlog-bench-fanout-'));
   const pool = await signedTransfers(10);
   let number = 50_000_000n;
@@ -175,14 +164,19 @@ export async function run(): Promise<Row[]> {
       { kind: 'pendingLogs' as const, overrides: {}, perBlock: 10 },
       { kind: 'logs' as const, overrides: { source: 'blocks' }, perBlock: 1 },
     ].filter((each) => servers.includes(each.kind));
-    for (const { kind, overrides, perBlock } of flashlogRuns) {
+    const baseline = process.env.FLASHLOG_BENCH_FANOUT_BASELINE;
+    const trees: Tree[] = [
+      { name: 'this tree', createEmbeddedLog, allTopics, createServe },
+      ...(baseline && flashlogRuns.length > 0 ? [await baselineTree(baseline)] : []),
+    ];
+    for (const [{ kind, overrides, perBlock }, tree] of flashlogRuns.flatMap((run) => trees.map((tree) => [run, tree] as const))) {
       // each server its own data dir (its log and view snapshot)
-      const dataDir = join(dir, kind);
+      const dataDir = join(dir, `${kind}-${trees.indexOf(tree)}`);
       mkdirSync(dataDir);
-      const log = createEmbeddedLog({ path: join(dataDir, 'flashlog.db') });
-      await log.ensureTopics(allTopics.map((name) => ({ name })));
+      const log = tree.createEmbeddedLog({ path: join(dataDir, 'flashlog.db') });
+      await log.ensureTopics(tree.allTopics.map((name) => ({ name })));
       const ctx = benchContext(dataDir, { maxConnections: 20_000, ...overrides });
-      const serve = await createServe(ctx, { log, rpcUrl: stub.url });
+      const serve = await tree.createServe(ctx, { log, rpcUrl: stub.url });
       /** The gateway's log fan-out so far: batches, and seconds from queued to the last subscriber written. */
       const fanout = async () => {
         const values = (await ctx.metrics.getSingleMetric('flashlog_ws_log_fanout_seconds')?.get())?.values ?? [];
@@ -191,12 +185,13 @@ export async function run(): Promise<Row[]> {
         return { count: of('count'), seconds: of('sum') };
       };
       try {
-        for (const count of usable) {
-          const clients = await startClients(serve.gateway.wsUrl, count, kind);
+        for (const [count, client] of usable.flatMap((count) => clients.map((client) => [count, client] as const))) {
+          const subscribers = await startClients(client, serve.gateway.wsUrl, count, kind, perProcess);
           try {
             for (const { perSecond, seconds } of phases) {
               const fanoutFrom = await fanout();
               const cpuFrom = process.cpuUsage();
+              const syscallsFrom = writeSyscalls();
               const appended = await drive(
                 async (block, tx) => {
                   await log.produce(block.flashblock([tx], { logsPerTx: 1, data: nowUs }));
@@ -208,24 +203,31 @@ export async function run(): Promise<Row[]> {
                 perBlock,
               );
               const cpu = process.cpuUsage(cpuFrom);
+              const syscalls = writeSyscalls() - syscallsFrom;
               const fanoutTo = await fanout();
-              const measured = stats(await clients.report(), appended * (count - clients.failed));
+              const measured = stats(await subscribers.report(), appended * (count - subscribers.failed));
               rows.push({
                 bench: 'fan-out (append -> client)',
                 server: `flashlog ${kind}`,
+                ...(trees.length > 1 ? { code: tree.name } : {}),
                 subscribers: count,
+                client,
                 'blocks/s': perSecond,
-                'failed connections': clients.failed,
+                'failed connections': subscribers.failed,
                 ...measured,
                 // where the time goes: the gateway's fan-out (queued -> last subscriber written), and
                 // the gateway process's CPU (log, view, fan-out) per notification delivered
                 'gateway fan-out mean ms':
                   ((fanoutTo.seconds - fanoutFrom.seconds) * 1000) / Math.max(1, fanoutTo.count - fanoutFrom.count),
                 'gateway CPU µs/msg': (cpu.user + cpu.system) / Math.max(1, measured.received),
+                // the gateway process's write syscalls (the log's appends included) per second, and
+                // notifications delivered per write
+                'gateway writes/s': syscalls / seconds,
+                'msgs per write': measured.received / Math.max(1, syscalls),
               });
             }
           } finally {
-            clients.close();
+            subscribers.close();
           }
         }
       } finally {
@@ -270,8 +272,8 @@ export async function run(): Promise<Row[]> {
             throw new Error('websocket-proxy did not connect to its upstream in 10 s');
           }),
         ]);
-        for (const count of usable) {
-          const clients = await startClients(`ws://127.0.0.1:${port}/ws`, count, 'proxy');
+        for (const [count, client] of usable.flatMap((count) => clients.map((client) => [count, client] as const))) {
+          const subscribers = await startClients(client, `ws://127.0.0.1:${port}/ws`, count, 'proxy', perProcess);
           try {
             for (const { perSecond, seconds } of phases) {
               const appended = await drive(
@@ -288,13 +290,14 @@ export async function run(): Promise<Row[]> {
                 bench: 'fan-out (append -> client)',
                 server: `websocket-proxy (base/base ${built.commit.slice(0, 10)})`,
                 subscribers: count,
+                client,
                 'blocks/s': perSecond,
-                'failed connections': clients.failed,
-                ...stats(await clients.report(), appended * (count - clients.failed)),
+                'failed connections': subscribers.failed,
+                ...stats(await subscribers.report(), appended * (count - subscribers.failed)),
               });
             }
           } finally {
-            clients.close();
+            subscribers.close();
           }
         }
       } finally {
@@ -313,6 +316,7 @@ export async function run(): Promise<Row[]> {
       (other) =>
         String(other.server).startsWith('websocket-proxy') &&
         other.subscribers === row.subscribers &&
+        other.client === row.client &&
         other['blocks/s'] === row['blocks/s'],
     );
     if (peer && typeof peer['p99 ms'] === 'number') row['p99 x websocket-proxy'] = row['p99 ms'] / peer['p99 ms'];

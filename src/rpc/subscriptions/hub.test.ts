@@ -36,6 +36,8 @@ function framesOf(data: Buffer): string[] {
 
 function recordingSocket() {
   const messages: { subscription: string; result: { logIndex?: string; number?: string } }[] = [];
+  /** write(2)s the connection would make: raw writes outside a cork, and each uncork of a corked run. */
+  const calls = { writes: 0, corks: 0, uncorks: 0 };
   const record = (text: string) => messages.push((JSON.parse(text) as { params: (typeof messages)[number] }).params);
   const socket = {
     OPEN: 1,
@@ -43,17 +45,18 @@ function recordingSocket() {
     bufferedAmount: 0,
     _socket: {
       write: (data: Buffer) => {
+        calls.writes++;
         framesOf(data).forEach(record);
         return true;
       },
-      cork() {},
-      uncork() {},
+      cork: () => calls.corks++,
+      uncork: () => calls.uncorks++,
     },
     send: (text: string) => record(text),
     close() {},
     terminate() {},
   };
-  return { socket: socket as unknown as WebSocket, messages };
+  return { socket: socket as unknown as WebSocket, messages, calls };
 }
 
 async function setup(subscribers: number) {
@@ -124,5 +127,22 @@ describe('pendingLogs writer', () => {
     const order = late.messages.map((m) => (m.subscription === blocks ? 'block' : m.subscription === ids[249] ? 'log' : 'other'));
     expect(order.indexOf('block')).toBeGreaterThan(order.lastIndexOf('log'));
     expect(order.filter((kind) => kind === 'log')).toHaveLength(10);
+  });
+
+  it('two flashblocks handled in one turn go to each connection in one write (one cork and uncork with newFlashblocks), in order', async () => {
+    const { hub, sockets, ids, flashblock, block, logIndexes, settle } = await setup(3);
+    const both = sockets[2]!;
+    const blocks = hub.call(both.socket, 'eth_subscribe', ['newFlashblocks']) as string;
+    flashblock(0);
+    flashblock(1);
+    await settle();
+    const expected = block.logs().map((log) => log.logIndex);
+    expect(expected).toHaveLength(20);
+    sockets.forEach(({ messages }, i) => expect(logIndexes(messages, ids[i]!), `subscriber ${i}`).toEqual(expected));
+    for (const { calls } of sockets.slice(0, 2)) expect(calls).toEqual({ writes: 1, corks: 0, uncorks: 0 });
+    // the connection with both kinds: every notification of both view changes inside one cork
+    expect(both.calls).toMatchObject({ corks: 1, uncorks: 1 });
+    const order = both.messages.map((m) => (m.subscription === blocks ? 'block' : m.result.logIndex));
+    expect(order).toEqual([...expected.slice(0, 10), 'block', ...expected.slice(10), 'block']);
   });
 });

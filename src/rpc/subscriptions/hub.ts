@@ -91,7 +91,6 @@ export function createSubscriptionHub(options: {
     subscribersOf: (name) => byKind.get(name)!,
     active: () => byId.size > 0,
     fanout,
-    writer,
     out,
   });
 

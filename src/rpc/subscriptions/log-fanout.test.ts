@@ -49,4 +49,26 @@ describe('log fan-out', () => {
     );
     expect(fanoutCount?.value).toBeGreaterThanOrEqual(1);
   });
+
+  it("judges a corked connection by what it leaves unsent after uncorking, not by this turn's corked bytes", () => {
+    const writer = createSocketWriter({ maxBufferedBytes: 1000, logger: pino({ level: 'silent' }), metrics: new Registry() });
+    /** 1,500 bytes corked; uncorked, the kernel takes them all (`drains`) or leaves 1,200 unsent. */
+    const corkedSocket = (drains: boolean) => {
+      const { socket, closed } = fakeSocket();
+      let corked = false;
+      const raw = { write: () => true, cork: () => (corked = true), uncork: () => (corked = false) };
+      Object.assign(socket, { _socket: raw });
+      Object.defineProperty(socket, 'bufferedAmount', { get: () => (corked ? 1500 : drains ? 0 : 1200) });
+      return { socket, closed, isCorked: () => corked };
+    };
+    const draining = corkedSocket(true);
+    writer.cork(draining.socket);
+    expect(writer.writable(draining.socket)).toBe(true);
+    expect(draining.isCorked()).toBe(false);
+    expect(draining.closed).toEqual([]);
+    const stuck = corkedSocket(false);
+    writer.cork(stuck.socket);
+    expect(writer.writable(stuck.socket)).toBe(false);
+    expect(stuck.closed).toEqual([[1008, 'subscriber too slow: 1200 bytes unsent exceeds 1000']]);
+  });
 });

@@ -27,7 +27,9 @@ export interface LogSubscriber {
  * own frames synchronously too, so the order on the wire is kept.
  *
  * One writer (`pump`) serves the subscribers in the order they came, a slice per turn of the event
- * loop, so a fan-out to thousands never holds back the pipeline behind it. When newer logs arrive
+ * loop. It starts after the turn that queued a batch (setImmediate, no timer), so every batch the
+ * log delivered in that turn (a burst, a replay) reaches a subscriber in one write, one syscall. The
+ * slices mean a fan-out to thousands never holds back the pipeline behind it. When newer logs arrive
  * during a pass, the writer goes back to the first subscribers (those up to date get the new
  * batch; the rest get every batch they lack in one write), so the earliest subscribers wait for
  * one slice, not for the whole previous fan-out; a later one waits for the slices before it. Each
@@ -64,6 +66,7 @@ export function createLogFanout(writer: SocketWriter, logger: Logger, metrics: R
   const bySocket = new Map<WebSocket, Set<LogSubscriber>>();
   const batches: LogBatch[] = [];
   let seq = 0;
+  /** A pass is under way or queued for the end of this turn. */
   let pumping = false;
 
   /** Writes `sub` every batch after its cursor up to `target`, in one write. */
@@ -82,7 +85,6 @@ export function createLogFanout(writer: SocketWriter, logger: Logger, metrics: R
   };
 
   async function pump(): Promise<void> {
-    pumping = true;
     try {
       let restarts = 0;
       for (;;) {
@@ -141,7 +143,9 @@ export function createLogFanout(writer: SocketWriter, logger: Logger, metrics: R
     queue(logs) {
       if (subs.size === 0 || logs.length === 0) return;
       batches.push({ seq: ++seq, logs, queuedAt: performance.now(), bodies: new Array(logs.length) });
-      if (!pumping) void pump();
+      if (pumping) return;
+      pumping = true;
+      setImmediate(() => void pump());
     },
   };
 }

@@ -6,7 +6,6 @@ import type { ViewState } from '../../view/state.ts';
 import { canonicalBlocks$ } from '../canonical-blocks.ts';
 import type { KindSource, Notifier, Subscriber, SubscriptionKind } from './kind.ts';
 import type { LogFanout } from './log-fanout.ts';
-import type { SocketWriter } from './socket-writer.ts';
 
 /**
  * The streams the kinds read, turned into notifications:
@@ -15,8 +14,9 @@ import type { SocketWriter } from './socket-writer.ts';
  * - each canonical block the view's head passes (only when an upstream is there and a
  *   `canonical` kind has subscribers), to the `canonical` kinds.
  * The state replayed as the hub subscribes (the view so far) is not news; anything after it is,
- * including the very first state when the log was empty at start. One view change's writes are
- * uncorked together when it is done.
+ * including the very first state when the log was empty at start. The writes of every view change
+ * handled in one turn of the event loop (the log delivers what it has read in one turn: a burst, a
+ * replay) leave together, one write per connection, when the socket writer uncorks after the turn.
  */
 export function notifyFromStreams(options: {
   readonly states$: Observable<ViewState>;
@@ -27,10 +27,9 @@ export function notifyFromStreams(options: {
   /** Whether anyone is subscribed at all. */
   readonly active: () => boolean;
   readonly fanout: LogFanout;
-  readonly writer: SocketWriter;
   readonly out: Notifier;
 }): { close(): void } {
-  const { logger, fanout, writer, out, subscribersOf } = options;
+  const { logger, fanout, out, subscribersOf } = options;
   const reading = (source: KindSource) => options.kinds.filter((kind) => kind.source === source).map((kind) => kind.spec);
   const flashblockKinds = reading('flashblocks');
   const canonicalKinds = reading('canonical');
@@ -58,8 +57,6 @@ export function notifyFromStreams(options: {
           } else if (change.type === 'removed') fanout.queue(change.logs);
         } catch (error) {
           logger.warn({ err: errorMessage(error) }, 'notification failed');
-        } finally {
-          writer.uncorkAll();
         }
       }),
     )
@@ -76,11 +73,7 @@ export function notifyFromStreams(options: {
           logger,
           wanted: () => ({ heads: wants('header'), logs: wants('logs') }),
         }).subscribe((block) => {
-          try {
-            for (const kind of canonicalKinds) kind.canonical!.notify(block, subscribersOf(kind.name), out);
-          } finally {
-            writer.uncorkAll();
-          }
+          for (const kind of canonicalKinds) kind.canonical!.notify(block, subscribersOf(kind.name), out);
         })
       : undefined;
 

@@ -5,16 +5,16 @@ import { counter, type Registry } from '../../obs/metrics.ts';
 /**
  * What every notification goes through on its way to a connection: the slow-subscriber drop (a
  * connection whose unsent bytes exceed `maxBufferedBytes` is closed, 1008 with the reason, and
- * never slows the others), corking (every notification one view change brings a connection goes
- * out in one write, one syscall, until `uncorkAll`), and the JSON-RPC notification envelope.
+ * never slows the others), corking (every notification a connection gets in one turn of the event
+ * loop, from every view change the log delivered in that turn, goes out in one write, one syscall:
+ * the writer uncorks once per turn, on setImmediate, not per view change and never on a timer), and
+ * the JSON-RPC notification envelope.
  */
 export interface SocketWriter {
   /** False when the connection is gone or was just dropped as too slow (then nothing is written). */
   writable(socket: WebSocket): boolean;
-  /** Corks the connection's socket until `uncorkAll`. */
+  /** Corks the connection's socket until the end of this turn of the event loop. */
   cork(socket: WebSocket): void;
-  /** Ends one view change's writes. */
-  uncorkAll(): void;
   /** The raw TCP socket under a `ws` connection, for frames written ready-made. */
   raw(socket: WebSocket): RawSocket | undefined;
   /** Counts notifications sent, by kind. */
@@ -37,11 +37,24 @@ export function createSocketWriter(options: { maxBufferedBytes: number; logger: 
   const slowDrops = counter(options.metrics, 'flashlog_ws_slow_disconnects_total', 'subscribers disconnected for falling behind');
   const slow = new WeakSet<WebSocket>();
   const corked = new Set<RawSocket>();
+  let uncorkQueued = false;
   const raw = (socket: WebSocket) => (socket as unknown as { _socket?: RawSocket })._socket;
+  const uncorkAll = (): void => {
+    uncorkQueued = false;
+    for (const under of corked) under.uncork();
+    corked.clear();
+  };
 
   /** Closes a connection whose unsent data passed the limit (1008, with the reason); true if it did. */
   const dropIfSlow = (socket: WebSocket): boolean => {
     if (socket.bufferedAmount <= maxBufferedBytes) return false;
+    // bytes held back by this turn's cork are not the subscriber's fault: hand them to the kernel
+    // first, so the drop judges what the connection really left unsent, as it did uncorked
+    const under = raw(socket);
+    if (under && corked.delete(under)) {
+      under.uncork();
+      if (socket.bufferedAmount <= maxBufferedBytes) return false;
+    }
     slow.add(socket);
     slowDrops.inc();
     logger.warn({ buffered: socket.bufferedAmount, limit: maxBufferedBytes }, 'subscriber too slow; disconnecting');
@@ -54,14 +67,12 @@ export function createSocketWriter(options: { maxBufferedBytes: number; logger: 
     writable: (socket) => !slow.has(socket) && socket.readyState === socket.OPEN && !dropIfSlow(socket),
     cork(socket) {
       const under = raw(socket);
-      if (under && !corked.has(under)) {
-        under.cork();
-        corked.add(under);
-      }
-    },
-    uncorkAll() {
-      for (const under of corked) under.uncork();
-      corked.clear();
+      if (!under || corked.has(under)) return;
+      under.cork();
+      corked.add(under);
+      if (uncorkQueued) return;
+      uncorkQueued = true;
+      setImmediate(uncorkAll);
     },
     raw,
     sent: (kind, count = 1) => notifications.inc({ kind }, count),
