@@ -99,6 +99,6 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    exclude: { path: '(^|/)node_modules/' },
+    exclude: { path: ['(^|/)node_modules/', '^bench/[.]cache/'] },
   },
 };
