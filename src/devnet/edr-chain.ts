@@ -35,50 +35,83 @@ export interface EngineOptions {
   readonly predeploys?: readonly { readonly address: `0x${string}`; readonly code: `0x${string}` }[];
 }
 
+/**
+ * How many whole states EDR's provider keeps in its block state cache. EDR pushes one state into
+ * that LRU cache for every block it mines, trial blocks that evm_revert drops included, and only
+ * evicts past 100,000 states (DEFAULT_MAX_CACHED_STATES in edr_provider's data.rs): the states
+ * share their unchanged trie nodes, but each keeps what its block changed, so the devnet's memory
+ * grew with every block ever mined (scripts/edr-memory.ts: 8.5 MiB per 1,000 transactions executed
+ * in the devnet's pattern, 2.3 with 16 states). A state evicted from the cache is recomputed when
+ * asked for (from genesis, replaying each block's state diff), so the cap must hold every state the
+ * producer goes back to: the parent of the open block, after its trial blocks (at most one a
+ * flashblock, ten a block by default), and the sealed head the RPC reads. 128 is about a dozen blocks.
+ */
+export const DEVNET_MAX_CACHED_STATES = 128;
+
+/**
+ * EDR reads its state cache's size from the environment variable `__EDR_MAX_CACHED_STATES` when it
+ * makes a provider (it is no ProviderConfig field), so it is set for the devnet's provider only and
+ * put back after: the local executor's forks keep EDR's default. A value already in the
+ * environment wins (to measure EDR's default: `__EDR_MAX_CACHED_STATES=100000`).
+ */
+async function withMaxCachedStates<T>(states: number, make: () => Promise<T>): Promise<T> {
+  const name = '__EDR_MAX_CACHED_STATES';
+  const before = process.env[name];
+  if (before !== undefined) return make();
+  process.env[name] = String(states);
+  try {
+    return await make();
+  } finally {
+    delete process.env[name];
+  }
+}
+
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   // One EDR context per process, shared with the local executor (src/execute/edr.ts): EDR warns
   // "Please only initialize EdrContext once per process" when `run --devnet` makes a second one.
   const { edr, context } = await edrContext();
-  const provider: Provider = await context.createProvider(
-    edr.OP_CHAIN_TYPE,
-    {
-      allowBlocksWithSameTimestamp: options.sameTimestampBlocks ?? false,
-      allowUnlimitedContractSize: false,
-      // A reverting eth_call is an error (with the revert data), as on a node, not a `0x` result.
-      bailOnCallFailure: true,
-      bailOnTransactionFailure: false,
-      chainId: options.chainId,
-      networkId: options.chainId,
-      coinbase: hexToBytes(options.coinbase),
-      defaultTransactionGasLimit: 30_000_000n,
-      genesisState: [
-        // OP predeploys, with the devnet's L1Block code (see contracts/DevnetL1Block.sol for why).
-        ...edr
-          .opGenesisState(edr.OpHardfork.Isthmus)
-          .map((account) =>
-            bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
-              ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
-              : account,
-          ),
-        ...options.funded.map((account) => ({ address: hexToBytes(account.address), balance: account.balance })),
-        ...(options.predeploys ?? []).map((account) => ({
-          address: hexToBytes(account.address),
-          code: hexToBytes(account.code),
-          balance: 0n,
-        })),
-      ],
-      hardfork: 'isthmus',
-      initialBaseFeePerGas: options.initialBaseFeePerGas,
-      minGasPrice: 0n,
-      mining: { autoMine: false, blockGasLimit: options.blockGasLimit, memPool: { order: edr.MineOrdering.Fifo } },
-      network: { genesisBlockGasLimit: options.blockGasLimit, genesisBlockTime: options.genesisTime },
-      observability: {},
-      ownedAccounts: [],
-      precompileOverrides: [],
-    },
-    { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
-    { subscriptionCallback: () => {} },
-    new edr.ContractDecoder(),
+  const provider: Provider = await withMaxCachedStates(DEVNET_MAX_CACHED_STATES, () =>
+    context.createProvider(
+      edr.OP_CHAIN_TYPE,
+      {
+        allowBlocksWithSameTimestamp: options.sameTimestampBlocks ?? false,
+        allowUnlimitedContractSize: false,
+        // A reverting eth_call is an error (with the revert data), as on a node, not a `0x` result.
+        bailOnCallFailure: true,
+        bailOnTransactionFailure: false,
+        chainId: options.chainId,
+        networkId: options.chainId,
+        coinbase: hexToBytes(options.coinbase),
+        defaultTransactionGasLimit: 30_000_000n,
+        genesisState: [
+          // OP predeploys, with the devnet's L1Block code (see contracts/DevnetL1Block.sol for why).
+          ...edr
+            .opGenesisState(edr.OpHardfork.Isthmus)
+            .map((account) =>
+              bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
+                ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
+                : account,
+            ),
+          ...options.funded.map((account) => ({ address: hexToBytes(account.address), balance: account.balance })),
+          ...(options.predeploys ?? []).map((account) => ({
+            address: hexToBytes(account.address),
+            code: hexToBytes(account.code),
+            balance: 0n,
+          })),
+        ],
+        hardfork: 'isthmus',
+        initialBaseFeePerGas: options.initialBaseFeePerGas,
+        minGasPrice: 0n,
+        mining: { autoMine: false, blockGasLimit: options.blockGasLimit, memPool: { order: edr.MineOrdering.Fifo } },
+        network: { genesisBlockGasLimit: options.blockGasLimit, genesisBlockTime: options.genesisTime },
+        observability: {},
+        ownedAccounts: [],
+        precompileOverrides: [],
+      },
+      { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
+      { subscriptionCallback: () => {} },
+      new edr.ContractDecoder(),
+    ),
   );
 
   let nextId = 1;
