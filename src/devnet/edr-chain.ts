@@ -31,6 +31,8 @@ export interface EngineOptions {
   readonly funded: readonly { readonly address: `0x${string}`; readonly balance: bigint }[];
   /** Several blocks may share one seconds timestamp (Denim: five 200 ms blocks per second). */
   readonly sameTimestampBlocks?: boolean;
+  /** Whole states EDR's provider caches (default DEVNET_MAX_CACHED_STATES); a test bounds it lower. */
+  readonly maxCachedStates?: number;
   /** More genesis accounts with code (the Denim devnet's BaseTime predeploy). */
   readonly predeploys?: readonly { readonly address: `0x${string}`; readonly code: `0x${string}` }[];
 }
@@ -70,7 +72,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   // One EDR context per process, shared with the local executor (src/execute/edr.ts): EDR warns
   // "Please only initialize EdrContext once per process" when `run --devnet` makes a second one.
   const { edr, context } = await edrContext();
-  const provider: Provider = await withMaxCachedStates(DEVNET_MAX_CACHED_STATES, () =>
+  const provider: Provider = await withMaxCachedStates(options.maxCachedStates ?? DEVNET_MAX_CACHED_STATES, () =>
     context.createProvider(
       edr.OP_CHAIN_TYPE,
       {
