@@ -11,9 +11,10 @@
  * Warm-up is the first fifth of the run, at least 60 s. The local executor re-forks about once a
  * minute (src/execute/local.ts), so its RSS is a saw-tooth: read the slope over several minutes.
  *
- * Comparisons run only when named in --only: `devnet-edr-cache` and `run-devnet-edr-cache` are
- * `devnet` and `run-devnet` with EDR's own state cache bound instead of the devnet's (before/after
- * the fix of issue 19, side by side: `--only devnet,devnet-edr-cache,run-devnet,run-devnet-edr-cache --parallel`).
+ * Comparisons run only when named in --only: `devnet-edr-cache`, `run-devnet-edr-cache` and
+ * `run-devnet-30-edr-cache` are `devnet`, `run-devnet` and `run-devnet-30` with EDR's own state
+ * cache bound instead of flashlog's (before/after the fix of issue 19, side by side:
+ * `--only devnet,devnet-edr-cache,run-devnet,run-devnet-edr-cache,run-devnet-30,run-devnet-30-edr-cache --parallel`).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -124,7 +125,7 @@ const scenarios: readonly Scenario[] = [
     },
   },
   // Before/after, side by side: the same commands with EDR's own state cache bound (100,000 states,
-  // in effect none) instead of the devnet's (src/devnet/edr-chain.ts, DEVNET_MAX_CACHED_STATES).
+  // in effect none) instead of the devnet's and the executor's (src/execute/edr.ts, withMaxCachedStates).
   {
     name: 'devnet-edr-cache',
     load: 'devnet --load 30, EDR default state cache (__EDR_MAX_CACHED_STATES=100000)',
@@ -136,6 +137,19 @@ const scenarios: readonly Scenario[] = [
         { __EDR_MAX_CACHED_STATES: '100000' },
       );
       return { measured: devnet, stop: () => stopAll([devnet.proc]) };
+    },
+  },
+  {
+    name: 'run-devnet-30-edr-cache',
+    load: 'run --devnet --load 30, EDR default state cache (__EDR_MAX_CACHED_STATES=100000)',
+    onRequest: true,
+    async setup(dir) {
+      const run = await start(
+        ['run', '--devnet', '--load', '30', '--port', '0', '--metrics-port', '0', '--data-dir', dir],
+        'upstream connected',
+        { __EDR_MAX_CACHED_STATES: '100000' },
+      );
+      return { measured: run, stop: () => stopAll([run.proc]) };
     },
   },
   {

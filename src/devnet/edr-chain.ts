@@ -3,7 +3,7 @@ import { bytesToHex, hexToBytes } from 'viem';
 import { DevnetL1Block } from './contracts/bytecode.ts';
 import { L1_BLOCK_PREDEPLOY, l1BlockStorage, type L1Attributes } from './deposit.ts';
 import { JsonRpcError } from '../errors.ts';
-import { edrContext } from '../execute/edr.ts';
+import { edrContext, withMaxCachedStates } from '../execute/edr.ts';
 
 /**
  * The devnet's EVM: one EDR provider of the OP chain type (deposits, L1 data fee, operator fee),
@@ -49,24 +49,6 @@ export interface EngineOptions {
  * flashblock, ten a block by default), and the sealed head the RPC reads. 128 is about a dozen blocks.
  */
 export const DEVNET_MAX_CACHED_STATES = 128;
-
-/**
- * EDR reads its state cache's size from the environment variable `__EDR_MAX_CACHED_STATES` when it
- * makes a provider (it is no ProviderConfig field), so it is set for the devnet's provider only and
- * put back after: the local executor's forks keep EDR's default. A value already in the
- * environment wins (to measure EDR's default: `__EDR_MAX_CACHED_STATES=100000`).
- */
-async function withMaxCachedStates<T>(states: number, make: () => Promise<T>): Promise<T> {
-  const name = '__EDR_MAX_CACHED_STATES';
-  const before = process.env[name];
-  if (before !== undefined) return make();
-  process.env[name] = String(states);
-  try {
-    return await make();
-  } finally {
-    delete process.env[name];
-  }
-}
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   // One EDR context per process, shared with the local executor (src/execute/edr.ts): EDR warns
