@@ -41,6 +41,9 @@ export function edrContext(): Promise<{ edr: Edr; context: InstanceType<Edr['Edr
   return loaded;
 }
 
+/** Providers being made under withMaxCachedStates. */
+let boundsPending = 0;
+
 /**
  * EDR pushes one whole state into its provider's block state cache (an LRU) for every block it
  * mines, trial blocks that evm_revert drops included, and for every hardhat_setBalance /
@@ -55,12 +58,17 @@ export function edrContext(): Promise<{ edr: Edr; context: InstanceType<Edr['Edr
  */
 export async function withMaxCachedStates<T>(states: number, make: () => Promise<T>): Promise<T> {
   const name = '__EDR_MAX_CACHED_STATES';
-  if (process.env[name] !== undefined) return make();
-  process.env[name] = String(states);
+  // EDR reads the variable on its own thread some time before the provider resolves: while one
+  // provider is being made, another made at the same time (the devnet's and a fork, in `run
+  // --devnet`) gets the bound already set, and the variable stays until the last one is made.
+  if (boundsPending === 0 && process.env[name] !== undefined) return make();
+  if (boundsPending === 0) process.env[name] = String(states);
+  boundsPending += 1;
   try {
     return await make();
   } finally {
-    delete process.env[name];
+    boundsPending -= 1;
+    if (boundsPending === 0) delete process.env[name];
   }
 }
 
