@@ -38,17 +38,18 @@ export interface EngineOptions {
 }
 
 /**
- * How many whole states EDR's provider keeps in its block state cache. EDR pushes one state into
- * that LRU cache for every block it mines, trial blocks that evm_revert drops included, and only
- * evicts past 100,000 states (DEFAULT_MAX_CACHED_STATES in edr_provider's data.rs): the states
- * share their unchanged trie nodes, but each keeps what its block changed, so the devnet's memory
- * grew with every block ever mined (scripts/edr-memory.ts: 8.5 MiB per 1,000 transactions executed
- * in the devnet's pattern, 2.3 with 16 states). A state evicted from the cache is recomputed when
- * asked for (from genesis, replaying each block's state diff), so the cap must hold every state the
- * producer goes back to: the parent of the open block, after its trial blocks (at most one a
- * flashblock, ten a block by default), and the sealed head the RPC reads. 128 is about a dozen blocks.
+ * How many whole states the devnet's EDR provider keeps in its block state cache (see
+ * withMaxCachedStates in src/execute/edr.ts for why it is bounded: without a bound the devnet grew
+ * by every block it ever mined, trial blocks included; scripts/edr-memory.ts: 8.5 MiB per 1,000
+ * transactions executed in the devnet's pattern, 2.2 bounded). A state that falls out is recomputed
+ * from genesis when asked for, replaying every block's state diff: a cost that grows with the
+ * chain, so the bound must hold every state read often: the parent of the open block (after up to
+ * ten trial blocks a block), the sealed head the RPC reads, and the block a local executor forked
+ * from, whose accounts and slots it reads at that block number for up to 32 blocks (src/execute/
+ * local.ts). A block costs about a dozen states (open, trial blocks, seal): 512 states hold about
+ * 40 blocks, a few tens of MB at load 30.
  */
-export const DEVNET_MAX_CACHED_STATES = 128;
+export const DEVNET_MAX_CACHED_STATES = 512;
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   // One EDR context per process, shared with the local executor (src/execute/edr.ts): EDR warns
