@@ -40,16 +40,19 @@ export interface EngineOptions {
 /**
  * How many whole states the devnet's EDR provider keeps in its block state cache (see
  * withMaxCachedStates in src/execute/edr.ts for why it is bounded: without a bound the devnet grew
- * by every block it ever mined, trial blocks included; scripts/edr-memory.ts: 8.5 MiB per 1,000
- * transactions executed in the devnet's pattern, 2.2 bounded). A state that falls out is recomputed
- * from genesis when asked for, replaying every block's state diff: a cost that grows with the
- * chain, so the bound must hold every state read often: the parent of the open block (after up to
- * ten trial blocks a block), the sealed head the RPC reads, and the block a local executor forked
- * from, whose accounts and slots it reads at that block number for up to 32 blocks (src/execute/
- * local.ts). A block costs about a dozen states (open, trial blocks, seal): 512 states hold about
- * 40 blocks, a few tens of MB at load 30.
+ * by every block it ever mined, trial blocks included; scripts/edr-memory.ts: 7-8.5 MiB per 1,000
+ * transactions executed in the devnet's pattern, 2.2 with this bound). A state that falls out is
+ * recomputed from genesis when asked for, replaying every block's state diff: a cost that grows
+ * with the chain, so the bound must hold every state read often. The cache is an LRU and a read
+ * keeps a state in it: the parent of the open block (read again after at most ten trial blocks),
+ * the sealed head the RPC reads, and the block a local executor forked from, whose accounts and
+ * slots it reads at that block number as its transactions first touch them (src/execute/local.ts).
+ * A block costs about a dozen states (open, trial blocks, seal): 128 hold about ten blocks.
+ * 512 was tried: it holds more of what a state costs (about 50 MB at load 30), filled within the
+ * first minutes, and `run --devnet --load 30`'s memory floor then grew by 82 MB in the 3 minutes of
+ * chaos scenario 9 against 15-36 MB with 128 (README, "Memory and CPU to expect").
  */
-export const DEVNET_MAX_CACHED_STATES = 512;
+export const DEVNET_MAX_CACHED_STATES = 128;
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   // One EDR context per process, shared with the local executor (src/execute/edr.ts): EDR warns
