@@ -10,6 +10,11 @@
  *
  * Warm-up is the first fifth of the run, at least 60 s. The local executor re-forks about once a
  * minute (src/execute/local.ts), so its RSS is a saw-tooth: read the slope over several minutes.
+ *
+ * Comparisons run only when named in --only: `devnet-edr-cache`, `run-devnet-edr-cache` and
+ * `run-devnet-30-edr-cache` are `devnet`, `run-devnet` and `run-devnet-30` with EDR's own state
+ * cache bound instead of flashlog's (before/after the fix of issue 19, side by side:
+ * `--only devnet,devnet-edr-cache,run-devnet,run-devnet-edr-cache,run-devnet-30,run-devnet-30-edr-cache --parallel`).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,8 +49,9 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 async function start(
   args: readonly string[],
   ready: string,
+  env: Record<string, string> = {},
 ): Promise<{ proc: FlashlogProcess; metricsUrl: string | undefined; line: Record<string, unknown> }> {
-  const proc = spawnFlashlog(args, { FLASHLOG_LOG_LEVEL: 'info' });
+  const proc = spawnFlashlog(args, { FLASHLOG_LOG_LEVEL: 'info', ...env });
   const metrics = args.includes('--no-metrics') ? undefined : await proc.waitFor((line) => line.msg === 'metrics listening', 60_000);
   const line = await proc.waitFor((candidate) => candidate.msg === ready, 120_000);
   return { proc, metricsUrl: metrics ? String(metrics.url) : undefined, line };
@@ -54,6 +60,8 @@ async function start(
 interface Scenario {
   readonly name: string;
   readonly load: string;
+  /** Run only when named in --only (comparisons, not commands a user runs). */
+  readonly onRequest?: boolean;
   /** Starts helpers and the measured process; returns it and a stop for everything. */
   setup(dir: string): Promise<{ measured: { proc: FlashlogProcess; metricsUrl: string | undefined }; stop(): Promise<void> }>;
 }
@@ -95,6 +103,17 @@ const scenarios: readonly Scenario[] = [
     },
   },
   {
+    name: 'run-devnet-30',
+    load: 'run --devnet --load 30 (the memory chaos scenario, for longer)',
+    async setup(dir) {
+      const run = await start(
+        ['run', '--devnet', '--load', '30', '--port', '0', '--metrics-port', '0', '--data-dir', dir],
+        'upstream connected',
+      );
+      return { measured: run, stop: () => stopAll([run.proc]) };
+    },
+  },
+  {
     name: 'devnet',
     load: 'devnet --load 30',
     async setup() {
@@ -103,6 +122,45 @@ const scenarios: readonly Scenario[] = [
         'devnet started',
       );
       return { measured: devnet, stop: () => stopAll([devnet.proc]) };
+    },
+  },
+  // Before/after, side by side: the same commands with EDR's own state cache bound (100,000 states,
+  // in effect none) instead of the devnet's and the executor's (src/execute/edr.ts, withMaxCachedStates).
+  {
+    name: 'devnet-edr-cache',
+    load: 'devnet --load 30, EDR default state cache (__EDR_MAX_CACHED_STATES=100000)',
+    onRequest: true,
+    async setup() {
+      const devnet = await start(
+        ['devnet', '--load', '30', '--devnet-port', '0', '--devnet-ws-port', '0', '--metrics-port', '0'],
+        'devnet started',
+        { __EDR_MAX_CACHED_STATES: '100000' },
+      );
+      return { measured: devnet, stop: () => stopAll([devnet.proc]) };
+    },
+  },
+  {
+    name: 'run-devnet-30-edr-cache',
+    load: 'run --devnet --load 30, EDR default state cache (__EDR_MAX_CACHED_STATES=100000)',
+    onRequest: true,
+    async setup(dir) {
+      const run = await start(
+        ['run', '--devnet', '--load', '30', '--port', '0', '--metrics-port', '0', '--data-dir', dir],
+        'upstream connected',
+        { __EDR_MAX_CACHED_STATES: '100000' },
+      );
+      return { measured: run, stop: () => stopAll([run.proc]) };
+    },
+  },
+  {
+    name: 'run-devnet-edr-cache',
+    load: 'run --devnet (load 10), EDR default state cache (__EDR_MAX_CACHED_STATES=100000)',
+    onRequest: true,
+    async setup(dir) {
+      const run = await start(['run', '--devnet', '--port', '0', '--metrics-port', '0', '--data-dir', dir], 'upstream connected', {
+        __EDR_MAX_CACHED_STATES: '100000',
+      });
+      return { measured: run, stop: () => stopAll([run.proc]) };
     },
   },
   {
@@ -349,7 +407,7 @@ async function soakOrFail(scenario: Scenario): Promise<Row> {
     };
   }
 }
-const chosen = scenarios.filter((candidate) => !only || only.includes(candidate.name));
+const chosen = scenarios.filter((candidate) => (only ? only.includes(candidate.name) : !candidate.onRequest));
 if (values.parallel) rows.push(...(await Promise.all(chosen.map(soakOrFail))));
 else for (const scenario of chosen) rows.push(await soakOrFail(scenario));
 const columns = Object.keys(rows[0] ?? {}) as (keyof Row)[];

@@ -46,9 +46,10 @@ export const headerHash = (header: HeaderFields): Hex => hashHeader(headerFromRp
  * (their gas limits add up to more), the block so far is mined again in full instead: a full
  * block is exactly what the seal will fill, and the next trials build on it.
  *
- * Why: EDR keeps about 3 KB of native memory for every transaction it executes, for as long as
- * the chain lives, reverted or not. Mining the whole block so far at every flashblock executed a
- * transaction about 5.5 times before its seal (bench and soak figures in the README).
+ * Why: every block EDR mines, a trial block too, costs a state in EDR's state cache (bounded by
+ * the engine, edr-chain.ts) and CPU; mining the whole block so far at every flashblock executed a
+ * transaction about 5.5 times before its seal. What EDR keeps for good is the sealed chain: its
+ * blocks, receipts and state diffs (bench and soak figures in the README, "Memory and CPU to expect").
  */
 export type Call = <R = unknown>(method: string, params?: readonly unknown[]) => Promise<R>;
 

@@ -3,7 +3,7 @@ import { bytesToHex, hexToBytes } from 'viem';
 import { DevnetL1Block } from './contracts/bytecode.ts';
 import { L1_BLOCK_PREDEPLOY, l1BlockStorage, type L1Attributes } from './deposit.ts';
 import { JsonRpcError } from '../errors.ts';
-import { edrContext } from '../execute/edr.ts';
+import { edrContext, withMaxCachedStates } from '../execute/edr.ts';
 
 /**
  * The devnet's EVM: one EDR provider of the OP chain type (deposits, L1 data fee, operator fee),
@@ -31,54 +31,75 @@ export interface EngineOptions {
   readonly funded: readonly { readonly address: `0x${string}`; readonly balance: bigint }[];
   /** Several blocks may share one seconds timestamp (Denim: five 200 ms blocks per second). */
   readonly sameTimestampBlocks?: boolean;
+  /** Whole states EDR's provider caches (default DEVNET_MAX_CACHED_STATES); a test bounds it lower. */
+  readonly maxCachedStates?: number;
   /** More genesis accounts with code (the Denim devnet's BaseTime predeploy). */
   readonly predeploys?: readonly { readonly address: `0x${string}`; readonly code: `0x${string}` }[];
 }
+
+/**
+ * How many whole states the devnet's EDR provider keeps in its block state cache (see
+ * withMaxCachedStates in src/execute/edr.ts for why it is bounded: without a bound the devnet grew
+ * by every block it ever mined, trial blocks included; scripts/edr-memory.ts: 7-8.5 MiB per 1,000
+ * transactions executed in the devnet's pattern, 2.2 with this bound). A state that falls out is
+ * recomputed from genesis when asked for, replaying every block's state diff: a cost that grows
+ * with the chain, so the bound must hold every state read often. The cache is an LRU and a read
+ * keeps a state in it: the parent of the open block (read again after at most ten trial blocks),
+ * the sealed head the RPC reads, and the block a local executor forked from, whose accounts and
+ * slots it reads at that block number as its transactions first touch them (src/execute/local.ts).
+ * A block costs about a dozen states (open, trial blocks, seal): 128 hold about ten blocks.
+ * 512 was tried: it holds more of what a state costs (about 50 MB at load 30), filled within the
+ * first minutes, and `run --devnet --load 30`'s memory floor then grew by 82 MB in the 3 minutes of
+ * chaos scenario 9 against 15-36 MB with 128 (README, "Memory and CPU to expect").
+ */
+export const DEVNET_MAX_CACHED_STATES = 128;
 
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   // One EDR context per process, shared with the local executor (src/execute/edr.ts): EDR warns
   // "Please only initialize EdrContext once per process" when `run --devnet` makes a second one.
   const { edr, context } = await edrContext();
-  const provider: Provider = await context.createProvider(
-    edr.OP_CHAIN_TYPE,
-    {
-      allowBlocksWithSameTimestamp: options.sameTimestampBlocks ?? false,
-      allowUnlimitedContractSize: false,
-      // A reverting eth_call is an error (with the revert data), as on a node, not a `0x` result.
-      bailOnCallFailure: true,
-      bailOnTransactionFailure: false,
-      chainId: options.chainId,
-      networkId: options.chainId,
-      coinbase: hexToBytes(options.coinbase),
-      defaultTransactionGasLimit: 30_000_000n,
-      genesisState: [
-        // OP predeploys, with the devnet's L1Block code (see contracts/DevnetL1Block.sol for why).
-        ...edr
-          .opGenesisState(edr.OpHardfork.Isthmus)
-          .map((account) =>
-            bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
-              ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
-              : account,
-          ),
-        ...options.funded.map((account) => ({ address: hexToBytes(account.address), balance: account.balance })),
-        ...(options.predeploys ?? []).map((account) => ({
-          address: hexToBytes(account.address),
-          code: hexToBytes(account.code),
-          balance: 0n,
-        })),
-      ],
-      hardfork: 'isthmus',
-      initialBaseFeePerGas: options.initialBaseFeePerGas,
-      minGasPrice: 0n,
-      mining: { autoMine: false, blockGasLimit: options.blockGasLimit, memPool: { order: edr.MineOrdering.Fifo } },
-      network: { genesisBlockGasLimit: options.blockGasLimit, genesisBlockTime: options.genesisTime },
-      observability: {},
-      ownedAccounts: [],
-      precompileOverrides: [],
-    },
-    { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
-    { subscriptionCallback: () => {} },
-    new edr.ContractDecoder(),
+  const provider: Provider = await withMaxCachedStates(options.maxCachedStates ?? DEVNET_MAX_CACHED_STATES, () =>
+    context.createProvider(
+      edr.OP_CHAIN_TYPE,
+      {
+        allowBlocksWithSameTimestamp: options.sameTimestampBlocks ?? false,
+        allowUnlimitedContractSize: false,
+        // A reverting eth_call is an error (with the revert data), as on a node, not a `0x` result.
+        bailOnCallFailure: true,
+        bailOnTransactionFailure: false,
+        chainId: options.chainId,
+        networkId: options.chainId,
+        coinbase: hexToBytes(options.coinbase),
+        defaultTransactionGasLimit: 30_000_000n,
+        genesisState: [
+          // OP predeploys, with the devnet's L1Block code (see contracts/DevnetL1Block.sol for why).
+          ...edr
+            .opGenesisState(edr.OpHardfork.Isthmus)
+            .map((account) =>
+              bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
+                ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
+                : account,
+            ),
+          ...options.funded.map((account) => ({ address: hexToBytes(account.address), balance: account.balance })),
+          ...(options.predeploys ?? []).map((account) => ({
+            address: hexToBytes(account.address),
+            code: hexToBytes(account.code),
+            balance: 0n,
+          })),
+        ],
+        hardfork: 'isthmus',
+        initialBaseFeePerGas: options.initialBaseFeePerGas,
+        minGasPrice: 0n,
+        mining: { autoMine: false, blockGasLimit: options.blockGasLimit, memPool: { order: edr.MineOrdering.Fifo } },
+        network: { genesisBlockGasLimit: options.blockGasLimit, genesisBlockTime: options.genesisTime },
+        observability: {},
+        ownedAccounts: [],
+        precompileOverrides: [],
+      },
+      { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
+      { subscriptionCallback: () => {} },
+      new edr.ContractDecoder(),
+    ),
   );
 
   let nextId = 1;

@@ -41,6 +41,45 @@ export function edrContext(): Promise<{ edr: Edr; context: InstanceType<Edr['Edr
   return loaded;
 }
 
+/** Providers being made under withMaxCachedStates. */
+let boundsPending = 0;
+
+/**
+ * EDR pushes one whole state into its provider's block state cache (an LRU) for every block it
+ * mines, trial blocks that evm_revert drops included, and for every hardhat_setBalance /
+ * hardhat_setStorageAt, and only evicts past 100,000 states (DEFAULT_MAX_CACHED_STATES in
+ * edr_provider's data.rs). The states share their unchanged trie nodes, but each keeps what it
+ * changed, so a provider's memory grew with every block it ever mined. EDR reads the bound from the
+ * environment variable `__EDR_MAX_CACHED_STATES` when it makes a provider (it is no ProviderConfig
+ * field): it is set for that one provider and put back after. A value already in the environment
+ * wins (to measure EDR's default: `__EDR_MAX_CACHED_STATES=100000`). A state that falls out of the
+ * cache is recomputed when asked for (replaying each block's state diff), so the bound must hold
+ * every state the caller goes back to (see the callers' bounds).
+ */
+export async function withMaxCachedStates<T>(states: number, make: () => Promise<T>): Promise<T> {
+  const name = '__EDR_MAX_CACHED_STATES';
+  // EDR reads the variable on its own thread some time before the provider resolves: while one
+  // provider is being made, another made at the same time (the devnet's and a fork, in `run
+  // --devnet`) gets the bound already set, and the variable stays until the last one is made.
+  if (boundsPending === 0 && process.env[name] !== undefined) return make();
+  if (boundsPending === 0) process.env[name] = String(states);
+  boundsPending += 1;
+  try {
+    return await make();
+  } finally {
+    boundsPending -= 1;
+    if (boundsPending === 0) delete process.env[name];
+  }
+}
+
+/**
+ * The local executor's bound on a fork's state cache. Between two touches of a state it goes back
+ * to (the parent after its pins, which evm_revert restores; the parent debug_traceTransaction
+ * replays from), a fork pushes the pins of one flashblock and one mined block: far fewer than 256.
+ * The fork is replaced after 32 blocks anyway (local.ts); the bound keeps each fork smaller until then.
+ */
+export const FORK_MAX_CACHED_STATES = 256;
+
 const hexBigints = (_key: string, value: unknown) => (typeof value === 'bigint' ? `0x${value.toString(16)}` : value);
 
 export function edrCaller(provider: Provider): EdrCaller {
@@ -93,44 +132,46 @@ export async function createForkProvider(options: ForkOptions): Promise<EdrCalle
   const { edr, context } = await edrContext();
   const hardfork = options.hardfork ?? 'isthmus';
   const hex = (value: string) => Uint8Array.from(Buffer.from(value.slice(2), 'hex'));
-  const provider = await context.createProvider(
-    edr.OP_CHAIN_TYPE,
-    {
-      allowBlocksWithSameTimestamp: true,
-      allowUnlimitedContractSize: false,
-      bailOnCallFailure: false,
-      bailOnTransactionFailure: false,
-      chainId: options.chainId,
-      networkId: options.chainId,
-      coinbase: hex(options.coinbase ?? '0x4200000000000000000000000000000000000011'),
-      defaultTransactionGasLimit: 30_000_000n,
-      genesisState: [],
-      hardfork,
-      initialBaseFeePerGas: 0n,
-      minGasPrice: 0n,
-      mining: {
-        autoMine: false,
-        ...(options.blockGasLimit ? { blockGasLimit: options.blockGasLimit } : {}),
-        memPool: { order: edr.MineOrdering.Fifo },
-      },
-      network: {
-        url: options.url,
-        blockNumber: options.blockNumber,
-        chainOverrides: [
-          {
-            chainId: options.chainId,
-            name: `flashlog-${options.chainId}`,
-            hardforkActivationOverrides: [{ condition: { blockNumber: 0n }, hardfork }],
-          },
-        ],
-      },
-      observability: {},
-      ownedAccounts: [],
-      precompileOverrides: [],
-    } as Parameters<typeof context.createProvider>[1],
-    { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
-    { subscriptionCallback: () => {} },
-    new edr.ContractDecoder(),
+  const provider = await withMaxCachedStates(FORK_MAX_CACHED_STATES, () =>
+    context.createProvider(
+      edr.OP_CHAIN_TYPE,
+      {
+        allowBlocksWithSameTimestamp: true,
+        allowUnlimitedContractSize: false,
+        bailOnCallFailure: false,
+        bailOnTransactionFailure: false,
+        chainId: options.chainId,
+        networkId: options.chainId,
+        coinbase: hex(options.coinbase ?? '0x4200000000000000000000000000000000000011'),
+        defaultTransactionGasLimit: 30_000_000n,
+        genesisState: [],
+        hardfork,
+        initialBaseFeePerGas: 0n,
+        minGasPrice: 0n,
+        mining: {
+          autoMine: false,
+          ...(options.blockGasLimit ? { blockGasLimit: options.blockGasLimit } : {}),
+          memPool: { order: edr.MineOrdering.Fifo },
+        },
+        network: {
+          url: options.url,
+          blockNumber: options.blockNumber,
+          chainOverrides: [
+            {
+              chainId: options.chainId,
+              name: `flashlog-${options.chainId}`,
+              hardforkActivationOverrides: [{ condition: { blockNumber: 0n }, hardfork }],
+            },
+          ],
+        },
+        observability: {},
+        ownedAccounts: [],
+        precompileOverrides: [],
+      } as Parameters<typeof context.createProvider>[1],
+      { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
+      { subscriptionCallback: () => {} },
+      new edr.ContractDecoder(),
+    ),
   );
   return edrCaller(provider);
 }

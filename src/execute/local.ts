@@ -60,8 +60,10 @@ export interface LocalExecutorOptions {
   /**
    * Re-fork from canonical state after this many chained blocks (default 32), or once the fork
    * has executed `maxForkTransactions` (default 1000), whichever comes first. A fork only grows:
-   * EDR keeps what every mine, revert and pin wrote (about 0.1 MB per executed transaction on the
-   * devnet workload, measured) until the provider is dropped. These bound it to ~100-300 MB.
+   * EDR keeps every block it mined until the provider is dropped, and a state for every mine and
+   * pin in its state cache, which is bounded (FORK_MAX_CACHED_STATES, edr.ts). Before that bound a
+   * fork grew by about 0.1 MB per executed transaction on the devnet workload (measured), and these
+   * limits held it to ~100-300 MB.
    */
   readonly maxChainedBlocks?: number;
   readonly maxForkTransactions?: number;
