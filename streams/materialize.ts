@@ -86,6 +86,8 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
       ...(deps.group ? { group: deps.group } : {}),
       from: 'earliest',
       ...(seek ? { seek } : {}),
+      // The replay's reading and decoding on the second core, where the log can (Kafka).
+      replayInWorker: true,
     });
     consumers.push(consumer);
     return consumer.records$;

@@ -1,11 +1,13 @@
 import type { Consumer as KafkaConsumer } from 'kafkajs';
+import type { Worker } from 'node:worker_threads';
 import { FlashlogError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
-import { createKafkaAdmin } from './kafka-admin.ts';
+import { createKafkaAdmin, maxRecordBytes } from './kafka-admin.ts';
 import { createKafkaClient } from './kafka-client.ts';
 import { createKafkaConsumer } from './kafka-consumer.ts';
 import { createKafkaProducer } from './kafka-producer.ts';
-import type { Log } from './port.ts';
+import { createKafkaReplayConsumer } from './kafka-replay.ts';
+import type { ConsumeOptions, Log } from './port.ts';
 
 export interface KafkaLogOptions {
   readonly brokers: readonly string[];
@@ -33,6 +35,8 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
     ...(options.logger ? { logger: options.logger } : {}),
     maxWaitMs: options.maxWaitMs ?? 100,
   };
+  const workers = new Set<Worker>();
+  const replaySettings = { ...consumerSettings, brokers: options.brokers, maxBytesPerPartition: maxRecordBytes, workers };
   let closed = false;
   return {
     kind: 'kafka',
@@ -41,13 +45,18 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
       if (closed) throw new FlashlogError('LOG_CLOSED', 'the kafka log is closed');
       return producer.produce(records);
     },
-    consumer: (consume) => createKafkaConsumer(kafka, consume, consumerSettings, consumers),
+    consumer(consume) {
+      const inThread = (options: ConsumeOptions) => createKafkaConsumer(kafka, options, consumerSettings, consumers);
+      if (!consume.replayInWorker || consume.group !== undefined || consume.from === 'latest') return inThread(consume);
+      return createKafkaReplayConsumer(consume, replaySettings, (seek) => inThread({ topics: consume.topics, seek }));
+    },
     listTopics: () => admin.listTopics(),
     identity: () => admin.identity(),
     endOffsets: (topic) => admin.endOffsets(topic),
     async close() {
       if (closed) return;
       closed = true;
+      await Promise.all([...workers].map((worker) => worker.terminate()));
       await Promise.all([...consumers].map((client) => client.disconnect().catch(() => undefined)));
       await producer.close();
       await admin.close();

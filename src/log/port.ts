@@ -46,6 +46,12 @@ export interface ConsumeOptions {
   readonly from?: 'earliest' | 'latest';
   /** Start at these offsets regardless of what the group committed. */
   readonly seek?: readonly RecordPosition[];
+  /**
+   * Read the records already on the log off the main thread (a worker thread), then follow live in
+   * this one: for a long replay on a machine with a core to spare. Only for an ephemeral reader (no
+   * group) from the earliest offsets or `seek`; otherwise, and on a log without workers, ignored.
+   */
+  readonly replayInWorker?: boolean;
 }
 
 export interface LogConsumer {
