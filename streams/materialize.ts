@@ -51,6 +51,8 @@ export interface Materialized {
 }
 
 export const viewTopics = [topics.blocks, topics.logs, topics.chain] as const;
+/** The smallest replay read by a worker thread (ConsumeOptions.replayInWorker). */
+const workerReplayRecords = 50_000;
 
 type Input = ViewInput | { readonly type: 'reset' };
 
@@ -80,14 +82,21 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
   let start = resume?.state ?? initialViewState();
   let fromSnapshot = resume !== undefined;
   const consumers: LogConsumer[] = [];
+  // Records to replay from `seek` (or the start) to the end offsets taken above.
+  const backlog = (seek?: readonly RecordPosition[]) =>
+    targets.reduce((sum, target) => {
+      const from = seek?.find((position) => position.topic === target.topic && position.partition === target.partition)?.offset ?? 0n;
+      return sum + Number(target.offset - from);
+    }, 0);
   const open = (seek?: readonly RecordPosition[]) => {
     const consumer = deps.log.consumer({
       topics: [...viewTopics],
       ...(deps.group ? { group: deps.group } : {}),
       from: 'earliest',
       ...(seek ? { seek } : {}),
-      // The replay's reading and decoding on the second core, where the log can (Kafka).
-      replayInWorker: true,
+      // A long replay reads and decodes the log on the second core, where the log can; a short one
+      // is over before a worker would have started (loading its modules, joining the broker).
+      replayInWorker: backlog(seek) >= workerReplayRecords,
     });
     consumers.push(consumer);
     return consumer.records$;

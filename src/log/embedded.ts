@@ -1,9 +1,12 @@
 import { EventEmitter } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import { FlashlogError } from '../errors.ts';
 import { createEmbeddedAppender } from './embedded-append.ts';
 import { createEmbeddedConsumer } from './embedded-consumer.ts';
 import { openEmbeddedDb } from './embedded-db.ts';
-import type { Log } from './port.ts';
+import type { EmbeddedReplayWorkerData } from './embedded-replay-worker.ts';
+import type { ConsumeOptions, Log } from './port.ts';
+import { createWorkerReplayConsumer } from './worker-replay.ts';
 
 export interface EmbeddedLogOptions {
   /** SQLite file; `:memory:` for a throw-away log. */
@@ -36,6 +39,7 @@ export function createEmbeddedLog(options: EmbeddedLogOptions): Log {
     logClosed: () => closed,
   };
 
+  const workers = new Set<Worker>();
   return {
     kind: 'embedded',
 
@@ -54,7 +58,21 @@ export function createEmbeddedLog(options: EmbeddedLogOptions): Log {
 
     consumer(consume) {
       assertOpen();
-      return createEmbeddedConsumer(store, consume, consumerSettings);
+      const inThread = (options: ConsumeOptions) => createEmbeddedConsumer(store, options, consumerSettings);
+      if (!consume.replayInWorker || consume.group !== undefined || consume.from === 'latest' || options.path === ':memory:')
+        return inThread(consume);
+      const workerData: EmbeddedReplayWorkerData = {
+        path: options.path,
+        topics: consume.topics,
+        seek: (consume.seek ?? []).map(({ topic, offset }) => ({ topic, offset: offset.toString() })),
+        batchRows: 1000,
+        windowBatches: 3,
+      };
+      return createWorkerReplayConsumer(
+        () => new Worker(new URL('./embedded-replay-worker.ts', import.meta.url), { workerData }),
+        workers,
+        (seek) => inThread({ topics: consume.topics, seek }),
+      );
     },
 
     async listTopics() {
@@ -76,6 +94,7 @@ export function createEmbeddedLog(options: EmbeddedLogOptions): Log {
     async close() {
       if (closed) return;
       closed = true;
+      await Promise.all([...workers].map((worker) => worker.terminate()));
       appended.removeAllListeners();
       store.db.close();
     },

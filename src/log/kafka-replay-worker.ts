@@ -1,5 +1,5 @@
 /**
- * Worker-thread entry (loaded only by kafka-replay.ts as a worker, never imported): reads the records
+ * Worker-thread entry (started by kafka.ts as a worker; only its types are imported): reads the records
  * present on the topics when it starts (from the given offsets, else the earliest) with its own
  * kafkajs consumer, decodes them here, on the second core, and posts each fetched batch to the main
  * thread as one ReplayBatch (replay-batch.ts). Once every partition has reached the end offset it had
@@ -24,6 +24,7 @@ export interface KafkaReplayWorkerData {
 }
 
 const port = parentPort!;
+const empty = new Uint8Array(0);
 const data = workerData as KafkaReplayWorkerData;
 const post = (message: ReplayMessage, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
@@ -82,8 +83,8 @@ async function replay(): Promise<void> {
           if (messages.length === 0) return;
           const records = messages.map((message) => ({
             offset: BigInt(message.offset),
-            key: message.key === null ? null : message.key.toString('utf8'),
-            value: message.value === null ? '' : message.value.toString('utf8'),
+            key: message.key,
+            value: message.value ?? empty,
             timestamp: Number(message.timestamp),
           }));
           const { batch: encoded, transfer } = encodeReplayBatch(batch.topic, batch.partition, records);
@@ -109,4 +110,7 @@ async function replay(): Promise<void> {
   }
 }
 
-replay().catch((error: unknown) => post({ type: 'error', message: error instanceof Error ? error.message : String(error) }));
+replay()
+  .catch((error: unknown) => post({ type: 'error', message: error instanceof Error ? error.message : String(error) }))
+  // Nothing is left to wait for (the main thread's acknowledgements included): let the thread end.
+  .finally(() => port.unref());

@@ -1,12 +1,13 @@
 import type { Consumer as KafkaConsumer } from 'kafkajs';
-import type { Worker } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import { FlashlogError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { createKafkaAdmin, maxRecordBytes } from './kafka-admin.ts';
 import { createKafkaClient } from './kafka-client.ts';
 import { createKafkaConsumer } from './kafka-consumer.ts';
 import { createKafkaProducer } from './kafka-producer.ts';
-import { createKafkaReplayConsumer } from './kafka-replay.ts';
+import type { KafkaReplayWorkerData } from './kafka-replay-worker.ts';
+import { createWorkerReplayConsumer } from './worker-replay.ts';
 import type { ConsumeOptions, Log } from './port.ts';
 
 export interface KafkaLogOptions {
@@ -36,7 +37,6 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
     maxWaitMs: options.maxWaitMs ?? 100,
   };
   const workers = new Set<Worker>();
-  const replaySettings = { ...consumerSettings, brokers: options.brokers, maxBytesPerPartition: maxRecordBytes, workers };
   let closed = false;
   return {
     kind: 'kafka',
@@ -48,7 +48,20 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
     consumer(consume) {
       const inThread = (options: ConsumeOptions) => createKafkaConsumer(kafka, options, consumerSettings, consumers);
       if (!consume.replayInWorker || consume.group !== undefined || consume.from === 'latest') return inThread(consume);
-      return createKafkaReplayConsumer(consume, replaySettings, (seek) => inThread({ topics: consume.topics, seek }));
+      const workerData: KafkaReplayWorkerData = {
+        brokers: options.brokers,
+        clientId: options.clientId,
+        topics: consume.topics,
+        seek: (consume.seek ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset: offset.toString() })),
+        maxWaitMs: consumerSettings.maxWaitMs,
+        maxBytesPerPartition: maxRecordBytes,
+        windowBatches: 4,
+      };
+      return createWorkerReplayConsumer(
+        () => new Worker(new URL('./kafka-replay-worker.ts', import.meta.url), { workerData }),
+        workers,
+        (seek) => inThread({ topics: consume.topics, seek }),
+      );
     },
     listTopics: () => admin.listTopics(),
     identity: () => admin.identity(),

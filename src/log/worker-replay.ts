@@ -1,32 +1,26 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { Observable, type Subscription } from 'rxjs';
 import { FlashlogError } from '../errors.ts';
 import { createBatchQueue } from './batch-queue.ts';
-import type { KafkaReplayWorkerData } from './kafka-replay-worker.ts';
-import type { ConsumeOptions, LogConsumer, LogRecord, RecordPosition } from './port.ts';
+import type { LogConsumer, LogRecord, RecordPosition } from './port.ts';
 import { decodeReplayBatch, type ReplayMessage } from './replay-batch.ts';
-
-export interface KafkaReplaySettings {
-  readonly brokers: readonly string[];
-  readonly clientId: string;
-  readonly maxWaitMs: number;
-  readonly maxBytesPerPartition: number;
-  /** The log's running replay workers (terminated when it closes). */
-  readonly workers: Set<Worker>;
-}
 
 /**
  * A LogConsumer (ephemeral: no group) that reads the records present at subscribe time in a worker
- * thread (kafka-replay-worker.ts: kafkajs fetching and decoding on the second core, batches posted
- * as one string each, replay-batch.ts), then follows the log live in this thread with `follow`, a
- * consumer started at the offset after the last record the worker delivered on each partition: every
- * record once, in order per partition. A replay of a long log spent about half of its main-thread
- * time in kafkajs (each fetch copied, each record's offset and timestamp through a 64-bit integer
- * class, its buffers sliced, then decoded to text); the main thread now only slices strings.
+ * thread (kafka-replay-worker.ts, embedded-replay-worker.ts: reading the log and decoding it on the
+ * second core, each batch posted as one buffer, replay-batch.ts), then follows the log live in this
+ * thread with `follow`: a consumer started at the offset after the last record the worker delivered
+ * on each partition, so every record comes once, in order per partition. The worker acknowledges
+ * nothing itself: each batch taken here is acknowledged ('ack'), and the worker keeps a bounded
+ * number unacknowledged.
+ * Why: a replay of a long log spent a third to a half of its main-thread time reading the log (kafkajs
+ * copying each fetch, decoding each record's offset and timestamp through a 64-bit integer class,
+ * slicing its buffers, then UTF-8 to text; SQLite stepping rows); here that thread only slices text.
  */
-export function createKafkaReplayConsumer(
-  consume: ConsumeOptions,
-  settings: KafkaReplaySettings,
+export function createWorkerReplayConsumer(
+  start: () => Worker,
+  /** The log's running replay workers (terminated when it closes). */
+  workers: Set<Worker>,
   follow: (seek: readonly RecordPosition[]) => LogConsumer,
 ): LogConsumer {
   let live: LogConsumer | undefined;
@@ -34,21 +28,12 @@ export function createKafkaReplayConsumer(
   let closed = false;
   const records$ = new Observable<LogRecord>((subscriber) => {
     const queue = createBatchQueue<LogRecord>((record) => subscriber.next(record));
-    const workerData: KafkaReplayWorkerData = {
-      brokers: settings.brokers,
-      clientId: settings.clientId,
-      topics: consume.topics,
-      seek: (consume.seek ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset: offset.toString() })),
-      maxWaitMs: settings.maxWaitMs,
-      maxBytesPerPartition: settings.maxBytesPerPartition,
-      windowBatches: 4,
-    };
-    const worker = new Worker(new URL('./kafka-replay-worker.ts', import.meta.url), { workerData });
-    settings.workers.add(worker);
+    const worker = start();
+    workers.add(worker);
     let handedOver = false;
     let following: Subscription | undefined;
     const fail = (message: string) => {
-      if (!subscriber.closed) subscriber.error(new FlashlogError('LOG_REPLAY_FAILED', `kafka replay worker: ${message}`));
+      if (!subscriber.closed) subscriber.error(new FlashlogError('LOG_REPLAY_FAILED', `log replay worker: ${message}`));
     };
     worker.on('message', (message: ReplayMessage) => {
       if (subscriber.closed) return;
@@ -68,7 +53,7 @@ export function createKafkaReplayConsumer(
     });
     worker.on('error', (error: Error) => fail(error.message));
     worker.on('exit', (code) => {
-      settings.workers.delete(worker);
+      workers.delete(worker);
       if (!handedOver && !closed) fail(`exited with code ${code} before the replay was done`);
     });
     stop = () => subscriber.complete();
@@ -80,7 +65,7 @@ export function createKafkaReplayConsumer(
   });
   return {
     records$,
-    // Ephemeral: nothing to commit (a consumer with a group reads in this thread, kafka-consumer.ts).
+    // Ephemeral: nothing to commit (a consumer with a group reads in this thread).
     commit: async () => {},
     async close() {
       closed = true;
