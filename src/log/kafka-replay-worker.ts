@@ -5,12 +5,12 @@
  * thread as one ReplayBatch (replay-batch.ts). Once every partition has reached the end offset it had
  * at the start, it posts the next offset of each partition (`done`) and stops: the main thread
  * follows the log from there with an in-thread consumer. At most `windowBatches` batches are in flight
- * unacknowledged (the main thread posts 'ack' for each one it has taken), so memory stays bounded.
+ * unacknowledged (the main thread acknowledges each one it has delivered, with its buffer), so memory stays bounded.
  */
 import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createKafkaClient } from './kafka-client.ts';
-import { encodeReplayBatch, type ReplayMessage } from './replay-batch.ts';
+import { createBufferPool, encodeReplayBatch, type ReplayAck, type ReplayMessage } from './replay-batch.ts';
 
 export interface KafkaReplayWorkerData {
   readonly brokers: readonly string[];
@@ -30,8 +30,9 @@ const post = (message: ReplayMessage, transfer: ArrayBuffer[] = []) => port.post
 
 let inFlight = 0;
 let resumeReader: (() => void) | undefined;
-port.on('message', (message: unknown) => {
-  if (message !== 'ack') return;
+const pool = createBufferPool(data.windowBatches);
+port.on('message', (message: ReplayAck) => {
+  pool.give(message.buffer);
   inFlight--;
   if (inFlight < data.windowBatches && resumeReader) {
     const resume = resumeReader;
@@ -87,7 +88,7 @@ async function replay(): Promise<void> {
             value: message.value ?? empty,
             timestamp: Number(message.timestamp),
           }));
-          const { batch: encoded, transfer } = encodeReplayBatch(batch.topic, batch.partition, records);
+          const { batch: encoded, transfer } = encodeReplayBatch(batch.topic, batch.partition, records, pool);
           inFlight++;
           post(encoded, transfer);
           position.offset = records[records.length - 1]!.offset + 1n;

@@ -1,16 +1,18 @@
 import { Buffer, isAscii } from 'node:buffer';
+import type { LazyBatch } from './batch-queue.ts';
 import type { LogRecord } from './port.ts';
 
 /**
  * One batch of records of one partition as a replay worker hands it to the main thread, built so
  * that posting it copies nothing and the main thread decodes once per batch, not once per record:
  * the values (and keys) laid end to end in one byte buffer each, with where each one ends, and the
- * offsets and timestamps, all transferred (moved, not cloned). When a batch is all ASCII (flashlog's
- * records are JSON with escaped text), one decoding of the buffer gives one string whose character
- * positions are its byte positions, and each value is a slice of it (V8 keeps a slice as a reference
- * into the string: no copy); other batches are decoded record by record.
- * (Measured against joining the worker's strings and posting the joined string: that copied every
- * byte three times, join, serialize, deserialize, and cost the worker more than kafkajs's decoding.)
+ * offsets and timestamps, all transferred (moved, not cloned). The main thread makes each record's
+ * text as it delivers it (latin1 when the batch is all ASCII, as flashlog's JSON is: a plain copy).
+ * Measured and not kept: joining the worker's strings and posting the joined string (every byte
+ * copied three times, join, serialize, deserialize: it cost the worker more than kafkajs's
+ * decoding); one string per batch with each value a slice of it (V8 allocates the 1-12 MB string
+ * outside the young generation, and that copy alone cost the main thread more than SQLite's reads);
+ * decoding a batch's records all at once (they outlived young-generation collections).
  */
 export interface ReplayBatch {
   readonly type: 'batch';
@@ -39,6 +41,35 @@ export interface ReplayFailed {
 
 export type ReplayMessage = ReplayBatch | ReplayDone | ReplayFailed;
 
+/**
+ * The main thread's answer to each batch once it has delivered all of its records: the batch's value
+ * buffer goes back to the worker, which writes a later batch into it. Buffers that kept arriving
+ * and were freed only by the garbage collector were external memory that made V8 collect the main
+ * heap (the whole view) over and over; a handful of buffers going back and forth is not.
+ */
+export interface ReplayAck {
+  readonly type: 'ack';
+  readonly buffer: ArrayBuffer;
+}
+
+/** The buffers acknowledged batches gave back (at most `keep`), for the next batches' values. */
+export function createBufferPool(keep: number) {
+  const spare: ArrayBuffer[] = [];
+  return {
+    give(buffer: ArrayBuffer): void {
+      spare.push(buffer);
+      if (spare.length > keep) spare.sort((a, b) => b.byteLength - a.byteLength).pop();
+    },
+    /** A buffer of at least `bytes`: a spare one, or a new one with room to spare for the next. */
+    take(bytes: number): ArrayBuffer {
+      const index = spare.findIndex((buffer) => buffer.byteLength >= bytes);
+      if (index >= 0) return spare.splice(index, 1)[0]!;
+      return new ArrayBuffer(Math.max(bytes + (bytes >> 2), 1 << 16));
+    },
+  };
+}
+export type BufferPool = ReturnType<typeof createBufferPool>;
+
 /** A record as a worker reads it: the value and key as UTF-8 bytes. */
 export interface RawRecord {
   readonly offset: bigint;
@@ -52,6 +83,7 @@ export function encodeReplayBatch(
   topic: string,
   partition: number,
   records: readonly RawRecord[],
+  pool: BufferPool,
 ): { batch: ReplayBatch; transfer: ArrayBuffer[] } {
   const count = records.length;
   const valueEnds = new Uint32Array(count);
@@ -64,8 +96,8 @@ export function encodeReplayBatch(
     valueBytes += record.value.byteLength;
     keyBytes += record.key?.byteLength ?? 0;
   }
-  // Not Buffer.allocUnsafe: a pooled buffer shares its memory and cannot be transferred.
-  const values = new Uint8Array(valueBytes);
+  // Not Buffer.allocUnsafe: Node's pooled buffers share their memory and cannot be transferred.
+  const values = new Uint8Array(pool.take(valueBytes), 0, valueBytes);
   const keys = new Uint8Array(keyBytes);
   let valueEnd = 0;
   let keyEnd = 0;
@@ -89,32 +121,40 @@ export function encodeReplayBatch(
   };
 }
 
-/** Text of each byte range of `bytes` (ends as in ReplayBatch; -1: null). */
-function texts(bytes: Uint8Array, ends: Uint32Array | Int32Array): (string | null)[] {
+/** The text of each range of `bytes` (ends as in ReplayBatch; -1: null), one at a time. */
+function texts(bytes: Uint8Array, ends: Uint32Array | Int32Array): (index: number) => string | null {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out: (string | null)[] = new Array(ends.length);
-  const whole = isAscii(buffer) ? buffer.toString('latin1') : undefined;
-  let start = 0;
-  for (let i = 0; i < ends.length; i++) {
-    const end = ends[i]!;
-    if (end < 0) {
-      out[i] = null;
-      continue;
+  // All ASCII (flashlog's JSON): latin1 is then the same text, copied without UTF-8 decoding.
+  const encoding = isAscii(buffer) ? 'latin1' : 'utf8';
+  return (index) => {
+    const end = ends[index]!;
+    if (end < 0) return null;
+    let start = 0;
+    for (let previous = index - 1; previous >= 0; previous--) {
+      if (ends[previous]! >= 0) {
+        start = ends[previous]!;
+        break;
+      }
     }
-    out[i] = whole === undefined ? buffer.toString('utf8', start, end) : whole.slice(start, end);
-    start = end;
-  }
-  return out;
+    return buffer.toString(encoding, start, end);
+  };
 }
 
-/** The records of a batch, in order. */
-export function decodeReplayBatch(batch: ReplayBatch): LogRecord[] {
+/** The records of a batch, in order, each decoded when it is asked for; `delivered` once all were. */
+export function decodeReplayBatch(batch: ReplayBatch, delivered: () => void): LazyBatch<LogRecord> {
   const { topic, partition, offsets, timestamps } = batch;
-  const values = texts(batch.values, batch.valueEnds);
-  const keys = texts(batch.keys, batch.keyEnds);
-  const records: LogRecord[] = new Array(values.length);
-  for (let i = 0; i < values.length; i++) {
-    records[i] = { topic, partition, offset: offsets[i]!, key: keys[i]!, value: values[i]!, timestamp: timestamps[i]! };
-  }
-  return records;
+  const value = texts(batch.values, batch.valueEnds);
+  const key = texts(batch.keys, batch.keyEnds);
+  return {
+    length: offsets.length,
+    delivered,
+    item: (index) => ({
+      topic,
+      partition,
+      offset: offsets[index]!,
+      key: key(index),
+      value: value(index) ?? '',
+      timestamp: timestamps[index]!,
+    }),
+  };
 }

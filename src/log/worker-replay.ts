@@ -3,19 +3,19 @@ import { Observable, type Subscription } from 'rxjs';
 import { FlashlogError } from '../errors.ts';
 import { createBatchQueue } from './batch-queue.ts';
 import type { LogConsumer, LogRecord, RecordPosition } from './port.ts';
-import { decodeReplayBatch, type ReplayMessage } from './replay-batch.ts';
+import { decodeReplayBatch, type ReplayAck, type ReplayMessage } from './replay-batch.ts';
 
 /**
  * A LogConsumer (ephemeral: no group) that reads the records present at subscribe time in a worker
- * thread (kafka-replay-worker.ts, embedded-replay-worker.ts: reading the log and decoding it on the
- * second core, each batch posted as one buffer, replay-batch.ts), then follows the log live in this
+ * thread (kafka-replay-worker.ts: fetching from the broker and decoding on the second core, each
+ * batch posted as one buffer, replay-batch.ts), then follows the log live in this
  * thread with `follow`: a consumer started at the offset after the last record the worker delivered
- * on each partition, so every record comes once, in order per partition. The worker acknowledges
- * nothing itself: each batch taken here is acknowledged ('ack'), and the worker keeps a bounded
- * number unacknowledged.
- * Why: a replay of a long log spent a third to a half of its main-thread time reading the log (kafkajs
- * copying each fetch, decoding each record's offset and timestamp through a 64-bit integer class,
- * slicing its buffers, then UTF-8 to text; SQLite stepping rows); here that thread only slices text.
+ * on each partition, so every record comes once, in order per partition. Each batch delivered here
+ * is acknowledged, its buffer handed back (ReplayAck), and the worker keeps a bounded number
+ * unacknowledged.
+ * Why: a replay from Kafka spent about a third of its main-thread time in kafkajs (copying each
+ * fetch, decoding each record's offset and timestamp through a 64-bit integer class, slicing its
+ * buffers, then UTF-8 to text); here that thread only makes each value's string from the batch.
  */
 export function createWorkerReplayConsumer(
   start: () => Worker,
@@ -38,7 +38,8 @@ export function createWorkerReplayConsumer(
     worker.on('message', (message: ReplayMessage) => {
       if (subscriber.closed) return;
       if (message.type === 'batch') {
-        void queue.push(decodeReplayBatch(message)).then(() => worker.postMessage('ack'));
+        const buffer = message.values.buffer as ArrayBuffer;
+        void queue.push(decodeReplayBatch(message, () => worker.postMessage({ type: 'ack', buffer } satisfies ReplayAck, [buffer])));
       } else if (message.type === 'done') {
         handedOver = true;
         const seek = message.positions.map(({ topic, partition, offset }) => ({ topic, partition, offset: BigInt(offset) }));

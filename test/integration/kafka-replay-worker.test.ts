@@ -1,24 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { firstValueFrom, lastValueFrom, take, timeout, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
 import { createKafkaLog } from '../../src/log/kafka.ts';
 import type { Log, LogRecord, ProduceRecord } from '../../src/log/port.ts';
-import { kafkaBrokers, tempDir } from '../helpers/context.ts';
+import { kafkaBrokers } from '../helpers/context.ts';
 
 /**
- * A replay read by a worker thread (ConsumeOptions.replayInWorker: src/log/worker-replay.ts and
- * the two workers) on the embedded log and a real Kafka broker: every record once, in order per
+ * A replay read by a worker thread (ConsumeOptions.replayInWorker: src/log/worker-replay.ts,
+ * src/log/kafka-replay-worker.ts) against a real Kafka broker: every record once, in order per
  * partition, keys and values intact, across the hand-over to the in-thread consumer while records
  * keep arriving; a resume at sought offsets; and nothing to replay.
  */
-const dir = tempDir();
-afterAll(() => dir.remove());
+// Kafka only: the embedded log reads in its own thread (see src/log/embedded.ts).
 const engines = [
-  { name: 'embedded', partitions: 1, open: () => createEmbeddedLog({ path: join(dir.path, 'replay-worker.db') }) },
   {
     name: 'kafka',
     partitions: 3,
