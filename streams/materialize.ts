@@ -27,6 +27,8 @@ export interface MaterializeDeps {
   readonly group?: string;
   /** Where the view keeps its snapshot, and how often it writes it (also once replayed and at close). */
   readonly snapshot?: { readonly path: string; readonly intervalMs: number };
+  /** The smallest replay read by a worker thread, where the log has one (Kafka); default 50,000 records. */
+  readonly replayInWorkerFrom?: number;
 }
 
 export interface Replayed {
@@ -51,7 +53,7 @@ export interface Materialized {
 }
 
 export const viewTopics = [topics.blocks, topics.logs, topics.chain] as const;
-/** The smallest replay read by a worker thread (ConsumeOptions.replayInWorker). */
+/** The smallest replay read by a worker thread (ConsumeOptions.replayInWorker), by default. */
 const workerReplayRecords = 50_000;
 
 type Input = ViewInput | { readonly type: 'reset' };
@@ -96,7 +98,7 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
       ...(seek ? { seek } : {}),
       // A long replay reads and decodes the log on the second core, where the log can; a short one
       // is over before a worker would have started (loading its modules, joining the broker).
-      replayInWorker: backlog(seek) >= workerReplayRecords,
+      replayInWorker: backlog(seek) >= (deps.replayInWorkerFrom ?? workerReplayRecords),
     });
     consumers.push(consumer);
     return consumer.records$;

@@ -5,7 +5,13 @@ import { firstValueFrom, lastValueFrom, take, timeout, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaLog } from '../../src/log/kafka.ts';
 import type { Log, LogRecord, ProduceRecord } from '../../src/log/port.ts';
-import { kafkaBrokers } from '../helpers/context.ts';
+import { join } from 'node:path';
+import { allTopics } from '../../src/log/topics.ts';
+import type { ViewState } from '../../src/view/state.ts';
+import { materialize } from '../../streams/materialize.ts';
+import { kafkaBrokers, tempDir, testContext } from '../helpers/context.ts';
+import { prefixedLog } from '../helpers/prefixed-log.ts';
+import { blockBuilder, signedTransfers } from '../helpers/view-records.ts';
 
 /**
  * A replay read by a worker thread (ConsumeOptions.replayInWorker: src/log/worker-replay.ts,
@@ -138,4 +144,57 @@ describe.each(engines)('log replay in a worker thread: $name', (engine) => {
     expect(got.offset).toBe(ends[0]!.offset);
     expect(index(got)).toBe(5000);
   }, 60_000);
+});
+
+describe('the view replayed through the worker', () => {
+  it('builds the same view as an in-thread replay, and resumes from its snapshot at the right offset', async () => {
+    const prefix = `replayview${randomUUID().slice(0, 8)}-`;
+    const log = prefixedLog(createKafkaLog({ brokers: kafkaBrokers(), clientId: 'flashlog-replay-worker-test', maxWaitMs: 50 }), prefix);
+    const dir = tempDir('flashlog-replay-worker-');
+    const snapshot = { path: join(dir.path, 'view.snapshot.json'), intervalMs: 0 };
+    const pool = await signedTransfers(6);
+    const produceBlocks = async (from: bigint, count: bigint) => {
+      for (let number = from; number < from + count; number++) {
+        const block = blockBuilder(number);
+        await log.produce([...block.flashblock(pool.slice(0, 2), { logsPerTx: 2 }), ...block.flashblock(pool.slice(2, 5))]);
+      }
+    };
+    // The whole state but its sequence number and last change; offsets by key (the order topics were first read in differs).
+    const comparable = (state: ViewState) =>
+      JSON.stringify(
+        { ...state, seq: 0, change: null, offsets: Object.fromEntries(Object.entries(state.offsets).sort()) },
+        (_, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value),
+      );
+    try {
+      await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1 })));
+      await produceBlocks(100n, 30n);
+      const { result: first, started } = await watchWorkers(async () => {
+        const view = await materialize(testContext(), { log, snapshot, replayInWorkerFrom: 0 });
+        const replay = await view.replayed;
+        await view.close();
+        return { replay, state: view.current() };
+      });
+      expect(started).toBe(1);
+      expect(first.replay.fromSnapshot).toBe(false);
+      expect(first.state.invalid).toBe(0);
+      await produceBlocks(130n, 10n);
+      const { result: views, started: startedOnResume } = await watchWorkers(async () => {
+        const resumed = await materialize(testContext(), { log, snapshot, replayInWorkerFrom: 0 });
+        const full = await materialize(testContext(), { log, replayInWorkerFrom: Number.POSITIVE_INFINITY });
+        const replays = [await resumed.replayed, await full.replayed];
+        const states = [resumed.current(), full.current()];
+        await resumed.close();
+        await full.close();
+        return { replays, states };
+      });
+      // The resumed view read exactly the records after its snapshot (through a worker), the full one all.
+      expect(startedOnResume).toBe(1);
+      expect(views.replays[0]!.fromSnapshot).toBe(true);
+      expect(views.replays[0]!.records).toBe(views.states[1]!.applied - first.state.applied);
+      expect(comparable(views.states[0]!)).toEqual(comparable(views.states[1]!));
+    } finally {
+      await log.close();
+      dir.remove();
+    }
+  }, 90_000);
 });
