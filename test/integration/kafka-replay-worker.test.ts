@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { allTopics } from '../../src/log/topics.ts';
 import type { ViewState } from '../../src/view/state.ts';
 import { materialize } from '../../streams/materialize.ts';
+import { createLogger } from '../../src/obs/logger.ts';
 import { kafkaBrokers, tempDir, testContext } from '../helpers/context.ts';
 import { prefixedLog } from '../helpers/prefixed-log.ts';
 import { blockBuilder, signedTransfers } from '../helpers/view-records.ts';
@@ -119,6 +120,38 @@ describe.each(engines)('log replay in a worker thread: $name', (engine) => {
       }
     }
   }, 90_000);
+
+  it('loses and repeats nothing when the worker dies mid-replay: this thread reads on from there', async () => {
+    // 30 MB in one partition: several fetches of at most 8 MiB, so the worker is killed mid-replay.
+    const topic = `replay-worker.${run}.big`;
+    await log.ensureTopics([{ name: topic }]);
+    const big = Array.from({ length: 3000 }, (_, i) => ({ topic, key: null, value: JSON.stringify({ i, pad: 'y'.repeat(10_000) }) }));
+    for (let i = 0; i < big.length; i += 500) await log.produce(big.slice(i, i + 500));
+    const warnings: string[] = [];
+    const logged = createLogger({ level: 'warn', destination: { write: (line: string) => void warnings.push(line) } });
+    const watched = createKafkaLog({ brokers: kafkaBrokers(), clientId: 'flashlog-replay-worker-test', logger: logged });
+    let killed = false;
+    const kill = (message: unknown) => {
+      const { worker } = message as { worker: Worker };
+      worker.once('message', () => {
+        killed = true;
+        void worker.terminate();
+      });
+    };
+    subscribe('worker_threads', kill);
+    try {
+      const consumer = watched.consumer({ topics: [topic], replayInWorker: true });
+      const got = await lastValueFrom(consumer.records$.pipe(take(big.length), toArray(), timeout(60_000)));
+      await consumer.close();
+      expect(killed).toBe(true);
+      expect(warnings.filter((line) => line.includes('log replay worker failed; reading on in this thread'))).toHaveLength(1);
+      expect(got.map((one) => one.offset)).toEqual(big.map((_, i) => BigInt(i)));
+      expect(got.map((one) => one.value)).toEqual(big.map((one) => one.value));
+    } finally {
+      unsubscribe('worker_threads', kill);
+      await watched.close();
+    }
+  }, 60_000);
 
   it('resumes at sought offsets: the first record of each partition is the one sought', async () => {
     const ends = await log.endOffsets(topicA);
