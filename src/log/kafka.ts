@@ -61,7 +61,7 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
         () => new Worker(new URL('./kafka-replay-worker.ts', import.meta.url), { workerData }),
         workers,
         (seek) => inThread({ topics: consume.topics, seek }),
-        { seek: consume.seek ?? [], ...(options.logger ? { logger: options.logger } : {}) },
+        { seek: consume.seek ?? [], ...(options.logger ? { logger: options.logger } : {}), logClosed: () => closed },
       );
     },
     listTopics: () => admin.listTopics(),

@@ -23,7 +23,12 @@ export function createWorkerReplayConsumer(
   /** The log's running replay workers (terminated when it closes). */
   workers: Set<Worker>,
   follow: (seek: readonly RecordPosition[]) => LogConsumer,
-  options: { readonly seek: readonly RecordPosition[]; readonly logger?: Logger },
+  options: {
+    readonly seek: readonly RecordPosition[];
+    readonly logger?: Logger;
+    /** Whether the log has closed (its workers are terminated then: the replay just ends). */
+    readonly logClosed: () => boolean;
+  },
 ): LogConsumer {
   let live: LogConsumer | undefined;
   let stop: (() => void) | undefined;
@@ -49,6 +54,10 @@ export function createWorkerReplayConsumer(
     // A worker that fails (or ends too soon) loses nothing: this thread reads on from where it stopped.
     const fail = (reason: string) => {
       if (handedOver || subscriber.closed || closed) return;
+      if (options.logClosed()) {
+        subscriber.complete();
+        return;
+      }
       options.logger?.warn(
         { reason, at: [...taken.values()].map((position) => `${position.topic}/${position.partition}@${position.offset}`) },
         'log replay worker failed; reading on in this thread',
