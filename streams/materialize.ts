@@ -27,6 +27,8 @@ export interface MaterializeDeps {
   readonly group?: string;
   /** Where the view keeps its snapshot, and how often it writes it (also once replayed and at close). */
   readonly snapshot?: { readonly path: string; readonly intervalMs: number };
+  /** The smallest replay read by a worker thread, where the log has one (Kafka); default 50,000 records. */
+  readonly replayInWorkerFrom?: number;
 }
 
 export interface Replayed {
@@ -51,6 +53,8 @@ export interface Materialized {
 }
 
 export const viewTopics = [topics.blocks, topics.logs, topics.chain] as const;
+/** The smallest replay read by a worker thread (ConsumeOptions.replayInWorker), by default. */
+const workerReplayRecords = 50_000;
 
 type Input = ViewInput | { readonly type: 'reset' };
 
@@ -80,12 +84,21 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
   let start = resume?.state ?? initialViewState();
   let fromSnapshot = resume !== undefined;
   const consumers: LogConsumer[] = [];
+  // Records to replay from `seek` (or the start) to the end offsets taken above.
+  const backlog = (seek?: readonly RecordPosition[]) =>
+    targets.reduce((sum, target) => {
+      const from = seek?.find((position) => position.topic === target.topic && position.partition === target.partition)?.offset ?? 0n;
+      return sum + Number(target.offset - from);
+    }, 0);
   const open = (seek?: readonly RecordPosition[]) => {
     const consumer = deps.log.consumer({
       topics: [...viewTopics],
       ...(deps.group ? { group: deps.group } : {}),
       from: 'earliest',
       ...(seek ? { seek } : {}),
+      // A long replay reads and decodes the log on the second core, where the log can; a short one
+      // is over before a worker would have started (loading its modules, joining the broker).
+      replayInWorker: backlog(seek) >= (deps.replayInWorkerFrom ?? workerReplayRecords),
     });
     consumers.push(consumer);
     return consumer.records$;

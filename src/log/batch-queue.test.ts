@@ -18,6 +18,21 @@ describe('the batch queue between a reader and its subscriber', () => {
     expect(delivered).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  it('makes the items of a lazy batch as it delivers them, and says when its last one is delivered', async () => {
+    const delivered: number[] = [];
+    const made: number[] = [];
+    let done = 0;
+    const queue = createBatchQueue<number>((item) => delivered.push(item), { sliceItems: 2, highWaterBatches: 10 });
+    await queue.push({ length: 3, item: (index) => (made.push(index), index * 10), delivered: () => done++ });
+    await queue.push([99]);
+    await turn();
+    expect(made).toEqual([0, 1]);
+    expect(done).toBe(0);
+    await turn();
+    expect(delivered).toEqual([0, 10, 20, 99]);
+    expect(done).toBe(1);
+  });
+
   it('holds the reader back at the high-water mark until the subscriber is down to half of it', async () => {
     const delivered: string[] = [];
     const queue = createBatchQueue<string>((item) => delivered.push(item), { sliceItems: 1, highWaterBatches: 4 });

@@ -5,8 +5,19 @@
  * wait, and otherwise once the subscriber is down to half of them: the reader is held back, and
  * memory stays bounded by the reader's batch size (a Kafka fetch: at most 8 MiB per partition).
  */
+/**
+ * A batch whose items are made as they are delivered (a replay batch decodes each record then:
+ * decoding a whole batch ahead made every value outlive a few young-generation collections).
+ */
+export interface LazyBatch<T> {
+  readonly length: number;
+  item(index: number): T;
+  /** Called once its last item is delivered. */
+  delivered?(): void;
+}
+
 export interface BatchQueue<T> {
-  push(batch: readonly T[]): Promise<void>;
+  push(batch: readonly T[] | LazyBatch<T>): Promise<void>;
   /** Drops what waits and releases every waiting push (the subscriber has gone). */
   clear(): void;
 }
@@ -17,7 +28,7 @@ export function createBatchQueue<T>(
 ): BatchQueue<T> {
   const sliceItems = options.sliceItems ?? 2000;
   const highWaterBatches = options.highWaterBatches ?? 4;
-  const batches: (readonly T[])[] = [];
+  const batches: (readonly T[] | LazyBatch<T>)[] = [];
   let next = 0;
   let scheduled = false;
   let held: (() => void)[] = [];
@@ -30,10 +41,11 @@ export function createBatchQueue<T>(
     scheduled = false;
     for (let budget = sliceItems; budget > 0 && batches.length > 0; budget--) {
       const batch = batches[0]!;
-      const item = batch[next++]!;
+      const item = Array.isArray(batch) ? (batch as readonly T[])[next++]! : (batch as LazyBatch<T>).item(next++);
       if (next === batch.length) {
         batches.shift();
         next = 0;
+        if (!Array.isArray(batch)) (batch as LazyBatch<T>).delivered?.();
       }
       deliver(item);
     }

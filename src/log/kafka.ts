@@ -1,11 +1,14 @@
 import type { Consumer as KafkaConsumer } from 'kafkajs';
+import { Worker } from 'node:worker_threads';
 import { FlashlogError } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
-import { createKafkaAdmin } from './kafka-admin.ts';
+import { createKafkaAdmin, maxRecordBytes } from './kafka-admin.ts';
 import { createKafkaClient } from './kafka-client.ts';
 import { createKafkaConsumer } from './kafka-consumer.ts';
 import { createKafkaProducer } from './kafka-producer.ts';
-import type { Log } from './port.ts';
+import type { KafkaReplayWorkerData } from './kafka-replay-worker.ts';
+import { createWorkerReplayConsumer } from './worker-replay.ts';
+import type { ConsumeOptions, Log } from './port.ts';
 
 export interface KafkaLogOptions {
   readonly brokers: readonly string[];
@@ -33,6 +36,7 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
     ...(options.logger ? { logger: options.logger } : {}),
     maxWaitMs: options.maxWaitMs ?? 100,
   };
+  const workers = new Set<Worker>();
   let closed = false;
   return {
     kind: 'kafka',
@@ -41,13 +45,32 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
       if (closed) throw new FlashlogError('LOG_CLOSED', 'the kafka log is closed');
       return producer.produce(records);
     },
-    consumer: (consume) => createKafkaConsumer(kafka, consume, consumerSettings, consumers),
+    consumer(consume) {
+      const inThread = (options: ConsumeOptions) => createKafkaConsumer(kafka, options, consumerSettings, consumers);
+      if (!consume.replayInWorker || consume.group !== undefined || consume.from === 'latest') return inThread(consume);
+      const workerData: KafkaReplayWorkerData = {
+        brokers: options.brokers,
+        clientId: options.clientId,
+        topics: consume.topics,
+        seek: (consume.seek ?? []).map(({ topic, partition, offset }) => ({ topic, partition, offset: offset.toString() })),
+        maxWaitMs: consumerSettings.maxWaitMs,
+        maxBytesPerPartition: maxRecordBytes,
+        windowBatches: 4,
+      };
+      return createWorkerReplayConsumer(
+        () => new Worker(new URL('./kafka-replay-worker.ts', import.meta.url), { workerData }),
+        workers,
+        (seek) => inThread({ topics: consume.topics, seek }),
+        { seek: consume.seek ?? [], ...(options.logger ? { logger: options.logger } : {}), logClosed: () => closed },
+      );
+    },
     listTopics: () => admin.listTopics(),
     identity: () => admin.identity(),
     endOffsets: (topic) => admin.endOffsets(topic),
     async close() {
       if (closed) return;
       closed = true;
+      await Promise.all([...workers].map((worker) => worker.terminate()));
       await Promise.all([...consumers].map((client) => client.disconnect().catch(() => undefined)));
       await producer.close();
       await admin.close();
