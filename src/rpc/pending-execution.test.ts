@@ -158,14 +158,13 @@ describe('eth_call with pending: what goes upstream', () => {
 describe('eth_call time limit', () => {
   it('an upstream that never answers gives -32000 naming the limit, within it', async () => {
     stub = await createRpcStub({ eth_call: () => hang });
-    const started = Date.now();
     const error = await invoke(ethCall(limits), [{ to: touched }, 'pending'], context(stub.url, await pendingView())).catch(
       (caught: unknown) => caught,
     );
     expect(error).toBeInstanceOf(JsonRpcError);
     expect((error as JsonRpcError).rpcCode).toBe(-32000);
+    // Answered by the limit, not by the upstream's own 5 s timeout (its message would differ).
     expect((error as JsonRpcError).message).toContain('800 ms limit (--call-timeout-ms)');
-    expect(Date.now() - started).toBeLessThan(800 + 1500);
   });
 });
 
@@ -215,20 +214,20 @@ describe('eth_simulateV1 with pending', () => {
     const loop = {
       blockStateCalls: [{ stateOverrides: { [touched]: { code: '0x5b600056' } }, calls: [{ to: touched, gas: '0x1c9c380' }] }],
     };
-    let ticks = 0;
-    const ticker = setInterval(() => {
-      ticks++;
-    }, 50);
-    const started = Date.now();
+    // The event loop's longest stall while the simulation runs: a simulation on this thread would
+    // stall it for the whole limit; a loaded machine only delays ticks for shorter spells.
+    const ticks: number[] = [Date.now()];
+    const ticker = setInterval(() => ticks.push(Date.now()), 50);
     const error = await invoke(ethSimulateV1({ gasCap: 50_000_000n, timeoutMs: 800 }, deps()), [loop, 'latest'], ctx).catch(
       (e: unknown) => e,
     );
     clearInterval(ticker);
+    ticks.push(Date.now());
     expect(error).toBeInstanceOf(JsonRpcError);
     expect((error as JsonRpcError).rpcCode).toBe(-32016);
     expect((error as JsonRpcError).message).toContain('800 ms limit (--call-timeout-ms)');
-    expect(Date.now() - started).toBeLessThan(800 + 1500);
-    expect(ticks, 'the event loop was not blocked').toBeGreaterThan(8);
+    const longestStall = Math.max(...ticks.slice(1).map((at, i) => at - ticks[i]!));
+    expect(longestStall, 'the event loop was not blocked for the limit').toBeLessThan(800);
     const [block] = (await invoke(ethSimulateV1(limits, deps()), simulation('pending'), ctx)) as [{ calls: { status: string }[] }];
     expect(block.calls[0]!.status).toBe('0x1');
   });
