@@ -11,6 +11,9 @@ import { managed, percentile, report, rssMiB, sleep, startDevnet, stopAll } from
 const RPC_TIMEOUT_MS = 2000;
 const CALL_TIMEOUT_MS = 3000;
 const FREEZE_MS = 10_000;
+const HEAD_POLL_MS = 250;
+/** The head poll's own round trip and a busy machine's scheduling, on top of its period. */
+const POLL_SLACK_MS = 750;
 const zeroHash = `0x${'0'.repeat(64)}`;
 
 afterAll(stopAll);
@@ -37,7 +40,7 @@ async function post(
 }
 
 describe('scenario 4: the upstream RPC frozen (SIGSTOP) for 10 s', () => {
-  it('no request hangs past its timeout; pending state catches up after SIGCONT and is never behind the node head', async () => {
+  it('no request hangs past its timeout; pending state catches up after SIGCONT and never serves a sealed block past the head poll', async () => {
     const dir = tempDir('flashlog-chaos-upstream-');
     const devnet = await startDevnet(['--load', '20', '--metadata-receipts']);
     const run = managed([
@@ -59,7 +62,7 @@ describe('scenario 4: the upstream RPC frozen (SIGSTOP) for 10 s', () => {
       '--call-timeout-ms',
       String(CALL_TIMEOUT_MS),
       '--head-poll-ms',
-      '250',
+      String(HEAD_POLL_MS),
       '--log-level',
       'info',
     ]);
@@ -68,24 +71,39 @@ describe('scenario 4: the upstream RPC frozen (SIGSTOP) for 10 s', () => {
     const rssBefore = rssMiB(run.pid);
 
     // The watcher: the node's head (while it answers) against the gateway's pre-confirmed block.
-    let nodeHead = 0n;
+    // The gateway learns that a block became canonical from its head poll (--head-poll-ms), so a
+    // block the node has just sealed may still be served as pre-confirmed for one poll and its round
+    // trip; longer is stale state. After SIGCONT the devnet seals the blocks it owes back to back,
+    // so "one block below the head" alone would count that window too: the watcher notes when it
+    // first saw the node at or past each number, and judges each pending block by that age. (The
+    // node sealed it no later than that, so the age is never overstated.)
+    const firstSeenAt = new Map<bigint, number>();
+    let nodeHead = -1n;
     let frozen = false;
-    const behind: string[] = [];
-    let justSealed = 0;
+    const stale: string[] = [];
+    let withinPoll = 0;
     let watching = true;
     const watcher = (async () => {
       while (watching) {
         if (!frozen) {
           const head = await post(devnet.rpc, 'eth_blockNumber', [], 500);
-          if (typeof head.reply?.result === 'string') nodeHead = BigInt(head.reply.result);
+          if (typeof head.reply?.result === 'string') {
+            const seenAt = Date.now();
+            for (let n = nodeHead + 1n; n <= BigInt(head.reply.result); n++) firstSeenAt.set(n, seenAt);
+            if (BigInt(head.reply.result) > nodeHead) nodeHead = BigInt(head.reply.result);
+          }
         }
+        const askedAt = Date.now();
         const pending = await post(gateway, 'eth_getBlockByNumber', ['pending', false], RPC_TIMEOUT_MS + 1000);
         const block = pending.reply?.result;
-        // The block the node has just sealed may still be served as pre-confirmed until the
-        // gateway's next head poll (--head-poll-ms): equal is that window, below is stale state.
         if (typeof block === 'object' && block?.hash === zeroHash && block.number) {
-          if (BigInt(block.number) < nodeHead) behind.push(`pending ${BigInt(block.number)} at node head ${nodeHead}`);
-          else if (BigInt(block.number) === nodeHead) justSealed++;
+          const number = BigInt(block.number);
+          const sealedAt = firstSeenAt.get(number);
+          if (sealedAt !== undefined) {
+            const age = askedAt - sealedAt;
+            if (age > HEAD_POLL_MS + POLL_SLACK_MS) stale.push(`pending ${number} at node head ${nodeHead}, sealed ${age} ms before`);
+            else withinPoll++;
+          }
         }
         await sleep(100);
       }
@@ -158,11 +176,11 @@ describe('scenario 4: the upstream RPC frozen (SIGSTOP) for 10 s', () => {
       recoveryMs: `pending above the node again ${caughtUpMs} ms after SIGCONT`,
       rssBeforeMiB: rssBefore,
       rssAfterMiB: rssAfter,
-      notes: `frozen ${thawedAt - frozenAt} ms; p99 ms ${JSON.stringify(p99)}; answers ${JSON.stringify(answeredWith)}; requests past ${limit} ms: ${hung.length}; samples with pending behind the node: ${behind.length}; samples with pending = the block just sealed (within the head poll): ${justSealed}`,
+      notes: `frozen ${thawedAt - frozenAt} ms; p99 ms ${JSON.stringify(p99)}; answers ${JSON.stringify(answeredWith)}; requests past ${limit} ms: ${hung.length}; pending blocks the node had sealed more than ${HEAD_POLL_MS + POLL_SLACK_MS} ms before: ${stale.length}; sealed within that (the head poll's window): ${withinPoll}`,
     });
     expect(hung, `requests that took longer than ${limit} ms or got no answer`).toEqual([]);
     expect(Number.isFinite(caughtUpMs), 'pending state caught up after SIGCONT').toBe(true);
-    expect(behind, 'moments the gateway served a pre-confirmed block below the node head').toEqual([]);
+    expect(stale, 'moments the gateway served as pre-confirmed a block the node had sealed more than a head poll before').toEqual([]);
     // While frozen, forwarded reads failed fast with a server error rather than hanging.
     expect(answeredWith['eth_blockNumber -32000'] ?? 0, 'forwarded reads answered -32000 during the freeze').toBeGreaterThan(0);
     expect(answeredWith['eth_getBlockByNumber result'] ?? 0).toBeGreaterThan(0);
