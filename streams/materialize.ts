@@ -7,6 +7,7 @@ import { counter, gauge } from '../src/obs/metrics.ts';
 import { checkResume } from '../src/view/resume.ts';
 import { readSnapshotText, writeSnapshotFile } from '../src/log/snapshot-file.ts';
 import { decodeSnapshot, encodeSnapshot, valueDigest, type ViewSnapshot } from '../src/view/snapshot.ts';
+import { createDeferredReplay, type DeferredReplay } from '../src/view/replay.ts';
 import { apply, initialViewState, type ViewInput, type ViewState } from '../src/view/state.ts';
 
 /**
@@ -15,6 +16,9 @@ import { apply, initialViewState, type ViewInput, type ViewState } from '../src/
  * follows them live:
  *
  *   merge(records$, heads$).pipe(scan(apply), shareReplay(1))      (a snapshot -> snapshot file)
+ *
+ * During the replay the view defers block records (src/view/replay.ts): a block's records after its
+ * first are parsed only if the block is still needed at the end of the replay (or by a reorg).
  *
  * The reader has no consumer group (ephemeral) unless one is given, so every gateway reads every
  * record of every partition and builds the whole view itself.
@@ -38,6 +42,8 @@ export interface Replayed {
   readonly perSecond: number;
   /** Whether the replay started from a snapshot. */
   readonly fromSnapshot: boolean;
+  /** Block records never parsed or validated: their block was superseded before the end of the replay. */
+  readonly skipped: number;
 }
 
 export interface Materialized {
@@ -70,6 +76,11 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
   const pendingNumber = gauge(metrics, 'flashlog_view_pending_block_number', 'number of the latest pre-confirmed block');
   const replayRate = gauge(metrics, 'flashlog_view_replay_records_per_second', 'records per second of the start-up replay');
   const replayProgress = gauge(metrics, 'flashlog_view_replay_progress_ratio', 'fraction of the start-up replay applied (1 once live)');
+  const replaySkipped = counter(
+    metrics,
+    'flashlog_view_replay_skipped_records_total',
+    'block records the start-up replay never parsed or validated: their block was superseded before the end of the replay',
+  );
   const snapshotFallbacks = counter(
     metrics,
     'flashlog_view_snapshot_fallbacks_total',
@@ -148,21 +159,28 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
   let lastProgressAt = Date.now();
   const targetKeys = targets.map((target) => [`${target.topic}/${target.partition}`, target.offset] as const);
   const caughtUp = (state: ViewState): boolean => targetKeys.every(([key, offset]) => (state.offsets[key] ?? 0n) >= offset);
-  const read = (state: ViewState) => state.applied + state.invalid - start.applied - start.invalid;
+  // The replay in progress (block records deferred), until the view has caught up.
+  let replay: DeferredReplay | undefined = createDeferredReplay(start);
+  let replayedRecords = 0;
+  let skipped = 0;
   const finishReplay = (state: ViewState): void => {
+    if (replayDone) return;
     replayDone = true;
+    // Caught up before any record (an empty log, a snapshot at the log's end): nothing is deferred.
+    replay = undefined;
     const ms = Date.now() - startedAt;
-    const done = read(state);
+    const done = replayedRecords;
     const perSecond = ms > 0 ? Math.round(done / (ms / 1000)) : done;
     replayRate.set(perSecond);
     replayProgress.set(1);
     setOffsetGauges(state);
     pendingBlocks.set(state.blocks.length);
+    replaySkipped.inc(skipped);
     logger.info(
-      { records: done, invalid: state.invalid, ms, perSecond, pendingBlocks: state.blocks.length, fromSnapshot },
+      { records: done, invalid: state.invalid, skipped, ms, perSecond, pendingBlocks: state.blocks.length, fromSnapshot },
       'view replayed; following live',
     );
-    resolveReplay({ records: done, ms, perSecond, fromSnapshot });
+    resolveReplay({ records: done, ms, perSecond, fromSnapshot, skipped });
     void writeSnapshot();
   };
   const setOffsetGauges = (state: ViewState) => {
@@ -177,7 +195,21 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
     (deps.heads$ ?? EMPTY).pipe(map((blockNumber): Input => ({ type: 'head', blockNumber }))),
   );
   const states$ = inputs$.pipe(
-    scan((state: ViewState, input: Input) => (input.type === 'reset' ? initialViewState() : apply(state, input)), start),
+    scan((state: ViewState, input: Input): ViewState => {
+      if (input.type === 'reset') {
+        replay = createDeferredReplay(initialViewState());
+        replayedRecords = 0;
+        return replay.state();
+      }
+      if (replay === undefined) return apply(state, input);
+      replay.apply(input);
+      if (input.type === 'record') replayedRecords++;
+      if (!caughtUp(replay.state())) return replay.state();
+      const replayedState = replay.finish();
+      skipped = replay.skipped();
+      replay = undefined;
+      return replayedState;
+    }, start),
     tap((state) => {
       current = state;
       if (state.invalid > lastInvalid) {
@@ -189,8 +221,8 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
         const now = Date.now();
         if (now - lastProgressAt >= 1000) {
           lastProgressAt = now;
-          const done = read(state);
-          replayProgress.set(total ? (state.applied + state.invalid) / total : 1);
+          const done = replayedRecords;
+          replayProgress.set(total ? (start.applied + start.invalid + done) / total : 1);
           logger.info({ applied: done, of: total, perSecond: Math.round(done / ((now - startedAt) / 1000)) }, 'replaying the view');
           setOffsetGauges(state);
         }
