@@ -83,6 +83,8 @@ interface Started {
   mainThreadCpuMs: number;
   fromSnapshot: boolean;
   invalid: number;
+  /** Block records the replay never parsed (their block superseded before its end); 0 before deferral. */
+  skipped: number;
 }
 
 /** A gateway started on the log by the tree at `root` in its own process (bench/children/replay-view.ts). */
@@ -152,6 +154,7 @@ async function measure(engine: string, open: () => Log, records: number, dir: st
         tree: tree.tree,
         'records replayed': started.records,
         invalid: started.invalid,
+        'skipped (superseded)': started.skipped,
         ms: started.ms,
         'records/s': Math.round(started.records / (started.ms / 1000)),
         'records per CPU-second': Math.round(started.records / (started.cpuMs / 1000)),
