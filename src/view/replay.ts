@@ -27,6 +27,9 @@ import { apply, initialViewState, type PendingBlock, type ViewChange, type ViewI
  * it applies a block record (only the block of the same number and the canonical head, and the
  * head only moves after the tails of what it passes are applied or taken along to `dropped`).
  *
+ * Memory: a tail holds the records of one block since the view first held it (its flashblocks, a
+ * handful to a few dozen), for at most the pending and the dropped blocks.
+ *
  * What differs from applying every record: `applied` and `invalid` do not count skipped records
  * (a skipped record may have been invalid: nobody knows), and `lastInvalid` is the reason of the
  * last record found invalid when it was applied, which may be an earlier record than the last
