@@ -14,7 +14,17 @@
  * Comparisons run only when named in --only: `devnet-edr-cache`, `run-devnet-edr-cache` and
  * `run-devnet-30-edr-cache` are `devnet`, `run-devnet` and `run-devnet-30` with EDR's own state
  * cache bound instead of flashlog's (before/after the fix of issue 19, side by side:
- * `--only devnet,devnet-edr-cache,run-devnet,run-devnet-edr-cache,run-devnet-30,run-devnet-30-edr-cache --parallel`).
+ * `--only devnet,devnet-edr-cache,run-devnet,run-devnet-edr-cache,run-devnet-30,run-devnet-30-edr-cache --parallel`);
+ * `run-devnet-30-metadata` and `run-devnet-30-no-execute` are `run-devnet-30` without the local
+ * executor (receipts from the devnet's flashblock metadata; no execution), to measure it on its own.
+ *
+ * `--baseline REF` adds, for each chosen `run --devnet` scenario, the same command from the code of
+ * REF (a commit, copied once into bench/.cache/baseline-<sha>), named `<scenario>@<sha>`: before and
+ * after in one run, side by side (`--only run-devnet,run-devnet-30 --baseline main --parallel`).
+ *
+ * Besides RSS and its own part (RssAnon), each row splits the own memory into EDR's native memory
+ * (its allocator's arenas: the devnet's chain, the executor's forks; see sample-process.ts) and V8's
+ * committed heap (what V8 holds, in use or not yet collected).
  */
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -323,6 +333,13 @@ interface Row {
   'anon warm': number;
   'anon end': number;
   'anon MB/min': number;
+  /** EDR's native memory (its allocator's arenas: the devnet's chain, the executor's forks). */
+  'edr warm': number;
+  'edr end': number;
+  'edr MB/min': number;
+  /** V8's heap committed: in use, garbage not yet collected, the young generation. */
+  'v8 committed warm': number;
+  'v8 committed end': number;
   'cpu %core': number;
   /** The machine's 1-minute load average at the end (2 cores). */
   'load avg': number;
@@ -362,7 +379,7 @@ async function soak(scenario: Scenario): Promise<Row> {
       if (!sample) throw new Error(`${scenario.name}: the process exited`);
       samples.push(sample);
       process.stderr.write(
-        `  ${scenario.name} ${sample.atS.toFixed(0)} s: rss ${sample.rssMiB.toFixed(0)} MB (own ${sample.anonMiB.toFixed(0)}, file ${sample.fileMiB.toFixed(0)}), heap ${sample.heapMiB.toFixed(0)} MB\n`,
+        `  ${scenario.name} ${sample.atS.toFixed(0)} s: rss ${sample.rssMiB.toFixed(0)} MB (own ${sample.anonMiB.toFixed(0)}: EDR ${sample.edrMiB.toFixed(0)}, V8 ${sample.heapTotalMiB.toFixed(0)}; file ${sample.fileMiB.toFixed(0)}), heap in use ${sample.heapMiB.toFixed(0)} MB\n`,
       );
       if (Date.now() - startedAt >= durationMs) break;
       await sleep(Math.min(sampleMs, startedAt + durationMs - Date.now()));
@@ -396,6 +413,11 @@ async function soak(scenario: Scenario): Promise<Row> {
     'anon warm': round(warm.anonMiB),
     'anon end': round(last.anonMiB),
     'anon MB/min': round(slopePerMinute(afterWarm, (sample) => sample.anonMiB)),
+    'edr warm': round(warm.edrMiB),
+    'edr end': round(last.edrMiB),
+    'edr MB/min': round(slopePerMinute(afterWarm, (sample) => sample.edrMiB)),
+    'v8 committed warm': round(warm.heapTotalMiB),
+    'v8 committed end': round(last.heapTotalMiB),
     'cpu %core': round(cpu),
     'load avg': round(loadavg()[0]!),
     verdict: (rssSlope < 5 || floor < 5) && heapSlope < 5 ? 'flat' : 'GROWS',
@@ -426,6 +448,11 @@ async function soakOrFail(scenario: Scenario): Promise<Row> {
       'anon warm': NaN,
       'anon end': NaN,
       'anon MB/min': NaN,
+      'edr warm': NaN,
+      'edr end': NaN,
+      'edr MB/min': NaN,
+      'v8 committed warm': NaN,
+      'v8 committed end': NaN,
       'cpu %core': NaN,
       'load avg': NaN,
       verdict: 'FAILED',
