@@ -16,7 +16,8 @@
  * cache bound instead of flashlog's (before/after the fix of issue 19, side by side:
  * `--only devnet,devnet-edr-cache,run-devnet,run-devnet-edr-cache,run-devnet-30,run-devnet-30-edr-cache --parallel`);
  * `run-devnet-30-metadata` and `run-devnet-30-no-execute` are `run-devnet-30` without the local
- * executor (receipts from the devnet's flashblock metadata; no execution), to measure it on its own.
+ * executor (receipts from the devnet's flashblock metadata; no execution), to measure it on its own;
+ * `run-devnet-30-semi16` caps V8's young generation (NODE_OPTIONS=--max-semi-space-size=16).
  *
  * `--baseline REF` adds, for each chosen `run --devnet` scenario, the same command from the code of
  * REF (a commit, copied once into bench/.cache/baseline-<sha>), named `<scenario>@<sha>`: before and
@@ -124,7 +125,9 @@ function runDevnet(
     name,
     load,
     ...(options.onRequest ? { onRequest: true } : {}),
-    on: (binPath, otherName) => runDevnet(otherName, `${load}, baseline tree`, extra, { ...options, binPath }),
+    ...(options.onRequest
+      ? {}
+      : { on: (binPath: string, otherName: string) => runDevnet(otherName, `${load}, baseline tree`, extra, { ...options, binPath }) }),
     async setup(dir) {
       const run = await start(
         ['run', '--devnet', ...extra, '--port', '0', '--metrics-port', '0', '--data-dir', dir],
@@ -159,6 +162,12 @@ const scenarios: Scenario[] = [
       onRequest: true,
     },
   ),
+  // V8's young generation: Node 24 lets it grow to 128 MB (two 64 MB semi-spaces) under a high
+  // allocation rate; the flag caps it (a V8 flag at start only: NODE_OPTIONS, not settable at run time).
+  runDevnet('run-devnet-30-semi16', 'run --devnet --load 30, NODE_OPTIONS=--max-semi-space-size=16', ['--load', '30'], {
+    env: { NODE_OPTIONS: '--max-semi-space-size=16' },
+    onRequest: true,
+  }),
   {
     name: 'devnet',
     load: 'devnet --load 30',
