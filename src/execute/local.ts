@@ -28,9 +28,10 @@ export { ExecutionError } from './execution-error.ts';
  * canonical state (a fresh fork at the canonical parent, reads served by the fork cache) when:
  * the first block arrives; a block does not follow the pending one; a flashblock does not follow
  * the last one (a replay after a reorg starts at transaction 0); `onReorg` says the pending chain
- * is wrong; the fork has carried `maxChainedBlocks` blocks or `maxForkTransactions` transactions (the old fork
- * is then freed before the next flashblock, see releaseReplaced in local-fork.ts); or a check fails. A check that still fails
- * after a rebuild is reported and the receipts are returned as computed.
+ * is wrong; the fork has carried `maxChainedBlocks` blocks or `maxForkTransactions` transactions
+ * (the old fork is then freed when the next flashblock starts, see releaseReplaced in
+ * local-fork.ts); or a check fails. A check that still fails after a rebuild is reported and the
+ * receipts are returned as computed.
  *
  * It is an invariant that calls are serialized: `execute` runs one at a time (ingest concatMaps).
  *
