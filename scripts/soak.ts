@@ -124,9 +124,9 @@ function runDevnet(
   return {
     name,
     load,
-    ...(options.onRequest ? { onRequest: true } : {}),
+    // A comparison runs alone; a command a user runs also runs from a baseline tree.
     ...(options.onRequest
-      ? {}
+      ? { onRequest: true }
       : { on: (binPath: string, otherName: string) => runDevnet(otherName, `${load}, baseline tree`, extra, { ...options, binPath }) }),
     async setup(dir) {
       const run = await start(
@@ -150,17 +150,13 @@ const scenarios: Scenario[] = [
     'run-devnet-30-metadata',
     'run --devnet --load 30 --metadata-receipts (metadata executor, no EDR fork)',
     ['--load', '30', '--metadata-receipts'],
-    {
-      onRequest: true,
-    },
+    { onRequest: true },
   ),
   runDevnet(
     'run-devnet-30-no-execute',
     'run --devnet --load 30 --no-execute (no executor, no canonical heads)',
     ['--load', '30', '--no-execute'],
-    {
-      onRequest: true,
-    },
+    { onRequest: true },
   ),
   // V8's young generation: Node 24 lets it grow to 128 MB (two 64 MB semi-spaces) under a high
   // allocation rate; the flag caps it (a V8 flag at start only: NODE_OPTIONS, not settable at run time).
