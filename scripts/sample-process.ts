@@ -16,8 +16,16 @@ export interface ProcessSample {
    */
   readonly anonMiB: number;
   readonly fileMiB: number;
+  /**
+   * EDR's native memory: the resident anonymous pages of its allocator's arenas (EDR, a Rust addon,
+   * allocates with mimalloc, which reserves its memory in anonymous mappings of exactly 1 GiB; nothing
+   * else in the process maps that size). The devnet's chain and the executor's forks live there.
+   */
+  readonly edrMiB: number;
   /** V8 heap in use, MiB (NaN without /metrics). */
   readonly heapMiB: number;
+  /** V8 heap committed (in use, garbage not yet collected, the young generation's reserve), MiB. */
+  readonly heapTotalMiB: number;
   /** Memory V8 is told about outside its heap (Buffers, native addons that report it), MiB. */
   readonly externalMiB: number;
   /** user + system CPU seconds since the process started. */
@@ -25,6 +33,26 @@ export interface ProcessSample {
 }
 
 const CLOCK_TICKS = 100;
+const ARENA_KIB = 1024 * 1024;
+
+/** Resident anonymous KiB in the 1 GiB anonymous mappings (mimalloc's arenas, see edrMiB). */
+function arenaMiB(pid: number): number {
+  try {
+    const smaps = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+    let inArena = false;
+    let kib = 0;
+    for (const line of smaps.split('\n')) {
+      const range = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+)\s*(\S*)/.exec(line);
+      if (range) {
+        const sizeKib = (parseInt(range[2]!, 16) - parseInt(range[1]!, 16)) / 1024;
+        inArena = sizeKib === ARENA_KIB && range[3] === '0' && range[4] === '';
+      } else if (inArena && line.startsWith('Anonymous:')) kib += Number(line.split(/\s+/)[1]);
+    }
+    return kib / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 function procFigures(pid: number): { rssMiB: number; anonMiB: number; fileMiB: number; cpuS: number } | null {
   try {
@@ -43,17 +71,21 @@ function procFigures(pid: number): { rssMiB: number; anonMiB: number; fileMiB: n
   }
 }
 
-async function metricsFigures(metricsUrl: string | undefined): Promise<{ heapMiB: number; externalMiB: number }> {
-  if (!metricsUrl) return { heapMiB: Number.NaN, externalMiB: Number.NaN };
+async function metricsFigures(metricsUrl: string | undefined): Promise<{ heapMiB: number; heapTotalMiB: number; externalMiB: number }> {
+  if (!metricsUrl) return { heapMiB: Number.NaN, heapTotalMiB: Number.NaN, externalMiB: Number.NaN };
   try {
     const text = await (await fetch(metricsUrl, { signal: AbortSignal.timeout(5000) })).text();
     const value = (name: string) => {
       const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
       return match ? Number(match[1]) / 2 ** 20 : Number.NaN;
     };
-    return { heapMiB: value('flashlog_nodejs_heap_size_used_bytes'), externalMiB: value('flashlog_nodejs_external_memory_bytes') };
+    return {
+      heapMiB: value('flashlog_nodejs_heap_size_used_bytes'),
+      heapTotalMiB: value('flashlog_nodejs_heap_size_total_bytes'),
+      externalMiB: value('flashlog_nodejs_external_memory_bytes'),
+    };
   } catch {
-    return { heapMiB: Number.NaN, externalMiB: Number.NaN };
+    return { heapMiB: Number.NaN, heapTotalMiB: Number.NaN, externalMiB: Number.NaN };
   }
 }
 
@@ -62,7 +94,7 @@ export async function sampleProcess(pid: number, metricsUrl: string | undefined,
   const proc = procFigures(pid);
   if (!proc) return null;
   const metrics = await metricsFigures(metricsUrl);
-  return { atS: (Date.now() - startedAt) / 1000, ...proc, ...metrics };
+  return { atS: (Date.now() - startedAt) / 1000, ...proc, edrMiB: arenaMiB(pid), ...metrics };
 }
 
 /** Least-squares slope of `value` over `atS`, per minute. */

@@ -14,10 +14,22 @@
  * Comparisons run only when named in --only: `devnet-edr-cache`, `run-devnet-edr-cache` and
  * `run-devnet-30-edr-cache` are `devnet`, `run-devnet` and `run-devnet-30` with EDR's own state
  * cache bound instead of flashlog's (before/after the fix of issue 19, side by side:
- * `--only devnet,devnet-edr-cache,run-devnet,run-devnet-edr-cache,run-devnet-30,run-devnet-30-edr-cache --parallel`).
+ * `--only devnet,devnet-edr-cache,run-devnet,run-devnet-edr-cache,run-devnet-30,run-devnet-30-edr-cache --parallel`);
+ * `run-devnet-30-metadata` and `run-devnet-30-no-execute` are `run-devnet-30` without the local
+ * executor (receipts from the devnet's flashblock metadata; no execution), to measure it on its own;
+ * `run-devnet-30-semi16` caps V8's young generation (NODE_OPTIONS=--max-semi-space-size=16).
+ *
+ * `--baseline REF` adds, for each chosen `run --devnet` scenario, the same command from the code of
+ * REF (a commit, copied once into bench/.cache/baseline-<sha>), named `<scenario>@<sha>`: before and
+ * after in one run, side by side (`--only run-devnet,run-devnet-30 --baseline main --parallel`).
+ *
+ * Besides RSS and its own part (RssAnon), each row splits the own memory into EDR's native memory
+ * (its allocator's arenas: the devnet's chain, the executor's forks; see sample-process.ts) and V8's
+ * committed heap (what V8 holds, in use or not yet collected).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,11 +49,28 @@ const { values } = parseArgs({
     only: { type: 'string' },
     'sample-s': { type: 'string', default: '10' },
     parallel: { type: 'boolean', default: false },
+    baseline: { type: 'string' },
   },
 });
 const minutes = Number(values.minutes);
 const sampleMs = Number(values['sample-s']) * 1000;
 if (!(minutes > 0)) throw new Error(`--minutes: expected a positive number, got ${values.minutes}`);
+
+/**
+ * The flashlog code of `ref` (a plain copy of the commit's files made once with `git archive` into
+ * bench/.cache/baseline-<sha>, node_modules linked), for before/after side by side in one run.
+ */
+function baselineTree(ref: string): { binPath: string; sha: string } {
+  const repo = fileURLToPath(new URL('..', import.meta.url));
+  const sha = execFileSync('git', ['-C', repo, 'rev-parse', '--short=12', `${ref}^{commit}`], { encoding: 'utf8' }).trim();
+  const root = join(repo, 'bench', '.cache', `baseline-${sha}`);
+  if (!existsSync(join(root, 'bin'))) {
+    mkdirSync(root, { recursive: true });
+    execFileSync('sh', ['-c', 'git -C "$0" archive --format=tar "$1" | tar -x -C "$2"', repo, sha, root], { stdio: 'ignore' });
+  }
+  if (!existsSync(join(root, 'node_modules'))) symlinkSync(join(repo, 'node_modules'), join(root, 'node_modules'));
+  return { binPath: join(root, 'bin', 'flashlog.js'), sha };
+}
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -50,8 +79,9 @@ async function start(
   args: readonly string[],
   ready: string,
   env: Record<string, string> = {},
+  binPath?: string,
 ): Promise<{ proc: FlashlogProcess; metricsUrl: string | undefined; line: Record<string, unknown> }> {
-  const proc = spawnFlashlog(args, { FLASHLOG_LOG_LEVEL: 'info', ...env });
+  const proc = spawnFlashlog(args, { FLASHLOG_LOG_LEVEL: 'info', ...env }, binPath);
   const metrics = args.includes('--no-metrics') ? undefined : await proc.waitFor((line) => line.msg === 'metrics listening', 60_000);
   const line = await proc.waitFor((candidate) => candidate.msg === ready, 120_000);
   return { proc, metricsUrl: metrics ? String(metrics.url) : undefined, line };
@@ -62,6 +92,8 @@ interface Scenario {
   readonly load: string;
   /** Run only when named in --only (comparisons, not commands a user runs). */
   readonly onRequest?: boolean;
+  /** The same scenario on another tree's bin/flashlog.js (--baseline), where it has one. */
+  readonly on?: (binPath: string, name: string) => Scenario;
   /** Starts helpers and the measured process; returns it and a stop for everything. */
   setup(dir: string): Promise<{ measured: { proc: FlashlogProcess; metricsUrl: string | undefined }; stop(): Promise<void> }>;
 }
@@ -82,37 +114,56 @@ async function devnetHelper(extra: readonly string[] = []) {
   return { proc, rpc: String(line.rpc), ws: String(line.ws) };
 }
 
-const scenarios: readonly Scenario[] = [
-  {
-    name: 'run-devnet',
-    load: 'run --devnet (defaults: load 10 tx/s, state diff as default)',
-    async setup(dir) {
-      const run = await start(['run', '--devnet', '--port', '0', '--metrics-port', '0', '--data-dir', dir], 'upstream connected');
-      return { measured: run, stop: () => stopAll([run.proc]) };
-    },
-  },
-  {
-    name: 'run-devnet-idle',
-    load: 'run --devnet --load 0 (no transactions)',
+/** `run --devnet` with `extra` arguments (and environment), as one scenario. */
+function runDevnet(
+  name: string,
+  load: string,
+  extra: readonly string[],
+  options: { env?: Record<string, string>; onRequest?: boolean; binPath?: string } = {},
+): Scenario {
+  return {
+    name,
+    load,
+    // A comparison runs alone; a command a user runs also runs from a baseline tree.
+    ...(options.onRequest
+      ? { onRequest: true }
+      : { on: (binPath: string, otherName: string) => runDevnet(otherName, `${load}, baseline tree`, extra, { ...options, binPath }) }),
     async setup(dir) {
       const run = await start(
-        ['run', '--devnet', '--load', '0', '--port', '0', '--metrics-port', '0', '--data-dir', dir],
+        ['run', '--devnet', ...extra, '--port', '0', '--metrics-port', '0', '--data-dir', dir],
         'upstream connected',
+        options.env,
+        options.binPath,
       );
       return { measured: run, stop: () => stopAll([run.proc]) };
     },
-  },
-  {
-    name: 'run-devnet-30',
-    load: 'run --devnet --load 30 (the memory chaos scenario, for longer)',
-    async setup(dir) {
-      const run = await start(
-        ['run', '--devnet', '--load', '30', '--port', '0', '--metrics-port', '0', '--data-dir', dir],
-        'upstream connected',
-      );
-      return { measured: run, stop: () => stopAll([run.proc]) };
-    },
-  },
+  };
+}
+
+const scenarios: Scenario[] = [
+  runDevnet('run-devnet', 'run --devnet (defaults: load 10 tx/s, state diff as default)', []),
+  runDevnet('run-devnet-idle', 'run --devnet --load 0 (no transactions)', ['--load', '0']),
+  runDevnet('run-devnet-30', 'run --devnet --load 30 (the memory chaos scenario, for longer)', ['--load', '30']),
+  // Suspects on their own (issue 19): the same process without the local executor (receipts from
+  // the devnet's flashblock metadata instead, or no execution at all).
+  runDevnet(
+    'run-devnet-30-metadata',
+    'run --devnet --load 30 --metadata-receipts (metadata executor, no EDR fork)',
+    ['--load', '30', '--metadata-receipts'],
+    { onRequest: true },
+  ),
+  runDevnet(
+    'run-devnet-30-no-execute',
+    'run --devnet --load 30 --no-execute (no executor, no canonical heads)',
+    ['--load', '30', '--no-execute'],
+    { onRequest: true },
+  ),
+  // V8's young generation: Node 24 lets it grow to 128 MB (two 64 MB semi-spaces) under a high
+  // allocation rate; the flag caps it (a V8 flag at start only: NODE_OPTIONS, not settable at run time).
+  runDevnet('run-devnet-30-semi16', 'run --devnet --load 30, NODE_OPTIONS=--max-semi-space-size=16', ['--load', '30'], {
+    env: { NODE_OPTIONS: '--max-semi-space-size=16' },
+    onRequest: true,
+  }),
   {
     name: 'devnet',
     load: 'devnet --load 30',
@@ -139,30 +190,19 @@ const scenarios: readonly Scenario[] = [
       return { measured: devnet, stop: () => stopAll([devnet.proc]) };
     },
   },
-  {
-    name: 'run-devnet-30-edr-cache',
-    load: 'run --devnet --load 30, EDR default state cache (__EDR_MAX_CACHED_STATES=100000)',
-    onRequest: true,
-    async setup(dir) {
-      const run = await start(
-        ['run', '--devnet', '--load', '30', '--port', '0', '--metrics-port', '0', '--data-dir', dir],
-        'upstream connected',
-        { __EDR_MAX_CACHED_STATES: '100000' },
-      );
-      return { measured: run, stop: () => stopAll([run.proc]) };
+  runDevnet(
+    'run-devnet-30-edr-cache',
+    'run --devnet --load 30, EDR default state cache (__EDR_MAX_CACHED_STATES=100000)',
+    ['--load', '30'],
+    {
+      env: { __EDR_MAX_CACHED_STATES: '100000' },
+      onRequest: true,
     },
-  },
-  {
-    name: 'run-devnet-edr-cache',
-    load: 'run --devnet (load 10), EDR default state cache (__EDR_MAX_CACHED_STATES=100000)',
+  ),
+  runDevnet('run-devnet-edr-cache', 'run --devnet (load 10), EDR default state cache (__EDR_MAX_CACHED_STATES=100000)', [], {
+    env: { __EDR_MAX_CACHED_STATES: '100000' },
     onRequest: true,
-    async setup(dir) {
-      const run = await start(['run', '--devnet', '--port', '0', '--metrics-port', '0', '--data-dir', dir], 'upstream connected', {
-        __EDR_MAX_CACHED_STATES: '100000',
-      });
-      return { measured: run, stop: () => stopAll([run.proc]) };
-    },
-  },
+  }),
   {
     name: 'ingest-local',
     load: 'ingest --executor local, devnet --load 30 (separate process)',
@@ -298,6 +338,13 @@ interface Row {
   'anon warm': number;
   'anon end': number;
   'anon MB/min': number;
+  /** EDR's native memory (its allocator's arenas: the devnet's chain, the executor's forks). */
+  'edr warm': number;
+  'edr end': number;
+  'edr MB/min': number;
+  /** V8's heap committed: in use, garbage not yet collected, the young generation. */
+  'v8 committed warm': number;
+  'v8 committed end': number;
   'cpu %core': number;
   /** The machine's 1-minute load average at the end (2 cores). */
   'load avg': number;
@@ -337,7 +384,7 @@ async function soak(scenario: Scenario): Promise<Row> {
       if (!sample) throw new Error(`${scenario.name}: the process exited`);
       samples.push(sample);
       process.stderr.write(
-        `  ${scenario.name} ${sample.atS.toFixed(0)} s: rss ${sample.rssMiB.toFixed(0)} MB (own ${sample.anonMiB.toFixed(0)}), heap ${sample.heapMiB.toFixed(0)} MB\n`,
+        `  ${scenario.name} ${sample.atS.toFixed(0)} s: rss ${sample.rssMiB.toFixed(0)} MB (own ${sample.anonMiB.toFixed(0)}: EDR ${sample.edrMiB.toFixed(0)}, V8 ${sample.heapTotalMiB.toFixed(0)}; file ${sample.fileMiB.toFixed(0)}), heap in use ${sample.heapMiB.toFixed(0)} MB\n`,
       );
       if (Date.now() - startedAt >= durationMs) break;
       await sleep(Math.min(sampleMs, startedAt + durationMs - Date.now()));
@@ -371,6 +418,11 @@ async function soak(scenario: Scenario): Promise<Row> {
     'anon warm': round(warm.anonMiB),
     'anon end': round(last.anonMiB),
     'anon MB/min': round(slopePerMinute(afterWarm, (sample) => sample.anonMiB)),
+    'edr warm': round(warm.edrMiB),
+    'edr end': round(last.edrMiB),
+    'edr MB/min': round(slopePerMinute(afterWarm, (sample) => sample.edrMiB)),
+    'v8 committed warm': round(warm.heapTotalMiB),
+    'v8 committed end': round(last.heapTotalMiB),
     'cpu %core': round(cpu),
     'load avg': round(loadavg()[0]!),
     verdict: (rssSlope < 5 || floor < 5) && heapSlope < 5 ? 'flat' : 'GROWS',
@@ -401,6 +453,11 @@ async function soakOrFail(scenario: Scenario): Promise<Row> {
       'anon warm': NaN,
       'anon end': NaN,
       'anon MB/min': NaN,
+      'edr warm': NaN,
+      'edr end': NaN,
+      'edr MB/min': NaN,
+      'v8 committed warm': NaN,
+      'v8 committed end': NaN,
       'cpu %core': NaN,
       'load avg': NaN,
       verdict: 'FAILED',
@@ -408,6 +465,10 @@ async function soakOrFail(scenario: Scenario): Promise<Row> {
   }
 }
 const chosen = scenarios.filter((candidate) => (only ? only.includes(candidate.name) : !candidate.onRequest));
+if (values.baseline) {
+  const { binPath, sha } = baselineTree(values.baseline);
+  chosen.push(...chosen.flatMap((scenario) => (scenario.on ? [scenario.on(binPath, `${scenario.name}@${sha.slice(0, 7)}`)] : [])));
+}
 if (values.parallel) rows.push(...(await Promise.all(chosen.map(soakOrFail))));
 else for (const scenario of chosen) rows.push(await soakOrFail(scenario));
 const columns = Object.keys(rows[0] ?? {}) as (keyof Row)[];

@@ -12,6 +12,7 @@ export async function startDevnetForRun(ctx: Context): Promise<{ rpcUrl: string;
     load: ctx.config.load,
     reorgEvery: ctx.config.reorgEvery,
     denim: ctx.config.denim,
+    metadataReceipts: ctx.config.metadataReceipts,
   });
   ctx.shutdown.register('devnet', () => devnet.close());
   return { rpcUrl: devnet.rpcUrl, wsUrl: devnet.wsUrl };

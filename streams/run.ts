@@ -163,6 +163,7 @@ export const runCommand: Command = {
     'reorgEvery',
     'source',
     'denim',
+    'metadataReceipts',
     ...blocksSettings.filter((key) => key !== 'rpc' && key !== 'rpcTimeoutMs'),
   ],
   // With --devnet, some traffic so a newcomer sees pre-confirmations flowing (--load 0 for none).

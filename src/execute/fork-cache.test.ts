@@ -82,6 +82,48 @@ describe('fork cache', () => {
     expect(cacheKey({ method: 'eth_getCode', params: ['0xAA', '0x1'] })).toBe(cacheKey({ method: 'eth_getCode', params: ['0xaa', '0x1'] }));
   });
 
+  it('keeps state reads for the newest 4 block numbers only: an older fork block is read from the upstream again', async () => {
+    const bounded = await createForkCache({ upstreamUrl, timeoutMs: 2000 });
+    try {
+      const read = (block: number, id: number) =>
+        fetch(bounded.url, {
+          method: 'POST',
+          body: JSON.stringify([
+            {
+              jsonrpc: '2.0',
+              id,
+              method: 'eth_getBalance',
+              params: ['0x00000000000000000000000000000000000000bb', `0x${block.toString(16)}`],
+            },
+            {
+              jsonrpc: '2.0',
+              id: id + 1,
+              method: 'eth_getStorageAt',
+              params: ['0x00000000000000000000000000000000000000bb', '0x0', `0x${block.toString(16)}`],
+            },
+          ]),
+        }).then((response) => response.json());
+      for (let block = 100; block < 106; block++) await read(block, block * 10);
+      expect(bounded.cachedAnswers()).toBe(8); // 4 blocks x 2 reads
+      seen.length = 0;
+      for (let block = 102; block < 106; block++) await read(block, block * 10);
+      expect(seen).toEqual([]); // the newest 4 blocks: from memory
+      await read(100, 1);
+      expect(seen).toEqual(['eth_getBalance', 'eth_getStorageAt']); // dropped with its block
+      expect(bounded.cachedAnswers()).toBe(8); // older than every block kept: answered, not kept
+      // Headers (not state reads) stay, whatever their number.
+      seen.length = 0;
+      const header = { jsonrpc: '2.0', id: 2, method: 'eth_getBlockByHash', params: ['0xabc', false] };
+      await fetch(bounded.url, { method: 'POST', body: JSON.stringify(header) });
+      for (let block = 106; block < 112; block++) await read(block, block * 10);
+      seen.length = 0;
+      await fetch(bounded.url, { method: 'POST', body: JSON.stringify(header) });
+      expect(seen).toEqual([]);
+    } finally {
+      await bounded.close();
+    }
+  });
+
   it('answers a JSON-RPC error, not a crash, when the upstream is unreachable', async () => {
     const dead = await createForkCache({ upstreamUrl: 'http://127.0.0.1:1', timeoutMs: 500 });
     try {

@@ -7,16 +7,25 @@ import { errorMessage } from '../errors.ts';
  * A caching, de-duplicating JSON-RPC proxy between EDR's fork client and the upstream.
  *
  * EDR reads forked state lazily, one account or slot at a time, always at a fixed block number.
- * Such an answer never changes, so it is cached for good (bounded, oldest evicted first), and a
- * request already on its way is shared, not sent twice. A new fork at the same block (a rebuild
- * after a receipts_root mismatch) then reads nothing from the upstream. Anything not pinned to a
- * block number (latest, pending, a method we do not know) goes through uncached.
+ * Such an answer never changes, so it is cached, and a request already on its way is shared, not
+ * sent twice. A new fork at the same block (a rebuild after a receipts_root mismatch) then reads
+ * nothing from the upstream. Anything not pinned to a block number (latest, pending, a method we
+ * do not know) goes through uncached.
+ *
+ * State reads (balance, nonce, code, storage, proofs) are kept for the newest `stateBlocks` block
+ * numbers only: each fork reads at its own block, and the executor forks forward (at the canonical
+ * parent, every 32 blocks), so the answers at an older fork block are never asked again. Kept for
+ * good, they took about 340 bytes each, ~2,300 a minute at load 30 on the devnet (one fork's
+ * ~1,900 reads every ~50 s), until the 200,000 bound after an hour and a half: ~68 MB of heap.
+ * Headers, transactions by hash and the chain id (few) stay, oldest evicted past `maxEntries`.
  *
  * EDR speaks to it over 127.0.0.1 HTTP because EDR's fork client only takes a URL.
  */
 export interface ForkCache {
   readonly url: string;
   readonly stats: { hits: number; misses: number; shared: number; upstreamRequests: number; byMethod: Map<string, number> };
+  /** Answers held now. */
+  cachedAnswers(): number;
   /** Accounts and storage slots EDR asked for since the last call (to pin them locally). */
   drainRequested(): { accounts: Set<string>; slots: Set<string> };
   close(): Promise<void>;
@@ -25,8 +34,10 @@ export interface ForkCache {
 export interface ForkCacheOptions {
   readonly upstreamUrl: string;
   readonly timeoutMs: number;
-  /** Most cached answers (default 200 000). */
+  /** Most cached answers that are not state reads (headers, transactions by hash; default 20,000). */
   readonly maxEntries?: number;
+  /** State reads are kept for this many block numbers, the newest (default 4). */
+  readonly stateBlocks?: number;
 }
 
 const requestSchema = z.object({
@@ -41,6 +52,55 @@ type JsonRpcReply = { jsonrpc: '2.0'; id: unknown; result?: unknown; error?: unk
 const pinned = (tag: unknown): boolean =>
   (typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag)) ||
   (typeof tag === 'object' && tag !== null && ('blockNumber' in tag || 'blockHash' in tag));
+
+const stateMethods = new Set(['eth_getBalance', 'eth_getTransactionCount', 'eth_getCode', 'eth_getStorageAt', 'eth_getProof']);
+
+/** The block number a state read is pinned to (a hex number tag), or null (a hash, an object, not a state read). */
+function stateBlock(request: JsonRpcRequest): bigint | null {
+  if (!stateMethods.has(request.method)) return null;
+  const params = request.params ?? [];
+  const tag = params[params.length - 1];
+  return typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag) ? BigInt(tag) : null;
+}
+
+/**
+ * Answers that cannot change: state reads by block number (the newest `stateBlocks` numbers, older
+ * ones dropped whole), and the rest FIFO-bounded by `maxEntries`.
+ */
+function answerStore(maxEntries: number, stateBlocks: number) {
+  type Reply = { result?: unknown; error?: unknown };
+  const byBlock = new Map<bigint, Map<string, Reply>>();
+  const other = new Map<string, Reply>();
+  return {
+    get(key: string, block: bigint | null): Reply | undefined {
+      return block === null ? other.get(key) : byBlock.get(block)?.get(key);
+    },
+    set(key: string, block: bigint | null, reply: Reply): void {
+      if (block === null) {
+        other.set(key, reply);
+        if (other.size > maxEntries) other.delete(other.keys().next().value!);
+        return;
+      }
+      let answers = byBlock.get(block);
+      if (!answers) {
+        if (byBlock.size >= stateBlocks) {
+          const oldest = [...byBlock.keys()].reduce((low, number) => (number < low ? number : low));
+          // An answer at a block older than every one kept is not kept (nothing forks back there).
+          if (block < oldest) return;
+          byBlock.delete(oldest);
+        }
+        answers = new Map();
+        byBlock.set(block, answers);
+      }
+      answers.set(key, reply);
+    },
+    get size(): number {
+      let total = other.size;
+      for (const answers of byBlock.values()) total += answers.size;
+      return total;
+    },
+  };
+}
 
 /** The cache key of a request whose answer cannot change, or null. */
 export function cacheKey(request: JsonRpcRequest): string | null {
@@ -72,8 +132,7 @@ async function readBody(request: IncomingMessage): Promise<string> {
 }
 
 export async function createForkCache(options: ForkCacheOptions): Promise<ForkCache> {
-  const maxEntries = options.maxEntries ?? 200_000;
-  const cache = new Map<string, { result?: unknown; error?: unknown }>();
+  const cache = answerStore(options.maxEntries ?? 20_000, options.stateBlocks ?? 4);
   const inFlight = new Map<string, Promise<{ result?: unknown; error?: unknown }>>();
   const stats = { hits: 0, misses: 0, shared: 0, upstreamRequests: 0, byMethod: new Map<string, number>() };
   let requestedAccounts = new Set<string>();
@@ -102,7 +161,7 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
 
   async function answer(requests: readonly JsonRpcRequest[]): Promise<{ result?: unknown; error?: unknown }[]> {
     const out: ({ result?: unknown; error?: unknown } | Promise<{ result?: unknown; error?: unknown }>)[] = [];
-    const misses: { at: number; key: string | null; request: JsonRpcRequest }[] = [];
+    const misses: { at: number; key: string | null; block: bigint | null; request: JsonRpcRequest }[] = [];
     requests.forEach((request, at) => {
       stats.byMethod.set(request.method, (stats.byMethod.get(request.method) ?? 0) + 1);
       const target = request.params?.[0];
@@ -113,7 +172,8 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
           requestedAccounts.add(target.toLowerCase());
       }
       const key = cacheKey(request);
-      const hit = key === null ? undefined : cache.get(key);
+      const block = stateBlock(request);
+      const hit = key === null ? undefined : cache.get(key, block);
       if (hit) {
         stats.hits++;
         out[at] = hit;
@@ -126,7 +186,7 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
         return;
       }
       stats.misses++;
-      misses.push({ at, key, request });
+      misses.push({ at, key, block, request });
     });
     if (misses.length > 0) {
       const fetched = upstream(misses.map((miss) => miss.request));
@@ -141,8 +201,7 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
             (reply) => {
               // A null answer (a block not there yet) may change: only real answers are kept.
               if (reply.error === undefined && reply.result !== null && reply.result !== undefined) {
-                cache.set(key, reply);
-                if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+                cache.set(key, miss.block, reply);
               }
             },
             () => undefined,
@@ -195,6 +254,7 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
   return {
     url: `http://127.0.0.1:${port}`,
     stats,
+    cachedAnswers: () => cache.size,
     drainRequested() {
       const out = { accounts: requestedAccounts, slots: requestedSlots };
       requestedAccounts = new Set();

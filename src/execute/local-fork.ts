@@ -34,6 +34,12 @@ export function createForkLifecycle(options: ForkLifecycleOptions) {
   const { forkCache } = options;
   let chainId: bigint | null = null;
   let fork: Fork | null = null;
+  /** Forks made and not yet collected (the current one included): 1 when replaced forks are freed. */
+  let alive = 0;
+  const collected = new FinalizationRegistry<void>(() => {
+    alive--;
+  });
+  let replacedSinceRelease = false;
 
   async function upstream<T>(method: string, params: unknown[]): Promise<T> {
     const response = await fetch(forkCache.url, {
@@ -89,7 +95,9 @@ export function createForkLifecycle(options: ForkLifecycleOptions) {
     }
     forkCache.drainRequested();
     fork = { caller, forkedAt: parent, chained: 0, transactions: 0 };
-    if (replaced) releaseDroppedProviders();
+    alive++;
+    collected.register(caller);
+    if (replaced) replacedSinceRelease = true;
     options.logger.debug({ parent: Number(parent), reason }, 'executor forked from canonical state');
     return fork;
   }
@@ -127,6 +135,19 @@ export function createForkLifecycle(options: ForkLifecycleOptions) {
   return {
     current: (): Fork | null => fork,
     replace,
+    /**
+     * Frees the forks replaced since the last call, now (releaseDroppedProviders). Called by the
+     * executor before a flashblock, not in `replace`: there the frames that made the replacement
+     * (the executor's block preparation, a rebuild's first attempt) still hold the old fork, and
+     * a full collection then leaves it for the next one, minutes later.
+     */
+    releaseReplaced(): void {
+      if (!replacedSinceRelease) return;
+      replacedSinceRelease = false;
+      releaseDroppedProviders();
+    },
+    /** Forks not yet collected, the current one included. */
+    alive: (): number => alive,
     pinRequested,
     releaseSnapshots,
     drop(): void {

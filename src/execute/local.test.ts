@@ -196,4 +196,29 @@ describe('local executor', () => {
       expect(receipt.status).toBe(canonical.status);
     }
   }, 30_000);
+
+  it('frees a replaced fork at the next flashblock, not at the next replacement (forks alive back to 1)', async () => {
+    const own = createMetricsRegistry({ defaults: false });
+    const refreshing = await createLocalExecutor({ upstreamUrl: upstream.url, timeoutMs: 5000, logger, metrics: own, maxChainedBlocks: 2 });
+    const alive: number[] = [];
+    try {
+      const txs = createTxFactory(upstream.chainId);
+      txs.setNonce(7, Number(await upstream.engine.call<Hex>('eth_getTransactionCount', [accounts[7]!.address, 'latest'])));
+      for (let b = 0; b < 6; b++) {
+        const [block] = await upstream.produceBlock([[await txs.transfer(7, accounts[1]!.address)]]);
+        await refreshing.execute(block!);
+        // FinalizationRegistry callbacks run in a task after the collection.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        alive.push((await own.getSingleMetric('flashlog_executor_forks_alive')!.get()).values[0]!.value);
+      }
+    } finally {
+      await refreshing.close();
+    }
+    expect(refreshing.totals.rebuilds).toBe(3); // forks made at blocks 1, 3 and 5
+    // Blocks 3 and 5 replace the fork: the old one is still held while the block executes, and
+    // freed when the next flashblock starts (blocks 4 and 6). Collected only at the next
+    // replacement (as before), it stayed a whole fork's life: 2 after blocks 4 and 6.
+    expect([alive[3], alive[5]]).toEqual([1, 1]);
+    expect(Math.max(...alive)).toBeLessThanOrEqual(2);
+  }, 60_000);
 });

@@ -28,9 +28,10 @@ export { ExecutionError } from './execution-error.ts';
  * canonical state (a fresh fork at the canonical parent, reads served by the fork cache) when:
  * the first block arrives; a block does not follow the pending one; a flashblock does not follow
  * the last one (a replay after a reorg starts at transaction 0); `onReorg` says the pending chain
- * is wrong; the fork has carried `maxChainedBlocks` blocks or `maxForkTransactions` transactions (the old fork
- * is then freed at once, see releaseDroppedProviders); or a check fails. A check that still fails
- * after a rebuild is reported and the receipts are returned as computed.
+ * is wrong; the fork has carried `maxChainedBlocks` blocks or `maxForkTransactions` transactions
+ * (the old fork is then freed when the next flashblock starts, see releaseReplaced in
+ * local-fork.ts); or a check fails. A check that still fails after a rebuild is reported and the
+ * receipts are returned as computed.
  *
  * It is an invariant that calls are serialized: `execute` runs one at a time (ingest concatMaps).
  *
@@ -94,9 +95,18 @@ function executorMetrics(metrics: Registry) {
       [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     ),
     gasTotal: counter(metrics, 'flashlog_executor_gas_total', 'gas of executed transactions', ['kind']),
-    cacheGauge: gauge(metrics, 'flashlog_executor_fork_cache', 'fork cache: hits, misses, shared in-flight reads, upstream requests', [
-      'stat',
-    ]),
+    cacheGauge: gauge(
+      metrics,
+      'flashlog_executor_fork_cache',
+      'fork cache: hits, misses, shared in-flight reads, upstream requests, answers held',
+      ['stat'],
+    ),
+    forksAlive: gauge(
+      metrics,
+      'flashlog_executor_forks_alive',
+      'EDR forks not yet freed, the current one included (1-2 when replaced forks are released)',
+      [],
+    ),
   };
 }
 
@@ -140,7 +150,7 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
   const maxChainedBlocks = options.maxChainedBlocks ?? 32;
   const maxForkTransactions = options.maxForkTransactions ?? 1000;
   const counters = executorMetrics(options.metrics);
-  const { rebuilds, duration, gasTotal, cacheGauge } = counters;
+  const { rebuilds, duration, gasTotal, cacheGauge, forksAlive } = counters;
 
   const forkCache = await createForkCache({ upstreamUrl: options.upstreamUrl, timeoutMs: options.timeoutMs });
   const forks = createForkLifecycle({
@@ -248,6 +258,8 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
     totals,
     async execute(block) {
       const end = duration.startTimer({ kind: 'local' });
+      // Forks replaced during the previous flashblock: nothing of it holds them any more.
+      forks.releaseReplaced();
       try {
         return await run(block, 0);
       } catch (error) {
@@ -260,6 +272,8 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
         cacheGauge.set({ stat: 'misses' }, forkCache.stats.misses);
         cacheGauge.set({ stat: 'shared' }, forkCache.stats.shared);
         cacheGauge.set({ stat: 'upstream_requests' }, forkCache.stats.upstreamRequests);
+        cacheGauge.set({ stat: 'answers' }, forkCache.cachedAnswers());
+        forksAlive.set(forks.alive());
       }
     },
     onCanonical() {

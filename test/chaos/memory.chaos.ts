@@ -61,6 +61,7 @@ describe('scenario 9: memory under load', () => {
       const slope = slopePerMinute(afterWarmUp, (sample) => sample.rssMiB);
       const heapSlope = slopePerMinute(afterWarmUp, (sample) => sample.heapMiB);
       const fileSlope = slopePerMinute(afterWarmUp, (sample) => sample.fileMiB);
+      const edrSlope = slopePerMinute(afterWarmUp, (sample) => sample.edrMiB);
       const cpu = (100 * (samples.at(-1)!.cpuS - afterWarmUp[0]!.cpuS)) / (samples.at(-1)!.atS - afterWarmUp[0]!.atS);
       const rss = samples.map((sample) => sample.rssMiB);
       report({
@@ -72,7 +73,7 @@ describe('scenario 9: memory under load', () => {
         recoveryMs: '-',
         rssBeforeMiB: Math.round(afterWarmUp[0]!.rssMiB),
         rssAfterMiB: Math.round(rss.at(-1)!),
-        notes: `run: RSS floor ${Math.round(floor.first)} -> ${Math.round(floor.second)} MB (${floor.growth.toFixed(0)} MB; own memory ${ownFloor.growth.toFixed(0)} MB), trend ${slope.toFixed(1)} MB/min, max ${Math.round(Math.max(...rss))} MB, heap ${heapSlope.toFixed(1)} MB/min, CPU ${cpu.toFixed(0)}% of a core; file-backed (mapped log) ${fileSlope.toFixed(1)} MB/min`,
+        notes: `run: RSS floor ${Math.round(floor.first)} -> ${Math.round(floor.second)} MB (${floor.growth.toFixed(0)} MB; own memory ${ownFloor.growth.toFixed(0)} MB), trend ${slope.toFixed(1)} MB/min, max ${Math.round(Math.max(...rss))} MB, heap ${heapSlope.toFixed(1)} MB/min, CPU ${cpu.toFixed(0)}% of a core; file-backed (mapped log) ${fileSlope.toFixed(1)} MB/min; EDR's native memory (devnet chain, executor forks) ${edrSlope.toFixed(1)} MB/min`,
       });
       expect(pending?.transactions.length, 'the gateway serves a pending block at the end').toBeGreaterThan(0);
       expect(receipts?.length, 'with receipts from the local executor').toBeGreaterThan(0);

@@ -14,9 +14,12 @@ export interface FlashlogProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs `node bin/flashlog.js ...args` as a real child process, parsing its pino JSON lines. */
-export function spawnFlashlog(args: readonly string[], env: Record<string, string> = {}): FlashlogProcess {
-  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Runs `node bin/flashlog.js ...args` as a real child process, parsing its pino JSON lines.
+ * `binPath`: another tree's bin/flashlog.js (the soak's baseline runs).
+ */
+export function spawnFlashlog(args: readonly string[], env: Record<string, string> = {}, binPath = bin): FlashlogProcess {
+  const child = spawn(process.execPath, [binPath, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: Record<string, unknown>[] = [];
   const waiters = new Set<() => void>();
   let buffered = '';
