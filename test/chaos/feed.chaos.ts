@@ -98,10 +98,23 @@ describe('scenario 5: feed abuse', () => {
             const due = started + (slice + 1) * 10;
             await sleep(Math.max(0, due - Date.now()));
           }
-          // Hand every queued frame to the kernel first (bounded): a frame still in ws's own buffer
-          // when the socket is destroyed was never sent, and a loaded reader can leave some there.
-          for (let waited = 0; socket.bufferedAmount > 0 && socket.readyState === socket.OPEN && waited < 5000; waited += 10)
-            await sleep(10);
+          // Cut only once the reader has read every frame sent (bounded): a ping after the last
+          // frame comes back as a pong only after the reader's ws has emitted everything before it.
+          // A loaded reader (the first connection, at its start) leaves frames in ws's buffer and
+          // in the kernel's queues, and a cut can discard those: destroying a socket whose own
+          // receive queue holds an unread ping (the reader pings every 500 ms) sends a reset, and
+          // the kernel drops what it had not yet sent. Such a frame was never delivered; the
+          // scenario is about what the ingest does with the frames it gets.
+          if (socket.readyState === socket.OPEN) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, 5000);
+              socket.once('pong', () => {
+                clearTimeout(timer);
+                resolve();
+              });
+              socket.ping();
+            });
+          }
           socket.terminate(); // no close frame: the client sees the connection die
         })();
       });
