@@ -13,6 +13,7 @@ import { createRpcStub } from '../test/helpers/rpc-stub.ts';
 import { blockBuilder, signedTransfers, type BlockBuilder } from '../test/helpers/view-records.ts';
 import { benchContext } from './gateway.ts';
 import { buildGoClient, startClients, type ClientKind } from './peers/fanout-clients.ts';
+import { buildFloor, startFloor } from './peers/fanout-floor.ts';
 import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
 
 /**
@@ -30,10 +31,13 @@ import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
  * - Base's websocket-proxy (Rust, built from base/base by bench/peers/websocket-proxy.ts): its
  *   upstream is a WebSocket server in this process sending the same block record as one text frame
  *   per append; the proxy forwards every frame, unfiltered and unparsed, to every client.
+ * - the floor (Go, bench/peers/fanout-floor-go): the same `pendingLogs` notification bytes, sent by
+ *   a server with nothing else to do (no log, view, parsing or filter), on one goroutine per core;
+ *   the bench writes it each log's JSON. What this machine allows with these clients on its cores.
  * All wait for the same client processes; the bench is the log writer / upstream for each.
  * Target: flashlog p99 <= 20 ms at 1,000 subscribers.
  *   FLASHLOG_BENCH_FANOUT_COUNTS=1000            only these subscriber counts
- *   FLASHLOG_BENCH_FANOUT_SERVERS=pendingLogs    only these of pendingLogs, logs, proxy
+ *   FLASHLOG_BENCH_FANOUT_SERVERS=pendingLogs    only these of pendingLogs, logs, proxy, floor
  *   FLASHLOG_BENCH_FANOUT_CLIENTS=go,node        the subscriber processes, each in turn against the
  *                                                same server (default go; see peers/fanout-clients.ts)
  *   FLASHLOG_BENCH_FANOUT_BASELINE=<commit-ish>  also the flashlog servers of that commit (a git archive
@@ -45,7 +49,7 @@ const phases = [
   { perSecond: 5, seconds: 3 },
   { perSecond: 50, seconds: 2 },
 ];
-const servers = (process.env.FLASHLOG_BENCH_FANOUT_SERVERS ?? 'pendingLogs,logs,proxy').split(',');
+const servers = (process.env.FLASHLOG_BENCH_FANOUT_SERVERS ?? 'pendingLogs,logs,proxy,floor').split(',');
 const perProcess = Number(process.env.FLASHLOG_BENCH_FANOUT_PER_PROCESS ?? 1000);
 const clientKinds = (process.env.FLASHLOG_BENCH_FANOUT_CLIENTS ?? 'go').split(',') as ClientKind[];
 const nowUs = (): Hex => numberToHex(process.hrtime.bigint() / 1000n, { size: 32 });
@@ -306,20 +310,58 @@ export async function run(): Promise<Row[]> {
         upstream.close();
       }
     }
+    // the floor: the same notifications from a server with nothing else to do
+    const floorMissing = servers.includes('floor') ? buildFloor() : { skipped: 'not asked for' };
+    if (floorMissing && servers.includes('floor'))
+      rows.push({ bench: 'fan-out (append -> client)', server: 'floor', skipped: floorMissing.skipped });
+    if (!floorMissing) {
+      const floor = await startFloor();
+      try {
+        for (const [count, client] of usable.flatMap((count) => clients.map((client) => [count, client] as const))) {
+          const subscribers = await startClients(client, floor.url, count, 'pendingLogs', perProcess);
+          try {
+            for (const { perSecond, seconds } of phases) {
+              const appended = await drive(
+                async (block, tx) => {
+                  block.flashblock([tx], { logsPerTx: 1, data: nowUs });
+                  floor.send(JSON.stringify(block.logs().at(-1)));
+                },
+                perSecond,
+                seconds,
+                pool,
+                nextBlock,
+              );
+              rows.push({
+                bench: 'fan-out (append -> client)',
+                server: 'floor (Go, pendingLogs bytes, one goroutine per core)',
+                subscribers: count,
+                client,
+                'blocks/s': perSecond,
+                'failed connections': subscribers.failed,
+                ...stats(await subscribers.report(), appended * (count - subscribers.failed)),
+              });
+            }
+          } finally {
+            subscribers.close();
+          }
+        }
+      } finally {
+        floor.close();
+      }
+    }
   } finally {
     await stub.close();
     rmSync(dir, { recursive: true, force: true });
   }
+  const same = (row: Row, other: Row) =>
+    other.subscribers === row.subscribers && other.client === row.client && other['blocks/s'] === row['blocks/s'];
   for (const row of rows) {
-    if (typeof row['p99 ms'] !== 'number' || !String(row.server).startsWith('flashlog')) continue;
-    const peer = rows.find(
-      (other) =>
-        String(other.server).startsWith('websocket-proxy') &&
-        other.subscribers === row.subscribers &&
-        other.client === row.client &&
-        other['blocks/s'] === row['blocks/s'],
-    );
-    if (peer && typeof peer['p99 ms'] === 'number') row['p99 x websocket-proxy'] = row['p99 ms'] / peer['p99 ms'];
+    if (typeof row['p99 ms'] !== 'number') continue;
+    const floor = rows.find((other) => String(other.server).startsWith('floor') && same(row, other));
+    if (floor !== row && typeof floor?.['p99 ms'] === 'number') row['p99 x floor'] = row['p99 ms'] / floor['p99 ms'];
+    if (!String(row.server).startsWith('flashlog')) continue;
+    const peer = rows.find((other) => String(other.server).startsWith('websocket-proxy') && same(row, other));
+    if (typeof peer?.['p99 ms'] === 'number') row['p99 x websocket-proxy'] = row['p99 ms'] / peer['p99 ms'];
     if (row.subscribers === 1000) row['p99 x target (20 ms)'] = row['p99 ms'] / 20;
   }
   return rows;
