@@ -50,6 +50,7 @@ const { values } = parseArgs({
     'sample-s': { type: 'string', default: '10' },
     parallel: { type: 'boolean', default: false },
     baseline: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
 const minutes = Number(values.minutes);
@@ -427,6 +428,22 @@ async function soak(scenario: Scenario): Promise<Row> {
     'load avg': round(loadavg()[0]!),
     verdict: (rssSlope < 5 || floor < 5) && heapSlope < 5 ? 'flat' : 'GROWS',
   };
+}
+
+if (values.help) {
+  process.stdout.write(`npm run soak -- [options]: each long-running command under load, its memory and CPU over time
+
+  --minutes N     minutes per command (default 10); warm-up is the first fifth, at least 60 s
+  --only a,b      only these scenarios; comparisons run only when named here:
+${scenarios.map((each) => `                    ${each.name}: ${each.load}`).join('\n')}
+  --parallel      all at once (faster; they share the CPU, the load average is in the table)
+  --sample-s N    seconds between samples (default 10)
+  --baseline REF  also each chosen run --devnet scenario from the code of commit REF, side by side
+  -h, --help      this text
+
+Results: a table on stdout, and bench/results/soak.json and soak.md. Goal: every slope under 5 MB/min.
+`);
+  process.exit(0);
 }
 
 const only = values.only?.split(',');
