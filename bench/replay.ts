@@ -24,6 +24,9 @@ import { blockBuilder, signedTransfers } from '../test/helpers/view-records.ts';
  * figure). Full replays run twice per tree in the order A B B A and keep the faster.
  *   FLASHLOG_BENCH_REPLAY_RECORDS (default 1000000), FLASHLOG_BENCH_REPLAY_KAFKA_RECORDS (1000000),
  *   FLASHLOG_BENCH_REPLAY_BASELINE (a commit-ish, default main; off to skip).
+ *   FLASHLOG_BENCH_REPLAY_NODE_FLAGS="--max-semi-space-size=16": instead of a baseline commit, this
+ *   tree with Node's default flags against this tree started with these flags (issue 19: what V8's
+ *   young-generation cap costs a replay); each row also has the process's peak RSS.
  */
 type Row = Record<string, unknown>;
 const emitters = Array.from({ length: 50 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}` as Hex);
@@ -85,14 +88,26 @@ interface Started {
   invalid: number;
   /** Block records the replay never parsed (their block superseded before its end); 0 before deferral. */
   skipped: number;
+  /** The child process's peak resident memory (absent from older trees' children). */
+  peakRssMb?: number;
 }
 
 /** A gateway started on the log by the tree at `root` in its own process (bench/children/replay-view.ts). */
-function startIn(root: string, engine: string, target: readonly [string, string], snapshot: string): Started {
-  const child = spawnSync(process.execPath, [join(repo, 'bench', 'children', 'replay-view.ts'), root, engine, ...target, snapshot], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 20,
-  });
+function startIn(
+  tree: { root: string; flags: readonly string[] },
+  engine: string,
+  target: readonly [string, string],
+  snapshot: string,
+): Started {
+  const { root, flags } = tree;
+  const child = spawnSync(
+    process.execPath,
+    [...flags, join(repo, 'bench', 'children', 'replay-view.ts'), root, engine, ...target, snapshot],
+    {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    },
+  );
   const line = child.stdout.trim().split('\n').pop() ?? '';
   if (child.status !== 0 || !line.startsWith('{'))
     throw new Error(`start in ${root} failed: ${child.stderr.trim().split('\n').slice(-3).join(' ')}`);
@@ -105,14 +120,20 @@ function startIn(root: string, engine: string, target: readonly [string, string]
  * 10,000 records are appended and each starts again from its snapshot.
  */
 async function measure(engine: string, open: () => Log, records: number, dir: string, target: readonly [string, string]): Promise<Row[]> {
+  const flags = process.env.FLASHLOG_BENCH_REPLAY_NODE_FLAGS?.split(' ').filter(Boolean);
   const ref = process.env.FLASHLOG_BENCH_REPLAY_BASELINE ?? 'main';
-  const baseline = ref === 'off' ? undefined : baselineTree(ref);
+  const baseline = ref === 'off' || flags ? undefined : baselineTree(ref);
   const rows: Row[] = [];
   if (baseline && 'error' in baseline) rows.push({ bench: 'restart to serving', engine, error: baseline.error });
-  const trees = [
-    ...(baseline && !('error' in baseline) ? [{ tree: `before (${ref} ${baseline.sha})`, root: baseline.root }] : []),
-    { tree: 'after (this tree)', root: repo },
-  ];
+  const trees = flags
+    ? [
+        { tree: 'before (this tree, default flags)', root: repo, flags: [] },
+        { tree: `after (this tree, node ${flags.join(' ')})`, root: repo, flags },
+      ]
+    : [
+        ...(baseline && !('error' in baseline) ? [{ tree: `before (${ref} ${baseline.sha})`, root: baseline.root, flags: [] }] : []),
+        { tree: 'after (this tree)', root: repo, flags: [] },
+      ];
   const log = open();
   try {
     await log.ensureTopics(allTopics.map((name) => ({ name })));
@@ -129,7 +150,7 @@ async function measure(engine: string, open: () => Log, records: number, dir: st
     const runs = order.map((index) => {
       const snapshot = seen.has(index) ? snapshotOf(index) : join(dir, `${engine}.${index}.first.snapshot.json`);
       seen.add(index);
-      return { index, started: startIn(trees[index]!.root, engine, target, snapshot) };
+      return { index, started: startIn(trees[index]!, engine, target, snapshot) };
     });
     const full = trees.map((_, index): Started => {
       const own = runs.filter((run) => run.index === index).map((run) => run.started);
@@ -138,12 +159,13 @@ async function measure(engine: string, open: () => Log, records: number, dir: st
         ms: Math.min(...own.map((started) => started.ms)),
         cpuMs: Math.min(...own.map((started) => started.cpuMs)),
         mainThreadCpuMs: Math.min(...own.map((started) => started.mainThreadCpuMs)),
+        peakRssMb: Math.max(...own.map((started) => started.peakRssMb ?? Number.NaN)),
       };
     });
     const tail = await fill(log, 10_000, filled.nextBlock, pool);
     // A restart from the snapshot leaves a new one at the log's end (a second restart would have
     // nothing to replay), so each tree restarts once.
-    const resumed = trees.map((tree, index) => startIn(tree.root, engine, target, snapshotOf(index)));
+    const resumed = trees.map((tree, index) => startIn(tree, engine, target, snapshotOf(index)));
     trees.forEach((tree, index) => {
       const started = full[index]!;
       const before = full[0]!;
@@ -159,6 +181,7 @@ async function measure(engine: string, open: () => Log, records: number, dir: st
         'records/s': Math.round(started.records / (started.ms / 1000)),
         'records per CPU-second': Math.round(started.records / (started.cpuMs / 1000)),
         'records per main-thread CPU-second': Math.round(started.records / (started.mainThreadCpuMs / 1000)),
+        'peak RSS MB': started.peakRssMb,
         'x target (100,000/s)': started.records / (started.ms / 1000) / 100_000,
         ...(index > 0
           ? {

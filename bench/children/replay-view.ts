@@ -40,7 +40,7 @@ const threadCpu = process.threadCpuUsage(threadCpuBefore);
 const replayed = await serve.view.replayed;
 const state = serve.view.current();
 process.stdout.write(
-  `${JSON.stringify({ records: replayed.records, ms, cpuMs: (cpu.user + cpu.system) / 1000, mainThreadCpuMs: (threadCpu.user + threadCpu.system) / 1000, fromSnapshot: replayed.fromSnapshot, applied: state.applied, invalid: state.invalid, skipped: replayed.skipped ?? 0 })}\n`,
+  `${JSON.stringify({ records: replayed.records, ms, cpuMs: (cpu.user + cpu.system) / 1000, mainThreadCpuMs: (threadCpu.user + threadCpu.system) / 1000, fromSnapshot: replayed.fromSnapshot, applied: state.applied, invalid: state.invalid, skipped: replayed.skipped ?? 0, peakRssMb: process.resourceUsage().maxRSS / 1024 })}\n`,
 );
 await serve.close();
 await log.close();
