@@ -22,7 +22,7 @@ import { blockBuilder, signedTransfers } from '../test/helpers/view-records.ts';
  * bench/.cache/baseline-<sha> with `git archive`) each start in a child process on the same log,
  * with wall time and CPU time (the machine is shared: records per CPU-second is the steadier
  * figure). Full replays run twice per tree in the order A B B A and keep the faster.
- *   FLASHLOG_BENCH_REPLAY_RECORDS (default 1000000), FLASHLOG_BENCH_REPLAY_KAFKA_RECORDS (1000000),
+ *   FLASHLOG_BENCH_REPLAY_RECORDS (default 1000000), FLASHLOG_BENCH_REPLAY_KAFKA_RECORDS (1000000; 0 skips),
  *   FLASHLOG_BENCH_REPLAY_BASELINE (a commit-ish, default main; off to skip).
  *   FLASHLOG_BENCH_REPLAY_NODE_FLAGS="--max-semi-space-size=16": instead of a baseline commit, this
  *   tree with Node's default flags against this tree started with these flags (issue 19: what V8's
@@ -227,18 +227,23 @@ export async function run(): Promise<Row[]> {
     const kafkaRecords = Number(process.env.FLASHLOG_BENCH_REPLAY_KAFKA_RECORDS ?? 1_000_000);
     const brokers = (process.env.FLASHLOG_TEST_KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
     const prefix = `replay${Date.now().toString(36)}-`;
+    // an engine given 0 records is skipped
     return [
-      ...(await measure('embedded', () => createEmbeddedLog({ path: join(dir, 'flashlog.db') }), embeddedRecords, dir, [
-        join(dir, 'flashlog.db'),
-        '-',
-      ])),
-      ...(await measure(
-        'kafka',
-        () => prefixedLog(createKafkaLog({ brokers, clientId: 'flashlog-bench-replay' }), prefix),
-        kafkaRecords,
-        dir,
-        [brokers.join(','), prefix],
-      )),
+      ...(embeddedRecords === 0
+        ? []
+        : await measure('embedded', () => createEmbeddedLog({ path: join(dir, 'flashlog.db') }), embeddedRecords, dir, [
+            join(dir, 'flashlog.db'),
+            '-',
+          ])),
+      ...(kafkaRecords === 0
+        ? []
+        : await measure(
+            'kafka',
+            () => prefixedLog(createKafkaLog({ brokers, clientId: 'flashlog-bench-replay' }), prefix),
+            kafkaRecords,
+            dir,
+            [brokers.join(','), prefix],
+          )),
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
