@@ -12,7 +12,7 @@ import { createServe } from '../streams/serve.ts';
 import { createRpcStub } from '../test/helpers/rpc-stub.ts';
 import { blockBuilder, signedTransfers, type BlockBuilder } from '../test/helpers/view-records.ts';
 import { benchContext } from './gateway.ts';
-import { buildGoClient, startClients, type ClientKind } from './peers/fanout-clients.ts';
+import { buildGoClient, startClients, type ClientKind, type ClientMode } from './peers/fanout-clients.ts';
 import { buildFloor, startFloor } from './peers/fanout-floor.ts';
 import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
 
@@ -162,6 +162,33 @@ export async function run(): Promise<Row[]> {
   let number = 50_000_000n;
   const nextBlock = () => number++;
   const stub = await createRpcStub({ eth_blockNumber: () => '0x1' });
+  /** A peer server's rows: the same clients, counts and phases as flashlog's; `emit` sends one append. */
+  const measurePeer = async (
+    server: string,
+    url: string,
+    mode: ClientMode,
+    emit: (block: BlockBuilder, tx: { hash: Hex; raw: Hex }) => void,
+  ): Promise<void> => {
+    for (const [count, client] of usable.flatMap((count) => clients.map((client) => [count, client] as const))) {
+      const subscribers = await startClients(client, url, count, mode, perProcess);
+      try {
+        for (const { perSecond, seconds } of phases) {
+          const appended = await drive(async (block, tx) => emit(block, tx), perSecond, seconds, pool, nextBlock);
+          rows.push({
+            bench: 'fan-out (append -> client)',
+            server,
+            subscribers: count,
+            client,
+            'blocks/s': perSecond,
+            'failed connections': subscribers.failed,
+            ...stats(await subscribers.report(), appended * (count - subscribers.failed)),
+          });
+        }
+      } finally {
+        subscribers.close();
+      }
+    }
+  };
   try {
     // flashlog's gateway: pendingLogs on a flashblocks feed, logs on the blocks source
     const flashlogRuns = [
@@ -276,34 +303,10 @@ export async function run(): Promise<Row[]> {
             throw new Error('websocket-proxy did not connect to its upstream in 10 s');
           }),
         ]);
-        for (const [count, client] of usable.flatMap((count) => clients.map((client) => [count, client] as const))) {
-          const subscribers = await startClients(client, `ws://127.0.0.1:${port}/ws`, count, 'proxy', perProcess);
-          try {
-            for (const { perSecond, seconds } of phases) {
-              const appended = await drive(
-                async (block, tx) => {
-                  const [record] = block.flashblock([tx], { logsPerTx: 1, data: nowUs });
-                  for (const socket of upstream.clients) socket.send(record!.value);
-                },
-                perSecond,
-                seconds,
-                pool,
-                nextBlock,
-              );
-              rows.push({
-                bench: 'fan-out (append -> client)',
-                server: `websocket-proxy (base/base ${built.commit.slice(0, 10)})`,
-                subscribers: count,
-                client,
-                'blocks/s': perSecond,
-                'failed connections': subscribers.failed,
-                ...stats(await subscribers.report(), appended * (count - subscribers.failed)),
-              });
-            }
-          } finally {
-            subscribers.close();
-          }
-        }
+        await measurePeer(`websocket-proxy (base/base ${built.commit.slice(0, 10)})`, `ws://127.0.0.1:${port}/ws`, 'proxy', (block, tx) => {
+          const [record] = block.flashblock([tx], { logsPerTx: 1, data: nowUs });
+          for (const socket of upstream.clients) socket.send(record!.value);
+        });
       } finally {
         proxy.kill();
         for (const socket of upstream.clients) socket.terminate();
@@ -317,34 +320,10 @@ export async function run(): Promise<Row[]> {
     if (!floorMissing) {
       const floor = await startFloor();
       try {
-        for (const [count, client] of usable.flatMap((count) => clients.map((client) => [count, client] as const))) {
-          const subscribers = await startClients(client, floor.url, count, 'pendingLogs', perProcess);
-          try {
-            for (const { perSecond, seconds } of phases) {
-              const appended = await drive(
-                async (block, tx) => {
-                  block.flashblock([tx], { logsPerTx: 1, data: nowUs });
-                  floor.send(JSON.stringify(block.logs().at(-1)));
-                },
-                perSecond,
-                seconds,
-                pool,
-                nextBlock,
-              );
-              rows.push({
-                bench: 'fan-out (append -> client)',
-                server: 'floor (Go, pendingLogs bytes, one goroutine per core)',
-                subscribers: count,
-                client,
-                'blocks/s': perSecond,
-                'failed connections': subscribers.failed,
-                ...stats(await subscribers.report(), appended * (count - subscribers.failed)),
-              });
-            }
-          } finally {
-            subscribers.close();
-          }
-        }
+        await measurePeer('floor (Go, pendingLogs bytes, one goroutine per core)', floor.url, 'pendingLogs', (block, tx) => {
+          block.flashblock([tx], { logsPerTx: 1, data: nowUs });
+          floor.send(JSON.stringify(block.logs().at(-1)));
+        });
       } finally {
         floor.close();
       }
