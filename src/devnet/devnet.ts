@@ -66,6 +66,9 @@ export interface DevnetOptions {
 
 export type { Devnet, DevnetAccount } from './handle.ts';
 
+/** The funded accounts `--load` signs with (0 to 7); 8 and 9 are left to the user. */
+export const LOAD_ACCOUNTS = 8;
+
 export function devnetAccounts(count = 10): DevnetAccount[] {
   return Array.from({ length: count }, (_, addressIndex) => {
     const account = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex });
@@ -190,7 +193,9 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     });
     if (options.load) {
       const { startLoad } = await import('./load.ts');
-      load = await startLoad({ engine, producer, logger, accounts, chainId, tps: options.load });
+      // The load signs with accounts 0-7 only: 8 and 9 are the user's (and tests'), whose
+      // transactions then never race the load's for a nonce ("replacement transaction underpriced").
+      load = await startLoad({ engine, producer, logger, accounts: accounts.slice(0, LOAD_ACCOUNTS), chainId, tps: options.load });
     }
   } catch (error) {
     await producer.stop();

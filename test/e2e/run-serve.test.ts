@@ -144,7 +144,8 @@ describe('flashlog run --devnet', () => {
       );
       const { createWalletClient, http } = await import('viem');
       const { mnemonicToAccount } = await import('viem/accounts');
-      const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 3 });
+      // account 9: the load (--load 10 by default) never sends from it, so the nonces never race
+      const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 9 });
       const wallet = createWalletClient({ account, transport: http(devnetRpc) });
       const hash = await wallet.sendTransaction({
         chain: null,
