@@ -81,7 +81,10 @@ export async function genesisAccounts(
 export interface ForkPoint {
   readonly url: string;
   readonly blockNumber: bigint;
+  /** Accounts the forked provider holds itself from the start (EDR reads the rest from `url`). */
+  readonly accounts?: GenesisAccount[];
 }
+export type GenesisAccount = Awaited<ReturnType<typeof genesisAccounts>>[number];
 
 /**
  * An EDR provider with the devnet's settings: from genesis, or forked at `fork` (a rollover: the
@@ -91,7 +94,7 @@ export async function createChainProvider(options: EngineOptions, fork?: ForkPoi
   // One EDR context per process, shared with the local executor (src/execute/edr.ts): EDR warns
   // "Please only initialize EdrContext once per process" when `run --devnet` makes a second one.
   const { edr, context } = await edrContext();
-  const genesisState = fork ? [] : await genesisAccounts(options);
+  const genesisState = fork ? (fork.accounts ?? []) : await genesisAccounts(options);
   return withMaxCachedStates(options.maxCachedStates ?? DEVNET_MAX_CACHED_STATES, () =>
     context.createProvider(
       edr.OP_CHAIN_TYPE,

@@ -12,12 +12,12 @@ import type { StateMirror } from './state-mirror.ts';
  * The JSON-RPC endpoint a rolled-over devnet provider forks from (rollover.ts), answering from the
  * devnet's own records, never from the provider it replaces:
  *
- *   state at the fork block   (eth_getBalance, eth_getTransactionCount, eth_getCode,
- *                             eth_getStorageAt) from the state mirror as of the fork
- *                             (state-mirror.ts), however long after the fork it is asked
+ *   state at a kept block     (eth_getBalance, eth_getTransactionCount, eth_getCode,
+ *                             eth_getStorageAt) from the state mirror as of that block
+ *                             (state-mirror.ts), however long after it is asked
  *   blocks, transactions,     from the ring of the newest sealed blocks (history-ring.ts):
  *   receipts, logs            null (or no logs) for a block older than the ring holds
- *   state at another block    refused (-32000): the devnet keeps state from its last rollover on
+ *   state at an older block   refused (-32000 "missing trie node", as a pruned geth says)
  *
  * EDR's fork client speaks to it over 127.0.0.1 HTTP (it only takes a URL).
  */
@@ -27,6 +27,11 @@ export interface ForkSource {
   setForkBlock(number: bigint): void;
   /** Requests answered, by method (the spike and the test read them). */
   readonly asked: Map<string, number>;
+  /**
+   * Accounts and slots (`address|slot`) read since the last call: the provider holds them for good
+   * once they are written back to it (see rollover.ts), so it stops asking for them again.
+   */
+  drainRead(): { accounts: Set<Hex>; slots: Set<string> };
   close(): Promise<void>;
 }
 
@@ -48,7 +53,11 @@ function hexParam(value: unknown, where: string): Hex {
   throw new InvalidParamsError(`${where}: expected hex, got ${JSON.stringify(value)}`);
 }
 
-export function forkSourceDispatch(options: ForkSourceOptions, forkBlock: () => bigint) {
+export function forkSourceDispatch(
+  options: ForkSourceOptions,
+  forkBlock: () => bigint,
+  read: { accounts: Set<Hex>; slots: Set<string> } = { accounts: new Set(), slots: new Set() },
+) {
   const { ring, mirror } = options;
 
   function blockNumberOf(tag: unknown, where: string): bigint {
@@ -65,10 +74,14 @@ export function forkSourceDispatch(options: ForkSourceOptions, forkBlock: () => 
     const stateAt = STATE_TAG_AT[call.method];
     if (stateAt !== undefined) {
       const at = blockNumberOf(params[stateAt], `${where}[${stateAt}]`);
-      if (at !== forkBlock())
-        throw new ServerError(`state at block ${at} is not kept: the devnet keeps state from its last rollover (block ${forkBlock()}) on`);
+      if (at < mirror.oldest() || at > forkBlock())
+        throw new ServerError(
+          `missing trie node: state at block ${at} is not kept (the devnet keeps the state of blocks ${mirror.oldest()} to its head)`,
+        );
       const address = hexParam(params[0], `${where}[0]`);
-      const state = mirror.atFork;
+      const state = mirror.at(at);
+      if (call.method === 'eth_getStorageAt') read.slots.add(`${address}|${numberToHex(BigInt(hexParam(params[1], `${where}[1]`)), { size: 32 })}`);
+      else read.accounts.add(address);
       if (call.method === 'eth_getBalance') return numberToHex(state.balance(address));
       if (call.method === 'eth_getTransactionCount') return numberToHex(state.nonce(address));
       if (call.method === 'eth_getCode') return state.code(address);
@@ -113,7 +126,8 @@ export function forkSourceDispatch(options: ForkSourceOptions, forkBlock: () => 
 export async function startForkSource(options: ForkSourceOptions): Promise<ForkSource> {
   let forkBlock = 0n;
   const asked = new Map<string, number>();
-  const dispatch = forkSourceDispatch(options, () => forkBlock);
+  let read = { accounts: new Set<Hex>(), slots: new Set<string>() };
+  const dispatch = forkSourceDispatch(options, () => forkBlock, { get accounts() { return read.accounts; }, get slots() { return read.slots; } });
   const counted = (call: RpcCall) => {
     asked.set(call.method, (asked.get(call.method) ?? 0) + 1);
     return dispatch(call);
@@ -143,6 +157,11 @@ export async function startForkSource(options: ForkSourceOptions): Promise<ForkS
       forkBlock = number;
     },
     asked,
+    drainRead() {
+      const out = read;
+      read = { accounts: new Set(), slots: new Set() };
+      return out;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

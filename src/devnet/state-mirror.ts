@@ -73,16 +73,21 @@ export interface StateMirror {
   /** Reads every touched account and slot from `call` at `block` and keeps them. */
   update(call: Call, block: bigint, touched: Touched): Promise<void>;
   /**
-   * From now on, keeps the value each account and slot had before its first change: a provider
-   * forked here reads them as of this block (`atFork`), however long after.
+   * Reads as of sealed block `block`, from the newest update back to the oldest block kept (see
+   * `prune`): a provider forked at a block reads it lazily, however long after, and so does a
+   * local executor's fork of the devnet at an older parent.
    */
-  markFork(): void;
-  /** Reads as of the last `markFork`. */
-  readonly atFork: StateReader;
+  at(block: bigint): StateReader;
+  /** The oldest block `at` answers for. */
+  oldest(): bigint;
+  /** Forgets what `at` needs for blocks before `oldest`. */
+  prune(oldest: bigint): void;
   /** Sets an account whole (genesis). */
   setAccount(address: Hex, account: { balance: bigint; nonce: bigint; code: Hex; storage?: ReadonlyMap<Hex, Hex> }): void;
   /** Reads as of the newest update. */
   readonly current: StateReader;
+  /** Every account with its code and storage, as EDR takes genesis accounts. */
+  accounts(): { address: Hex; balance: bigint; nonce: bigint; code: Hex; storage: [Hex, Hex][] }[];
   /** Every address held (tests compare them against an engine). */
   addresses(): Hex[];
   slotsOf(address: Hex): Hex[];
@@ -95,9 +100,25 @@ export function createStateMirror(): StateMirror {
   // Code by hash: the load deploys the same contracts again and again.
   const codes = new Map<Hex, Hex>();
   let slotCount = 0;
-  // The values before their first change since markFork (a slot's key: `address|slot`).
-  let accountsAtFork = new Map<Hex, { balance: bigint; nonce: bigint; codeHash: Hex | null }>();
-  let slotsAtFork = new Map<string, Hex>();
+  // Every change of the blocks kept, oldest first: the value a key had before `block` changed it
+  // (an account's key is its address, a slot's `address|slot`). A reader at block t takes the
+  // value before the first change after t, or the current one.
+  type Before = { readonly block: bigint; readonly value: AccountFields | Hex };
+  type AccountFields = { readonly balance: bigint; readonly nonce: bigint; readonly codeHash: Hex | null };
+  const changes = new Map<string, Before[]>();
+  // Keys changed by each block kept, to prune them.
+  const changedIn = new Map<bigint, string[]>();
+  let oldestKept = 0n;
+  let newest = 0n;
+  const remember = (block: bigint, key: string, value: AccountFields | Hex): void => {
+    let list = changes.get(key);
+    if (!list) changes.set(key, (list = []));
+    list.push({ block, value });
+    let keys = changedIn.get(block);
+    if (!keys) changedIn.set(block, (keys = []));
+    keys.push(key);
+  };
+  const before = (key: string, at: bigint): AccountFields | Hex | undefined => changes.get(key)?.find((change) => change.block > at)?.value;
 
   const accountOf = (address: Hex): MirrorAccount => {
     const key = address.toLowerCase() as Hex;
@@ -139,17 +160,17 @@ export function createStateMirror(): StateMirror {
   return {
     async update(call, block, touched) {
       const tag = numberToHex(block);
+      newest = block;
       for (const address of touched.accounts) {
         const account = accountOf(address);
-        if (!accountsAtFork.has(address))
-          accountsAtFork.set(address, { balance: account.balance, nonce: account.nonce, codeHash: account.codeHash });
+        remember(block, address, { balance: account.balance, nonce: account.nonce, codeHash: account.codeHash });
         account.balance = BigInt(await call<Hex>('eth_getBalance', [address, tag]));
         account.nonce = BigInt(await call<Hex>('eth_getTransactionCount', [address, tag]));
         if (touched.code.has(address)) setCode(account, await call<Hex>('eth_getCode', [address, tag]));
       }
       for (const entry of touched.slots) {
         const [address, slot] = entry.split('|') as [Hex, Hex];
-        if (!slotsAtFork.has(entry)) slotsAtFork.set(entry, current.storage(address, slot));
+        remember(block, entry, current.storage(address, slot));
         setSlot(accountOf(address), slot, await call<Hex>('eth_getStorageAt', [address, slot, tag]));
       }
     },
@@ -160,20 +181,42 @@ export function createStateMirror(): StateMirror {
       setCode(account, given.code);
       for (const [slot, value] of given.storage ?? []) setSlot(account, word(slot), value);
     },
-    markFork() {
-      accountsAtFork = new Map();
-      slotsAtFork = new Map();
-    },
     current,
-    atFork: {
-      balance: (address) => accountsAtFork.get(address.toLowerCase() as Hex)?.balance ?? current.balance(address),
-      nonce: (address) => accountsAtFork.get(address.toLowerCase() as Hex)?.nonce ?? current.nonce(address),
-      code(address) {
-        const before = accountsAtFork.get(address.toLowerCase() as Hex);
-        return before ? codeOf(before.codeHash) : current.code(address);
-      },
-      storage: (address, slot) => slotsAtFork.get(`${address.toLowerCase()}|${word(slot)}`) ?? current.storage(address, slot),
+    at(block) {
+      if (block < oldestKept || block > newest) throw new RangeError(`state at block ${block} is not kept (blocks ${oldestKept} to ${newest} are)`);
+      const accountAt = (address: Hex) => before(address.toLowerCase(), block) as AccountFields | undefined;
+      return {
+        balance: (address) => accountAt(address)?.balance ?? current.balance(address),
+        nonce: (address) => accountAt(address)?.nonce ?? current.nonce(address),
+        code(address) {
+          const fields = accountAt(address);
+          return fields ? codeOf(fields.codeHash) : current.code(address);
+        },
+        storage: (address, slot) => (before(`${address.toLowerCase()}|${word(slot)}`, block) as Hex | undefined) ?? current.storage(address, slot),
+      };
     },
+    oldest: () => oldestKept,
+    prune(oldest) {
+      for (let block = oldestKept; block <= oldest && block <= newest; block++) {
+        for (const key of changedIn.get(block) ?? []) {
+          const list = changes.get(key);
+          if (!list) continue;
+          // A change at `block` is what a reader at block - 1 needs: gone with it.
+          while (list.length > 0 && list[0]!.block <= oldest) list.shift();
+          if (list.length === 0) changes.delete(key);
+        }
+        changedIn.delete(block);
+      }
+      if (oldest > oldestKept) oldestKept = oldest;
+    },
+    accounts: () =>
+      [...accounts].map(([address, account]) => ({
+        address,
+        balance: account.balance,
+        nonce: account.nonce,
+        code: codeOf(account.codeHash),
+        storage: [...account.storage],
+      })),
     addresses: () => [...accounts.keys()],
     slotsOf: (address) => [...(accounts.get(address.toLowerCase() as Hex)?.storage.keys() ?? [])],
     size: () => ({ accounts: accounts.size, slots: slotCount, codes: codes.size }),
