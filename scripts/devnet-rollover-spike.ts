@@ -15,7 +15,9 @@
  *           warm-up and at the end, MB per 1,000 transactions, and the CPU the mirror took per tx.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Provider } from '@nomicfoundation/edr';
@@ -41,6 +43,7 @@ const { values } = parseArgs({
     preload: { type: 'boolean', default: false },
     keep: { type: 'string', default: '300' },
     pin: { type: 'boolean', default: false },
+    warm: { type: 'string' },
   },
 });
 const blocks = Number(values.blocks);
@@ -159,14 +162,26 @@ function workload() {
 const tokenBalances = new Map<number, bigint>(accounts.map((_, i) => [i, i === 0 ? 10n ** 24n - 9n * 10n ** 18n : 10n ** 18n]));
 
 type Engine = ReturnType<typeof engineOver>;
+/** Providers not yet collected (the spike checks that a dropped one is freed). */
+let alive = 0;
+const collected = new FinalizationRegistry<void>(() => {
+  alive--;
+});
+async function tracked(provider: Promise<Provider>): Promise<Provider> {
+  const made = await provider;
+  alive++;
+  collected.register(made);
+  return made;
+}
 type Block = RingBlock & { stateRoot: Hex; receiptsRoot: Hex; parentHash: Hex; baseFeePerGas: Hex; timestamp: Hex };
 
 /** A devnet chain that can roll over: engine, mirror, ring, fork source. */
 async function rollingChain(keepBlocks: number) {
-  const engine = engineOver(await createChainProvider(options));
+  const engine = engineOver(await tracked(createChainProvider(options)));
   const mirror = createStateMirror();
   const ring = createHistoryRing(keepBlocks);
   const source = await startForkSource({ chainId: Number(options.chainId), ring, mirror });
+  const cacheDir = mkdtempSync(join(tmpdir(), 'devnet-rollover-'));
   const stats = { mirrorMs: 0, traced: 0, rollovers: 0, rolloverMs: 0, unforkedMirrorMs: 0, unforkedTraced: 0, pinned: 0 };
   // Genesis: every account EDR was given, read back (EDR's own values, storage included).
   const genesis = emptyTouched();
@@ -230,6 +245,8 @@ async function rollingChain(keepBlocks: number) {
       // implies: the old provider says what that is (the last entry of eth_feeHistory).
       const history = await call<{ baseFeePerGas: Hex[] }>('eth_feeHistory', ['0x1', 'latest', []]);
       const nextBaseFee = BigInt(history.baseFeePerGas.at(-1)!);
+      // What the provider being dropped had EDR write to disk goes with it.
+      rmSync(cacheDir, { recursive: true, force: true });
       const held = preload
         ? mirror.accounts().map((account) => ({
             address: hexToBytes(account.address),
@@ -240,14 +257,14 @@ async function rollingChain(keepBlocks: number) {
           }))
         : [];
       engine.replace(
-        await createChainProvider({ ...options, initialBaseFeePerGas: nextBaseFee }, { url: source.url, blockNumber: head, accounts: held }),
+        await tracked(createChainProvider({ ...options, initialBaseFeePerGas: nextBaseFee }, { url: source.url, blockNumber: head, accounts: held, cacheDir })),
       );
     });
     releaseDroppedProviders();
     stats.rollovers++;
     stats.rolloverMs += performance.now() - started;
   }
-  return { engine, mirror, ring, source, stats, sealed, rollover };
+  return { engine, mirror, ring, source, stats, sealed, rollover, cacheDir };
 }
 
 async function mineOn(engine: Engine, number: bigint, raws: readonly Hex[]): Promise<Block> {
@@ -424,7 +441,8 @@ async function rss(name: 'plain' | 'rollover'): Promise<void> {
   const started = process.cpuUsage();
   let warm = 0;
   let executed = 0;
-  const warmAfter = Math.floor(blocks / 5);
+  const warmAfter = Number(values.warm ?? Math.floor(blocks / 5));
+  const samples: string[] = [];
   for (let number = 1n; number <= BigInt(blocks); number++) {
     const raws = [
       deposit0(number),
@@ -433,7 +451,12 @@ async function rss(name: 'plain' | 'rollover'): Promise<void> {
     await mineOn(chain.engine, number, raws);
     executed += raws.length;
     if (name === 'rollover') await chain.sealed(number);
-    if (name === 'rollover' && number % BigInt(every) === 0n) await chain.rollover();
+    if (number % BigInt(every) === 0n) {
+      if (name === 'rollover') await chain.rollover();
+      // A full collection in both cases, so the samples compare what is live (and not yet returned).
+      releaseDroppedProviders();
+      samples.push(`${number}:${Math.round(anonMiB())}${alive > 1 ? ` (providers alive ${alive})` : ''}`);
+    }
     if (Number(number) === warmAfter) {
       releaseDroppedProviders();
       warm = anonMiB();
@@ -461,6 +484,7 @@ async function rss(name: 'plain' | 'rollover'): Promise<void> {
       rolloverMsEach: chain.stats.rollovers ? Math.round(chain.stats.rolloverMs / chain.stats.rollovers) : 0,
       mirror: chain.mirror.size(),
       forkSourceAsked: Object.fromEntries(chain.source.asked),
+      samples,
     }),
   );
   await chain.source.close();
@@ -472,7 +496,7 @@ else if (values.case === 'plain' || values.case === 'rollover') await rss(values
 else {
   for (const name of ['plain', 'rollover']) {
     const args = ['--mode', 'rss', '--case', name, '--blocks', String(blocks), '--txs', String(txsPerBlock), '--every', String(every)];
-    args.push('--keep', values.keep, ...(pin ? ['--pin'] : []));
+    args.push('--keep', values.keep, ...(pin ? ['--pin'] : []), ...(values.warm ? ['--warm', values.warm] : []));
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { encoding: 'utf8' });
     process.stdout.write(out);
   }

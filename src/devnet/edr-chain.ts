@@ -83,6 +83,11 @@ export interface ForkPoint {
   readonly blockNumber: bigint;
   /** Accounts the forked provider holds itself from the start (EDR reads the rest from `url`). */
   readonly accounts?: GenesisAccount[];
+  /**
+   * Where EDR writes what it read from `url` at a block it deems safe (one JSON file per answer;
+   * by default `./edr-cache`, for ever): a directory the caller owns and clears.
+   */
+  readonly cacheDir?: string;
 }
 export type GenesisAccount = Awaited<ReturnType<typeof genesisAccounts>>[number];
 
@@ -117,6 +122,7 @@ export async function createChainProvider(options: EngineOptions, fork?: ForkPoi
           ? {
               url: fork.url,
               blockNumber: fork.blockNumber,
+              ...(fork.cacheDir ? { cacheDir: fork.cacheDir } : {}),
               // EDR refuses to execute on a chain id it does not know without its hardforks.
               chainOverrides: [
                 {
