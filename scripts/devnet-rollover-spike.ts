@@ -88,15 +88,13 @@ function workload() {
         await sign(0, { data: encodeDeployToken(), gas: 3_000_000n }),
         await sign(0, { data: DevnetWorkload.bytecode as Hex, gas: 3_000_000n }),
         ...(await Promise.all(
-          accounts
-            .slice(1)
-            .map((account) =>
-              sign(0, {
-                to: token,
-                gas: 100_000n,
-                data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [account.address, 10n ** 18n] }),
-              }),
-            ),
+          accounts.slice(1).map((account) =>
+            sign(0, {
+              to: token,
+              gas: 100_000n,
+              data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args: [account.address, 10n ** 18n] }),
+            }),
+          ),
         )),
       ];
     },
@@ -257,7 +255,12 @@ async function rollingChain(keepBlocks: number) {
           }))
         : [];
       engine.replace(
-        await tracked(createChainProvider({ ...options, initialBaseFeePerGas: nextBaseFee }, { url: source.url, blockNumber: head, accounts: held, cacheDir })),
+        await tracked(
+          createChainProvider(
+            { ...options, initialBaseFeePerGas: nextBaseFee },
+            { url: source.url, blockNumber: head, accounts: held, cacheDir },
+          ),
+        ),
       );
     });
     releaseDroppedProviders();
@@ -370,8 +373,13 @@ async function check(): Promise<void> {
     // answer is returned as code, after a zero byte (code may not start with 0xEF, EIP-3541).
     const probe = `0x67${numberToHex(target, { size: 8 }).slice(2)}4060015260215ff3` as Hex;
     const own = await chain.engine.call<Block | null>('eth_getBlockByNumber', [numberToHex(target), false]);
-    for (const [name, tag] of [['latest', 'latest'], ['number', head]] as const) {
-      const answer = await chain.engine.call('eth_call', [{ from: accounts[0]!.address, data: probe }, tag]).catch((error: Error) => `error: ${error.message}`);
+    for (const [name, tag] of [
+      ['latest', 'latest'],
+      ['number', head],
+    ] as const) {
+      const answer = await chain.engine
+        .call('eth_call', [{ from: accounts[0]!.address, data: probe }, tag])
+        .catch((error: Error) => `error: ${error.message}`);
       if (answer !== `0x00${own?.hash.slice(2)}`) blockhashWrong[name]!.push(Number(target));
     }
   }
@@ -423,7 +431,9 @@ async function check(): Promise<void> {
       stateRootsDiffer: stateRootsDiffer.length
         ? `${stateRootsDiffer[0]}..${stateRootsDiffer.at(-1)} (${stateRootsDiffer.length} blocks)`
         : 'none',
-      blockhashWrongAt: Object.fromEntries(Object.entries(blockhashWrong).map(([tag, list]) => [tag, list.length ? `${list.at(-1)}..${list[0]} (${list.length})` : 'none'])),
+      blockhashWrongAt: Object.fromEntries(
+        Object.entries(blockhashWrong).map(([tag, list]) => [tag, list.length ? `${list.at(-1)}..${list[0]} (${list.length})` : 'none']),
+      ),
       block1AfterRollovers: old === null ? 'null' : 'kept',
       forkSourceAsked: Object.fromEntries(chain.source.asked),
       pinned: chain.stats.pinned,
@@ -478,7 +488,9 @@ async function rss(name: 'plain' | 'rollover'): Promise<void> {
       miBPer1000Txs: +(((end - warm) / executed) * 1000).toFixed(2),
       cpuMs: Math.round((cpu.user + cpu.system) / 1000),
       mirrorMsPerTx: chain.stats.traced ? +(chain.stats.mirrorMs / chain.stats.traced).toFixed(3) : 0,
-      mirrorMsPerTxBeforeFirstRollover: chain.stats.unforkedTraced ? +(chain.stats.unforkedMirrorMs / chain.stats.unforkedTraced).toFixed(3) : 0,
+      mirrorMsPerTxBeforeFirstRollover: chain.stats.unforkedTraced
+        ? +(chain.stats.unforkedMirrorMs / chain.stats.unforkedTraced).toFixed(3)
+        : 0,
       rollovers: chain.stats.rollovers,
       pinned: chain.stats.pinned,
       rolloverMsEach: chain.stats.rollovers ? Math.round(chain.stats.rolloverMs / chain.stats.rollovers) : 0,

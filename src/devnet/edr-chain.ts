@@ -144,12 +144,17 @@ export async function createChainProvider(options: EngineOptions, fork?: ForkPoi
   );
 }
 
-export async function createEngine(options: EngineOptions): Promise<Engine> {
+/** An engine whose provider can be replaced (a rollover, src/devnet/rollover.ts). */
+export interface ReplaceableEngine extends Engine {
+  /** Puts `next` in the current provider's place; call it inside `exclusive`. */
+  replace(next: Provider): void;
+}
+
+export async function createEngine(options: EngineOptions): Promise<ReplaceableEngine> {
   return engineOver(await createChainProvider(options));
 }
 
-/** An engine over `first`; `replace` (inside `exclusive`) puts another provider in its place. */
-export function engineOver(first: Provider): Engine & { replace(next: Provider): void } {
+export function engineOver(first: Provider): ReplaceableEngine {
   let provider = first;
   let nextId = 1;
   async function raw<T>(method: string, params: readonly unknown[] = []): Promise<T> {

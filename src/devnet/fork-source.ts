@@ -90,7 +90,8 @@ export function forkSourceDispatch(
         );
       const address = hexParam(params[0], `${where}[0]`);
       const state = mirror.at(at);
-      if (call.method === 'eth_getStorageAt') read.slots.add(`${address}|${numberToHex(BigInt(hexParam(params[1], `${where}[1]`)), { size: 32 })}`);
+      if (call.method === 'eth_getStorageAt')
+        read.slots.add(`${address}|${numberToHex(BigInt(hexParam(params[1], `${where}[1]`)), { size: 32 })}`);
       else read.accounts.add(address);
       if (call.method === 'eth_getBalance') return numberToHex(state.balance(address));
       if (call.method === 'eth_getTransactionCount') return numberToHex(state.nonce(address));
@@ -137,7 +138,14 @@ export async function startForkSource(options: ForkSourceOptions): Promise<ForkS
   let forkBlock = 0n;
   const asked = new Map<string, number>();
   let read = { accounts: new Set<Hex>(), slots: new Set<string>() };
-  const dispatch = forkSourceDispatch(options, () => forkBlock, { get accounts() { return read.accounts; }, get slots() { return read.slots; } });
+  const dispatch = forkSourceDispatch(options, () => forkBlock, {
+    get accounts() {
+      return read.accounts;
+    },
+    get slots() {
+      return read.slots;
+    },
+  });
   const counted = (call: RpcCall) => {
     asked.set(call.method, (asked.get(call.method) ?? 0) + 1);
     return dispatch(call);

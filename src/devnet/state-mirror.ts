@@ -183,7 +183,8 @@ export function createStateMirror(): StateMirror {
     },
     current,
     at(block) {
-      if (block < oldestKept || block > newest) throw new RangeError(`state at block ${block} is not kept (blocks ${oldestKept} to ${newest} are)`);
+      if (block < oldestKept || block > newest)
+        throw new RangeError(`state at block ${block} is not kept (blocks ${oldestKept} to ${newest} are)`);
       const accountAt = (address: Hex) => before(address.toLowerCase(), block) as AccountFields | undefined;
       return {
         balance: (address) => accountAt(address)?.balance ?? current.balance(address),
@@ -192,7 +193,8 @@ export function createStateMirror(): StateMirror {
           const fields = accountAt(address);
           return fields ? codeOf(fields.codeHash) : current.code(address);
         },
-        storage: (address, slot) => (before(`${address.toLowerCase()}|${word(slot)}`, block) as Hex | undefined) ?? current.storage(address, slot),
+        storage: (address, slot) =>
+          (before(`${address.toLowerCase()}|${word(slot)}`, block) as Hex | undefined) ?? current.storage(address, slot),
       };
     },
     oldest: () => oldestKept,
