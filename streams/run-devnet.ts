@@ -11,6 +11,7 @@ export async function startDevnetForRun(ctx: Context): Promise<{ rpcUrl: string;
     metrics: ctx.metrics,
     load: ctx.config.load,
     reorgEvery: ctx.config.reorgEvery,
+    historyBlocks: ctx.config.devnetHistoryBlocks,
     denim: ctx.config.denim,
     metadataReceipts: ctx.config.metadataReceipts,
   });

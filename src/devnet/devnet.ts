@@ -95,6 +95,9 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     throw new RangeError(`blockTimeMs (${blockTimeMs}) must be at least flashblockMs (${flashblockMs}), and flashblockMs positive`);
   }
   const accounts = devnetAccounts();
+  if (options.denim && options.historyBlocks) {
+    throw new RangeError('historyBlocks (--devnet-history-blocks) is not supported with denim (--denim) yet: its producer has no rollover');
+  }
   if (options.denim) {
     const { createDenimDevnet } = await import('./denim-devnet.ts');
     return createDenimDevnet({
