@@ -12,7 +12,17 @@
  *           BLOCKHASH for the 256 blocks below the head, and the same contract calls.
  *   rss     one engine, in a child process per case (`plain`: never rolls over; `rollover`: every
  *           K blocks), mines N blocks of M transactions of the load's mix; prints RssAnon after a
- *           warm-up and at the end, MB per 1,000 transactions, and the CPU the mirror took per tx.
+ *           warm-up and at the end, MB per 1,000 transactions, the CPU the mirror took per tx,
+ *           and RssAnon every K blocks after a full collection (`samples`).
+ *
+ * Experiments kept as flags (both measured, neither helps): `--preload` gives the forked provider
+ * the whole mirror as genesis accounts (EDR 0.22 refuses storage overrides on a fork: "Storage
+ * overrides are not supported for forked blocks yet", edr#911; accounts alone did not stop its
+ * reads), `--pin` writes back what the fork read after each block (hardhat_setBalance /
+ * hardhat_setStorageAt, as the local executor does: the fork source's request counts did not move).
+ * What did help: the fork source reports a head 128 blocks above the fork block (fork-source.ts).
+ *
+ * Findings (November 2026, EDR 0.22): see README, "Memory and CPU to expect", the bounded history.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
