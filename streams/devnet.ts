@@ -107,7 +107,7 @@ export const devnetCommand: Command = {
           `  JSON-RPC     ${devnet.rpcUrl}${config.metrics ? `  (Prometheus metrics at ${devnet.rpcUrl}/metrics)` : ''}`,
           `  flashblocks  ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
           `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,
-          `  history      ${config.devnetHistoryBlocks ? `the last ${config.devnetHistoryBlocks} to ${2 * config.devnetHistoryBlocks} blocks (--devnet-history-blocks)` : 'every block (EDR keeps them all; --devnet-history-blocks bounds it)'}`,
+          `  history      ${config.devnetHistoryBlocks ? `the last ${config.devnetHistoryBlocks} blocks and their state (--devnet-history-blocks)` : 'every block (EDR keeps them all; --devnet-history-blocks bounds it)'}`,
           `  mnemonic     ${DEVNET_MNEMONIC}`,
           '  funded accounts (10,000 ETH each):',
           ...devnet.accounts.map((account, i) => `    (${i}) ${account.address}  ${account.privateKey}`),

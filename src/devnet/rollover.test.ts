@@ -50,7 +50,7 @@ describe('devnet bounded history (--devnet-history-blocks)', () => {
     await eventually(
       async () =>
         (await rolloversOf(metrics)) >= 3 &&
-        BigInt(await rpc<Hex>(url, 'eth_blockNumber')) > BigInt(deposit.blockNumber) + 2n * BigInt(HISTORY_BLOCKS) + 1n
+        BigInt(await rpc<Hex>(url, 'eth_blockNumber')) > BigInt(deposit.blockNumber) + BigInt(HISTORY_BLOCKS)
           ? true
           : undefined,
       40_000,
@@ -66,9 +66,36 @@ describe('devnet bounded history (--devnet-history-blocks)', () => {
       if (!block) break;
       blocks.unshift(block);
     }
-    expect(blocks.length, 'blocks still answered').toBeGreaterThanOrEqual(HISTORY_BLOCKS);
-    expect(blocks.length).toBeLessThanOrEqual(2 * HISTORY_BLOCKS + 1);
+    // The last K blocks (one fewer if a block was sealed while they were read).
+    expect(blocks.length, 'blocks still answered').toBeGreaterThanOrEqual(HISTORY_BLOCKS - 1);
+    expect(blocks.length).toBeLessThanOrEqual(HISTORY_BLOCKS);
+    expect(BigInt(blocks[0]!.number), 'the oldest kept block is at or below the last fork block').toBeLessThanOrEqual(
+      (head / BigInt(HISTORY_BLOCKS)) * BigInt(HISTORY_BLOCKS),
+    );
     for (let i = 1; i < blocks.length; i++) expect(blocks[i]!.parentHash, `block ${blocks[i]!.number}`).toBe(blocks[i - 1]!.hash);
+    // The oldest blocks kept are below the last fork block: the fork source answers them from its
+    // ring, receipts and logs included.
+    const oldest = blocks[0]!;
+    const receipts = await rpc<{ transactionHash: Hex; blockHash: Hex }[]>(url, 'eth_getBlockReceipts', [oldest.number]);
+    expect(receipts.map((receipt) => receipt.transactionHash)).toEqual(oldest.transactions);
+    expect(receipts.every((receipt) => receipt.blockHash === oldest.hash)).toBe(true);
+    // Logs over the whole chain: those of the blocks kept, the ring's part included, nothing older.
+    const logs = await rpc<{ blockNumber: Hex; logIndex: Hex }[]>(url, 'eth_getLogs', [{ fromBlock: '0x0', toBlock: numberToHex(head) }]);
+    const kept = await rpc<{ blockNumber: Hex; logIndex: Hex }[]>(url, 'eth_getLogs', [
+      { fromBlock: oldest.number, toBlock: numberToHex(head) },
+    ]);
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs).toEqual(kept);
+    // The rollovers happen at multiples of K: the last fork block is the last one at or below the head.
+    const forkBlock = (head / BigInt(HISTORY_BLOCKS)) * BigInt(HISTORY_BLOCKS);
+    expect(
+      logs.some((log) => BigInt(log.blockNumber) <= forkBlock),
+      'logs from the fork source (at or below the last fork block)',
+    ).toBe(true);
+    // A hash the devnet never had: null, not an error (the gateway polls receipts of pending transactions).
+    expect(await rpc(url, 'eth_getTransactionReceipt', [`0x${'ab'.repeat(32)}`])).toBeNull();
+    expect(await rpc(url, 'eth_getBlockByHash', [`0x${'cd'.repeat(32)}`, false])).toBeNull();
+
     // Older than the window: null, as on a pruned node; so is the early deposit and its receipt.
     expect(await rpc(url, 'eth_getBlockByNumber', [deposit.blockNumber, false])).toBeNull();
     expect(await rpc(url, 'eth_getTransactionReceipt', [deposit.hash])).toBeNull();

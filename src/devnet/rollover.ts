@@ -20,7 +20,8 @@ import { addTouched, createStateMirror, emptyTouched, type PrestateDiff } from '
  * collected, releaseDroppedProviders). The chain goes on: block N+1's parent is block N, by hash.
  *
  * What the devnet keeps, and so answers:
- *   - the last K sealed blocks at least (between K and 2K): blocks, transactions, receipts, logs;
+ *   - the last K sealed blocks (the ring: the fork source answers those at or below the last fork
+ *     block, the current provider those after it): blocks, transactions, receipts, logs;
  *     an older block is null, an older transaction or receipt null, as on a pruned node;
  *   - the state at every block kept, from a flat copy of the state kept as blocks are sealed
  *     (state-mirror.ts: the accounts and slots each transaction changed, from EDR's prestate
