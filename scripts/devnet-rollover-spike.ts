@@ -515,6 +515,7 @@ async function check(): Promise<void> {
     }),
   );
   await chain.source.close();
+  rmSync(chain.cacheDir, { recursive: true, force: true });
   process.exit(failures === 0 ? 0 : 1);
 }
 
@@ -573,6 +574,7 @@ async function rss(name: 'plain' | 'rollover'): Promise<void> {
     }),
   );
   await chain.source.close();
+  rmSync(chain.cacheDir, { recursive: true, force: true });
   process.exit(0);
 }
 

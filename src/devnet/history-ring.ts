@@ -11,7 +11,7 @@ import { matchesFilter, type LogFilter } from '../rpc/params.ts';
 export interface RingBlock {
   readonly number: Hex;
   readonly hash: Hex;
-  readonly transactions: readonly { readonly hash: Hex }[];
+  readonly transactions: readonly { readonly hash: Hex; readonly [field: string]: unknown }[];
   readonly [field: string]: unknown;
 }
 export interface RingReceipt {
