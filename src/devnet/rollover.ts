@@ -89,7 +89,10 @@ export async function createChainHistory(options: ChainHistoryOptions): Promise<
         mirror: gauge(options.metrics, 'flashlog_devnet_state_mirror_entries', "entries of the devnet's flat copy of its state", ['kind']),
       }
     : undefined;
-  let forkedAt = 0n;
+  // The block the current provider is forked at (null: the genesis provider), and the next seal
+  // that rolls over (a failed rollover is tried again K blocks later).
+  let forkedAt: bigint | null = null;
+  let nextRollover = BigInt(historyBlocks);
   let rollovers = 0;
   // A block not recorded leaves the mirror short of what it changed: rolling over then would lose
   // state, so the devnet keeps its provider (and its whole history) from then on.
@@ -105,7 +108,9 @@ export async function createChainHistory(options: ChainHistoryOptions): Promise<
     }
     await mirror.update(call, number, touched);
     ring.add(block, receipts);
-    mirror.prune(ring.oldest()!);
+    // The current provider reads the state at its fork block for as long as it lives: kept too.
+    const oldest = ring.oldest()!;
+    mirror.prune(forkedAt !== null && forkedAt < oldest ? forkedAt : oldest);
   }
 
   async function rollover(call: Call, head: bigint): Promise<void> {
@@ -115,12 +120,20 @@ export async function createChainHistory(options: ChainHistoryOptions): Promise<
     const history = await call<{ baseFeePerGas: Hex[] }>('eth_feeHistory', ['0x1', numberToHex(head), []]);
     const nextBaseFee = BigInt(history.baseFeePerGas.at(-1)!);
     source.setForkBlock(head);
-    rmSync(cacheDir, { recursive: true, force: true });
-    const provider = await createChainProvider(
-      { ...options.engineOptions, initialBaseFeePerGas: nextBaseFee },
-      { url: source.url, blockNumber: head, cacheDir },
-    );
+    let provider;
+    try {
+      provider = await createChainProvider(
+        { ...options.engineOptions, initialBaseFeePerGas: nextBaseFee },
+        { url: source.url, blockNumber: head, cacheDir: join(cacheDir, String(head)) },
+      );
+    } catch (error) {
+      // The current provider goes on, reading at its own fork block.
+      if (forkedAt !== null) source.setForkBlock(forkedAt);
+      throw error;
+    }
     engine.replace(provider);
+    // What the dropped provider had EDR write to disk goes with it.
+    if (forkedAt !== null) rmSync(join(cacheDir, String(forkedAt)), { recursive: true, force: true });
     forkedAt = head;
     rollovers += 1;
     releaseDroppedProviders();
@@ -165,17 +178,20 @@ export async function createChainHistory(options: ChainHistoryOptions): Promise<
         );
         return;
       }
-      if (number - forkedAt < BigInt(historyBlocks)) return;
+      if (number < nextRollover) return;
+      nextRollover = number + BigInt(historyBlocks);
       try {
         await rollover(call, number);
       } catch (error) {
         metrics?.failures.inc({ reason: 'rollover' });
-        logger.error({ block: Number(number), err: errorMessage(error) }, 'devnet: rollover failed; the current EVM goes on');
-        forkedAt = number;
+        logger.error(
+          { block: Number(number), err: errorMessage(error), retryAt: Number(nextRollover) },
+          'devnet: rollover failed; the current EVM goes on',
+        );
       }
     },
     rollovers: () => rollovers,
-    oldestBlock: () => (rollovers === 0 ? 0n : ring.oldest()),
+    oldestBlock: () => (forkedAt === null ? 0n : ring.oldest()),
     async close() {
       await source.close();
       rmSync(cacheDir, { recursive: true, force: true });
