@@ -38,6 +38,9 @@ import { addTouched, createStateMirror, emptyTouched, type PrestateDiff } from '
  * Cost: tracing every transaction (EDR's debug_traceTransaction replays the block's earlier
  * transactions first, so it grows with the block's size): 2 ms a transaction in blocks of 10,
  * 6 ms in blocks of 60 (the spike). It runs inside the producer's exclusive section, at the seal.
+ * Tracing the trial blocks instead (a few transactions each) would cost less but is not exact: a
+ * trial block has another number than the sealed block, so a transaction that writes a slot keyed
+ * by block.number (or a block hash) writes another slot there than in the sealed block.
  */
 export interface ChainHistory {
   /** Reads the genesis state and block (call once, before the first block). */
