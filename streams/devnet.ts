@@ -9,7 +9,7 @@ export const devnetCommand: Command = {
   name: 'devnet',
   summary: "a local OP-stack L2 (EDR) with JSON-RPC and a flashblocks WebSocket in Base's wire format",
   usage:
-    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--metadata-receipts] [--plain]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
+    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--devnet-history-blocks K] [--metadata-receipts] [--plain]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
   settings: [
     ...serviceSettings,
     'devnetHost',
@@ -21,6 +21,7 @@ export const devnetCommand: Command = {
     'plain',
     'load',
     'reorgEvery',
+    'devnetHistoryBlocks',
     'denim',
     'denimBlockMs',
     'safeLagBlocks',
@@ -33,6 +34,11 @@ export const devnetCommand: Command = {
     if (config.flashblockMs > config.blockTimeMs) {
       throw new ConfigError(
         `--flashblock-ms (FLASHLOG_FLASHBLOCK_MS): got ${config.flashblockMs}, expected at most --block-time-ms (${config.blockTimeMs})`,
+      );
+    }
+    if (config.denim && config.devnetHistoryBlocks) {
+      throw new ConfigError(
+        `--devnet-history-blocks (FLASHLOG_DEVNET_HISTORY_BLOCKS): got ${config.devnetHistoryBlocks}, expected 0 with --denim (the Denim devnet has no bounded history yet)`,
       );
     }
     const { createDevnet, DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
@@ -49,6 +55,7 @@ export const devnetCommand: Command = {
       plain: config.plain,
       load: config.load,
       reorgEvery: config.reorgEvery,
+      historyBlocks: config.devnetHistoryBlocks,
       denim: config.denim,
       ...(config.denim ? { blockTimeMs: config.denimBlockMs } : {}),
       safeLagBlocks: config.safeLagBlocks,
@@ -76,6 +83,7 @@ export const devnetCommand: Command = {
         flashblockMs: config.flashblockMs,
         load: config.load,
         reorgEvery: config.reorgEvery,
+        historyBlocks: config.devnetHistoryBlocks,
         frames: config.plain ? 'text' : 'brotli',
         metadata: config.metadataReceipts ? 'receipts' : 'era C',
       },
@@ -99,6 +107,7 @@ export const devnetCommand: Command = {
           `  JSON-RPC     ${devnet.rpcUrl}${config.metrics ? `  (Prometheus metrics at ${devnet.rpcUrl}/metrics)` : ''}`,
           `  flashblocks  ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
           `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,
+          `  history      ${config.devnetHistoryBlocks ? `the last ${config.devnetHistoryBlocks} blocks and their state (--devnet-history-blocks)` : 'every block (EDR keeps them all; --devnet-history-blocks bounds it)'}`,
           `  mnemonic     ${DEVNET_MNEMONIC}`,
           '  funded accounts (10,000 ETH each):',
           ...devnet.accounts.map((account, i) => `    (${i}) ${account.address}  ${account.privateKey}`),

@@ -1,16 +1,23 @@
 import type { Context } from '../src/context.ts';
+import { ConfigError } from '../src/errors.ts';
 
 /**
  * Starts the local devnet in-process for `flashlog run --devnet` and registers it with shutdown.
  * Kept apart (and imported only with --devnet) so EDR is only loaded when it is needed.
  */
 export async function startDevnetForRun(ctx: Context): Promise<{ rpcUrl: string; wsUrl: string }> {
+  if (ctx.config.denim && ctx.config.devnetHistoryBlocks) {
+    throw new ConfigError(
+      `--devnet-history-blocks (FLASHLOG_DEVNET_HISTORY_BLOCKS): got ${ctx.config.devnetHistoryBlocks}, expected 0 with --denim (the Denim devnet has no bounded history yet)`,
+    );
+  }
   const { createDevnet } = await import('../src/devnet/devnet.ts');
   const devnet = await createDevnet({
     logger: ctx.logger,
     metrics: ctx.metrics,
     load: ctx.config.load,
     reorgEvery: ctx.config.reorgEvery,
+    historyBlocks: ctx.config.devnetHistoryBlocks,
     denim: ctx.config.denim,
     metadataReceipts: ctx.config.metadataReceipts,
   });

@@ -161,6 +161,7 @@ export const runCommand: Command = {
     'canonicalPollMs',
     'load',
     'reorgEvery',
+    'devnetHistoryBlocks',
     'source',
     'denim',
     'metadataReceipts',

@@ -437,6 +437,20 @@ export const settings = {
     describe:
       'devnet: every K-th block seals without its last pre-confirmed transaction (with --denim: the unsafe head is replaced by a block without it)',
   }),
+  devnetHistoryBlocks: setting({
+    schema: integer(0).pipe(
+      z
+        .number()
+        .refine(
+          (blocks) => blocks === 0 || blocks >= 256,
+          'expected 0 (keep everything) or at least 256 (BLOCKHASH reads 256 blocks back)',
+        ),
+    ),
+    default: '0',
+    expects: 'blocks (0 = keep everything; else at least 256)',
+    describe:
+      'devnet (flashblocks) / run --devnet: bounded history: every K sealed blocks the chain moves to a new EVM forked at its head and blocks and state older than the last K blocks are dropped (null / "missing trie node", as on a pruned node); blocks after the first rollover carry an EVM-made state root (README, "Memory and CPU to expect")',
+  }),
   denim: setting({
     schema: bool,
     boolean: true,

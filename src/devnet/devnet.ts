@@ -3,6 +3,9 @@ import { pino } from 'pino';
 import { bytesToHex, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { createEngine } from './edr-chain.ts';
+import { createChainHistory } from './rollover.ts';
+import { prunedView } from './pruned-view.ts';
+import type { RpcCall } from '../jsonrpc/protocol.ts';
 import { startFeedServer } from './feed-server.ts';
 import { createProducer, l1AttributesFor, type SentFlashblock, type SealedBlock } from './producer.ts';
 import type { Load } from './load.ts';
@@ -62,6 +65,13 @@ export interface DevnetOptions {
   /** Denim: `safe` trails the head by this many blocks (default 10), `finalized` by the next (default 50). */
   readonly safeLagBlocks?: number;
   readonly finalizedLagBlocks?: number;
+  /**
+   * Bounded history (flashblocks devnet): every this many sealed blocks the chain moves to a new
+   * EDR provider forked at its head, and what is older than that many blocks is dropped (see
+   * rollover.ts for what is kept). 0 (the default) keeps everything, as EDR does. BLOCKHASH reads
+   * the 256 blocks below the head: below 256 a contract reading an older block's hash gets none.
+   */
+  readonly historyBlocks?: number;
 }
 
 export type { Devnet, DevnetAccount } from './handle.ts';
@@ -88,6 +98,9 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     throw new RangeError(`blockTimeMs (${blockTimeMs}) must be at least flashblockMs (${flashblockMs}), and flashblockMs positive`);
   }
   const accounts = devnetAccounts();
+  if (options.denim && options.historyBlocks) {
+    throw new RangeError('historyBlocks (--devnet-history-blocks) is not supported with denim (--denim) yet: its producer has no rollover');
+  }
   if (options.denim) {
     const { createDenimDevnet } = await import('./denim-devnet.ts');
     return createDenimDevnet({
@@ -110,7 +123,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   }
   const genesisTime = BigInt(Math.floor(Date.now() / 1000));
   const blockGasLimit = options.blockGasLimit ?? 60_000_000n;
-  const engine = await createEngine({
+  const engineOptions = {
     chainId: BigInt(chainId),
     coinbase: DEVNET_COINBASE,
     blockGasLimit,
@@ -120,7 +133,12 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     genesisTime,
     genesisL1Attributes: l1AttributesFor(0n, genesisTime),
     funded: accounts.map((account) => ({ address: account.address, balance: DEVNET_ACCOUNT_BALANCE })),
-  });
+  };
+  const engine = await createEngine(engineOptions);
+  const history = options.historyBlocks
+    ? await createChainHistory({ engine, engineOptions, historyBlocks: options.historyBlocks, logger, metrics: options.metrics })
+    : undefined;
+  if (history) await engine.exclusive((call) => history.start(call));
 
   const metrics = options.metrics
     ? {
@@ -177,6 +195,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
       for (const listener of sealedListeners) listener(block);
     },
     takeDeposits: () => load?.takeDeposits() ?? [],
+    ...(history ? { afterSeal: (call, block) => history.sealed(call, block.number) } : {}),
     preconfirmOnSubmit: options.preconfirmOnSubmit !== undefined,
   });
   let rpc: Awaited<ReturnType<typeof startRpcServer>> | undefined;
@@ -190,6 +209,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
       logger,
       metrics: options.exposeMetrics ? options.metrics : undefined,
       sendAnswerDelayMs: options.preconfirmOnSubmit?.answerDelayMs ?? 0,
+      ...(history ? { wrap: (dispatch: (call: RpcCall) => Promise<unknown>) => prunedView(() => history.oldestBlock(), dispatch) } : {}),
     });
     if (options.load) {
       const { startLoad } = await import('./load.ts');
@@ -201,6 +221,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     await producer.stop();
     await feed.close();
     await rpc?.close();
+    await history?.close();
     throw error;
   }
   const rpcServer = rpc;
@@ -229,6 +250,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
         await load?.stop();
         await producer.stop();
         await Promise.all([rpcServer.close(), feed.close()]);
+        await history?.close();
       })();
       return closing;
     },

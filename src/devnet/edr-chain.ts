@@ -54,11 +54,53 @@ export interface EngineOptions {
  */
 export const DEVNET_MAX_CACHED_STATES = 128;
 
-export async function createEngine(options: EngineOptions): Promise<Engine> {
+/** The genesis accounts the devnet's engine starts with: OP predeploys, funded accounts, more predeploys. */
+export async function genesisAccounts(
+  options: EngineOptions,
+): Promise<{ address: Uint8Array; balance?: bigint; nonce?: bigint; code?: Uint8Array; storage?: { index: bigint; value: bigint }[] }[]> {
+  const { edr } = await edrContext();
+  return [
+    // OP predeploys, with the devnet's L1Block code (see contracts/DevnetL1Block.sol for why).
+    ...edr
+      .opGenesisState(edr.OpHardfork.Isthmus)
+      .map((account) =>
+        bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
+          ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
+          : account,
+      ),
+    ...options.funded.map((account) => ({ address: hexToBytes(account.address), balance: account.balance })),
+    ...(options.predeploys ?? []).map((account) => ({
+      address: hexToBytes(account.address),
+      code: hexToBytes(account.code),
+      balance: 0n,
+    })),
+  ];
+}
+
+/** Where a provider forks from: a JSON-RPC URL and the block it continues (rollover.ts). */
+export interface ForkPoint {
+  readonly url: string;
+  readonly blockNumber: bigint;
+  /** Accounts the forked provider holds itself from the start (EDR reads the rest from `url`). */
+  readonly accounts?: GenesisAccount[];
+  /**
+   * Where EDR writes what it read from `url` at a block it deems safe (one JSON file per answer;
+   * by default `./edr-cache`, for ever): a directory the caller owns and clears.
+   */
+  readonly cacheDir?: string;
+}
+export type GenesisAccount = Awaited<ReturnType<typeof genesisAccounts>>[number];
+
+/**
+ * An EDR provider with the devnet's settings: from genesis, or forked at `fork` (a rollover: the
+ * chain goes on from that block, its state read lazily from the URL).
+ */
+export async function createChainProvider(options: EngineOptions, fork?: ForkPoint): Promise<Provider> {
   // One EDR context per process, shared with the local executor (src/execute/edr.ts): EDR warns
   // "Please only initialize EdrContext once per process" when `run --devnet` makes a second one.
   const { edr, context } = await edrContext();
-  const provider: Provider = await withMaxCachedStates(options.maxCachedStates ?? DEVNET_MAX_CACHED_STATES, () =>
+  const genesisState = fork ? (fork.accounts ?? []) : await genesisAccounts(options);
+  return withMaxCachedStates(options.maxCachedStates ?? DEVNET_MAX_CACHED_STATES, () =>
     context.createProvider(
       edr.OP_CHAIN_TYPE,
       {
@@ -71,37 +113,49 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
         networkId: options.chainId,
         coinbase: hexToBytes(options.coinbase),
         defaultTransactionGasLimit: 30_000_000n,
-        genesisState: [
-          // OP predeploys, with the devnet's L1Block code (see contracts/DevnetL1Block.sol for why).
-          ...edr
-            .opGenesisState(edr.OpHardfork.Isthmus)
-            .map((account) =>
-              bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
-                ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
-                : account,
-            ),
-          ...options.funded.map((account) => ({ address: hexToBytes(account.address), balance: account.balance })),
-          ...(options.predeploys ?? []).map((account) => ({
-            address: hexToBytes(account.address),
-            code: hexToBytes(account.code),
-            balance: 0n,
-          })),
-        ],
+        genesisState,
         hardfork: 'isthmus',
         initialBaseFeePerGas: options.initialBaseFeePerGas,
         minGasPrice: 0n,
         mining: { autoMine: false, blockGasLimit: options.blockGasLimit, memPool: { order: edr.MineOrdering.Fifo } },
-        network: { genesisBlockGasLimit: options.blockGasLimit, genesisBlockTime: options.genesisTime },
+        network: fork
+          ? {
+              url: fork.url,
+              blockNumber: fork.blockNumber,
+              ...(fork.cacheDir ? { cacheDir: fork.cacheDir } : {}),
+              // EDR refuses to execute on a chain id it does not know without its hardforks.
+              chainOverrides: [
+                {
+                  chainId: options.chainId,
+                  name: `flashlog-devnet-${options.chainId}`,
+                  hardforkActivationOverrides: [{ condition: { blockNumber: 0n }, hardfork: 'isthmus' }],
+                },
+              ],
+            }
+          : { genesisBlockGasLimit: options.blockGasLimit, genesisBlockTime: options.genesisTime },
         observability: {},
         ownedAccounts: [],
         precompileOverrides: [],
-      },
+      } as Parameters<typeof context.createProvider>[1],
       { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
       { subscriptionCallback: () => {} },
       new edr.ContractDecoder(),
     ),
   );
+}
 
+/** An engine whose provider can be replaced (a rollover, src/devnet/rollover.ts). */
+export interface ReplaceableEngine extends Engine {
+  /** Puts `next` in the current provider's place; call it inside `exclusive`. */
+  replace(next: Provider): void;
+}
+
+export async function createEngine(options: EngineOptions): Promise<ReplaceableEngine> {
+  return engineOver(await createChainProvider(options));
+}
+
+export function engineOver(first: Provider): ReplaceableEngine {
+  let provider = first;
   let nextId = 1;
   async function raw<T>(method: string, params: readonly unknown[] = []): Promise<T> {
     const response = await provider.handleRequest(
@@ -131,5 +185,8 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   return {
     call: (method, params) => exclusive((call) => call(method, params)),
     exclusive,
+    replace(next) {
+      provider = next;
+    },
   };
 }

@@ -46,6 +46,11 @@ export interface ProducerOptions {
   /** `buildMs`: from the start of the flashblock's step (mining, reading, receipts) to this call. */
   readonly onFlashblock: (flashblock: SentFlashblock, buildMs: number) => void;
   readonly onSealed?: (block: SealedBlock) => void;
+  /**
+   * Called after each seal inside the producer's exclusive section, the sealed block the engine's
+   * head, no snapshot held and the mempool empty (the bounded history, rollover.ts).
+   */
+  readonly afterSeal?: (call: Call, block: SealedBlock) => Promise<void>;
   /** Called at the start of every block (inside the producer's exclusive section) for user deposits. */
   readonly takeDeposits?: () => readonly Hex[];
   /**
@@ -149,7 +154,9 @@ export function createProducer(options: ProducerOptions): Producer {
       book.rawByHash.delete(hash);
       book.keyByHash.delete(hash);
     }
-    options.onSealed?.({ number: block.number, hash: sealed.hash, transactions: sealed.transactions, dropped });
+    const sealedBlock = { number: block.number, hash: sealed.hash, transactions: sealed.transactions, dropped };
+    options.onSealed?.(sealedBlock);
+    await options.afterSeal?.(call, sealedBlock);
     const next = await open(call);
     for (const raw of requeue) {
       try {
