@@ -141,6 +141,28 @@ function runDevnet(
   };
 }
 
+/** `flashlog devnet --load 30` alone, with more arguments. */
+function devnetAlone(
+  name: string,
+  load: string,
+  args: readonly string[],
+  options: { env?: Record<string, string>; onRequest?: boolean } = {},
+): Scenario {
+  return {
+    name,
+    load,
+    ...(options.onRequest ? { onRequest: true } : {}),
+    async setup() {
+      const devnet = await start(
+        ['devnet', '--load', '30', ...args, '--devnet-port', '0', '--devnet-ws-port', '0', '--metrics-port', '0'],
+        'devnet started',
+        options.env,
+      );
+      return { measured: devnet, stop: () => stopAll([devnet.proc]) };
+    },
+  };
+}
+
 const scenarios: Scenario[] = [
   runDevnet('run-devnet', 'run --devnet (defaults: load 10 tx/s, state diff as default)', []),
   runDevnet('run-devnet-idle', 'run --devnet --load 0 (no transactions)', ['--load', '0']),
@@ -165,32 +187,22 @@ const scenarios: Scenario[] = [
     env: { NODE_OPTIONS: '--max-semi-space-size=16' },
     onRequest: true,
   }),
-  {
-    name: 'devnet',
-    load: 'devnet --load 30',
-    async setup() {
-      const devnet = await start(
-        ['devnet', '--load', '30', '--devnet-port', '0', '--devnet-ws-port', '0', '--metrics-port', '0'],
-        'devnet started',
-      );
-      return { measured: devnet, stop: () => stopAll([devnet.proc]) };
-    },
-  },
+  devnetAlone('devnet', 'devnet --load 30', []),
   // Before/after, side by side: the same commands with EDR's own state cache bound (100,000 states,
   // in effect none) instead of the devnet's and the executor's (src/execute/edr.ts, withMaxCachedStates).
-  {
-    name: 'devnet-edr-cache',
-    load: 'devnet --load 30, EDR default state cache (__EDR_MAX_CACHED_STATES=100000)',
+  devnetAlone('devnet-edr-cache', 'devnet --load 30, EDR default state cache (__EDR_MAX_CACHED_STATES=100000)', [], {
+    env: { __EDR_MAX_CACHED_STATES: '100000' },
     onRequest: true,
-    async setup() {
-      const devnet = await start(
-        ['devnet', '--load', '30', '--devnet-port', '0', '--devnet-ws-port', '0', '--metrics-port', '0'],
-        'devnet started',
-        { __EDR_MAX_CACHED_STATES: '100000' },
-      );
-      return { measured: devnet, stop: () => stopAll([devnet.proc]) };
-    },
-  },
+  }),
+  // The bounded history (--devnet-history-blocks, off by default) against the same devnet without
+  // it, at 1 s blocks so that 256 blocks (the least bound) roll over about every 4 minutes.
+  devnetAlone('devnet-1s', 'devnet --load 30 --block-time-ms 1000', ['--block-time-ms', '1000'], { onRequest: true }),
+  devnetAlone(
+    'devnet-1s-history',
+    'devnet --load 30 --block-time-ms 1000 --devnet-history-blocks 256',
+    ['--block-time-ms', '1000', '--devnet-history-blocks', '256'],
+    { onRequest: true },
+  ),
   runDevnet(
     'run-devnet-30-edr-cache',
     'run --devnet --load 30, EDR default state cache (__EDR_MAX_CACHED_STATES=100000)',
