@@ -120,7 +120,7 @@ function runDevnet(
   name: string,
   load: string,
   extra: readonly string[],
-  options: { env?: Record<string, string>; onRequest?: boolean; binPath?: string } = {},
+  options: { env?: Record<string, string>; onRequest?: boolean; binPath?: string; ready?: string } = {},
 ): Scenario {
   return {
     name,
@@ -132,7 +132,7 @@ function runDevnet(
     async setup(dir) {
       const run = await start(
         ['run', '--devnet', ...extra, '--port', '0', '--metrics-port', '0', '--data-dir', dir],
-        'upstream connected',
+        options.ready ?? 'upstream connected',
         options.env,
         options.binPath,
       );
@@ -165,6 +165,8 @@ function devnetAlone(
 
 const scenarios: Scenario[] = [
   runDevnet('run-devnet', 'run --devnet (defaults: load 10 tx/s, state diff as default)', []),
+  // The README's first command: Base after Denim (200 ms blocks through the blocks source)
+  runDevnet('run-devnet-denim', 'run --devnet --denim (defaults: load 10 tx/s)', ['--denim'], { ready: 'gateway listening' }),
   runDevnet('run-devnet-idle', 'run --devnet --load 0 (no transactions)', ['--load', '0']),
   runDevnet('run-devnet-30', 'run --devnet --load 30 (the memory chaos scenario, for longer)', ['--load', '30']),
   // Suspects on their own (issue 19): the same process without the local executor (receipts from

@@ -4,8 +4,8 @@ import { sampleProcess, slopePerMinute, type ProcessSample } from '../../scripts
 import { managed, report, rpcCall, sleep, stopAll } from './harness.ts';
 
 /**
- * Scenario 9, memory that stays flat (issue 19): the README's first command as a new user runs it,
- * `flashlog run --devnet` with its defaults (load 10 tx/s; devnet, local executor, view and gateway
+ * Scenario 9, memory that stays flat (issue 19): the command the issue measured first, as a new
+ * user runs it, `flashlog run --devnet` with its defaults (load 10 tx/s; devnet, local executor, view and gateway
  * in one process), for CHAOS_MEMORY_SECONDS (default 180), sampled every 5 s. After a 60 s warm-up,
  * the memory floor (the lowest RSS in the second half after warm-up against the lowest in the first
  * half) must grow by less than 60 MB. The floor, not the last sample: the executor replaces its
