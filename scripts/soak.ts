@@ -18,6 +18,8 @@
  * `run-devnet-30-metadata` and `run-devnet-30-no-execute` are `run-devnet-30` without the local
  * executor (receipts from the devnet's flashblock metadata; no execution), to measure it on its own;
  * `run-devnet-30-semi16` caps V8's young generation (NODE_OPTIONS=--max-semi-space-size=16).
+ * `devnet-1s-history` and `run-devnet-30-history` add the bounded history (--devnet-history-blocks
+ * 256), beside `devnet-1s` and `run-devnet-30`.
  *
  * `--baseline REF` adds, for each chosen `run --devnet` scenario, the same command from the code of
  * REF (a commit, copied once into bench/.cache/baseline-<sha>), named `<scenario>@<sha>`: before and
@@ -204,6 +206,17 @@ const scenarios: Scenario[] = [
     'devnet --load 30 --block-time-ms 1000 --devnet-history-blocks 256',
     ['--block-time-ms', '1000', '--devnet-history-blocks', '256'],
     { onRequest: true },
+  ),
+  // The issue's own command with the bounded history, against `run-devnet-30`: the devnet, the
+  // local executor's forks of it (which read on across each rollover), the log and the gateway in
+  // one process. `run` keeps 2 s blocks, so 256 blocks roll over about every 8.5 minutes.
+  runDevnet(
+    'run-devnet-30-history',
+    'run --devnet --load 30 --devnet-history-blocks 256',
+    ['--load', '30', '--devnet-history-blocks', '256'],
+    {
+      onRequest: true,
+    },
   ),
   runDevnet(
     'run-devnet-30-edr-cache',
