@@ -35,6 +35,10 @@ export function createEmbeddedConsumer(store: EmbeddedDb, consume: ConsumeOption
     const drain = () => {
       if (draining || subscriber.closed || settings.logClosed()) return;
       draining = true;
+      // A full batch means a backlog: read the rest of it through the file's memory map, and drop
+      // the map once caught up (embedded-db.ts says why). The drain is synchronous, so one flag
+      // per log is enough: no other consumer reads while this one drains.
+      let backlog = false;
       try {
         let more = true;
         while (more && !subscriber.closed) {
@@ -51,13 +55,20 @@ export function createEmbeddedConsumer(store: EmbeddedDb, consume: ConsumeOption
               positions.set(topic, offset + 1n);
               subscriber.next({ topic, partition: 0, offset, key, value, timestamp: Number(ts) });
             }
-            if (rows.length === settings.batchSize) more = true;
+            if (rows.length === settings.batchSize) {
+              more = true;
+              if (!backlog) {
+                backlog = true;
+                store.mapReads(true);
+              }
+            }
           }
         }
       } catch (error) {
         subscriber.error(error);
       } finally {
         draining = false;
+        if (backlog) store.mapReads(false);
       }
     };
     const wake = () => setImmediate(drain);
