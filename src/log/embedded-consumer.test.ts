@@ -60,4 +60,30 @@ describe('embedded log: the memory map', () => {
       Array.from({ length: 10 }, (_, i) => [3000n + BigInt(i), false] as const),
     );
   });
+
+  it('lets a reader close the log in the middle of a backlog', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flashlog-mmap-'));
+    const path = join(dir, 'log.db');
+    const closing = createEmbeddedLog({ path, batchSize: 100 });
+    log = closing;
+    await closing.ensureTopics([{ name: 't' }]);
+    const offsets: bigint[] = [];
+    const ended = new Promise<string>((resolve) => {
+      closing.consumer({ topics: ['t'] }).records$.subscribe({
+        next: (record) => {
+          offsets.push(record.offset);
+          if (record.offset === 250n) void closing.close();
+        },
+        error: (error: Error) => resolve(`error: ${error.message}`),
+        complete: () => resolve('complete'),
+      });
+    });
+    // Appended after the reader caught up: the backlog is drained from a timer (the append's
+    // wake-up), where a throw would be uncaught and end the process.
+    await closing.produce(Array.from({ length: 500 }, (_, i) => ({ topic: 't', key: String(i), value: 'x'.repeat(4096) })));
+    // The reader learns that its log went away; nothing is thrown out of the drain.
+    await expect(ended).resolves.toMatch(/^error: /);
+    expect(offsets.at(-1)).toBe(299n);
+    expect(mapped(path)).toBe(false);
+  });
 });

@@ -55,6 +55,8 @@ export function openEmbeddedDb(path: string): EmbeddedDb {
     mapReads(on) {
       if (on === mapped) return;
       mapped = on;
+      // A log closed during a drain (by the reader itself) has no map left to drop.
+      if (!db.isOpen) return;
       db.exec(`PRAGMA mmap_size = ${on ? mmapBytes : 0}`);
     },
     write(work) {
