@@ -10,12 +10,12 @@
  * at 2 s blocks is a rollover every 8.5 minutes: a short run uses a smaller one to see several.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import { createDevnet } from '../src/devnet/devnet.ts';
 import { releaseDroppedProviders } from '../src/execute/edr.ts';
+import { leastSquaresSlope, selfAnonMiB } from './sample-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -27,19 +27,6 @@ const { values } = parseArgs({
   },
 });
 const minutes = Number(values.minutes);
-const anonMiB = (): number => Number(/^RssAnon:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
-
-function slope(points: readonly (readonly [number, number])[]): number {
-  const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
-  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
-  let num = 0;
-  let den = 0;
-  for (const [x, y] of points) {
-    num += (x - meanX) * (y - meanY);
-    den += (x - meanX) ** 2;
-  }
-  return num / den;
-}
 
 async function child(historyBlocks: number): Promise<void> {
   const metrics = new Registry();
@@ -59,7 +46,7 @@ async function child(historyBlocks: number): Promise<void> {
       txsAtWarm = txs();
     }
     releaseDroppedProviders();
-    samples.push([at / 60_000, anonMiB()]);
+    samples.push([at / 60_000, selfAnonMiB()]);
   }
   const cpu = process.cpuUsage(cpuAtWarm);
   const afterWarmS = (performance.now() - started - warmMs) / 1000;
@@ -79,7 +66,7 @@ async function child(historyBlocks: number): Promise<void> {
       rollovers,
       rssAnonWarmMiB: Math.round(samples[0]![1]),
       rssAnonEndMiB: Math.round(samples.at(-1)![1]),
-      rssSlopeMiBPerMin: +slope(samples).toFixed(2),
+      rssSlopeMiBPerMin: +leastSquaresSlope(samples).toFixed(2),
       cpuPercentOfOneCore: Math.round(((cpu.user + cpu.system) / 1e6 / afterWarmS) * 100),
       samples: samples.map(([, mib]) => Math.round(mib)),
     }),

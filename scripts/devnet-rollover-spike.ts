@@ -25,7 +25,7 @@
  * Findings (November 2026, EDR 0.22): see README, "Memory and CPU to expect", the bounded history.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,13 +35,14 @@ import { encodeFunctionData, getContractAddress, hexToBytes, keccak256, numberTo
 import { privateKeyToAccount } from 'viem/accounts';
 import { DevnetToken, DevnetWorkload } from '../src/devnet/contracts/bytecode.ts';
 import { encodeDeposit, l1AttributesDeposit, sourceHash } from '../src/devnet/deposit.ts';
-import { devnetAccounts } from '../src/devnet/devnet.ts';
+import { devnetAccounts, devnetEngineOptions } from '../src/devnet/devnet.ts';
 import { createChainProvider, engineOver, genesisAccounts, type EngineOptions } from '../src/devnet/edr-chain.ts';
 import { startForkSource } from '../src/devnet/fork-source.ts';
 import { createHistoryRing, type RingBlock, type RingReceipt } from '../src/devnet/history-ring.ts';
 import { l1AttributesFor } from '../src/devnet/producer.ts';
 import { addTouched, createStateMirror, emptyTouched, type PrestateDiff } from '../src/devnet/state-mirror.ts';
 import { releaseDroppedProviders } from '../src/execute/edr.ts';
+import { selfAnonMiB } from './sample-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -66,17 +67,7 @@ const pin = values.pin;
 
 const accounts = devnetAccounts();
 const genesisTime = BigInt(Math.floor(Date.now() / 1000)) - 100_000n;
-const options: EngineOptions = {
-  chainId: 1337n,
-  coinbase: '0x4200000000000000000000000000000000000011',
-  blockGasLimit: 60_000_000n,
-  sameTimestampBlocks: true,
-  initialBaseFeePerGas: 1_000_000n,
-  genesisTime,
-  genesisL1Attributes: l1AttributesFor(0n, genesisTime),
-  funded: accounts.map((account) => ({ address: account.address, balance: 10n ** 24n })),
-};
-const anonMiB = (): number => Number(/^RssAnon:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
+const options: EngineOptions = devnetEngineOptions(1337, accounts, { genesisTime, balance: 10n ** 24n });
 
 /** The load's mix, deterministic: transfers, ERC-20 transfers (one empties a balance), log-heavy writes, reverts, deploys, deposits. */
 function workload() {
@@ -539,16 +530,16 @@ async function rss(name: 'plain' | 'rollover'): Promise<void> {
       if (name === 'rollover') await chain.rollover();
       // A full collection in both cases, so the samples compare what is live (and not yet returned).
       releaseDroppedProviders();
-      samples.push(`${number}:${Math.round(anonMiB())}${alive > 1 ? ` (providers alive ${alive})` : ''}`);
+      samples.push(`${number}:${Math.round(selfAnonMiB())}${alive > 1 ? ` (providers alive ${alive})` : ''}`);
     }
     if (Number(number) === warmAfter) {
       releaseDroppedProviders();
-      warm = anonMiB();
+      warm = selfAnonMiB();
       executed = 0;
     }
   }
   releaseDroppedProviders();
-  const end = anonMiB();
+  const end = selfAnonMiB();
   const cpu = process.cpuUsage(started);
   console.log(
     JSON.stringify({

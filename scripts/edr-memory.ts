@@ -18,14 +18,13 @@
  *   <case>-16      with a bound of 16 states
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createEngine, type Engine } from '../src/devnet/edr-chain.ts';
-import { l1AttributesFor } from '../src/devnet/producer.ts';
-import { devnetAccounts } from '../src/devnet/devnet.ts';
+import { devnetAccounts, devnetEngineOptions } from '../src/devnet/devnet.ts';
+import { selfAnonMiB } from './sample-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,21 +40,9 @@ const txsPerBlock = Number(values.txs);
 const cases = ['plain-edr', 'plain', 'plain-16', 'snapshot-edr', 'snapshot', 'devnet-edr', 'devnet', 'devnet-16'] as const;
 type Case = (typeof cases)[number];
 
-const anonMiB = (): number => Number(/^RssAnon:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
-
 async function child(name: Case): Promise<void> {
   const accounts = devnetAccounts();
-  const genesisTime = BigInt(Math.floor(Date.now() / 1000));
-  const engine: Engine = await createEngine({
-    chainId: 901n,
-    coinbase: '0x4200000000000000000000000000000000000011',
-    blockGasLimit: 60_000_000n,
-    sameTimestampBlocks: true,
-    initialBaseFeePerGas: 1_000_000n,
-    genesisTime,
-    genesisL1Attributes: l1AttributesFor(0n, genesisTime),
-    funded: accounts.map((account) => ({ address: account.address, balance: 10n ** 24n })),
-  });
+  const engine: Engine = await createEngine(devnetEngineOptions(901, accounts, { balance: 10n ** 24n }));
   const signers = accounts.map((account) => privateKeyToAccount(account.privateKey));
   const nonces = signers.map(() => 0);
   let executed = 0;
@@ -112,11 +99,11 @@ async function child(name: Case): Promise<void> {
   const warmBlocks = Math.ceil(blocks / 5);
   for (let i = 0; i < warmBlocks; i++) await block();
   globalThis.gc?.();
-  const warm = { anon: anonMiB(), executed };
+  const warm = { anon: selfAnonMiB(), executed };
   const startedMs = Date.now();
   for (let i = warmBlocks; i < blocks; i++) await block();
   globalThis.gc?.();
-  const end = { anon: anonMiB(), executed };
+  const end = { anon: selfAnonMiB(), executed };
   const perThousand = ((end.anon - warm.anon) / (end.executed - warm.executed)) * 1000;
   process.stdout.write(
     JSON.stringify({

@@ -54,6 +54,9 @@ function arenaMiB(pid: number): number {
   }
 }
 
+/** This process's own memory (RssAnon), for the scripts that measure an engine in-process. */
+export const selfAnonMiB = (): number => Number(/^RssAnon:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
+
 function procFigures(pid: number): { rssMiB: number; anonMiB: number; fileMiB: number; cpuS: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -99,7 +102,11 @@ export async function sampleProcess(pid: number, metricsUrl: string | undefined,
 
 /** Least-squares slope of `value` over `atS`, per minute. */
 export function slopePerMinute(samples: readonly ProcessSample[], value: (sample: ProcessSample) => number): number {
-  const points = samples.map((sample) => [sample.atS / 60, value(sample)] as const).filter(([, y]) => Number.isFinite(y));
+  return leastSquaresSlope(samples.map((sample) => [sample.atS / 60, value(sample)] as const).filter(([, y]) => Number.isFinite(y)));
+}
+
+/** Least-squares slope of y over x (NaN for fewer than two points or a single x). */
+export function leastSquaresSlope(points: readonly (readonly [x: number, y: number])[]): number {
   if (points.length < 2) return Number.NaN;
   const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
   const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { bytesToHex, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
-import { createEngine } from './edr-chain.ts';
+import { createEngine, type EngineOptions } from './edr-chain.ts';
 import { createChainHistory } from './rollover.ts';
 import { prunedView } from './pruned-view.ts';
 import type { RpcCall } from '../jsonrpc/protocol.ts';
@@ -88,6 +88,30 @@ export function devnetAccounts(count = 10): DevnetAccount[] {
   });
 }
 
+/**
+ * The flashblocks devnet's engine options: genesis now unless given, every account funded with
+ * `balance`. The scripts that measure the devnet's engine (scripts/edr-memory.ts,
+ * devnet-rollover-spike.ts) run it with these too.
+ */
+export function devnetEngineOptions(
+  chainId: number | bigint,
+  accounts: readonly DevnetAccount[],
+  overrides: { readonly blockGasLimit?: bigint; readonly genesisTime?: bigint; readonly balance?: bigint } = {},
+): EngineOptions {
+  const genesisTime = overrides.genesisTime ?? BigInt(Math.floor(Date.now() / 1000));
+  return {
+    chainId: BigInt(chainId),
+    coinbase: DEVNET_COINBASE,
+    blockGasLimit: overrides.blockGasLimit ?? 60_000_000n,
+    // Trial blocks between two flashblocks share the block's timestamp (block-building.ts).
+    sameTimestampBlocks: true,
+    initialBaseFeePerGas: 1_000_000n,
+    genesisTime,
+    genesisL1Attributes: l1AttributesFor(0n, genesisTime),
+    funded: accounts.map((account) => ({ address: account.address, balance: overrides.balance ?? DEVNET_ACCOUNT_BALANCE })),
+  };
+}
+
 export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet> {
   const logger = options.logger ?? pino({ level: 'silent' });
   const host = options.host ?? '127.0.0.1';
@@ -121,19 +145,8 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
       exposeMetrics: options.exposeMetrics,
     });
   }
-  const genesisTime = BigInt(Math.floor(Date.now() / 1000));
   const blockGasLimit = options.blockGasLimit ?? 60_000_000n;
-  const engineOptions = {
-    chainId: BigInt(chainId),
-    coinbase: DEVNET_COINBASE,
-    blockGasLimit,
-    // Trial blocks between two flashblocks share the block's timestamp (block-building.ts).
-    sameTimestampBlocks: true,
-    initialBaseFeePerGas: 1_000_000n,
-    genesisTime,
-    genesisL1Attributes: l1AttributesFor(0n, genesisTime),
-    funded: accounts.map((account) => ({ address: account.address, balance: DEVNET_ACCOUNT_BALANCE })),
-  };
+  const engineOptions = devnetEngineOptions(chainId, accounts, { blockGasLimit });
   const engine = await createEngine(engineOptions);
   const history = options.historyBlocks
     ? await createChainHistory({ engine, engineOptions, historyBlocks: options.historyBlocks, logger, metrics: options.metrics })

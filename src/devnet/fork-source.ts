@@ -1,8 +1,7 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { numberToHex, type Hex } from 'viem';
 import { InvalidParamsError, MethodNotFoundError, ServerError } from '../errors.ts';
-import { readBody, replyJson } from '../jsonrpc/edge.ts';
+import { listenOnLoopback, readBody, replyJson } from '../jsonrpc/edge.ts';
 import { handleText, type RpcCall } from '../jsonrpc/protocol.ts';
 import { logFilterParam } from '../rpc/params.ts';
 import type { HistoryRing, RingBlock } from './history-ring.ts';
@@ -164,13 +163,9 @@ export async function startForkSource(options: ForkSourceOptions): Promise<ForkS
       );
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const url = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     setForkBlock(number) {
       forkBlock = number;
     },

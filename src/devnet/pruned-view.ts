@@ -1,5 +1,6 @@
 import { JsonRpcError, ServerError } from '../errors.ts';
 import type { RpcCall } from '../jsonrpc/protocol.ts';
+import { BLOCK_NUMBER_AT, isNumber, STATE_TAG_AT } from './sealed-view.ts';
 
 /**
  * The devnet's JSON-RPC over a bounded history (rollover.ts): a block older than the blocks kept
@@ -11,25 +12,6 @@ import type { RpcCall } from '../jsonrpc/protocol.ts';
  * cannot take a null block ("failed to parse ... expected type L1RpcBlock"), so it fails the
  * request where a node answers null.
  */
-const BY_NUMBER_AT: Readonly<Record<string, number>> = {
-  eth_getBlockByNumber: 0,
-  eth_getBlockTransactionCountByNumber: 0,
-  eth_getTransactionByBlockNumberAndIndex: 0,
-  eth_getUncleCountByBlockNumber: 0,
-  eth_getUncleByBlockNumberAndIndex: 0,
-  eth_getBlockReceipts: 0,
-};
-const STATE_AT: Readonly<Record<string, number>> = {
-  eth_getBalance: 1,
-  eth_getCode: 1,
-  eth_getStorageAt: 2,
-  eth_getTransactionCount: 1,
-  eth_call: 1,
-  eth_estimateGas: 1,
-  eth_getProof: 2,
-  eth_createAccessList: 1,
-  debug_traceCall: 1,
-};
 const LOOKUPS = new Set([
   'eth_getBlockByHash',
   'eth_getBlockByNumber',
@@ -51,12 +33,10 @@ export function prunedView(oldestBlock: () => bigint | undefined, dispatch: (cal
     const oldest = oldestBlock();
     const older = (at: number | undefined): bigint | undefined => {
       const tag = at === undefined || !Array.isArray(call.params) ? undefined : (call.params[at] as unknown);
-      return typeof tag === 'string' && /^0x[0-9a-fA-F]{1,16}$/.test(tag) && oldest !== undefined && BigInt(tag) < oldest
-        ? BigInt(tag)
-        : undefined;
+      return isNumber(tag) && oldest !== undefined && BigInt(tag) < oldest ? BigInt(tag) : undefined;
     };
-    if (older(BY_NUMBER_AT[call.method]) !== undefined) return null;
-    const stateAt = older(STATE_AT[call.method]);
+    if (older(BLOCK_NUMBER_AT[call.method]) !== undefined) return null;
+    const stateAt = older(STATE_TAG_AT[call.method]);
     if (stateAt !== undefined)
       throw new ServerError(`missing trie node: the state at block ${stateAt} is not kept (the devnet keeps blocks ${oldest} to its head)`);
     try {

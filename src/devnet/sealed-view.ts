@@ -11,7 +11,8 @@ import { ServerError } from '../errors.ts';
  * and a pre-confirmed transaction as pending (no block). `pending` state (a balance, a nonce, a
  * call) is the pre-confirmed state plus the mempool, as on a flashblocks-aware node.
  */
-const STATE_TAG_AT: Readonly<Record<string, number>> = {
+/** Where each method that reads state at a block takes its block tag (pruned-view.ts reads it too). */
+export const STATE_TAG_AT: Readonly<Record<string, number>> = {
   eth_getBalance: 1,
   eth_getCode: 1,
   eth_getStorageAt: 2,
@@ -22,17 +23,19 @@ const STATE_TAG_AT: Readonly<Record<string, number>> = {
   eth_createAccessList: 1,
   debug_traceCall: 1,
 };
-const BLOCK_TAG_AT: Readonly<Record<string, number>> = {
+/** Where each method that reads a block by its number takes the number (pruned-view.ts reads it too). */
+export const BLOCK_NUMBER_AT: Readonly<Record<string, number>> = {
   eth_getBlockByNumber: 0,
   eth_getBlockTransactionCountByNumber: 0,
   eth_getTransactionByBlockNumberAndIndex: 0,
   eth_getUncleCountByBlockNumber: 0,
   eth_getUncleByBlockNumberAndIndex: 0,
   eth_getBlockReceipts: 0,
-  eth_feeHistory: 1,
 };
+const BLOCK_TAG_AT: Readonly<Record<string, number>> = { ...BLOCK_NUMBER_AT, eth_feeHistory: 1 };
 const SEALED_TAGS = new Set(['latest', 'safe', 'finalized']);
-const isNumber = (value: unknown): value is `0x${string}` => typeof value === 'string' && /^0x[0-9a-fA-F]{1,16}$/.test(value);
+/** A block number in hex (at most 64 bits), as against a tag. */
+export const isNumber = (value: unknown): value is `0x${string}` => typeof value === 'string' && /^0x[0-9a-fA-F]{1,16}$/.test(value);
 
 /** What a call becomes: new params, or an answer without asking the engine. */
 export type SealedCall = { readonly params: unknown[] } | { readonly answer: unknown };

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { errorMessage } from '../errors.ts';
+import { listenOnLoopback } from '../jsonrpc/edge.ts';
 
 /**
  * A caching, de-duplicating JSON-RPC proxy between EDR's fork client and the upstream.
@@ -246,13 +246,9 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
         if (!response.headersSent) response.writeHead(500).end(errorMessage(error));
       });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const url = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     stats,
     cachedAnswers: () => cache.size,
     drainRequested() {

@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /**
  * The HTTP edge every JSON-RPC server of the project shares (the gateway, the prover host, the
@@ -68,4 +69,13 @@ export function readBody(
       if (!aborted) resolve(Buffer.concat(chunks).toString('utf8'));
     });
   });
+}
+
+/** Listens on a free loopback port (an EVM's private JSON-RPC endpoint) and gives the server's URL. */
+export async function listenOnLoopback(server: Server): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
