@@ -14,7 +14,7 @@ import { blockBuilder, signedTransfers, type BlockBuilder } from '../test/helper
 import { benchContext } from './gateway.ts';
 import { buildGoClient, startClients, type ClientKind, type ClientMode } from './peers/fanout-clients.ts';
 import { buildFloor, startFloor } from './peers/fanout-floor.ts';
-import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
+import { websocketProxyBinary } from './peers/websocket-proxy.ts';
 
 /**
  * Fan-out, fair (issue 17): the subscribers run in client processes apart from the server (each
@@ -28,7 +28,7 @@ import { buildWebsocketProxy } from './peers/websocket-proxy.ts';
  * - flashlog `logs`: the same with the blocks source (Base after Denim: each record a complete
  *   200 ms block, so the standard `logs` kind is served from the view, through the same fan-out);
  *   each client sends eth_subscribe("logs").
- * - Base's websocket-proxy (Rust, built from base/base by bench/peers/websocket-proxy.ts): its
+ * - Base's websocket-proxy (Rust; its binary from FLASHLOG_BENCH_WEBSOCKET_PROXY, else skipped): its
  *   upstream is a WebSocket server in this process sending the same block record as one text frame
  *   per append; the proxy forwards every frame, unfiltered and unparsed, to every client.
  * - the floor (Go, bench/peers/fanout-floor-go): the same `pendingLogs` notification bytes, sent by
@@ -267,7 +267,7 @@ export async function run(): Promise<Row[]> {
       }
     }
     // Base's websocket-proxy, fed the same block records as upstream frames
-    const built = servers.includes('proxy') ? buildWebsocketProxy((line) => process.stderr.write(`${line}\n`)) : undefined;
+    const built = servers.includes('proxy') ? websocketProxyBinary() : undefined;
     if (!built) {
       // the proxy was not asked for (FLASHLOG_BENCH_FANOUT_SERVERS)
     } else if ('skipped' in built) {
@@ -303,7 +303,7 @@ export async function run(): Promise<Row[]> {
             throw new Error('websocket-proxy did not connect to its upstream in 10 s');
           }),
         ]);
-        await measurePeer(`websocket-proxy (base/base ${built.commit.slice(0, 10)})`, `ws://127.0.0.1:${port}/ws`, 'proxy', (block, tx) => {
+        await measurePeer(`websocket-proxy (${built.version})`, `ws://127.0.0.1:${port}/ws`, 'proxy', (block, tx) => {
           const [record] = block.flashblock([tx], { logsPerTx: 1, data: nowUs });
           for (const socket of upstream.clients) socket.send(record!.value);
         });

@@ -9,6 +9,7 @@ import { executeBlock } from '../src/stateless/execute-block.ts';
 import { parseBlockFixture } from '../src/stateless/fixture.ts';
 import { encodeHeader, headerFromRpc } from '../src/stateless/header.ts';
 import { rpcCall } from '../test/helpers/prover-fixture.ts';
+import { sharedPath } from '../test/helpers/shared.ts';
 
 /**
  * Re-execution against today's header-only check, side by side in one run:
@@ -17,7 +18,7 @@ import { rpcCall } from '../test/helpers/prover-fixture.ts';
  *   - a devnet range: the enclave's Prove with --enclave-check reexecute vs. headers, on the same
  *     request preimages.
  */
-const fixtures = '/work/shared/fixtures/op-blocks';
+const fixtures = sharedPath('fixtures/op-blocks');
 
 export async function run(): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];

@@ -4,10 +4,11 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The shared fixtures and notes (read-only), found beside the project as `../shared`. A clone
- * elsewhere can point at them with FLASHLOG_SHARED_DIR.
+ * elsewhere points at them with FLASHLOG_SHARED_DIR (`.ci/run` sets it for a clone of a checkout
+ * that has them beside it).
  */
 export function sharedDir(): string {
-  const candidates = [process.env.FLASHLOG_SHARED_DIR, fileURLToPath(new URL('../../../shared', import.meta.url)), '/work/shared'].filter(
+  const candidates = [process.env.FLASHLOG_SHARED_DIR, fileURLToPath(new URL('../../../shared', import.meta.url))].filter(
     (candidate): candidate is string => Boolean(candidate),
   );
   const found = candidates.find((candidate) => existsSync(join(candidate, 'fixtures')));

@@ -7,12 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { compareHeaders } from '../../src/stateless/compare.ts';
 import { executeBlock } from '../../src/stateless/execute-block.ts';
 import { parseBlockFixture } from '../../src/stateless/fixture.ts';
+import { sharedPath } from '../helpers/shared.ts';
 
 /**
  * Real OP Sepolia blocks (Holocene era) re-executed from their witnesses alone: a rebuilt header
  * that hashes to the chain's block hash means the block ran exactly as OP Sepolia ran it.
  */
-const dir = '/work/shared/fixtures/op-blocks';
+const dir = sharedPath('fixtures/op-blocks');
 const files = readdirSync(dir)
   .filter((name) => name.endsWith('.json'))
   .sort();
