@@ -99,7 +99,10 @@ export function createDispatch(options: {
     const spec = methodSpecs.get(method);
     if (spec && !spec.transports.includes(caller.transport)) {
       tally.served += 1;
-      return new MethodNotFoundError(method, `the method ${method} does not exist/is not available over ${transportName[caller.transport]}`);
+      return new MethodNotFoundError(
+        method,
+        `the method ${method} does not exist/is not available over ${transportName[caller.transport]}`,
+      );
     }
     if (options.public && spec?.public === 'forbidden') {
       tally.forbidden += 1;
