@@ -9,9 +9,10 @@ import type { Dispatch } from './dispatch.ts';
 /**
  * The gateway over WebSocket, on the HTTP server's port: the connection limit (503 on upgrade),
  * each message answered by the one dispatch (dispatch.ts: public mode's rate limit and refused
- * methods, call by call, as over HTTP; the connection stays open), the heartbeat (every connection is pinged each `heartbeatMs`; one
- * that did not answer the previous ping is closed: peers that are gone, or stopped reading, are
- * found), and a closed connection's subscriptions forgotten.
+ * methods, call by call, as over HTTP; the connection stays open), the heartbeat (every
+ * connection is pinged each `heartbeatMs`; one that did not answer the previous ping is closed:
+ * peers that are gone, or stopped reading, are found), and a closed connection's subscriptions
+ * forgotten.
  */
 export function attachWebSocket(
   server: Server,
