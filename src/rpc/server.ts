@@ -10,14 +10,14 @@ import { createDispatch } from './gateway/dispatch.ts';
 import { createHttpHandler } from './gateway/http.ts';
 import { attachWebSocket } from './gateway/websocket.ts';
 import type { Method } from './method.ts';
-import { createRateLimiter } from './rate-limit.ts';
+import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { createSubscriptionHub } from './subscriptions/hub.ts';
 
 /**
  * The gateway: JSON-RPC 2.0 over HTTP POST and WebSocket on one port. Methods in the table are
  * answered from the view; all others are forwarded to the upstream unchanged. Its pieces:
- * `gateway/http.ts` (POST, health, metrics, public mode), `gateway/websocket.ts` (connections,
- * heartbeat), `gateway/dispatch.ts` (the method table and its metrics) and the subscription hub
+ * `gateway/http.ts` (POST, health, metrics), `gateway/websocket.ts` (connections, heartbeat),
+ * `gateway/dispatch.ts` (public mode's policy for every transport, the method table, its metrics) and the subscription hub
  * (`subscriptions/hub.ts`).
  */
 export interface GatewayOptions {
@@ -31,7 +31,10 @@ export interface GatewayOptions {
   readonly logger: Logger;
   readonly metrics: Registry;
   readonly public: boolean;
+  /** Calls per second per client in public mode (a token bucket, one token per call on every transport). */
   readonly rateLimit: number;
+  /** The per-client budget, when not a token bucket of `rateLimit` (tests count what it is charged). */
+  readonly limiter?: RateLimiter;
   readonly maxBodyBytes: number;
   readonly maxBatch: number;
   readonly maxConnections: number;
@@ -61,7 +64,7 @@ export interface Gateway {
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { logger, upstream } = options;
   const formatter = createTransactionFormatter();
-  const limiter = createRateLimiter(options.rateLimit);
+  const limiter = options.limiter ?? createRateLimiter(options.rateLimit);
   const hub = createSubscriptionHub({
     states$: options.states$,
     formatter,
@@ -71,11 +74,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     upstream,
     ...(options.standardKinds ? { standardKinds: options.standardKinds } : {}),
   });
-  const dispatch = createDispatch({ ...options, formatter, hub });
-  const server: Server = createServer(createHttpHandler({ ...options, dispatch, limiter }));
+  const dispatch = createDispatch({ ...options, formatter, hub, limiter });
+  const server: Server = createServer(createHttpHandler({ ...options, dispatch }));
   server.keepAliveTimeout = 30_000;
   server.on('clientError', (_error, socket) => socket.destroy());
-  const websocket = attachWebSocket(server, { ...options, dispatch, hub, limiter, heartbeatMs: options.heartbeatMs ?? 60_000 });
+  const websocket = attachWebSocket(server, { ...options, dispatch, hub, heartbeatMs: options.heartbeatMs ?? 60_000 });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

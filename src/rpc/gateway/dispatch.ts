@@ -1,14 +1,15 @@
 import type { Observable } from 'rxjs';
 import type { WebSocket } from 'ws';
-import { errorMessage, JsonRpcError, MethodNotFoundError } from '../../errors.ts';
-import type { RpcCall } from '../../jsonrpc/protocol.ts';
+import { errorMessage, JsonRpcError, LimitExceededError, MethodNotFoundError, ResourceUnavailableError } from '../../errors.ts';
+import { errorResponse, handleText, type RpcCall } from '../../jsonrpc/protocol.ts';
 import type { Upstream } from '../../jsonrpc/upstream.ts';
 import type { Logger } from '../../obs/logger.ts';
 import { counter, histogram, type Registry } from '../../obs/metrics.ts';
 import type { ViewState } from '../../view/state.ts';
 import type { TransactionFormatter } from '../format.ts';
-import { callable, type Method, type MethodContext } from '../method.ts';
+import { callable, type Method, type MethodContext, type Transport } from '../method.ts';
 import { paramsArray } from '../params.ts';
+import type { RateLimiter } from '../rate-limit.ts';
 import { methodSpecs, registry } from '../registry.ts';
 import type { SubscriptionHub } from '../subscriptions/hub.ts';
 
@@ -16,15 +17,37 @@ import type { SubscriptionHub } from '../subscriptions/hub.ts';
 const builtin: Readonly<Record<string, Method>> = Object.fromEntries(
   registry.filter((spec) => !spec.executes).map((spec) => [spec.name, callable(spec)]),
 );
-const websocketOnly = (method: string): boolean => methodSpecs.get(method)?.transports.includes('http') === false;
 
-/** Answers one call: from the view when a method of the registry (or `methods`) has it, else the upstream. */
-export type Dispatch = (call: RpcCall, socket?: WebSocket) => Promise<unknown>;
+/** Who sent a message, and over what. */
+export interface Caller {
+  readonly transport: Transport;
+  /** The client's address: the key of its rate-limit budget. */
+  readonly client: string;
+  /** The connection (WebSocket calls only): its subscriptions. */
+  readonly socket?: WebSocket;
+}
+
+/** A message's answer: the body (null when every call was a notification) and, when no call was served, the policy that refused them. */
+export interface Answer {
+  readonly body: string | null;
+  /** Every call refused by the rate limit (`rate-limit`) or the public policy (`public`): HTTP's 429 and 403. */
+  readonly refused?: 'rate-limit' | 'public';
+}
+
+/** Answers whole messages (one call or a batch) for every transport. */
+export interface Dispatch {
+  answer(text: string, caller: Caller): Promise<Answer>;
+}
 
 /**
- * The gateway's dispatch, shared by HTTP and WebSocket: the method table, WebSocket-only methods
- * refused over HTTP (-32601), and per-method metrics (calls by outcome, duration) labelled by
- * whether the view or the upstream answered.
+ * The gateway's one dispatch: HTTP and WebSocket hand it each message as received, so its policy
+ * holds on every transport alike, call by call (inside batches too):
+ * - public mode: every call takes one token of its client's budget (a message with no valid call
+ *   takes one); a call over the budget is answered -32005 and the others in its batch are served;
+ * - a method is served only over the transports its registry entry names (else -32601);
+ * - public mode: a method declared `public: 'forbidden'` is refused with -32001;
+ * then the method table (the registry, `methods` over it) or the upstream answers, with
+ * per-method metrics (calls by outcome, duration) labelled by whether the view or the upstream did.
  */
 export function createDispatch(options: {
   readonly view: () => ViewState;
@@ -32,14 +55,19 @@ export function createDispatch(options: {
   readonly upstream: Upstream;
   readonly formatter: TransactionFormatter;
   readonly maxLogsRange: number;
+  readonly maxBatch: number;
   readonly methods?: Readonly<Record<string, Method>>;
   readonly hub: SubscriptionHub;
+  readonly public: boolean;
+  readonly rateLimit: number;
+  readonly limiter: RateLimiter;
   readonly logger: Logger;
   readonly metrics: Registry;
 }): Dispatch {
-  const { logger, upstream, hub } = options;
+  const { logger, upstream, hub, limiter } = options;
   const table: Record<string, Method> = { ...builtin, ...options.methods };
   const limits = { maxLogsRange: options.maxLogsRange };
+  const protocolLimits = { maxBatch: options.maxBatch };
   const requests = counter(
     options.metrics,
     'flashlog_rpc_requests_total',
@@ -53,19 +81,53 @@ export function createDispatch(options: {
     ['method', 'source'],
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   );
+  const overBudget = () => new LimitExceededError(`rate limit exceeded: at most ${options.rateLimit} calls per second per client`);
 
-  return async (call, socket) => {
+  /** What one message's calls met: served, or refused by which policy. */
+  interface Tally {
+    served: number;
+    limited: number;
+    forbidden: number;
+  }
+
+  /** The policy's refusal of this call, or undefined to serve it. Synchronous: a batch's calls take tokens in order. */
+  const refusal = (method: string, caller: Caller, tally: Tally): JsonRpcError | undefined => {
+    if (options.public && !limiter.take(caller.client, 1)) {
+      tally.limited += 1;
+      return overBudget();
+    }
+    const spec = methodSpecs.get(method);
+    if (spec && !spec.transports.includes(caller.transport)) {
+      tally.served += 1;
+      return new MethodNotFoundError(
+        method,
+        `the method ${method} does not exist/is not available over ${transportName[caller.transport]}`,
+      );
+    }
+    if (options.public && spec?.public === 'forbidden') {
+      tally.forbidden += 1;
+      return new ResourceUnavailableError(`${method} is not available on this public endpoint`);
+    }
+    tally.served += 1;
+    return undefined;
+  };
+
+  const serveCall = async (call: RpcCall, caller: Caller, tally: Tally): Promise<unknown> => {
     const method = call.method;
-    const wsOnly = websocketOnly(method);
+    const refused = refusal(method, caller, tally);
     const handler = table[method];
     const label = handler ? method : 'other';
-    const source = handler && !wsOnly ? 'view' : 'upstream';
+    const source = handler && methodSpecs.get(method)?.transports.includes('http') !== false ? 'view' : 'upstream';
+    if (refused) {
+      requests.inc({ method: label, source, outcome: String(refused.rpcCode) });
+      throw refused;
+    }
     const stopTimer = duration.startTimer({ method: label, source });
     try {
       let result: unknown;
-      if (wsOnly && !socket) throw new MethodNotFoundError(`${method} (only over WebSocket)`);
       const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
       if (handler) {
+        const socket = caller.socket;
         const subscriptions = socket ? (params: readonly unknown[]) => hub.call(socket, method, params) : undefined;
         const context: MethodContext = {
           view: options.view,
@@ -90,4 +152,20 @@ export function createDispatch(options: {
       throw error;
     }
   };
+
+  return {
+    async answer(text, caller) {
+      const tally: Tally = { served: 0, limited: 0, forbidden: 0 };
+      const body = await handleText(text, (call) => serveCall(call, caller, tally), protocolLimits);
+      const calls = tally.served + tally.limited + tally.forbidden;
+      // A message that reached no call (unparsable, no valid call in it) still costs one token.
+      if (calls === 0 && options.public && !limiter.take(caller.client, 1)) {
+        return { body: JSON.stringify(errorResponse(null, overBudget())), refused: 'rate-limit' };
+      }
+      if (calls > 0 && tally.served === 0) return { body, refused: tally.limited > 0 ? 'rate-limit' : 'public' };
+      return { body };
+    },
+  };
 }
+
+const transportName: Readonly<Record<Transport, string>> = { http: 'HTTP', ws: 'WebSocket' };

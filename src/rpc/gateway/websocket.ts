@@ -1,38 +1,32 @@
 import type { Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { errorMessage, LimitExceededError } from '../../errors.ts';
-import { handleText, type RpcCall } from '../../jsonrpc/protocol.ts';
+import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../obs/logger.ts';
 import { counter, gauge, type Registry } from '../../obs/metrics.ts';
-import type { RateLimiter } from '../rate-limit.ts';
 import type { SubscriptionHub } from '../subscriptions/hub.ts';
 import type { Dispatch } from './dispatch.ts';
 
 /**
  * The gateway over WebSocket, on the HTTP server's port: the connection limit (503 on upgrade),
- * JSON-RPC messages through the one JSON-RPC edge, the public mode's per-client rate limit (every
- * call over it answers -32005), the heartbeat (every connection is pinged each `heartbeatMs`; one
- * that did not answer the previous ping is closed: peers that are gone, or stopped reading, are
- * found), and a closed connection's subscriptions forgotten.
+ * each message answered by the one dispatch (dispatch.ts: public mode's rate limit and refused
+ * methods, call by call, as over HTTP; the connection stays open), the heartbeat (every
+ * connection is pinged each `heartbeatMs`; one that did not answer the previous ping is closed:
+ * peers that are gone, or stopped reading, are found), and a closed connection's subscriptions
+ * forgotten.
  */
 export function attachWebSocket(
   server: Server,
   options: {
     readonly dispatch: Dispatch;
     readonly hub: SubscriptionHub;
-    readonly limiter: RateLimiter;
-    readonly public: boolean;
-    readonly rateLimit: number;
     readonly maxBodyBytes: number;
-    readonly maxBatch: number;
     readonly maxConnections: number;
     readonly heartbeatMs: number;
     readonly logger: Logger;
     readonly metrics: Registry;
   },
 ): { close(): void } {
-  const { logger, limiter, dispatch, hub } = options;
-  const protocolLimits = { maxBatch: options.maxBatch };
+  const { logger, dispatch, hub } = options;
   const connections = gauge(options.metrics, 'flashlog_ws_connections', 'open WebSocket connections');
   const unanswered = counter(
     options.metrics,
@@ -64,12 +58,7 @@ export function attachWebSocket(
     connections.set(sockets.size);
     ws.on('message', (data, isBinary) => {
       const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
-      // Public mode: the same per-client budget as HTTP; over it, every call answers -32005.
-      const limited = options.public && !limiter.take(client, 1);
-      const run = limited
-        ? () => Promise.reject(new LimitExceededError(`rate limit exceeded: at most ${options.rateLimit} calls per second per client`))
-        : (call: RpcCall) => dispatch(call, ws);
-      void handleText(text, run, protocolLimits).then((body) => {
+      void dispatch.answer(text, { transport: 'ws', client, socket: ws }).then(({ body }) => {
         if (body !== null && ws.readyState === ws.OPEN) ws.send(body);
       });
     });
