@@ -279,7 +279,7 @@ describe('flashlog node-status on a Denim node (devnet --denim)', () => {
       '--json',
     ]);
     const status = JSON.parse(stdout) as Status;
-    expect(status.cadence.healthy).toBe(true); // the unsafe head still advances every 200 ms
+    expect(status.cadence.blocks).toBeGreaterThan(0); // the unsafe head still advances
     expect(status.safeLag?.healthy).toBe(false);
     expect(status.safeLag!.seconds).toBeGreaterThan(3);
     expect(status.lines.join('\n')).toMatch(
