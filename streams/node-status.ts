@@ -4,15 +4,27 @@ import type { Logger } from '../src/obs/logger.ts';
 import type { Command } from './command.ts';
 
 /**
- * `flashlog node-status`: exit 0 healthy, 1 behind (or wrong chain, or a Denim node not making
- * 200 ms blocks), 2 unreachable. The rule (denim or flashblocks) is chosen from the node's answers.
+ * `flashlog node-status`: one line per check; exit 0 healthy, 1 behind (or safe head stalled,
+ * wrong chain, a Denim node not making 200 ms blocks), 2 unreachable. The rule (denim or
+ * flashblocks) is chosen from the node's answers.
  */
 export const nodeStatusCommand: Command = {
   name: 'node-status',
-  summary: 'how far a self-run node is behind; on Denim (Base) its 200 ms block cadence, on a flashblocks chain whether it serves pending',
+  summary:
+    'how far a self-run node is behind (unsafe and safe heads); on Denim (Base) its 200 ms block cadence, on a flashblocks chain whether it serves pending',
   usage:
-    'flashlog node-status --rpc URL [--consensus-rpc URL] [--max-lag-minutes 5] [--expect-chain-id N] [--cadence-window-ms 2000] [--json]',
-  settings: ['logLevel', 'rpc', 'consensusRpc', 'maxLagMinutes', 'expectChainId', 'json', 'rpcTimeoutMs', 'cadenceWindowMs'],
+    'flashlog node-status --rpc URL [--consensus-rpc URL] [--max-lag-minutes 5] [--max-safe-lag-minutes 30] [--expect-chain-id N] [--cadence-window-ms 2000] [--json]',
+  settings: [
+    'logLevel',
+    'rpc',
+    'consensusRpc',
+    'maxLagMinutes',
+    'maxSafeLagMinutes',
+    'expectChainId',
+    'json',
+    'rpcTimeoutMs',
+    'cadenceWindowMs',
+  ],
   defaults: { rpcTimeoutMs: '5000', logLevel: 'silent' },
   longRunning: false,
   async run(ctx) {
@@ -22,6 +34,7 @@ export const nodeStatusCommand: Command = {
       rpcUrl: config.rpc,
       consensusRpcUrl: config.consensusRpc,
       maxLagMinutes: config.maxLagMinutes,
+      maxSafeLagMinutes: config.maxSafeLagMinutes,
       expectChainId: config.expectChainId,
       timeoutMs: config.rpcTimeoutMs,
       cadenceWindowMs: config.cadenceWindowMs,

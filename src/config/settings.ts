@@ -578,6 +578,12 @@ export const settings = {
     describe: 'the consensus client RPC (optimism_syncStatus, port 7545): node-status, and the safe/finalized heads of ingest and run',
   }),
   maxLagMinutes: setting({ schema: decimal(0), default: '5', expects: 'minutes', describe: 'node-status: behind more than this exits 1' }),
+  maxSafeLagMinutes: setting({
+    schema: decimal(0),
+    default: '30',
+    expects: 'minutes',
+    describe: 'node-status: the safe head (derived from L1) further than this behind the unsafe head exits 1 (needs --consensus-rpc)',
+  }),
   expectChainId: setting({
     schema: integer(1).optional(),
     expects: 'a chain ID, e.g. 8453',

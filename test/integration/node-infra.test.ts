@@ -1,98 +1,242 @@
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { z } from 'zod';
+import { ComposeError, interpolate, parseEnvFile, renderCompose, type Rendered } from '../helpers/compose.ts';
 
 /**
- * infra/node cannot be started here (no Docker engine), so its structure is checked: the compose
- * file parses as YAML with the services, images, volumes, env files and ports the README
- * documents; every variable the operator sets is in both env files with a one-line comment above
- * it and the stated default, and is used by the compose file.
+ * infra/node held against the upstream Base node stack, without Docker: the compose file is
+ * rendered the way `docker compose config` would (the project's .env, the network env file,
+ * compose's interpolation rules), and every container's environment is checked against
+ * infra/node/upstream-variables.json, the one list of what base/base's entrypoints and
+ * base-consensus read, each name with the repository, commit and file it was read from.
  */
-const read = (name: string) => readFileSync(new URL(`../../infra/node/${name}`, import.meta.url), 'utf8');
-const variables = [
-  'NODE_TAG',
-  'NETWORK_ENV',
-  'HOST_DATA_DIR',
-  'PROFILE',
-  'NODE_L1_ETH_RPC',
-  'NODE_L1_BEACON',
-  'EXEC_FB_WEBSOCKET_URL',
-  'EXEC_HISTORICAL_PROOFS',
-  'EXEC_PROOFS_HISTORY_WINDOW',
-  'NODE_SOURCE_L2_RPC',
-  'NODE_PROOFS',
-] as const;
+const dir = fileURLToPath(new URL('../../infra/node/', import.meta.url));
+const read = (name: string) => readFileSync(`${dir}${name}`, 'utf8');
 
-const serviceSchema = z
-  .object({
-    image: z.string(),
-    command: z.array(z.string()),
-    env_file: z.array(z.string()),
-    environment: z.record(z.string(), z.string()),
-    volumes: z.array(z.string()),
-    ports: z.array(z.string()),
-    build: z
-      .object({ args: z.record(z.string(), z.string()) })
-      .loose()
-      .optional(),
-  })
-  .loose();
-const composeSchema = z.object({ services: z.object({ execution: serviceSchema, node: serviceSchema }) });
+const commit = z.string().regex(/^[0-9a-f]{40}$/, 'a 40-hex commit');
+const upstreamSchema = z.object({
+  sources: z.record(z.string(), z.object({ repo: z.string(), commit, file: z.string() })),
+  image: z.object({
+    name: z.string(),
+    nameSource: z.string(),
+    minimumTag: z.string().regex(/^v\d+\.\d+\.\d+$/),
+    buildContext: z.string(),
+    dockerfile: z.string(),
+    buildArgs: z.array(z.string()),
+  }),
+  services: z.record(z.string(), z.object({ command: z.array(z.string()), ports: z.array(z.string()) })),
+  variables: z.record(
+    z.string(),
+    z.object({ service: z.enum(['execution', 'node', 'both']), source: z.string(), required: z.boolean(), why: z.string() }),
+  ),
+  requiredWhen: z.array(z.object({ if: z.record(z.string(), z.string()), then: z.string(), source: z.string(), why: z.string() })),
+  networks: z.record(z.string(), z.object({ source: z.string(), values: z.record(z.string(), z.string()) })),
+});
+const upstream = upstreamSchema.parse(JSON.parse(read('upstream-variables.json')));
+const NETWORK_FILES = Object.keys(upstream.networks);
+/** What an operator writes into .env before `docker compose up`. */
+const operator = { NODE_L1_ETH_RPC: 'https://l1.example.org', NODE_L1_BEACON: 'https://beacon.example.org' };
 
-describe('infra/node', () => {
-  const text = read('docker-compose.yml');
-  const compose = composeSchema.parse(parse(text));
-  const { execution, node } = compose.services;
+const version = (tag: string) => (/^v(\d+)\.(\d+)\.(\d+)/.exec(tag) ?? []).slice(1, 4).map(Number);
+const atLeast = (tag: string, minimum: string) => {
+  const [a, b] = [version(tag), version(minimum)];
+  if (a.length !== 3) return false;
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! > b[i]!;
+  return true;
+};
+const readsIn = (service: string) =>
+  Object.entries(upstream.variables)
+    .filter(([, variable]) => variable.service === service || variable.service === 'both')
+    .map(([name]) => name);
 
-  it.each(['.env.mainnet', '.env.sepolia'])('%s sets every variable, each with a comment and its default', (file) => {
-    const lines = read(file).split('\n');
-    for (const variable of variables) {
-      const at = lines.findIndex((line) => line.startsWith(`${variable}=`));
-      expect(at, `${file} lacks ${variable}`).toBeGreaterThan(0);
-      expect(lines[at - 1]!.startsWith('# '), `${variable} in ${file} has no comment above it`).toBe(true);
+/** Every way a rendered stack departs from upstream, one line each; empty when it matches. */
+function departures(rendered: Rendered, networkFile: string): string[] {
+  const found: string[] = [];
+  for (const [name, expected] of Object.entries(upstream.services)) {
+    const service = rendered.services[name];
+    if (!service) {
+      found.push(`${name}: no such service`);
+      continue;
     }
-    const values = Object.fromEntries(lines.filter((line) => /^[A-Z_0-9]+=/.test(line)).map((line) => line.split(/=(.*)/s).slice(0, 2)));
-    expect(values).toMatchObject({
-      NODE_TAG: 'latest',
-      HOST_DATA_DIR: './reth-data',
-      PROFILE: 'maxperf',
-      NETWORK_ENV: file,
-      EXEC_HISTORICAL_PROOFS: 'false',
-      EXEC_PROOFS_HISTORY_WINDOW: String((28 * 24 * 3600) / 2), // 28 days of 2 s blocks; 2.8 days of Denim's 200 ms blocks
-    });
-    // Base since Denim: no flashblocks feed to point the node at (the old one is retired), and the comments say so.
-    expect(values.EXEC_FB_WEBSOCKET_URL).toBe('');
-    const commentAbove = (variable: string) => lines[lines.findIndex((line) => line.startsWith(`${variable}=`)) - 1]!;
-    expect(commentAbove('EXEC_FB_WEBSOCKET_URL')).toMatch(/unused on Base since Denim .*retired.*chain that still streams flashblocks/);
-    expect(commentAbove('NODE_TAG')).toContain('base/base v1.5.1 or later');
-    expect(commentAbove('EXEC_PROOFS_HISTORY_WINDOW')).toContain('2.8 days');
-    expect(lines.slice(0, 3).join('\n')).toMatch(/Denim \(2026-(11-05|10-21) 18:00 UTC\).*200 ms.*\n.*timestampMs/);
+    const env = service.containerEnv;
+    if (JSON.stringify(service.command) !== JSON.stringify(expected.command))
+      found.push(`${name}: command ${JSON.stringify(service.command)}, upstream runs ${JSON.stringify(expected.command)}`);
+    const [image, tag = ''] = (service.image ?? '').split(':');
+    if (image !== upstream.image.name) found.push(`${name}: image ${service.image}, upstream publishes ${upstream.image.name}`);
+    if (!atLeast(tag, upstream.image.minimumTag)) found.push(`${name}: tag ${tag} is older than ${upstream.image.minimumTag}`);
+    if (service.build?.context !== `${upstream.image.buildContext}#${tag}`)
+      found.push(`${name}: builds ${service.build?.context}, expected ${upstream.image.buildContext}#${tag}`);
+    if (service.build?.dockerfile !== upstream.image.dockerfile)
+      found.push(`${name}: dockerfile ${service.build?.dockerfile}, upstream's is ${upstream.image.dockerfile}`);
+    for (const arg of Object.keys(service.build?.args ?? {}))
+      if (!upstream.image.buildArgs.includes(arg)) found.push(`${name}: build arg ${arg} is not an ARG of ${upstream.image.dockerfile}`);
+    for (const variable of readsIn(name))
+      if (upstream.variables[variable]!.required && !env.get(variable))
+        found.push(`${name}: ${variable} is required upstream (${upstream.variables[variable]!.why}) and is not set`);
+    for (const key of env.keys()) if (!(key in upstream.variables)) found.push(`${name}: sets ${key}, which upstream does not read`);
+    for (const rule of upstream.requiredWhen)
+      if (Object.entries(rule.if).every(([key, value]) => env.get(key) === value) && !env.get(rule.then))
+        found.push(`${name}: ${Object.entries(rule.if).map(([k, v]) => `${k}=${v}`)} without ${rule.then} (${rule.why})`);
+    for (const [key, value] of Object.entries(upstream.networks[networkFile]!.values)) {
+      const got = env.get(key);
+      // A required one that is missing was reported above.
+      if (!readsIn(name).includes(key) || got === value || (got === undefined && upstream.variables[key]?.required)) continue;
+      found.push(`${name}: ${key}=${got ?? '(unset)'}, upstream's ${networkFile} has ${value}`);
+    }
+    for (const port of service.ports ?? []) {
+      const container = port.split(':').at(-1)!;
+      if (!expected.ports.includes(container)) found.push(`${name}: publishes ${container}, which upstream's compose file does not`);
+    }
+  }
+  const secret = rendered.services.node?.containerEnv.get('BASE_NODE_L2_ENGINE_AUTH_RAW') ?? '';
+  if (!/^[0-9a-f]{64}$/.test(secret)) found.push('BASE_NODE_L2_ENGINE_AUTH_RAW is not a 64-hex-digit JWT secret');
+  return found;
+}
+
+const render = (shell: Record<string, string>, files: Record<string, string> = {}) => renderCompose(dir, { ...operator, ...shell }, files);
+
+describe('infra/node against upstream (upstream-variables.json)', () => {
+  it('names a repository, a commit and a file for every variable, rule and network', () => {
+    for (const [name, variable] of Object.entries(upstream.variables))
+      expect(upstream.sources[variable.source], `${name}: unknown source ${variable.source}`).toBeDefined();
+    for (const item of [...upstream.requiredWhen, ...Object.values(upstream.networks), { source: upstream.image.nameSource }])
+      expect(upstream.sources[item.source], `unknown source ${item.source}`).toBeDefined();
+    expect(NETWORK_FILES).toEqual(['.env.mainnet', '.env.sepolia']);
   });
 
-  it('the compose file parses and both services use the defaults the README states', () => {
-    for (const service of [execution, node]) {
-      expect(service.image).toBe('ghcr.io/base/node-reth:${NODE_TAG:-latest}');
-      expect(service.env_file).toEqual(['${NETWORK_ENV:-.env.mainnet}']);
-      expect(service.volumes).toContain('${HOST_DATA_DIR:-./reth-data}:/data');
-    }
-    expect(execution.build?.args).toEqual({ PROFILE: '${PROFILE:-maxperf}' });
-    expect(execution.environment).toMatchObject({
-      RETH_FB_WEBSOCKET_URL: expect.stringContaining('${EXEC_FB_WEBSOCKET_URL'),
-      RETH_HISTORICAL_PROOFS: expect.stringContaining('${EXEC_HISTORICAL_PROOFS'),
-      RETH_PROOFS_HISTORY_WINDOW: '${EXEC_PROOFS_HISTORY_WINDOW:-1209600}',
-    });
-    for (const variable of ['NODE_L1_ETH_RPC', 'NODE_L1_BEACON', 'NODE_SOURCE_L2_RPC', 'NODE_PROOFS']) {
-      expect(
-        Object.values(node.environment).some((value) => value.startsWith(`\${${variable}`)),
-        `node service does not use ${variable}`,
-      ).toBe(true);
-    }
-    for (const variable of variables) expect(text, `compose does not use ${variable}`).toContain(`\${${variable}`);
+  it.each(NETWORK_FILES)('NETWORK_ENV=%s: every required variable is set, every variable set is read upstream', (networkFile) => {
+    const rendered = render({ NETWORK_ENV: networkFile });
+    expect(rendered.services.execution!.env_file).toEqual([networkFile]);
+    expect(departures(rendered, networkFile)).toEqual([]);
   });
 
-  it('publishes RPC 8545, consensus RPC 7545 and the P2P ports', () => {
-    expect(execution.ports).toEqual(expect.arrayContaining(['8545:8545', '30303:30303', '30303:30303/udp']));
-    expect(node.ports).toEqual(expect.arrayContaining(['7545:8545', '9222:9222', '9222:9222/udp']));
+  it('catches a required variable removed from a network file, and one upstream does not read', () => {
+    const without = read('.env.mainnet').replace(/^RETH_CHAIN=.*$/m, '');
+    expect(departures(render({}, { '.env.mainnet': without }), '.env.mainnet')).toEqual([
+      "execution: RETH_CHAIN is required upstream (exits 'expected RETH_CHAIN to be set') and is not set",
+    ]);
+    const stale = `${read('.env.sepolia')}OP_NODE_NETWORK=base-sepolia\n`;
+    expect(departures(render({ NETWORK_ENV: '.env.sepolia' }, { '.env.sepolia': stale }), '.env.sepolia')).toEqual([
+      'execution: sets OP_NODE_NETWORK, which upstream does not read',
+      'node: sets OP_NODE_NETWORK, which upstream does not read',
+    ]);
+  });
+
+  it('historical proofs start when switched on: the storage path comes with the switch, the window stays the binary default', () => {
+    const off = render({}).services.execution!.containerEnv;
+    expect(off.get('RETH_HISTORICAL_PROOFS')).toBe('false');
+    const on = render({ EXEC_HISTORICAL_PROOFS: 'true' });
+    expect(on.services.execution!.containerEnv.get('RETH_HISTORICAL_PROOFS')).toBe('true');
+    expect(on.services.execution!.containerEnv.get('RETH_HISTORICAL_PROOFS_STORAGE_PATH')).toMatch(/^\/data\/./);
+    expect([...on.services.execution!.containerEnv.keys()].filter((key) => /WINDOW/.test(key))).toEqual([]);
+    expect(departures(on, '.env.mainnet')).toEqual([]);
+    const noPath = render({ EXEC_HISTORICAL_PROOFS: 'true', EXEC_HISTORICAL_PROOFS_STORAGE_PATH: '' });
+    // ${EXEC_HISTORICAL_PROOFS_STORAGE_PATH:-...}: an empty value still gets the default path.
+    expect(noPath.services.execution!.containerEnv.get('RETH_HISTORICAL_PROOFS_STORAGE_PATH')).toBe('/data/proofs-history');
+  });
+
+  it('follow mode: NODE_SOURCE_L2_RPC and NODE_PROOFS reach base-consensus under its names; proofs without a source is caught', () => {
+    const follow = render({ NODE_SOURCE_L2_RPC: 'https://follow.example.org', NODE_PROOFS: 'true' });
+    expect(follow.services.node!.containerEnv.get('BASE_NODE_SOURCE_L2_RPC')).toBe('https://follow.example.org');
+    expect(follow.services.node!.containerEnv.get('BASE_NODE_PROOFS')).toBe('true');
+    expect(departures(follow, '.env.mainnet')).toEqual([]);
+    expect(departures(render({ NODE_PROOFS: 'true' }), '.env.mainnet')).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^node: BASE_NODE_PROOFS=true without BASE_NODE_SOURCE_L2_RPC/)]),
+    );
+  });
+});
+
+describe('infra/node as an operator meets it', () => {
+  const compose = read('docker-compose.yml');
+  const dotEnvText = read('.env');
+  const dotEnv = parseEnvFile(dotEnvText, '.env');
+
+  it('.env holds every setting, each with a comment above it, each used by the compose file', () => {
+    const lines = dotEnvText.split('\n');
+    for (const key of dotEnv.keys()) {
+      const at = lines.findIndex((line) => line.startsWith(`${key}=`));
+      expect(lines[at - 1]!.startsWith('# '), `${key} has no comment above it`).toBe(true);
+      expect(compose, `the compose file does not use ${key}`).toContain(`\${${key}`);
+    }
+    expect(dotEnv.get('NODE_TAG')).toBe(upstream.image.minimumTag);
+    expect(dotEnv.get('NETWORK_ENV')).toBe('.env.mainnet');
+  });
+
+  it('maps the seed names onto upstream names in one block, used by both services', () => {
+    const rendered = render({});
+    expect(rendered.services.node!.environment).toEqual(rendered.services.execution!.environment);
+    const mapping = Object.fromEntries(
+      [...compose.matchAll(/^ {2}([A-Z_0-9]+): \$\{([A-Z_0-9]+)/gm)].map(([, upstreamName, seedName]) => [seedName, upstreamName]),
+    );
+    expect(mapping).toEqual({
+      NODE_L1_ETH_RPC: 'BASE_NODE_L1_ETH_RPC',
+      NODE_L1_BEACON: 'BASE_NODE_L1_BEACON',
+      NODE_SOURCE_L2_RPC: 'BASE_NODE_SOURCE_L2_RPC',
+      NODE_PROOFS: 'BASE_NODE_PROOFS',
+      EXEC_HISTORICAL_PROOFS: 'RETH_HISTORICAL_PROOFS',
+      EXEC_HISTORICAL_PROOFS_STORAGE_PATH: 'RETH_HISTORICAL_PROOFS_STORAGE_PATH',
+      EXEC_PRUNING_ARGS: 'RETH_PRUNING_ARGS',
+    });
+    // Seed names with nothing upstream to map onto stay out (see docs/node.md).
+    for (const gone of ['PROFILE', 'EXEC_FB_WEBSOCKET_URL', 'EXEC_PROOFS_HISTORY_WINDOW', 'OP_NODE_']) {
+      expect(compose).not.toContain(gone);
+      expect(dotEnvText).not.toContain(gone);
+    }
+  });
+
+  it('plain `docker compose up`: every ${VAR:?} names a variable .env sets; until it is filled in, the stop names it', () => {
+    const required = [...compose.matchAll(/\$\{([A-Z_0-9]+):?\?/g)].map(([, name]) => name!);
+    expect(required.length).toBeGreaterThan(0);
+    for (const name of required) expect(dotEnv.has(name), `${name} is required but .env does not set it`).toBe(true);
+    expect(() => renderCompose(dir)).toThrow(
+      /required variable NODE_L1_ETH_RPC is missing a value: set NODE_L1_ETH_RPC in infra\/node\/.env/,
+    );
+    const filled = `${dotEnvText}\nNODE_L1_ETH_RPC=https://l1.example.org\nNODE_L1_BEACON=https://beacon.example.org\n`;
+    const rendered = renderCompose(dir, {}, { '.env': filled });
+    expect(departures(rendered, '.env.mainnet')).toEqual([]);
+    expect(rendered.services.execution!.volumes).toEqual(['./reth-data:/data']);
+  });
+
+  it('publishes RPC, WebSocket and consensus RPC for flashlog, and the P2P ports peers connect to', () => {
+    const { execution, node } = render({}).services;
+    expect(execution!.ports).toEqual(['8545:8545', '8546:8546', '30303:30303', '30303:30303/udp']);
+    expect(node!.ports).toEqual(['7545:8545', '9222:9222', '9222:9222/udp']);
+  });
+});
+
+describe('compose interpolation (the test helper)', () => {
+  const env = new Map([
+    ['SET', 'value'],
+    ['EMPTY', ''],
+  ]);
+  const lookup = (name: string) => env.get(name);
+
+  it('follows the compose-spec rules for unset and empty variables', () => {
+    expect(interpolate('${SET} $SET ${UNSET}|', lookup)).toBe('value value |');
+    expect(interpolate('${UNSET:-d} ${EMPTY:-d} ${SET:-d}', lookup)).toBe('d d value');
+    expect(interpolate('${UNSET-d} ${EMPTY-d}|', lookup)).toBe('d |');
+    expect(interpolate('${SET:+r} ${EMPTY:+r}|${EMPTY+r} ${UNSET+r}|', lookup)).toBe('r |r |');
+    expect(interpolate('${UNSET:-${SET}}/${UNSET:-${ALSO_UNSET:-deep}}', lookup)).toBe('value/deep');
+    expect(interpolate('$$HOME costs $$5 and $${SET}', lookup)).toBe('$HOME costs $5 and ${SET}');
+  });
+
+  it('stops on ${VAR:?} when unset or empty and on ${VAR?} only when unset, with the message given', () => {
+    expect(() => interpolate('${EMPTY:?fill EMPTY in}', lookup)).toThrow('required variable EMPTY is missing a value: fill EMPTY in');
+    expect(interpolate('${EMPTY?never}|', lookup)).toBe('|');
+    expect(() => interpolate('${UNSET?set UNSET}', lookup)).toThrow(ComposeError);
+    expect(() => interpolate('${SET', lookup)).toThrow(/unclosed/);
+    expect(() => interpolate('a $ b', lookup)).toThrow(/lone "\$"/);
+  });
+
+  it('reads env files literally and refuses what it would have to guess', () => {
+    expect([...parseEnvFile('# c\nA=1\nB="two words"\nC=\'$x\'\nD=3 # note\n\n', 'f')]).toEqual([
+      ['A', '1'],
+      ['B', 'two words'],
+      ['C', '$x'],
+      ['D', '3'],
+    ]);
+    expect(() => parseEnvFile('A=${B}\n', 'f')).toThrow('f:1: A holds a "$"');
+    expect(() => parseEnvFile('not a line\n', 'f')).toThrow('f:1: expected KEY=VALUE');
   });
 });
