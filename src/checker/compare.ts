@@ -118,8 +118,10 @@ export function compareValues(field: string, gateway: unknown, node: unknown, sh
   return out;
 }
 
+const joinPath = (field: string, path: string): string => (!path ? field : path.startsWith('[') ? `${field}${path}` : `${field}.${path}`);
+
 function walk(field: string, path: string, gateway: unknown, node: unknown, shape: BlockShape | undefined, out: Comparison): void {
-  const name = path ? `${field}.${path}` : field;
+  const name = joinPath(field, path);
   const key = path.slice(path.lastIndexOf('.') + 1);
   const open = path ? openBeforeSealing(field, key, path, shape, gateway) : undefined;
   if (open) {
@@ -137,7 +139,7 @@ function walk(field: string, path: string, gateway: unknown, node: unknown, shap
     for (const child of Object.keys(node)) walk(field, path ? `${path}.${child}` : child, gateway[child], node[child], shape, out);
     for (const child of Object.keys(gateway)) {
       if (child in node) continue;
-      const extra = `${field}.${path ? `${path}.${child}` : child}`;
+      const extra = joinPath(field, path ? `${path}.${child}` : child);
       if (!out.notCompared.some((seen) => seen.field === extra)) out.notCompared.push({ field: extra, reason: ONLY_GATEWAY });
     }
     return;
