@@ -49,7 +49,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 export async function runChecker(options: CheckerOptions): Promise<Summary> {
   const { gateway, node, logger, tally } = options;
-  const pollMs = options.pollMs ?? 50;
+  const pollMs = options.pollMs ?? 100;
   const graceMs = options.graceMs ?? 3000;
   const concurrency = options.concurrency ?? 32;
   const code = resultOf<Hex>('eth_getCode', await node.call('eth_getCode', [BASE_TIME_PREDEPLOY, 'latest']));
@@ -126,16 +126,17 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
           recorded,
           onOlder: (read) => tally.pendingOlder(read),
           concurrency,
-          maxAccounts: options.maxAccounts ?? 8,
-          maxTokenCalls: options.maxTokenCalls ?? 2,
+          maxAccounts: options.maxAccounts ?? 4,
+          maxTokenCalls: options.maxTokenCalls ?? 1,
           baseTime,
         }),
         readNodeHead(),
       ]);
-      if (outcome.kind === 'recorded') {
+      if ((outcome.kind === 'recorded' || outcome.kind === 'moved') && outcome.snapshot) {
         const number = outcome.snapshot.identity.number;
         snapshots.set(number, [...(snapshots.get(number) ?? []), outcome.snapshot]);
-      } else if (outcome.kind === 'moved') tally.skipped('pending moved while recording');
+      }
+      if (outcome.kind === 'moved') tally.skipped('pending moved while recording (its block and receipts kept)');
     } catch (error) {
       fail('a poll failed', error);
     }

@@ -58,7 +58,7 @@ export async function judgeHeight(number: bigint, snapshots: readonly Snapshot[]
       snapshot.calls.map((call) => async () => compareCall(call, relation.shape, sealed, nodeAnswer, comparison)),
       options.concurrency,
     );
-    tally.addComparison(block, snapshot.calls.length, comparison);
+    tally.addComparison(block, snapshot.calls.length, comparison, relation.shape.building);
     if (comparison.mismatches.length > 0) options.onMismatch?.(block, comparison);
   }
   if (compared) tally.blockCompared();

@@ -21,8 +21,9 @@ import {
  *   2. at once: the pending block with hashes, its logs, each new transaction and receipt by
  *      hash, the state reads of `statePlan`, and the monotone ones (nonces, BaseTime's clock) at
  *      `latest` beside them
- *   3. the pending block again: if it moved meanwhile, the recording is dropped (state reads
- *      carry no block of their own, so they belong to a version only between two equal reads)
+ *   3. the pending block again: if it moved meanwhile, only the answers of step 1 are kept (they
+ *      name their block; state reads carry no block of their own, so they belong to a version
+ *      only between two equal reads)
  *
  * A pending answer below its `latest` twin (the block number in step 1, a nonce or a clock in
  * step 2) is reported through `onOlder`.
@@ -40,7 +41,8 @@ export interface RecordOptions extends StatePlanOptions {
 export type RecordOutcome =
   | { readonly kind: 'recorded'; readonly snapshot: Snapshot }
   | { readonly kind: 'unchanged' }
-  | { readonly kind: 'moved' }
+  /** The block moved while it was read: only the answers that carry their block (the block, its receipts) are kept. */
+  | { readonly kind: 'moved'; readonly snapshot?: Snapshot }
   | { readonly kind: 'no-pending' };
 
 /** A quantity, or an `eth_call` result (one ABI word), as a number; undefined for anything else. */
@@ -93,7 +95,10 @@ export async function recordPending(options: RecordOptions): Promise<RecordOutco
     'eth_getBlockByNumber',
     await gateway.call('eth_getBlockByNumber', ['pending', false]),
   );
-  if (!after || identityKey(identityOf(after)) !== key) return { kind: 'moved' };
+  if (!after || identityKey(identityOf(after)) !== key) {
+    options.recorded.add(key);
+    return { kind: 'moved', snapshot: { identity, seenAtMs: Date.now(), calls } };
+  }
 
   asks.forEach((ask, i) => calls.push({ ...ask, answer: answers[i]! }));
   // Monotone reads: the pending answer against the latest one read beside it.

@@ -10,6 +10,10 @@ export interface Summary {
   readonly blocks: number;
   /** Pending blocks the node sealed differently, which the gateway withdrew in time. */
   readonly replaced: number;
+  /** Versions of pending blocks compared (a block being built has one per flashblock seen). */
+  readonly versions: number;
+  /** Of those, blocks being built (no hash yet): pre-confirmations ahead of the node. */
+  readonly versionsBeingBuilt: number;
   /** Gateway answers recorded while their block was pending (and compared or judged). */
   readonly answers: number;
   readonly fieldsCompared: number;
@@ -25,7 +29,7 @@ export interface Summary {
 }
 
 export interface Tally {
-  addComparison(block: string, answers: number, comparison: Comparison): void;
+  addComparison(block: string, answers: number, comparison: Comparison, beingBuilt?: boolean): void;
   /** A block compared (once per height, whatever its snapshots). */
   blockCompared(): void;
   replaced(answers: number): void;
@@ -59,6 +63,8 @@ export function createTally(registry?: Registry): Tally {
   let blocks = 0;
   let replacedBlocks = 0;
   let answers = 0;
+  let versions = 0;
+  let versionsBeingBuilt = 0;
   let fieldsCompared = 0;
   let mismatches = 0;
   const byField: Record<string, number> = {};
@@ -73,7 +79,9 @@ export function createTally(registry?: Registry): Tally {
     metrics?.mismatches.inc({ field: entry.field });
   };
   return {
-    addComparison(block, count, comparison) {
+    addComparison(block, count, comparison, beingBuilt = false) {
+      versions++;
+      if (beingBuilt) versionsBeingBuilt++;
       answers += count;
       fieldsCompared += comparison.compared;
       metrics?.answers.inc(count);
@@ -107,6 +115,8 @@ export function createTally(registry?: Registry): Tally {
     summary: () => ({
       blocks,
       replaced: replacedBlocks,
+      versions,
+      versionsBeingBuilt,
       answers,
       fieldsCompared,
       mismatches,
@@ -128,7 +138,7 @@ const show = (value: unknown): string => {
 /** The summary as a person reads it. */
 export function formatSummary(summary: Summary): string {
   const lines = [
-    `blocks compared: ${summary.blocks}, replaced before sealing and withdrawn: ${summary.replaced}`,
+    `blocks compared: ${summary.blocks} (${summary.versions} versions, ${summary.versionsBeingBuilt} of them blocks being built), replaced before sealing and withdrawn: ${summary.replaced}`,
     `answers: ${summary.answers}, fields compared: ${summary.fieldsCompared}, mismatches: ${summary.mismatches}`,
   ];
   const fields = Object.entries(summary.mismatchesByField).sort((a, b) => b[1] - a[1]);
