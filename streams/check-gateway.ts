@@ -6,7 +6,8 @@ import { serviceSettings, type Command } from './command.ts';
 
 /**
  * `flashlog check-gateway`: holds a running gateway against its node (src/checker/). Prints the
- * summary on stdout (or one JSON object with --json) and exits 1 on any mismatch; its metrics
+ * summary on stdout (or one JSON object with --json) and exits 1 on any mismatch, or when it
+ * compared nothing (the gateway or the node unreachable, no block sealed); its metrics
  * (flashlog_checker_*) are on --metrics-port while it runs, so it can run as a canary.
  */
 export const checkGatewayCommand: Command = {
@@ -19,7 +20,8 @@ export const checkGatewayCommand: Command = {
   async run(ctx) {
     const { config, logger } = ctx;
     if (!config.gateway) throw new ConfigError("--gateway (FLASHLOG_GATEWAY): got nothing, expected the gateway's http:// JSON-RPC URL");
-    if (!config.node) throw new ConfigError("--node (FLASHLOG_NODE): got nothing, expected the node's http:// JSON-RPC URL (the gateway's upstream)");
+    if (!config.node)
+      throw new ConfigError("--node (FLASHLOG_NODE): got nothing, expected the node's http:// JSON-RPC URL (the gateway's upstream)");
     const tally = createTally(config.metrics ? ctx.metrics : undefined);
     const summary = await runChecker({
       gateway: httpEndpoint(config.gateway, config.rpcTimeoutMs),
@@ -31,6 +33,11 @@ export const checkGatewayCommand: Command = {
       maxBlocks: config.blocks,
     });
     process.stdout.write(config.json ? `${JSON.stringify(summary)}\n` : `${formatSummary(summary)}\n`);
+    if (summary.blocks === 0 && summary.replaced === 0) {
+      // A check that compared nothing (gateway or node unreachable, no block sealed) is no pass.
+      process.stderr.write(`flashlog check-gateway: no pending block was held against the node (${JSON.stringify(summary.skipped)})\n`);
+      return 1;
+    }
     return summary.mismatches === 0 ? 0 : 1;
   },
 };

@@ -98,11 +98,14 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
             tally,
             concurrency,
             onMismatch: (block, comparison) =>
-              logger.warn({ block, mismatches: comparison.mismatches.slice(0, 5).map((m) => ({ ...m })) }, 'checker: the gateway answered what the node did not'),
+              logger.warn(
+                { block, mismatches: comparison.mismatches.slice(0, 5).map((m) => ({ ...m })) },
+                'checker: the gateway answered what the node did not',
+              ),
           });
           judged++;
         } catch (error) {
-          fail('a height could not be judged', error);
+          fail('a height could not be judged', new Error(`height ${number}: ${errorMessage(error)}`));
         }
       }
       // Heights far below the head are not served as pending again: forget them.
@@ -145,7 +148,13 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
       lastProgress = Date.now();
       const summary = tally.summary();
       logger.info(
-        { blocks: summary.blocks, replaced: summary.replaced, answers: summary.answers, fields: summary.fieldsCompared, mismatches: summary.mismatches },
+        {
+          blocks: summary.blocks,
+          replaced: summary.replaced,
+          answers: summary.answers,
+          fields: summary.fieldsCompared,
+          mismatches: summary.mismatches,
+        },
         'checker progress',
       );
     }

@@ -97,7 +97,8 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  */
 function openBeforeSealing(field: string, key: string, path: string, shape: BlockShape | undefined, gateway: unknown): string | undefined {
   if (!shape?.building) return undefined;
-  if (key === 'blockHash' && isPlaceholder(gateway)) return 'the hash of a block being built is not known before sealing (gateway: null or zero)';
+  if (key === 'blockHash' && isPlaceholder(gateway))
+    return 'the hash of a block being built is not known before sealing (gateway: null or zero)';
   if (field.startsWith('eth_getBlockBy') && path === key && SEALING_FIELDS.has(key)) {
     if (isPartial(shape)) return 'a partial block (the first transactions of the sealed block) cannot know what sealing fixes';
     if (isPlaceholder(gateway)) return 'a block being built cannot know what sealing fixes (gateway: a placeholder)';

@@ -73,7 +73,9 @@ describe('judgeHeight: a partial block', () => {
     const snapshot = (nonce: string): Snapshot => ({
       identity: { number: 9n, hash: null, transactions: [kept] },
       seenAtMs: 0,
-      calls: [{ label: 'eth_getTransactionCount', method: 'eth_getTransactionCount', params: [account, 'pending'], answer: { result: nonce } }],
+      calls: [
+        { label: 'eth_getTransactionCount', method: 'eth_getTransactionCount', params: [account, 'pending'], answer: { result: nonce } },
+      ],
     });
     const twoTxNode = endpoint('node', {
       eth_getBlockByNumber: () => ({ number: '0x9', hash: sealedHash, transactions: [kept, left] }),
@@ -82,6 +84,10 @@ describe('judgeHeight: a partial block', () => {
     const gateway = endpoint('gateway', {});
     const tally = createTally();
     await judgeHeight(9n, [snapshot('0x6'), snapshot('0x7'), snapshot('0x4')], { gateway, node: twoTxNode, tally, concurrency: 4 });
-    expect(tally.summary()).toMatchObject({ blocks: 1, fieldsCompared: 3, mismatchesByField: { 'eth_getTransactionCount(partial block)': 1 } });
+    expect(tally.summary()).toMatchObject({
+      blocks: 1,
+      fieldsCompared: 3,
+      mismatchesByField: { 'eth_getTransactionCount(partial block)': 1 },
+    });
   });
 });

@@ -1,7 +1,17 @@
 import { numberToHex, type Hex } from 'viem';
 import { compareAnswers, compareKeyedLists, emptyComparison, isPartial, type Answer, type BlockShape, type Comparison } from './compare.ts';
 import { inBatches, resultOf, type Endpoint } from './endpoint.ts';
-import { blockReads, firstTransactionsOf, identityKey, identityOf, logKey, relate, type RecordedCall, type SealedBlock, type Snapshot } from './snapshot.ts';
+import {
+  blockReads,
+  firstTransactionsOf,
+  identityKey,
+  identityOf,
+  logKey,
+  relate,
+  type RecordedCall,
+  type SealedBlock,
+  type Snapshot,
+} from './snapshot.ts';
 import type { Tally } from './tally.ts';
 
 /**
@@ -75,7 +85,13 @@ async function compareCall(
   if (blockRead) {
     const request = blockRead.nodeCall(sealed);
     const expected = firstTransactionsOf(call.label, await nodeAnswer(request.method, request.params), shape);
-    if (call.label === 'eth_getLogs' && 'result' in call.answer && 'result' in expected && Array.isArray(call.answer.result) && Array.isArray(expected.result)) {
+    if (
+      call.label === 'eth_getLogs' &&
+      'result' in call.answer &&
+      'result' in expected &&
+      Array.isArray(call.answer.result) &&
+      Array.isArray(expected.result)
+    ) {
       compareKeyedLists(call.label, call.answer.result, expected.result, logKey, shape, out);
     } else {
       compareAnswers(call.label, call.answer, expected, shape, out);
@@ -93,7 +109,8 @@ async function compareCall(
     return;
   }
   if (call.method !== 'eth_getTransactionCount') {
-    if (!out.notCompared.some((entry) => entry.field === `${call.label}(partial block)`)) out.notCompared.push({ field: `${call.label}(partial block)`, reason: PARTIAL_STATE });
+    if (!out.notCompared.some((entry) => entry.field === `${call.label}(partial block)`))
+      out.notCompared.push({ field: `${call.label}(partial block)`, reason: PARTIAL_STATE });
     return;
   }
   const [atParent, atBlock] = await Promise.all([
@@ -112,7 +129,13 @@ async function compareCall(
   });
 }
 
-async function judgeReplaced(block: string, snapshot: Snapshot, sealed: SealedBlock, dropped: readonly Hex[], options: JudgeOptions): Promise<void> {
+async function judgeReplaced(
+  block: string,
+  snapshot: Snapshot,
+  sealed: SealedBlock,
+  dropped: readonly Hex[],
+  options: JudgeOptions,
+): Promise<void> {
   const { gateway, tally } = options;
   let withdrawn = true;
   const pending = resultOf<{ number: string; hash: string | null; transactions: string[] } | null>(
@@ -133,7 +156,12 @@ async function judgeReplaced(block: string, snapshot: Snapshot, sealed: SealedBl
     const servedHash = tx.blockHash ?? null;
     if (isZeroOrNull(servedHash) || servedHash?.toLowerCase() === snapshot.identity.hash) {
       withdrawn = false;
-      tally.stillServed(block, 'replaced.eth_getTransactionByHash', `${hash} in block ${sealed.number} (${servedHash})`, `not in sealed ${sealed.hash}`);
+      tally.stillServed(
+        block,
+        'replaced.eth_getTransactionByHash',
+        `${hash} in block ${sealed.number} (${servedHash})`,
+        `not in sealed ${sealed.hash}`,
+      );
     }
   }
   if (withdrawn) tally.replaced(snapshot.calls.length);

@@ -66,7 +66,8 @@ export async function recordPending(options: RecordOptions): Promise<RecordOutco
   // The receipts must be this version's (they were read at the same moment, but by another call).
   const receipts = 'result' in receiptsAnswer && Array.isArray(receiptsAnswer.result) ? (receiptsAnswer.result as PendingReceipt[]) : [];
   const receiptTxs = receipts.map((receipt) => String((receipt as { transactionHash?: string }).transactionHash).toLowerCase());
-  if (receiptTxs.join() !== identity.transactions.join()) return { kind: 'moved' };
+  // (A gateway that refuses them, e.g. in public mode, is held to its refusal: it is compared too.)
+  if ('result' in receiptsAnswer && receiptTxs.join() !== identity.transactions.join()) return { kind: 'moved' };
 
   const calls: RecordedCall[] = [
     { label: 'eth_getBlockByNumber[full]', method: 'eth_getBlockByNumber', params: ['pending', true], answer: fullAnswer },

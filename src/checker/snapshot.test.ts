@@ -29,13 +29,22 @@ describe('relate', () => {
     });
   });
   it('the sealed block itself (by hash) is compared whole', () => {
-    expect(relate({ number: 16n, hash: sealed.hash, transactions: sealed.transactions }, sealed)).toMatchObject({ kind: 'sealed', shape: { building: false } });
+    expect(relate({ number: 16n, hash: sealed.hash, transactions: sealed.transactions }, sealed)).toMatchObject({
+      kind: 'sealed',
+      shape: { building: false },
+    });
   });
   it('another hash, or transactions that are not the first of the sealed ones, is a replaced block, with what was dropped', () => {
     expect(relate({ number: 16n, hash: h('other'), transactions: [tx('a')] }, sealed)).toMatchObject({ kind: 'replaced', dropped: [] });
-    expect(relate({ number: 16n, hash: null, transactions: [tx('a'), tx('x')] }, sealed)).toMatchObject({ kind: 'replaced', dropped: [tx('x')] });
+    expect(relate({ number: 16n, hash: null, transactions: [tx('a'), tx('x')] }, sealed)).toMatchObject({
+      kind: 'replaced',
+      dropped: [tx('x')],
+    });
     // A flashblocks reorg: the sealed block left the last pre-confirmed transaction out.
-    expect(relate({ number: 16n, hash: null, transactions: [...sealed.transactions, tx('d')] }, sealed)).toMatchObject({ kind: 'replaced', dropped: [tx('d')] });
+    expect(relate({ number: 16n, hash: null, transactions: [...sealed.transactions, tx('d')] }, sealed)).toMatchObject({
+      kind: 'replaced',
+      dropped: [tx('d')],
+    });
   });
 });
 
@@ -44,13 +53,23 @@ describe('statePlan', () => {
   const b = '0x2222222222222222222222222222222222222222';
   const token = '0x3333333333333333333333333333333333333333';
   const pad = (address: string) => `0x${address.slice(2).padStart(64, '0')}`;
-  const block = { transactions: [{ hash: tx('1'), from: a, to: token }, { hash: tx('2'), from: b, to: null }] };
+  const block = {
+    transactions: [
+      { hash: tx('1'), from: a, to: token },
+      { hash: tx('2'), from: b, to: null },
+    ],
+  };
   const receipts = [{ logs: [{ address: token, topics: [TRANSFER_TOPIC, pad(a), pad(b)] }] }, { logs: [] }];
   it('reads balance, nonce, code and slot 0 of the touched accounts (newest first), balanceOf of transfer recipients and BaseTime', () => {
     const plan = statePlan(block, receipts, { maxAccounts: 8, maxTokenCalls: 2, baseTime: true });
     const accounts = [...new Set(plan.filter((read) => read.method === 'eth_getBalance').map((read) => read.params[0]))];
     expect(accounts).toEqual([b, a, token]);
-    expect(plan.filter((read) => read.params[0] === b).map((read) => read.method)).toEqual(['eth_getBalance', 'eth_getTransactionCount', 'eth_getCode', 'eth_getStorageAt']);
+    expect(plan.filter((read) => read.params[0] === b).map((read) => read.method)).toEqual([
+      'eth_getBalance',
+      'eth_getTransactionCount',
+      'eth_getCode',
+      'eth_getStorageAt',
+    ]);
     expect(plan.find((read) => read.method === 'eth_getStorageAt')!.params[1]).toBe(numberToHex(0, { size: 32 }));
     const calls = plan.filter((read) => read.method === 'eth_call');
     expect(calls.map((read) => read.label)).toEqual(['eth_call[balanceOf]', 'eth_call[timestampMs]']);

@@ -45,7 +45,9 @@ const EXAMPLES_PER_FIELD = 3;
 export function createTally(registry?: Registry): Tally {
   const metrics = registry
     ? {
-        blocks: counter(registry, 'flashlog_checker_blocks_total', 'pending blocks held against the node once sealed, by outcome', ['outcome']),
+        blocks: counter(registry, 'flashlog_checker_blocks_total', 'pending blocks held against the node once sealed, by outcome', [
+          'outcome',
+        ]),
         answers: counter(registry, 'flashlog_checker_answers_total', 'gateway answers recorded while their block was pending and compared'),
         fields: counter(registry, 'flashlog_checker_fields_compared_total', 'fields compared with the node'),
         mismatches: counter(registry, 'flashlog_checker_mismatches_total', 'fields whose gateway answer differs from the node, by field', [
@@ -151,9 +153,7 @@ export function formatSummary(summary: Summary): string {
       lines.push(`  block ${example.block} ${example.field}: ${show(example.gateway)} vs ${show(example.node)}`);
   }
   const older = Object.entries(summary.pendingOlderThanLatest);
-  lines.push(
-    `pending older than latest: ${older.length === 0 ? 0 : older.map(([read, count]) => `${read} ${count}`).join(', ')}`,
-  );
+  lines.push(`pending older than latest: ${older.length === 0 ? 0 : older.map(([read, count]) => `${read} ${count}`).join(', ')}`);
   const notCompared = Object.entries(summary.notCompared);
   if (notCompared.length > 0) {
     lines.push('not compared:');
@@ -161,6 +161,6 @@ export function formatSummary(summary: Summary): string {
   }
   const skipped = Object.entries(summary.skipped);
   if (skipped.length > 0) lines.push(`skipped: ${skipped.map(([reason, count]) => `${reason} ${count}`).join(', ')}`);
-  lines.push(summary.mismatches === 0 ? 'OK: every compared answer was the node\'s' : `FAIL: ${summary.mismatches} mismatches`);
+  lines.push(summary.mismatches === 0 ? "OK: every compared answer was the node's" : `FAIL: ${summary.mismatches} mismatches`);
   return lines.join('\n');
 }

@@ -71,27 +71,56 @@ describe('check-gateway against stand-in gateways', () => {
     const summary = await check(lying.url, devnet.rpcUrl, 6, registry);
     expect(Object.keys(summary.mismatchesByField)).toEqual(['eth_getBlockByNumber[full].gasLimit']);
     expect(summary.mismatches).toBeGreaterThanOrEqual(1);
-    expect(summary.examples[0]).toMatchObject({ field: 'eth_getBlockByNumber[full].gasLimit', block: expect.stringMatching(`^${BigInt(liedAt!)} `) });
+    expect(summary.examples[0]).toMatchObject({
+      field: 'eth_getBlockByNumber[full].gasLimit',
+      block: expect.stringMatching(`^${BigInt(liedAt!)} `),
+    });
     expect(await registry.metrics()).toMatch(/flashlog_checker_mismatches_total\{field="eth_getBlockByNumber\[full\]\.gasLimit"\} [1-9]/);
   }, 90_000);
 
   it('flashlog check-gateway exits 1 on a lying gateway and 0 on an honest one', async () => {
     const lying = await startPendingProxy(devnet.rpcUrl, (method, _params, result) =>
       method === 'eth_getBlockReceipts' && Array.isArray(result)
-        ? result.map((receipt: Record<string, unknown>, i) => (i === 0 ? { ...receipt, status: receipt.status === '0x1' ? '0x0' : '0x1' } : receipt))
+        ? result.map((receipt: Record<string, unknown>, i) =>
+            i === 0 ? { ...receipt, status: receipt.status === '0x1' ? '0x0' : '0x1' } : receipt,
+          )
         : result,
     );
     const honest = await startPendingProxy(devnet.rpcUrl);
     proxies.push(lying, honest);
-    const args = (gateway: string) => ['check-gateway', '--gateway', gateway, '--node', devnet.rpcUrl, '--blocks', '3', '--no-metrics', '--json'];
+    const args = (gateway: string) => [
+      'check-gateway',
+      '--gateway',
+      gateway,
+      '--node',
+      devnet.rpcUrl,
+      '--blocks',
+      '3',
+      '--no-metrics',
+      '--json',
+    ];
     const liar = spawnFlashlog(args(lying.url), { FLASHLOG_LOG_LEVEL: 'silent' });
     const truthful = spawnFlashlog(args(honest.url), { FLASHLOG_LOG_LEVEL: 'silent' });
     const [liarCode, truthfulCode] = await Promise.all([liar.exited, truthful.exited]);
-    const summaryOf = (lines: Record<string, unknown>[]) => lines.find((line) => 'mismatchesByField' in line) as { mismatchesByField: Record<string, number>; blocks: number };
+    const summaryOf = (lines: Record<string, unknown>[]) =>
+      lines.find((line) => 'mismatchesByField' in line) as { mismatchesByField: Record<string, number>; blocks: number };
     expect(liarCode).toBe(1);
     expect(Object.keys(summaryOf(liar.lines).mismatchesByField)).toEqual(['eth_getBlockReceipts[].status']);
     expect(truthfulCode).toBe(0);
     expect(summaryOf(truthful.lines)).toMatchObject({ mismatchesByField: {}, blocks: expect.any(Number) });
     expect(summaryOf(truthful.lines).blocks).toBeGreaterThanOrEqual(3);
   }, 90_000);
+
+  it('a check that compared nothing is no pass, and a missing --node is named', async () => {
+    const unreachable = spawnFlashlog(
+      ['check-gateway', '--gateway', 'http://127.0.0.1:9', '--node', devnet.rpcUrl, '--minutes', '0.05', '--no-metrics'],
+      {
+        FLASHLOG_LOG_LEVEL: 'silent',
+      },
+    );
+    const noNode = spawnFlashlog(['check-gateway', '--gateway', devnet.rpcUrl, '--no-metrics'], { FLASHLOG_LOG_LEVEL: 'silent' });
+    expect(await unreachable.exited).toBe(1);
+    expect(unreachable.lines.some((line) => String(line.text).startsWith('blocks compared: 0'))).toBe(true);
+    expect(await noNode.exited).toBe(2);
+  }, 60_000);
 });
