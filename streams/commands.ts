@@ -1,4 +1,5 @@
 import type { Command } from './command.ts';
+import { checkGatewayCommand } from './check-gateway.ts';
 import { devnetCommand } from './devnet.ts';
 import { enclaveCommand } from './enclave.ts';
 import { executeBlockCommand } from './execute-block.ts';
@@ -27,5 +28,6 @@ export const commands: readonly Command[] = [
   tailCommand,
   schemaCommand,
   nodeStatusCommand,
+  checkGatewayCommand,
   devnetCommand,
 ];

@@ -601,13 +601,35 @@ export const settings = {
     boolean: true,
     default: 'false',
     expects: 'true|false',
-    describe: 'node-status, execute-block: print one JSON object for machines',
+    describe: 'node-status, execute-block, check-gateway: print one JSON object for machines',
   }),
   cadenceWindowMs: setting({
     schema: integer(0, 60_000),
     default: '2000',
     expects: 'milliseconds',
     describe: 'node-status: how long to watch the head of a Denim node (200 ms blocks) before judging its cadence; 0 = lag only',
+  }),
+  // The gateway checker (check-gateway).
+  gateway: setting({
+    schema: url(['http:', 'https:']).optional(),
+    expects: 'http:// or https:// URL',
+    describe: "check-gateway: the flashlog gateway's JSON-RPC to hold against --node",
+  }),
+  node: setting({
+    schema: url(['http:', 'https:']).optional(),
+    expects: 'http:// or https:// URL',
+    describe: "check-gateway: the node the gateway stands in for (its upstream's JSON-RPC)",
+  }),
+  minutes: setting({
+    schema: decimal(0),
+    default: '0',
+    expects: 'minutes (0 = until stopped)',
+    describe: 'check-gateway: how long to record pending answers before the summary (0: until SIGINT/SIGTERM, as a canary)',
+  }),
+  blocks: setting({
+    schema: integer(1).optional(),
+    expects: 'a positive integer',
+    describe: 'check-gateway: stop once this many pending heights are judged',
   }),
 } satisfies Record<string, SettingSpec>;
 

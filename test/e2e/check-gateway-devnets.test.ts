@@ -1,0 +1,90 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { eventually, tempDir } from '../helpers/context.ts';
+import { spawnFlashlog, type FlashlogProcess } from '../helpers/flashlog-process.ts';
+
+/**
+ * The gateway held against its node, as CI runs it: `flashlog run --devnet` (flashblocks) and
+ * `flashlog run --devnet --denim` (200 ms blocks), each under load and with `--reorg-every`, and
+ * `flashlog check-gateway` against each for three minutes, both pairs at once. Every answer the
+ * gateway gave while a block was pending must be the node's once the block is sealed: 0
+ * mismatches, and the checker's metrics say so while it runs.
+ */
+const MINUTES = 3;
+const processes: FlashlogProcess[] = [];
+const dirs: { remove(): void }[] = [];
+afterAll(async () => {
+  for (const process of processes) await process.stop('SIGTERM').catch(() => undefined);
+  for (const dir of dirs) dir.remove();
+});
+
+interface Summary {
+  blocks: number;
+  versions: number;
+  versionsBeingBuilt: number;
+  replaced: number;
+  answers: number;
+  fieldsCompared: number;
+  mismatches: number;
+  mismatchesByField: Record<string, number>;
+  examples: unknown[];
+  pendingOlderThanLatest: Record<string, number>;
+  notCompared: Record<string, string>;
+}
+
+async function holdAgainstNode(mode: 'flashblocks' | 'denim', runArgs: readonly string[]): Promise<Summary> {
+  const dir = tempDir();
+  dirs.push(dir);
+  const run = spawnFlashlog(['run', '--devnet', ...runArgs, '--data-dir', dir.path, '--port', '0', '--metrics-port', '0']);
+  processes.push(run);
+  const gateway = (await run.waitFor((line) => line.msg === 'gateway listening', 60_000)).url as string;
+  const devnetLine = await run.waitFor((line) => typeof line.text === 'string' && line.text.startsWith('  devnet: RPC '), 60_000);
+  const node = /RPC (http:\/\/\S+),/.exec(devnetLine.text as string)![1]!;
+  const checker = spawnFlashlog([
+    'check-gateway',
+    '--gateway',
+    gateway,
+    '--node',
+    node,
+    '--minutes',
+    String(MINUTES),
+    '--metrics-port',
+    '0',
+    '--json',
+  ]);
+  processes.push(checker);
+  // The canary's metrics, while it runs.
+  const metricsUrl = (await checker.waitFor((line) => line.msg === 'metrics listening', 30_000)).url as string;
+  const compared = await eventually(
+    async () => /^flashlog_checker_fields_compared_total ([1-9]\d*)$/m.exec(await (await fetch(metricsUrl)).text())?.[1],
+    120_000,
+    'fields compared in the checker metrics',
+  );
+  expect(Number(compared)).toBeGreaterThan(0);
+  const code = await checker.exited;
+  const summary = checker.lines.find((line) => 'mismatchesByField' in line) as unknown as Summary;
+  const stats = run.lines.filter((line) => typeof line.text === 'string').slice(-2);
+  const warnings = checker.lines.filter((line) => line.level === 40).slice(0, 5);
+  console.log(`check-gateway on the ${mode} devnet (exit ${code}):`, JSON.stringify({ summary, stats, warnings }, null, 1));
+  expect(summary, `no summary from check-gateway (exit ${code})`).toBeDefined();
+  expect(summary.mismatchesByField).toEqual({});
+  expect(code).toBe(0);
+  expect(await run.stop('SIGTERM')).toBe(0);
+  return summary;
+}
+
+describe.concurrent(`check-gateway for ${MINUTES} minutes on both devnets under load with reorgs`, () => {
+  it('flashblocks devnet: every pending answer is the node answer once sealed', async () => {
+    const summary = await holdAgainstNode('flashblocks', ['--load', '20', '--reorg-every', '5']);
+    // 2 s blocks: about 90 heights in three minutes, every fifth sealed without its last transaction.
+    expect(summary.blocks).toBeGreaterThanOrEqual(40);
+    // Pre-confirmations were compared, not the node's own blocks served as pending for want of one.
+    expect(summary.versionsBeingBuilt).toBeGreaterThanOrEqual(summary.blocks / 2);
+    expect(summary.replaced).toBeGreaterThanOrEqual(1);
+  }, 330_000);
+
+  it('Denim devnet: every pending answer is the node answer once sealed', async () => {
+    const summary = await holdAgainstNode('denim', ['--denim', '--load', '20', '--reorg-every', '10']);
+    expect(summary.blocks).toBeGreaterThanOrEqual(100);
+    expect(summary.replaced).toBeGreaterThanOrEqual(1);
+  }, 330_000);
+});
