@@ -94,6 +94,23 @@ module.exports = {
       from: { path: '^src/rpc/', pathNot: notTests },
       to: { path: '^src/(prover|source|devnet)/' },
     },
+    {
+      name: 'unit-tests-boot-no-node-broker-or-devnet',
+      severity: 'error',
+      comment:
+        'A test beside its code (npm run test:unit) starts no EDR node, devnet, Kafka client or child process; one that does lives under test/integration/.',
+      from: { path: `^(src|streams)/.+${notTests}` },
+      to: {
+        path: [
+          '^src/devnet/(devnet|denim-devnet|edr-chain|rollover)[.]ts$',
+          '^src/execute/(edr|local)[.]ts$',
+          '^src/log/(kafka|open)[.]ts$',
+          '^(node:)?child_process$',
+          'node_modules/(kafkajs|@nomicfoundation/edr)/',
+          '^test/helpers/(op-upstream|edr-chain|devnet-feed|devnet-gateway|blocks-gateway|flashlog-process)[.]ts$',
+        ].join('|'),
+      },
+    },
     // The prover's rooms: host/ (prover_prove, witness collection, enclave routing), enclave/
     // (checks, re-executes, signs), bridge/ (log <-> host). What two of them share (the enclave
     // protocol and its frames, the request, the journal, output roots, signatures, config hashes,
