@@ -94,6 +94,66 @@ module.exports = {
       from: { path: '^src/rpc/', pathNot: notTests },
       to: { path: '^src/(prover|source|devnet)/' },
     },
+    {
+      name: 'unit-tests-boot-no-node-broker-or-devnet',
+      severity: 'error',
+      comment:
+        'A test beside its code (npm run test:unit) starts no EDR node, devnet, Kafka client or child process; one that does lives under test/integration/.',
+      from: { path: `^(src|streams)/.+${notTests}` },
+      to: {
+        path: [
+          '^src/devnet/(devnet|denim-devnet|edr-chain|rollover)[.]ts$',
+          '^src/execute/(edr|local)[.]ts$',
+          '^src/log/(kafka|open)[.]ts$',
+          '^(node:)?child_process$',
+          'node_modules/(kafkajs|@nomicfoundation/edr)/',
+          '^test/helpers/(op-upstream|edr-chain|devnet-feed|devnet-gateway|blocks-gateway|flashlog-process)[.]ts$',
+        ].join('|'),
+      },
+    },
+    // The prover's rooms: host/ (prover_prove, witness collection, enclave routing), enclave/
+    // (checks, re-executes, signs), bridge/ (log <-> host). What two of them share (the enclave
+    // protocol and its frames, the request, the journal, output roots, signatures, config hashes,
+    // the boot keys) sits on the floor, src/prover/*.ts, which imports no room. No room imports
+    // another: the host reaches an enclave only through the protocol, over a socket.
+    {
+      name: 'prover-floor-imports-no-room',
+      severity: 'error',
+      comment: 'src/prover/*.ts is what host, enclave and bridge share; it imports none of them.',
+      from: { path: '^src/prover/[^/]+$', pathNot: notTests },
+      to: { path: '^src/prover/(host|enclave|bridge)/' },
+    },
+    {
+      name: 'prover-enclave-imports-no-other-room',
+      severity: 'error',
+      comment: 'The enclave runs alone (in a TEE): it knows the protocol, never the host or the bridge.',
+      from: { path: '^src/prover/enclave/', pathNot: notTests },
+      to: { path: '^src/prover/(host|bridge)/' },
+    },
+    {
+      name: 'prover-enclave-reaches-no-network-or-log',
+      severity: 'error',
+      comment:
+        'The enclave gets everything as preimages: no HTTP/sockets, upstream client, broker or log of its own (the frame server on the floor carries its bytes).',
+      from: { path: '^src/prover/enclave/', pathNot: notTests },
+      to: {
+        path: '^(node:)?(http|https|http2|net|tls|dgram|dns)$|node_modules/(ws|kafkajs)/|^src/(log|jsonrpc|rpc|source|devnet)/',
+      },
+    },
+    {
+      name: 'prover-host-imports-no-enclave-or-bridge',
+      severity: 'error',
+      comment: 'The host talks to enclaves through the protocol and its client (host/enclave-client.ts), never their code.',
+      from: { path: '^src/prover/host/', pathNot: notTests },
+      to: { path: '^src/prover/(enclave|bridge)/' },
+    },
+    {
+      name: 'prover-bridge-imports-no-host-or-enclave',
+      severity: 'error',
+      comment: 'The bridge reaches the host over HTTP (bridge/host-client.ts), never its code.',
+      from: { path: '^src/prover/bridge/', pathNot: notTests },
+      to: { path: '^src/prover/(host|enclave)/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

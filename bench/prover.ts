@@ -1,10 +1,10 @@
-import { createEnclaveCore } from '../src/prover/enclave-core.ts';
-import { createEnclaveClient } from '../src/prover/enclave-client.ts';
-import { serveEnclave } from '../src/prover/enclave-server.ts';
+import { createEnclaveCore } from '../src/prover/enclave/core.ts';
+import { createEnclaveClient } from '../src/prover/host/enclave-client.ts';
+import { serveEnclave } from '../src/prover/enclave/socket-server.ts';
 import { journalDigest } from '../src/prover/journal.ts';
 import { encodeEnclaveRequest } from '../src/prover/enclave-protocol.ts';
 import { signDigest } from '../src/prover/signature.ts';
-import { collectWitness } from '../src/prover/witness.ts';
+import { collectWitness } from '../src/prover/host/witness.ts';
 import { rpcCall, startProverChains } from '../test/helpers/prover-fixture.ts';
 
 /**

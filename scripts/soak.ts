@@ -38,7 +38,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createEmbeddedLog } from '../src/log/embedded.ts';
 import { topics } from '../src/log/topics.ts';
-import { zeroHash } from '../src/prover/enclave-core.ts';
+import { zeroHash } from '../src/prover/enclave/core.ts';
 import { proofRequestToWire } from '../src/prover/request.ts';
 import { startEdrChain } from '../test/helpers/edr-chain.ts';
 import { spawnFlashlog, type FlashlogProcess } from '../test/helpers/flashlog-process.ts';

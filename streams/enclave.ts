@@ -1,6 +1,6 @@
 import { generatePrivateKey } from 'viem/accounts';
-import { createEnclaveCore } from '../src/prover/enclave-core.ts';
-import { serveEnclave } from '../src/prover/enclave-server.ts';
+import { createEnclaveCore } from '../src/prover/enclave/core.ts';
+import { serveEnclave } from '../src/prover/enclave/socket-server.ts';
 import { formatEndpoint, parseEndpoint } from '../src/prover/transport.ts';
 import { ConfigError, errorMessage } from '../src/errors.ts';
 import { serviceSettings, type Command } from './command.ts';

@@ -6,12 +6,12 @@ import type { Log, LogConsumer, LogRecord } from '../src/log/port.ts';
 import { topics } from '../src/log/topics.ts';
 import type { Logger } from '../src/obs/logger.ts';
 import { counter, gauge, type Registry } from '../src/obs/metrics.ts';
-import { createCommitWindow } from '../src/prover/commit-window.ts';
-import { callProverHostWithRetry, type ProveOutcome } from '../src/prover/host-client.ts';
-import { createProofReplies, replyValue } from '../src/prover/proof-replies.ts';
-import { createReplyProducer } from '../src/prover/reply-producer.ts';
-import { readRequestRecord } from '../src/prover/request-record.ts';
-import { abortableSleep, createSlots } from '../src/prover/slots.ts';
+import { createCommitWindow } from '../src/prover/bridge/commit-window.ts';
+import { callProverHostWithRetry, type ProveOutcome } from '../src/prover/bridge/host-client.ts';
+import { createProofReplies, replyValue } from '../src/prover/bridge/proof-replies.ts';
+import { createReplyProducer } from '../src/prover/bridge/reply-producer.ts';
+import { readRequestRecord } from '../src/prover/bridge/request-record.ts';
+import { abortableSleep, createSlots } from '../src/prover/bridge/slots.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 
 /**
@@ -22,9 +22,9 @@ import { logSettings, serviceSettings, type Command } from './command.ts';
  *
  * - A long proof never blocks the consumer: records are taken off the log as they arrive (the
  *   Kafka adapter's eachBatch returns at once, so heartbeats go on), proofs run with bounded
- *   concurrency (src/prover/slots.ts), and offsets are committed per partition only up to the
- *   first unfinished record (src/prover/commit-window.ts).
- * - A request id gets one reply value for good (src/prover/proof-replies.ts): replies are
+ *   concurrency (src/prover/bridge/slots.ts), and offsets are committed per partition only up to the
+ *   first unfinished record (src/prover/bridge/commit-window.ts).
+ * - A request id gets one reply value for good (src/prover/bridge/proof-replies.ts): replies are
  *   remembered, and re-read from the reply topic at start.
  */
 export interface ProofBridgeOptions {

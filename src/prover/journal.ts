@@ -1,4 +1,5 @@
 import { encodePacked, keccak256, type Address, type Hex } from 'viem';
+import type { Proposal } from './enclave-protocol.ts';
 
 /**
  * The TEE proof journal, as Base's enclave signs it and `AggregateVerifier._verifyTeeProof`
@@ -41,3 +42,9 @@ export function encodeJournal(journal: Journal): Hex {
 
 /** keccak256 of the journal bytes: what the enclave signs (no EIP-191 prefix). */
 export const journalDigest = (journal: Journal): Hex => keccak256(encodeJournal(journal));
+
+/** The aggregate's intermediate roots, as the verifier and the proposer sample them. */
+export function intermediateRootsOf(proposals: readonly Proposal[], interval: number): Hex[] {
+  if (interval <= 0) return [];
+  return Array.from({ length: Math.floor(proposals.length / interval) }, (_, i) => proposals[(i + 1) * interval - 1]!.outputRoot);
+}

@@ -1,6 +1,5 @@
 import type { Address, Hex } from 'viem';
-import { intermediateRootsOf } from './enclave-core.ts';
-import { encodeJournal, journalDigest, type Journal } from './journal.ts';
+import { encodeJournal, intermediateRootsOf, journalDigest, type Journal } from './journal.ts';
 import type { ProofResult, Proposal } from './enclave-protocol.ts';
 import type { ProofRequest } from './request.ts';
 import { l1ProofBytes, recoverSigner } from './signature.ts';

@@ -1,7 +1,7 @@
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { Subscription } from 'rxjs';
 import { WebSocketServer } from 'ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { webSocket$, type WebSocketEvent } from './upstream-socket.ts';
 
 const servers: WebSocketServer[] = [];
@@ -69,5 +69,58 @@ describe('webSocket$', () => {
     for (const client of servers[0]!.clients) client.terminate();
     await until(() => events.filter((event) => event.type === 'disconnected').length >= 4);
     expect((events.filter((event) => event.type === 'disconnected').at(-1) as { retryInMs: number }).retryInMs).toBe(30);
+  });
+});
+
+/** A loopback port nothing listens on: every connect to it is refused at once. */
+async function refusedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe('webSocket$ reconnect timing (fake timers)', () => {
+  it('reconnects exactly when the backoff ends, never sooner: min, doubling, then held at the cap', async () => {
+    const url = `ws://127.0.0.1:${await refusedPort()}`;
+    // Connects and refusals are real I/O; only the timers are fake. `settle` gives a refused
+    // connect 50 ms of real time to come back; `refusals` waits (up to 5 s) for one that must.
+    const realSetTimeout = globalThis.setTimeout;
+    const settle = () => new Promise((resolve) => realSetTimeout(resolve, 50));
+    const refusals = async (count: number) => {
+      for (let waited = 0; retries.length < count && waited < 5000; waited += 10)
+        await new Promise((resolve) => realSetTimeout(resolve, 10));
+    };
+    const retries: number[] = [];
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    try {
+      subscriptions.push(
+        webSocket$(url, { pingIntervalMs: 60_000, reconnectMinMs: 100, reconnectMaxMs: 300, maxPayloadBytes: 1 << 20 }).subscribe(
+          (event) => {
+            if (event.type === 'disconnected') retries.push(event.retryInMs);
+          },
+        ),
+      );
+      await refusals(1);
+      expect(retries).toEqual([100]);
+      for (const [waitMs, next] of [
+        [100, 200],
+        [200, 300],
+        [300, 300],
+        [300, 300],
+      ] as const) {
+        const before = retries.length;
+        await vi.advanceTimersByTimeAsync(waitMs - 1);
+        await settle();
+        expect(retries).toHaveLength(before); // not one millisecond early
+        await vi.advanceTimersByTimeAsync(1);
+        await refusals(before + 1);
+        expect(retries).toHaveLength(before + 1);
+        expect(retries.at(-1)).toBe(next);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

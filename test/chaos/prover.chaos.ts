@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaLog } from '../../src/log/kafka.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { topics } from '../../src/log/topics.ts';
-import { zeroHash } from '../../src/prover/enclave-core.ts';
+import { zeroHash } from '../../src/prover/enclave/core.ts';
 import { proofReplyRecordSchema } from '../../src/prover/proof-records.ts';
 import { proofRequestToWire, type ProofRequest } from '../../src/prover/request.ts';
 import { eventually, kafkaBrokers } from '../helpers/context.ts';

@@ -7,7 +7,7 @@ import { createKafkaLog } from '../../src/log/kafka.ts';
 import { withTopicPrefix } from '../../src/log/topic-prefix.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { topics } from '../../src/log/topics.ts';
-import { zeroHash } from '../../src/prover/enclave-core.ts';
+import { zeroHash } from '../../src/prover/enclave/core.ts';
 import { journalDigest } from '../../src/prover/journal.ts';
 import { outputRootV0 } from '../../src/prover/output-root.ts';
 import { proofReplyRecordSchema, type ProofReplyRecord } from '../../src/prover/proof-records.ts';

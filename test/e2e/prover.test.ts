@@ -10,7 +10,7 @@ import { createKafkaLog } from '../../src/log/kafka.ts';
 import { withTopicPrefix } from '../../src/log/topic-prefix.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { topics } from '../../src/log/topics.ts';
-import { zeroHash } from '../../src/prover/enclave-core.ts';
+import { zeroHash } from '../../src/prover/enclave/core.ts';
 import { journalDigest } from '../../src/prover/journal.ts';
 import { proofReplyRecordSchema, type ProofReplyRecord } from '../../src/prover/proof-records.ts';
 import { proofRequestToWire, proofResultFromWire, type ProofRequest } from '../../src/prover/request.ts';

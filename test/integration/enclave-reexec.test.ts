@@ -1,11 +1,11 @@
 import { hexToBytes, keccak256, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
-import { createEnclaveCore, zeroHash } from '../../src/prover/enclave-core.ts';
+import { createEnclaveCore, zeroHash } from '../../src/prover/enclave/core.ts';
 import { outputRootV0 } from '../../src/prover/output-root.ts';
 import { digestKey, type Preimage } from '../../src/prover/enclave-protocol.ts';
 import type { ProofRequest } from '../../src/prover/request.ts';
-import { collectWitness } from '../../src/prover/witness.ts';
+import { collectWitness } from '../../src/prover/host/witness.ts';
 import { decodeHeaderRlp, encodeHeader, headerFromRpc } from '../../src/stateless/header.ts';
 import { orderedTrieNodes, orderedTrieRoot } from '../../src/stateless/receipts.ts';
 import { collectBlockWitness } from '../../src/stateless/witness-rpc.ts';

@@ -5,7 +5,7 @@ import { createEmbeddedLog } from '../../src/log/embedded.ts';
 import { createKafkaLog } from '../../src/log/kafka.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { createProofBridge, type ProofBridge } from '../../streams/prover-bridge.ts';
-import type { ProveOutcome } from '../../src/prover/host-client.ts';
+import type { ProveOutcome } from '../../src/prover/bridge/host-client.ts';
 import { proofReplyRecordSchema } from '../../src/prover/proof-records.ts';
 import { eventually, kafkaBrokers, tempDir } from '../helpers/context.ts';
 

@@ -1,10 +1,10 @@
 import { hexToBytes, keccak256, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEnclaveCore } from '../../src/prover/enclave-core.ts';
-import { accountStorageRoot, emptyTrieRoot } from '../../src/prover/mpt.ts';
+import { createEnclaveCore } from '../../src/prover/enclave/core.ts';
+import { accountStorageRoot, emptyTrieRoot } from '../../src/prover/enclave/mpt.ts';
 import { messagePasserAddress, outputRootV0 } from '../../src/prover/output-root.ts';
 import type { ProofRequest } from '../../src/prover/request.ts';
-import { collectWitness } from '../../src/prover/witness.ts';
+import { collectWitness } from '../../src/prover/host/witness.ts';
 import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';
 import { rpcCall } from '../helpers/prover-fixture.ts';
 

@@ -1,6 +1,6 @@
-import { FlashlogError } from '../errors.ts';
-import { decodeEnclaveResponse, encodeEnclaveRequest, type EnclaveResponse, type Preimage, type ProofResult } from './enclave-protocol.ts';
-import { exchangeFrame, formatEndpoint, type EnclaveEndpoint } from './transport.ts';
+import { FlashlogError } from '../../errors.ts';
+import { decodeEnclaveResponse, encodeEnclaveRequest, type EnclaveResponse, type Preimage, type ProofResult } from '../enclave-protocol.ts';
+import { exchangeFrame, formatEndpoint, type EnclaveEndpoint } from '../transport.ts';
 
 /** An enclave answered EnclaveResponse::Error; `message` is its text, verbatim. */
 export class EnclaveError extends FlashlogError {

@@ -1,4 +1,4 @@
-import { FlashlogError } from '../errors.ts';
+import { FlashlogError } from '../../errors.ts';
 
 /** A refusal: the enclave answers EnclaveResponse::Error with this text and signs nothing. */
 export class EnclaveRefusal extends FlashlogError {

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readBody } from '../jsonrpc/edge.ts';
-import type { Logger } from '../obs/logger.ts';
-import { answerMetrics, type Registry } from '../obs/metrics.ts';
+import { readBody } from '../../jsonrpc/edge.ts';
+import type { Logger } from '../../obs/logger.ts';
+import { answerMetrics, type Registry } from '../../obs/metrics.ts';
 
 /**
  * The prover host's HTTP side: `POST /` carries JSON-RPC (a body over `maxBodyBytes` is -32600,

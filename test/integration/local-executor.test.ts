@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
-import { createLogger } from '../obs/logger.ts';
-import { createMetricsRegistry } from '../obs/metrics.ts';
-import { ZERO_HASH } from '../schemas/hex.ts';
-import { rpcReceiptSchema } from '../schemas/records.ts';
-import { accounts, startOpUpstream, type OpUpstream } from '../../test/helpers/op-upstream.ts';
-import { createTxFactory } from '../../test/helpers/tx-factory.ts';
-import { createLocalExecutor, type LocalExecutor } from './local.ts';
+import { createLogger } from '../../src/obs/logger.ts';
+import { createMetricsRegistry } from '../../src/obs/metrics.ts';
+import { ZERO_HASH } from '../../src/schemas/hex.ts';
+import { rpcReceiptSchema } from '../../src/schemas/records.ts';
+import { accounts, startOpUpstream, type OpUpstream } from '../helpers/op-upstream.ts';
+import { createTxFactory } from '../helpers/tx-factory.ts';
+import { createLocalExecutor, type LocalExecutor } from '../../src/execute/local.ts';
 
 /** Real parts: an OP chain in EDR as the upstream, and the local executor forking it over HTTP. */
 describe('local executor', () => {

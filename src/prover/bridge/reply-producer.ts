@@ -1,6 +1,6 @@
-import { errorMessage } from '../errors.ts';
-import type { Log } from '../log/port.ts';
-import type { Logger } from '../obs/logger.ts';
+import { errorMessage } from '../../errors.ts';
+import type { Log } from '../../log/port.ts';
+import type { Logger } from '../../obs/logger.ts';
 import { abortableSleep } from './slots.ts';
 
 /**

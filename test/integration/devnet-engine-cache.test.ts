@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { numberToHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createEngine } from './edr-chain.ts';
-import { devnetAccounts } from './devnet.ts';
-import { l1AttributesFor } from './producer.ts';
+import { createEngine } from '../../src/devnet/edr-chain.ts';
+import { devnetAccounts } from '../../src/devnet/devnet.ts';
+import { l1AttributesFor } from '../../src/devnet/producer.ts';
 
 /**
  * The devnet's engine bounds EDR's block state cache (DEVNET_MAX_CACHED_STATES): a state that

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRpcStub, type RpcStub } from '../../test/helpers/rpc-stub.ts';
-import { JsonRpcError } from '../errors.ts';
-import { createSimulationPool, type SimulationJob } from './pool.ts';
+import { createRpcStub, type RpcStub } from '../helpers/rpc-stub.ts';
+import { JsonRpcError } from '../../src/errors.ts';
+import { createSimulationPool, type SimulationJob } from '../../src/simulate/pool.ts';
 
 /**
  * The worker-thread pool with real threads and a real (scripted) upstream: the time limit, the

@@ -1,10 +1,10 @@
 import { keccak256, size, slice, type Hex } from 'viem';
-import { errorMessage } from '../errors.ts';
-import { compareHeaders } from '../stateless/compare.ts';
-import { executeBlock } from '../stateless/execute-block.ts';
-import { decodeHeaderRlp, type BlockHeader } from '../stateless/header.ts';
-import type { RollupConfig } from '../stateless/rollup-config.ts';
-import { readOrderedTrie, WitnessIncompleteError, type Witness } from '../stateless/witness-state.ts';
+import { errorMessage } from '../../errors.ts';
+import { compareHeaders } from '../../stateless/compare.ts';
+import { executeBlock } from '../../stateless/execute-block.ts';
+import { decodeHeaderRlp, type BlockHeader } from '../../stateless/header.ts';
+import type { RollupConfig } from '../../stateless/rollup-config.ts';
+import { readOrderedTrie, WitnessIncompleteError, type Witness } from '../../stateless/witness-state.ts';
 import { EnclaveRefusal } from './refusal.ts';
 
 /** One L2 block re-executed by the enclave: its output root's inputs, from the re-execution. */

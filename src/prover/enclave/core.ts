@@ -1,50 +1,18 @@
 import { bytesToHex, hexToBytes, keccak256, sha256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { errorMessage } from '../errors.ts';
+import { errorMessage } from '../../errors.ts';
 import { EnclaveRefusal } from './refusal.ts';
 import { reexecuteBlock } from './reexecute.ts';
-import { knownRollupConfigs } from '../stateless/chains.ts';
-import { parseRollupConfig, type RollupConfig } from '../stateless/rollup-config.ts';
-import { configHashes } from './config-hash.ts';
-import { decodeHeader, type DecodedHeader } from './header-preimage.ts';
-import { journalDigest } from './journal.ts';
+import { knownRollupConfigs } from '../../stateless/chains.ts';
+import { parseRollupConfig, type RollupConfig } from '../../stateless/rollup-config.ts';
+import { configHashes } from '../config-hash.ts';
+import { bootKeys, isthmusTime, type EnclaveCheck } from '../boot-info.ts';
+import { decodeHeader, type DecodedHeader } from '../header-preimage.ts';
+import { intermediateRootsOf, journalDigest } from '../journal.ts';
 import { accountStorageRoot } from './mpt.ts';
-import { messagePasserAddress, outputRootV0 } from './output-root.ts';
-import type { EnclaveRequest, EnclaveResponse, Preimage, ProofResult, Proposal } from './enclave-protocol.ts';
-import { signDigest } from './signature.ts';
-
-/** Local preimage keys of the boot info (kona `BootInfo`, Base's nitro enclave). */
-export const bootKeys = {
-  l1Head: 1,
-  agreedOutputRoot: 2,
-  claimedOutputRoot: 3,
-  claimedBlockNumber: 4,
-  chainId: 5,
-  proposer: 8,
-  intermediateBlockInterval: 9,
-  l1HeadNumber: 10,
-  /** kona's boot key 6: the rollup config JSON, for a chain the enclave does not know by id. */
-  rollupConfig: 6,
-} as const;
-
-/**
- * What Prove checks before signing: `reexecute` re-executes every L2 block of the range from the
- * request's preimages and requires its rebuilt header to hash to the block's hash; `headers`
- * only follows the hash-linked headers (for chains whose blocks cannot be executed, such as
- * synthetic test chains).
- */
-export type EnclaveCheck = 'reexecute' | 'headers';
-
-/**
- * When the L2 header's withdrawalsRoot became the message-passer storage root (Isthmus), by
- * chain id, as a unix timestamp. Before it (or on a chain not listed) the storage root must come
- * from an account proof in the preimages.
- */
-export const isthmusTime: ReadonlyMap<number, number> = new Map([
-  [8453, 1746806401],
-  [84532, 1744905600],
-  [1337, 0],
-]);
+import { messagePasserAddress, outputRootV0 } from '../output-root.ts';
+import type { EnclaveRequest, EnclaveResponse, Preimage, ProofResult, Proposal } from '../enclave-protocol.ts';
+import { signDigest } from '../signature.ts';
 
 export const zeroHash: Hex = `0x${'00'.repeat(32)}`;
 
@@ -322,10 +290,4 @@ export function createEnclaveCore(options: { privateKey: Hex; check?: EnclaveChe
       }
     },
   };
-}
-
-/** The aggregate's intermediate roots, as the verifier and the proposer sample them. */
-export function intermediateRootsOf(proposals: readonly Proposal[], interval: number): Hex[] {
-  if (interval <= 0) return [];
-  return Array.from({ length: Math.floor(proposals.length / interval) }, (_, i) => proposals[(i + 1) * interval - 1]!.outputRoot);
 }

@@ -1,9 +1,9 @@
-import { errorMessage, InvalidParamsError, JsonRpcError, ServerError } from '../errors.ts';
-import type { Logger } from '../obs/logger.ts';
-import type { Histogram } from '../obs/metrics.ts';
+import { errorMessage, InvalidParamsError, JsonRpcError, ServerError } from '../../errors.ts';
+import type { Logger } from '../../obs/logger.ts';
+import type { Histogram } from '../../obs/metrics.ts';
 import type { EnclaveClient } from './enclave-client.ts';
-import type { Preimage } from './enclave-protocol.ts';
-import { parseProofRequest, proofResultToWire, type ProofRequest } from './request.ts';
+import type { Preimage } from '../enclave-protocol.ts';
+import { parseProofRequest, proofResultToWire, type ProofRequest } from '../request.ts';
 
 /**
  * `prover_prove [ProofRequest]`: route to an enclave, collect the preimages, prove, all within

@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
-import { flashblockSchema } from '../schemas/flashblock.ts';
-import { assemble, caughtUp, rpc, sealedBlocks, sendTransfers, subscribe, until, type RpcBlock } from '../../test/helpers/devnet-feed.ts';
+import { flashblockSchema } from '../../src/schemas/flashblock.ts';
+import { assemble, caughtUp, rpc, sealedBlocks, sendTransfers, subscribe, until, type RpcBlock } from '../helpers/devnet-feed.ts';
 import { keccak256, toHex } from 'viem';
-import { logsBloom } from '../execute/bloom.ts';
-import { receiptsRoot } from '../execute/receipts-root.ts';
-import { encodeDeposit } from './deposit.ts';
-import { headerHash, type HeaderFields } from './block-building.ts';
-import { createDevnet, type Devnet, type DevnetOptions } from './devnet.ts';
+import { logsBloom } from '../../src/execute/bloom.ts';
+import { receiptsRoot } from '../../src/execute/receipts-root.ts';
+import { encodeDeposit } from '../../src/devnet/deposit.ts';
+import { headerHash, type HeaderFields } from '../../src/devnet/block-building.ts';
+import { createDevnet, type Devnet, type DevnetOptions } from '../../src/devnet/devnet.ts';
 
 /**
  * The devnet against the real parts: EDR underneath, its HTTP and WebSocket servers, the

@@ -1,12 +1,19 @@
-import { errorMessage, InvalidParamsError, JsonRpcError, MethodNotFoundError, ResourceUnavailableError, ServerError } from '../errors.ts';
-import type { Logger } from '../obs/logger.ts';
-import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
+import {
+  errorMessage,
+  InvalidParamsError,
+  JsonRpcError,
+  MethodNotFoundError,
+  ResourceUnavailableError,
+  ServerError,
+} from '../../errors.ts';
+import type { Logger } from '../../obs/logger.ts';
+import { counter, gauge, histogram, type Registry } from '../../obs/metrics.ts';
 import type { EnclaveClient } from './enclave-client.ts';
-import { createHostHttp } from './host-http.ts';
-import { createProveCall } from './host-prove.ts';
-import type { Preimage } from './enclave-protocol.ts';
+import { createHostHttp } from './http-server.ts';
+import { createProveCall } from './prove-call.ts';
+import type { Preimage } from '../enclave-protocol.ts';
 import type { SignerRegistry } from './signer-registry.ts';
-import type { ProofRequest } from './request.ts';
+import type { ProofRequest } from '../request.ts';
 import { createSignerRoute } from './signer-route.ts';
 
 /**
@@ -19,8 +26,8 @@ import { createSignerRoute } from './signer-route.ts';
  * Errors: -32000 proof failed or timed out; -32001 no valid signer / enclave unavailable;
  * -32602 bad params (user_data or nonce over 512 bytes is checked before any enclave is called).
  *
- * Its pieces: the HTTP side (`host-http.ts`), enclave choice by the signer registry
- * (`signer-route.ts`), prover_prove with its timeout (`host-prove.ts`); here, the methods and
+ * Its pieces: the HTTP side (`http-server.ts`), enclave choice by the signer registry
+ * (`signer-route.ts`), prover_prove with its timeout (`prove-call.ts`); here, the methods and
  * JSON-RPC framing as jsonrpsee answers it.
  */
 export interface ProverHostOptions {

@@ -1,14 +1,14 @@
 import { concat, hexToBytes, keccak256, numberToHex, type Hex } from 'viem';
 import { z } from 'zod';
-import { FlashlogError } from '../errors.ts';
-import { orderedTrieNodes } from '../stateless/receipts.ts';
-import { collectBlockWitness } from '../stateless/witness-rpc.ts';
-import { bootKeys, isthmusTime, type EnclaveCheck } from './enclave-core.ts';
-import { headerRlpFromRpc, rpcHeaderSchema, type RpcHeader } from './header-preimage.ts';
-import { messagePasserAddress } from './output-root.ts';
-import { digestKey, localKey, type Preimage } from './enclave-protocol.ts';
-import type { ProofRequest } from './request.ts';
-import type { CallRpc } from '../jsonrpc/protocol.ts';
+import { FlashlogError } from '../../errors.ts';
+import { orderedTrieNodes } from '../../stateless/receipts.ts';
+import { collectBlockWitness } from '../../stateless/witness-rpc.ts';
+import { bootKeys, isthmusTime, type EnclaveCheck } from '../boot-info.ts';
+import { headerRlpFromRpc, rpcHeaderSchema, type RpcHeader } from '../header-preimage.ts';
+import { messagePasserAddress } from '../output-root.ts';
+import { digestKey, localKey, type Preimage } from '../enclave-protocol.ts';
+import type { ProofRequest } from '../request.ts';
+import type { CallRpc } from '../../jsonrpc/protocol.ts';
 
 /** Raw JSON-RPC: the method's result as JSON, or a thrown error naming the endpoint. */
 

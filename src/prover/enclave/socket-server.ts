@@ -1,8 +1,8 @@
-import { errorMessage } from '../errors.ts';
-import type { Logger } from '../obs/logger.ts';
-import type { EnclaveCore } from './enclave-core.ts';
-import { decodeEnclaveRequest, encodeEnclaveResponse } from './enclave-protocol.ts';
-import { serveFrames, type EnclaveEndpoint, type FrameServer } from './transport.ts';
+import { errorMessage } from '../../errors.ts';
+import type { Logger } from '../../obs/logger.ts';
+import type { EnclaveCore } from './core.ts';
+import { decodeEnclaveRequest, encodeEnclaveResponse } from '../enclave-protocol.ts';
+import { serveFrames, type EnclaveEndpoint, type FrameServer } from '../transport.ts';
 
 /**
  * Serves an enclave core over TCP or a Unix socket: one framed request per connection, a framed

@@ -1,10 +1,10 @@
 import { encodeFunctionData, decodeFunctionResult, numberToHex, type Hex } from 'viem';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rpc, type RpcBlock } from '../../test/helpers/devnet-feed.ts';
-import { eventually } from '../../test/helpers/context.ts';
-import { DevnetToken, DevnetWorkload } from './contracts/bytecode.ts';
-import { createDevnet, type Devnet } from './devnet.ts';
+import { rpc, type RpcBlock } from '../helpers/devnet-feed.ts';
+import { eventually } from '../helpers/context.ts';
+import { DevnetToken, DevnetWorkload } from '../../src/devnet/contracts/bytecode.ts';
+import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
 
 /**
  * The bounded history on a real devnet (EDR, the producer, the load, the JSON-RPC server): with

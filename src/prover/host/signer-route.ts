@@ -1,7 +1,7 @@
 import { toHex, type Address } from 'viem';
 import { publicKeyToAddress } from 'viem/accounts';
-import { errorMessage, ResourceUnavailableError } from '../errors.ts';
-import type { Logger } from '../obs/logger.ts';
+import { errorMessage, ResourceUnavailableError } from '../../errors.ts';
+import type { Logger } from '../../obs/logger.ts';
 import type { EnclaveClient } from './enclave-client.ts';
 import type { SignerRegistry } from './signer-registry.ts';
 
