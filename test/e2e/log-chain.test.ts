@@ -64,7 +64,11 @@ function start(args: readonly string[]): FlashlogProcess & { stderr: () => strin
 /** A command that must stop at once, with exactly one line on stderr and no fatal log record (no stack trace). */
 async function refused(args: readonly string[]): Promise<string> {
   const process = start(args);
-  const code = await process.exited;
+  const code = await Promise.race([
+    process.exited,
+    new Promise((resolve) => setTimeout(() => resolve('still running after 30 s'), 30_000)),
+  ]);
+  expect(code, `flashlog ${args[0]}: ${process.stderr()}`).toBeTypeOf('number');
   expect(code, process.stderr()).not.toBe(0);
   // Node's own process warnings (kafkajs's TimeoutNegativeWarning) are not flashlog's lines.
   const nodeWarning = /^\(node:\d+\) \w*Warning|^Timeout duration was set|^\(Use `node --trace-warnings/;
