@@ -10,6 +10,7 @@ import {
   logHasRecords,
   readChainStamp,
   upstreamChain,
+  type ChainCheck,
   type ChainIdentity,
   type LogPlace,
 } from '../src/log/chain-stamp.ts';
@@ -56,26 +57,45 @@ export async function openChainLog(ctx: Context, options: ChainLogOptions): Prom
       writer: options.writer,
       place,
     });
-    const where = place.description;
-    if (check.kind === 'same') logger.info({ chain: describeChain(check.chain) }, `the log ${where} holds the node's chain`);
-    else if (check.kind === 'unchecked')
-      logger.info({ chain: describeChain(check.stamp) }, `the log ${where} holds this chain (not checked: no --rpc to compare with)`);
-    else if (check.kind === 'stamped' && check.hadRecords)
-      logger.warn(
-        { chain: describeChain(check.chain) },
-        `the log ${where} had no chain stamp (made by an older flashlog): stamped it with the node's chain`,
-      );
-    else if (check.kind === 'stamped')
-      logger.info({ chain: describeChain(check.chain) }, `stamped the new log ${where} with the node's chain`);
-    else if (check.hadRecords)
-      logger.warn(
-        `the log ${where} has no chain stamp (made by an older flashlog)${chain ? '' : ' and there is no --rpc to take one from'}: using it unchecked`,
-      );
+    report(ctx, check, { where: place.description, writer: options.writer, nodeGiven: chain !== null });
   } catch (error) {
     await log.close();
     throw error;
   }
   return log;
+}
+
+/**
+ * One line on what the check found. Confirmations are `info` for writers and `debug` for readers:
+ * `tail` prints records on stdout, where the log lines go too.
+ */
+function report(
+  ctx: Context,
+  check: ChainCheck,
+  { where, writer, nodeGiven }: { where: string; writer: boolean; nodeGiven: boolean },
+): void {
+  const { logger } = ctx;
+  const confirm = writer ? logger.info.bind(logger) : logger.debug.bind(logger);
+  switch (check.kind) {
+    case 'same':
+      confirm({ chain: describeChain(check.chain) }, `the log ${where} holds the node's chain`);
+      return;
+    case 'unchecked':
+      confirm({ chain: describeChain(check.stamp) }, `the log ${where} holds this chain (not checked: no --rpc to compare with)`);
+      return;
+    case 'stamped':
+      if (check.hadRecords)
+        logger.warn(
+          { chain: describeChain(check.chain) },
+          `the log ${where} had no chain stamp (made by an older flashlog): stamped it with the node's chain`,
+        );
+      else logger.info({ chain: describeChain(check.chain) }, `stamped the new log ${where} with the node's chain`);
+      return;
+    case 'unstamped':
+      if (!nodeGiven) confirm(`no node named the chain (--rpc): the log ${where} is neither checked nor stamped`);
+      else if (check.hadRecords) logger.warn(`the log ${where} has no chain stamp (made by an older flashlog): reading it unchecked`);
+      else logger.debug(`the log ${where} is new and not stamped yet (its writer stamps it)`);
+  }
 }
 
 /** `in ./data`, `under topic prefix "base." on Kafka 127.0.0.1:9092`, and what to do about a log of another chain there. */
