@@ -14,19 +14,17 @@ import { allTopics, topics } from './topics.ts';
  * engines and lives under the topic prefix like the others, one partition, kept forever.
  *
  * A chain is named by its id and its genesis block's hash: two devnets (or a testnet restarted
- * from a new genesis) share an id, never a genesis hash... unless made in the same second from
- * the same accounts, which is why `run --devnet` starts each devnet in a fresh log whatever the
- * hashes say.
+ * from a new genesis) share an id, not a genesis hash. (flashlog's devnets take the start time,
+ * in seconds, as their genesis time: two started in the same second share a genesis hash too,
+ * which is why `run --devnet` starts each devnet in a fresh log whatever the hashes say.)
  */
 export const chainStampKey = 'chain';
 
-export const chainStampRecordSchema = z
-  .object({
-    v: z.literal(1),
-    chainId: quantity.describe('the chain id, as eth_chainId answers it'),
-    genesisHash: hash32.describe("the hash of the chain's block 0"),
-  })
-  .describe('the chain the log holds: the first record of the topic is the stamp for good');
+export const chainStampRecordSchema = z.object({
+  v: z.literal(1),
+  chainId: quantity.describe('the chain id, as eth_chainId answers it'),
+  genesisHash: hash32.describe("the hash of the chain's block 0"),
+});
 
 export interface ChainIdentity {
   readonly chainId: bigint;
