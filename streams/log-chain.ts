@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../src/config/settings.ts';
 import type { Context } from '../src/context.ts';
-import { ConfigError, errorMessage } from '../src/errors.ts';
+import { ConfigError, JsonRpcError, errorMessage } from '../src/errors.ts';
 import { createUpstream } from '../src/jsonrpc/upstream.ts';
 import {
   checkLogChain,
@@ -124,12 +124,14 @@ async function nodeChain(ctx: Context, rpcUrl: string): Promise<ChainIdentity | 
     } catch (error) {
       failure = error;
     }
-    if (Date.now() + 500 >= deadline) break;
+    // Asked again only while the node is out of reach: one that answered (an error, no block 0) says the same again.
+    const unreachable = failure instanceof JsonRpcError && failure.rpcCode === -32000;
+    if (!unreachable || Date.now() + 500 >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   ctx.logger.warn(
     { rpc: rpcUrl, err: errorMessage(failure) },
-    `the node did not name its chain within ${chainWaitMs / 1000} s: the log is not checked against it`,
+    `the node did not name its chain (asked for up to ${chainWaitMs / 1000} s): the log is not checked against it`,
   );
   return null;
 }
