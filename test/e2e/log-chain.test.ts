@@ -95,7 +95,7 @@ async function ingestSome(logArgs: readonly string[], chain: Chain): Promise<voi
 }
 
 describe('a log of another chain stops the command with one line', () => {
-  it('embedded: ingest of chain A, then ingest, serve and tail of chain B in the same directory', async () => {
+  it('embedded: ingest of chain A, then ingest, serve, run, tail and prover-bridge of chain B in the same directory', async () => {
     const dir = tempDir();
     dirs.push(dir);
     const logArgs = ['--data-dir', dir.path];
@@ -106,6 +106,7 @@ describe('a log of another chain stops the command with one line', () => {
       ['serve', '--rpc', chainB.rpcUrl, '--port', '0', ...logArgs],
       ['run', '--source', 'blocks', '--rpc', chainB.rpcUrl, '--port', '0', ...logArgs],
       ['tail', topics.blocks, '--from-beginning', '--rpc', chainB.rpcUrl, ...logArgs],
+      ['prover-bridge', '--rpc', chainB.rpcUrl, '--prover-url', 'http://127.0.0.1:1', ...logArgs],
     ]) {
       const line = await refused(args);
       expect(line).toContain(`in ${dir.path}`);
