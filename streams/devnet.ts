@@ -1,4 +1,6 @@
 import { ConfigError } from '../src/errors.ts';
+import { createUpstream } from '../src/jsonrpc/upstream.ts';
+import { upstreamChain } from '../src/log/chain-stamp.ts';
 import { serviceSettings, type Command } from './command.ts';
 
 /**
@@ -71,9 +73,12 @@ export const devnetCommand: Command = {
       throw error;
     });
     ctx.shutdown.register('devnet', () => devnet.close());
+    // A new chain at every start: its genesis (of the start time) names it, as the log's stamp does.
+    const genesisHash = (await upstreamChain(createUpstream(devnet.rpcUrl, { timeoutMs: 5000 })).catch(() => null))?.genesisHash;
     ctx.logger.info(
       {
         chainId: devnet.chainId,
+        genesisHash,
         rpc: devnet.rpcUrl,
         ws: devnet.wsUrl,
         rpcPort: devnet.rpcPort,
@@ -92,7 +97,7 @@ export const devnetCommand: Command = {
     const lines = devnet.denim
       ? [
           '',
-          `flashlog devnet --denim: Base after Denim (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)})`,
+          `flashlog devnet --denim: Base after Denim (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)}), genesis ${genesisHash}`,
           `  JSON-RPC     ${devnet.rpcUrl}  (WebSocket ${devnet.wsUrl}: eth_subscribe newHeads, logs)`,
           `  blocks       a complete block every ${config.denimBlockMs} ms, no flashblocks; tx[1] the BaseTime deposit${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, unsafe head replaced every ${config.reorgEvery} blocks` : ''}`,
           `  safe         head - ${config.safeLagBlocks}, finalized head - ${config.finalizedLagBlocks} (also optimism_syncStatus)`,
@@ -103,7 +108,7 @@ export const devnetCommand: Command = {
         ]
       : [
           '',
-          `flashlog devnet: OP-stack L2 (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)})`,
+          `flashlog devnet: OP-stack L2 (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)}), genesis ${genesisHash}`,
           `  JSON-RPC     ${devnet.rpcUrl}${config.metrics ? `  (Prometheus metrics at ${devnet.rpcUrl}/metrics)` : ''}`,
           `  flashblocks  ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
           `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,

@@ -2,12 +2,12 @@ import { EMPTY, fromEvent, type Observable } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
 import { createUpstream } from '../src/jsonrpc/upstream.ts';
-import { openLog } from '../src/log/open.ts';
 import type { Log } from '../src/log/port.ts';
 import { createBlocksSource } from '../src/source/blocks.ts';
 import { safeHeads$ } from '../src/source/safe-heads.ts';
 import type { SourceEvent } from '../src/source/port.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
+import { openChainLog } from './log-chain.ts';
 import { createSourceIngest, type Ingest } from './source-ingest.ts';
 
 /**
@@ -77,7 +77,7 @@ export async function runBlocksIngest(ctx: Context): Promise<number> {
     throw new ConfigError(
       "--rpc (FLASHLOG_RPC): got nothing, expected the node's http:// or https:// JSON-RPC URL (--source blocks reads blocks and receipts from it)",
     );
-  const log = await openLog(ctx.config, ctx.logger);
+  const log = await openChainLog(ctx, { writer: true, rpcUrl: ctx.config.rpc });
   ctx.shutdown.register('log', () => log.close());
   const ingest = createBlocksIngest(ctx, {
     log,

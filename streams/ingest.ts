@@ -2,7 +2,6 @@ import { fromEvent, type Observable } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
 import type { Executor } from '../src/execute/port.ts';
-import { openLog } from '../src/log/open.ts';
 import type { Log } from '../src/log/port.ts';
 import type { WebSocketEvent } from '../src/rx/upstream-socket.ts';
 import { createFlashblocksSource } from '../src/source/flashblocks.ts';
@@ -11,6 +10,7 @@ import { logSettings, serviceSettings, type Command } from './command.ts';
 import { blocksSettings, safeHeadsOf, runBlocksIngest } from './ingest-blocks.ts';
 import { createExecution } from './ingest-execution.ts';
 import { warnIfUpstreamBehind } from './node-status.ts';
+import { openChainLog } from './log-chain.ts';
 import { createSourceIngest, type Ingest } from './source-ingest.ts';
 
 export type { Ingest };
@@ -86,7 +86,7 @@ export const ingestCommand: Command = {
         "--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL (or --source blocks --rpc URL for a node's 200 ms blocks)",
       );
     void warnIfUpstreamBehind(ctx.config.rpc, ctx.logger);
-    const log = await openLog(ctx.config, ctx.logger);
+    const log = await openChainLog(ctx, { writer: true, rpcUrl: ctx.config.rpc });
     ctx.shutdown.register('log', () => log.close());
     // Receipts (--executor) and reconciliation with canonical heads from --rpc (ingest-execution.ts).
     const execution = await createExecution(ctx, { rpcUrl: ctx.config.rpc });

@@ -5,6 +5,7 @@ import type { Log, LogConsumer, LogRecord, RecordPosition } from '../src/log/por
 import { topics } from '../src/log/topics.ts';
 import { counter, gauge } from '../src/obs/metrics.ts';
 import { checkResume } from '../src/view/resume.ts';
+import { describeChain, readChainStamp, sameChain, type ChainIdentity } from '../src/log/chain-stamp.ts';
 import { readSnapshotText, writeSnapshotFile } from '../src/log/snapshot-file.ts';
 import { decodeSnapshot, encodeSnapshot, valueDigest, type ViewSnapshot } from '../src/view/snapshot.ts';
 import { createDeferredReplay, type DeferredReplay } from '../src/view/replay.ts';
@@ -91,7 +92,9 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
   const targets: RecordPosition[] = (await Promise.all(viewTopics.map((topic) => deps.log.endOffsets(topic)))).flat();
   const total = targets.reduce((sum, position) => sum + Number(position.offset), 0);
   const logIdentity = deps.log.identity ? await deps.log.identity() : null;
-  const resume = loadSnapshot(ctx, deps, targets, logIdentity, snapshotFallbacks);
+  // The chain the log holds (its stamp): a snapshot of another chain is not resumed from.
+  const chain = await readChainStamp(deps.log).catch(() => null);
+  const resume = loadSnapshot(ctx, deps, targets, { logIdentity, chain }, snapshotFallbacks);
   let start = resume?.state ?? initialViewState();
   let fromSnapshot = resume !== undefined;
   const consumers: LogConsumer[] = [];
@@ -251,7 +254,7 @@ export async function materialize(ctx: Context, deps: MaterializeDeps): Promise<
       offset: record.offset,
       sha256: valueDigest(record.value),
     }));
-    const text = encodeSnapshot({ logIdentity, state: current, checks });
+    const text = encodeSnapshot({ logIdentity, chain, state: current, checks });
     writing = writeSnapshotFile(path, text)
       .then(
         () => {
@@ -303,7 +306,7 @@ function loadSnapshot(
   ctx: Context,
   deps: MaterializeDeps,
   targets: readonly RecordPosition[],
-  logIdentity: string | null,
+  { logIdentity, chain }: { logIdentity: string | null; chain: ChainIdentity | null },
   fallbacks: ReturnType<typeof counter>,
 ): ViewSnapshot | undefined {
   if (!deps.snapshot) return undefined;
@@ -324,6 +327,15 @@ function loadSnapshot(
       'view snapshot was taken from another log; replaying the whole log',
     );
     fallbacks.inc({ reason: 'other-log' });
+    return undefined;
+  }
+  const snapshotChain = loaded.snapshot.chain ?? null;
+  if (snapshotChain && chain && !sameChain(snapshotChain, chain)) {
+    ctx.logger.warn(
+      { path, snapshotOf: describeChain(snapshotChain), log: describeChain(chain) },
+      'view snapshot was taken from a log of another chain; replaying the whole log',
+    );
+    fallbacks.inc({ reason: 'other-chain' });
     return undefined;
   }
   const ahead = loaded.snapshot.checks.find((check) => {

@@ -1,7 +1,6 @@
 import type { Subscription } from 'rxjs';
 import { errorMessage } from '../src/errors.ts';
 import { readLatestByKey } from '../src/log/latest-by-key.ts';
-import { openLog } from '../src/log/open.ts';
 import type { Log, LogConsumer, LogRecord } from '../src/log/port.ts';
 import { topics } from '../src/log/topics.ts';
 import type { Logger } from '../src/obs/logger.ts';
@@ -13,6 +12,7 @@ import { createReplyProducer } from '../src/prover/bridge/reply-producer.ts';
 import { readRequestRecord } from '../src/prover/bridge/request-record.ts';
 import { abortableSleep, createSlots } from '../src/prover/bridge/slots.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
+import { openChainLog } from './log-chain.ts';
 
 /**
  * The prover-bridge topology:
@@ -201,12 +201,13 @@ export const proverBridgeCommand: Command = {
   name: 'prover-bridge',
   summary: 'carry proof requests from the log to the prover host and its replies back',
   usage: 'flashlog prover-bridge [--prover-url http://127.0.0.1:7300] [--prover-concurrency 4] [--timeout 1740] [log options]',
-  settings: [...serviceSettings, ...logSettings, 'group', 'proverUrl', 'proverConcurrency', 'timeout'],
+  // --rpc: the L2 node whose chain the log must hold (checked, never stamped).
+  settings: [...serviceSettings, ...logSettings, 'group', 'proverUrl', 'proverConcurrency', 'timeout', 'rpc', 'rpcTimeoutMs'],
   defaults: { metricsPort: '9466' },
   longRunning: true,
   async run(ctx) {
     const { config, logger } = ctx;
-    const log = await openLog(config, logger);
+    const log = await openChainLog(ctx, { writer: false, rpcUrl: config.rpc });
     ctx.shutdown.register('log', () => log.close());
     // The host enforces --timeout itself and answers -32000; the HTTP call waits a little longer.
     const httpTimeoutMs = config.timeout * 1000 + 30_000;

@@ -1,6 +1,6 @@
 import { ConfigError } from '../src/errors.ts';
 import type { Context } from '../src/context.ts';
-import { openLog } from '../src/log/open.ts';
+import { openChainLog } from './log-chain.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { createIngest } from './ingest.ts';
 import { createExecution, type Execution } from './ingest-execution.ts';
@@ -69,7 +69,7 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
   const { config, logger } = ctx;
   const endpoints = await resolveEndpoints(ctx);
   const { feedUrls, rpcUrl } = endpoints;
-  const log = await openLog(config, logger);
+  const log = await openChainLog(ctx, { writer: true, rpcUrl, newDevnet: endpoints.devnet !== undefined });
   ctx.shutdown.register('log', () => log.close());
   // On a Denim chain the upstream's head is the newest unsafe block: the view keeps what the
   // source gave it instead of dropping it as "canonical".

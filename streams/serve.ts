@@ -4,7 +4,7 @@ import { EMPTY, catchError, distinctUntilChanged, exhaustMap, from, map, timer, 
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
 import type { Log } from '../src/log/port.ts';
-import { openLog } from '../src/log/open.ts';
+import { openChainLog } from './log-chain.ts';
 import type { Method } from '../src/rpc/method.ts';
 import { createExecutionMethods } from '../src/rpc/execution.ts';
 import { createGateway, type Gateway } from '../src/rpc/server.ts';
@@ -166,7 +166,7 @@ export const serveCommand: Command = {
   async run(ctx) {
     if (!ctx.config.rpc) throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL');
     void warnIfUpstreamBehind(ctx.config.rpc, ctx.logger);
-    const log = await openLog(ctx.config, ctx.logger);
+    const log = await openChainLog(ctx, { writer: false, rpcUrl: ctx.config.rpc });
     ctx.shutdown.register('log', () => log.close());
     const serve = await createServe(ctx, { log, rpcUrl: ctx.config.rpc });
     ctx.shutdown.register('gateway', () => serve.close());

@@ -1,8 +1,8 @@
 import { take, takeUntil, timer, fromEvent, lastValueFrom, defaultIfEmpty, tap, switchMap, EMPTY } from 'rxjs';
 import { ConfigError } from '../src/errors.ts';
-import { openLog } from '../src/log/open.ts';
 import { allTopics } from '../src/log/topics.ts';
 import { logSettings, type Command } from './command.ts';
+import { openChainLog } from './log-chain.ts';
 
 /**
  * `flashlog tail TOPIC`: prints records as JSON lines, one per record:
@@ -13,14 +13,15 @@ import { logSettings, type Command } from './command.ts';
 export const tailCommand: Command = {
   name: 'tail',
   summary: 'print the records of a topic as JSON lines',
-  usage: `flashlog tail TOPIC [--from-beginning] [--limit N] [--follow]   (topics: ${allTopics.join(', ')})`,
-  settings: ['logLevel', ...logSettings, 'fromBeginning', 'limit', 'follow'],
+  usage: `flashlog tail TOPIC [--from-beginning] [--limit N] [--follow] [--rpc URL]   (topics: ${allTopics.join(', ')})`,
+  // --rpc: the node whose chain the log must hold (checked, never stamped).
+  settings: ['logLevel', ...logSettings, 'fromBeginning', 'limit', 'follow', 'rpc', 'rpcTimeoutMs'],
   longRunning: false,
   async run(ctx, positionals) {
     const topic = positionals[0];
     if (!topic || positionals.length > 1)
       throw new ConfigError(`TOPIC: expected exactly one topic name, got ${JSON.stringify(positionals)}`);
-    const log = await openLog(ctx.config, ctx.logger);
+    const log = await openChainLog(ctx, { writer: false, rpcUrl: ctx.config.rpc });
     ctx.shutdown.register('log', () => log.close());
     const known = await log.listTopics();
     if (!known.includes(topic)) throw new ConfigError(`TOPIC: got "${topic}", expected one of ${known.join(', ')}`);

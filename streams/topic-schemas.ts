@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { proofReplyRecordSchema, proofRequestRecordSchema } from '../src/prover/proof-records.ts';
 import { blockRecordSchema, chainRecordSchema, flashblockRecordSchema, logRecordSchema } from '../src/schemas/records.ts';
+import { chainStampRecordSchema } from '../src/log/chain-stamp.ts';
 import { topics, type TopicName } from '../src/log/topics.ts';
 
 /**
@@ -40,6 +41,11 @@ export const topicSchemas: Readonly<Record<TopicName, { readonly schema: z.ZodTy
       schema: proofReplyRecordSchema,
       key: 'request id',
       description: 'the proof or the error of a request; exactly one of result and error',
+    },
+    [topics.meta]: {
+      schema: chainStampRecordSchema,
+      key: '"chain"',
+      description: "the log's own metadata: its first record stamps the log with its chain (id and genesis hash), for good",
     },
   };
 

@@ -59,8 +59,17 @@ export function createKafkaAdmin(kafka: Kafka, defaults: TopicDefaults): KafkaAd
     },
     async endOffsets(topic) {
       const client = await admin.get();
-      const offsets = await client.fetchTopicOffsets(topic);
-      return offsets.map((offset) => ({ topic, partition: offset.partition, offset: BigInt(offset.high) }));
+      // Just after a topic is created (here or by another process) its partitions may have no
+      // leader the broker knows of yet: kafkajs throws that retriable error at once.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const offsets = await client.fetchTopicOffsets(topic);
+          return offsets.map((offset) => ({ topic, partition: offset.partition, offset: BigInt(offset.high) }));
+        } catch (error) {
+          if (attempt >= 20 || (error as { retriable?: unknown }).retriable !== true) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100 * Math.min(attempt, 5)));
+        }
+      }
     },
     async close() {
       await (await admin.forget())?.disconnect().catch(() => undefined);

@@ -5,9 +5,16 @@ import { createEmbeddedLog } from './embedded.ts';
 import { createKafkaLog } from './kafka.ts';
 import type { Log } from './port.ts';
 import { withTopicPrefix } from './topic-prefix.ts';
-import { allTopics } from './topics.ts';
+import { allTopics, topics } from './topics.ts';
 
-/** Opens the log the config selects (under --topic-prefix) and creates flashlog's topics on it. */
+/** The embedded log's file in --data-dir. */
+export const embeddedLogFile = 'flashlog.db';
+
+/**
+ * Opens the log the config selects (under --topic-prefix) and creates flashlog's topics on it.
+ * flashlog.meta (the chain stamp, chain-stamp.ts) has one partition and keeps its records forever,
+ * whatever the other topics' settings: its first record is the stamp.
+ */
 export async function openLog(config: Config, logger: Logger): Promise<Log> {
   const opened =
     config.log === 'kafka'
@@ -19,14 +26,14 @@ export async function openLog(config: Config, logger: Logger): Promise<Log> {
           replication: config.topicReplication,
           retentionMs: config.topicRetentionMs,
         })
-      : createEmbeddedLog({ path: join(config.dataDir, 'flashlog.db') });
+      : createEmbeddedLog({ path: join(config.dataDir, embeddedLogFile) });
   const log = withTopicPrefix(opened, config.topicPrefix);
   await log.ensureTopics(
     allTopics.map((name) => ({
       name,
-      partitions: config.topicPartitions,
+      partitions: name === topics.meta ? 1 : config.topicPartitions,
       replication: config.topicReplication,
-      retentionMs: config.topicRetentionMs,
+      retentionMs: name === topics.meta ? -1 : config.topicRetentionMs,
     })),
   );
   return log;

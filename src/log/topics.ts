@@ -6,6 +6,8 @@ export const topics = {
   chain: 'flashlog.chain',
   proofRequests: 'flashlog.proofs.requests',
   proofReplies: 'flashlog.proofs.replies',
+  /** The log's own metadata: its first record stamps the log with its chain (chain-stamp.ts). */
+  meta: 'flashlog.meta',
 } as const;
 
 export type TopicName = (typeof topics)[keyof typeof topics];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LogRecord, ProduceRecord } from '../log/port.ts';
 import { blockBuilder, chainRecord, signedTransfers, zeroHash } from '../../test/helpers/view-records.ts';
-import { decodeSnapshot, encodeSnapshot, snapshotVersion } from './snapshot.ts';
+import { decodeSnapshot, encodeSnapshot, snapshotVersion, valueDigest } from './snapshot.ts';
 import { apply, findPendingTransaction, initialViewState, pendingAccount, type ViewState } from './state.ts';
 
 const offsets = new Map<string, bigint>();
@@ -70,5 +70,24 @@ describe('view snapshot', () => {
     ).toMatchObject({ ok: false, reason: expect.stringContaining('digest') });
     const noChecks = encodeSnapshot({ logIdentity: 'embedded:test', state, checks: [] });
     expect(decodeSnapshot(noChecks)).toMatchObject({ ok: false, reason: expect.stringContaining('checks') });
+  });
+
+  it('carries the chain of its log; a snapshot written before it names none', async () => {
+    const state = await someState();
+    const chain = { chainId: 8453n, genesisHash: `0x${'ab'.repeat(32)}` as const };
+    const decoded = decodeSnapshot(encodeSnapshot({ logIdentity: 'embedded:test', chain, state, checks: checksOf(state) }));
+    expect(decoded).toMatchObject({ ok: true, snapshot: { chain } });
+    // An older snapshot's body has no `chain`: read as null, not refused.
+    const text = encodeSnapshot({ logIdentity: 'embedded:test', state, checks: checksOf(state) });
+    const envelope = JSON.parse(text) as { body: string };
+    const { chain: _dropped, ...olderBody } = JSON.parse(envelope.body) as Record<string, unknown>;
+    const olderText = JSON.stringify(olderBody);
+    const older = decodeSnapshot(JSON.stringify({ ...envelope, body: olderText, digest: valueDigest(olderText) }));
+    expect(older).toMatchObject({ ok: true, snapshot: { chain: null } });
+    const badText = envelope.body.replace('"chain":null', '"chain":{"chainId":"8453","genesisHash":"0x12"}');
+    expect(decodeSnapshot(JSON.stringify({ ...envelope, body: badText, digest: valueDigest(badText) }))).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('chain'),
+    });
   });
 });

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { ChainIdentity } from '../log/chain-stamp.ts';
 import type { RpcLog } from '../schemas/records.ts';
+import { hash32, quantity, type Hex } from '../schemas/hex.ts';
 import type { PendingBlock, ViewState } from './state.ts';
 
 /**
@@ -15,8 +17,10 @@ import type { PendingBlock, ViewState } from './state.ts';
  * record again before any other of its partition: if it is not there or differs, the log is not
  * the one the snapshot was taken from (a new broker, a recreated topic, a replaced file) and the
  * view replays from the beginning. The snapshot also names the log it was taken from (its identity:
- * the embedded file's id, the Kafka cluster id), and a snapshot of another log is not used. It is an invariant that a snapshot is only used when every one
- * of these checks passes, so a snapshot can make a restart faster but never change an answer.
+ * the embedded file's id, the Kafka cluster id) and the chain that log holds (its stamp, `chain`:
+ * `{chainId, genesisHash}`, null when the log had none), and a snapshot of another log or another
+ * chain is not used. It is an invariant that a snapshot is only used when every one of these checks
+ * passes, so a snapshot can make a restart faster but never change an answer.
  */
 export const snapshotFormat = 'flashlog.view-snapshot';
 export const snapshotVersion = 1;
@@ -34,6 +38,8 @@ export interface SnapshotCheck {
 export interface ViewSnapshot {
   /** The log's identity (Log.identity), null when the log has none. */
   readonly logIdentity: string | null;
+  /** The chain of the log it was taken from (the log's stamp), null when the log had none. */
+  readonly chain?: ChainIdentity | null;
   readonly state: ViewState;
   readonly checks: readonly SnapshotCheck[];
 }
@@ -57,6 +63,8 @@ interface BlockBody {
 
 interface Body {
   logIdentity: string | null;
+  /** Absent in snapshots written before the log knew its chain. */
+  chain?: { chainId: string; genesisHash: string } | null;
   canonical: string;
   blocks: BlockBody[];
   dropped: BlockBody[];
@@ -87,6 +95,7 @@ export function encodeSnapshot(snapshot: ViewSnapshot): string {
   const { state } = snapshot;
   const body: Body = {
     logIdentity: snapshot.logIdentity,
+    chain: snapshot.chain ? { chainId: `0x${snapshot.chain.chainId.toString(16)}`, genesisHash: snapshot.chain.genesisHash } : null,
     canonical: state.canonical.toString(),
     blocks: state.blocks.map(encodeBlock),
     dropped: state.dropped.map(encodeBlock),
@@ -140,7 +149,13 @@ export function decodeSnapshot(text: string): DecodedSnapshot {
     }
     if (body.logIdentity !== null && typeof body.logIdentity !== 'string')
       return { ok: false, reason: 'logIdentity: expected a string or null' };
-    return { ok: true, snapshot: { logIdentity: body.logIdentity, state, checks } };
+    let chain: ChainIdentity | null = null;
+    if (body.chain !== undefined && body.chain !== null) {
+      if (!quantity.safeParse(body.chain.chainId).success || !hash32.safeParse(body.chain.genesisHash).success)
+        return { ok: false, reason: 'chain: expected {chainId: 0x-hex quantity, genesisHash: 32-byte 0x-hex hash} or null' };
+      chain = { chainId: BigInt(body.chain.chainId), genesisHash: body.chain.genesisHash.toLowerCase() as Hex };
+    }
+    return { ok: true, snapshot: { logIdentity: body.logIdentity, chain, state, checks } };
   } catch (error) {
     return { ok: false, reason: `body: ${error instanceof Error ? error.message : String(error)}` };
   }

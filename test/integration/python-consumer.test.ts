@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { keccak256, toHex, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaLog } from '../../src/log/kafka.ts';
+import { withTopicPrefix } from '../../src/log/topic-prefix.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics, topics } from '../../src/log/topics.ts';
 import { createProofBridge } from '../../streams/prover-bridge.ts';
@@ -22,6 +23,8 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const run = randomUUID().slice(0, 8);
 const brokers = kafkaBrokers();
 const privateRequests = `python.${run}.requests`;
+// A topic prefix of its own: each run is a new devnet chain, and a log holds one chain.
+const prefix = `python.${run}.`;
 let python: string;
 let log: Log;
 let flashlog: FlashlogProcess | undefined;
@@ -40,7 +43,7 @@ const grown = (before: Offsets, after: Offsets, topic: string) =>
 
 beforeAll(async () => {
   python = execFileSync('bash', [`${root}test/python/setup.sh`], { encoding: 'utf8' }).trim();
-  log = createKafkaLog({ brokers, clientId: `python-consumer-${run}` });
+  log = withTopicPrefix(createKafkaLog({ brokers, clientId: `python-consumer-${run}` }), prefix);
   await log.ensureTopics([...allTopics.map((name) => ({ name })), { name: privateRequests }]);
 }, 300_000);
 
@@ -58,6 +61,8 @@ describe('a Python indexer (confluent-kafka + jsonschema)', () => {
       '--devnet',
       '--kafka-brokers',
       brokers.join(','),
+      '--topic-prefix',
+      prefix,
       '--kafka-client-id',
       `python-run-${run}`,
       '--data-dir',
@@ -135,7 +140,7 @@ describe('a Python indexer (confluent-kafka + jsonschema)', () => {
     );
     const output = execFileSync(
       python,
-      [`${root}test/python/validate_topics.py`, brokers.join(','), `${root}schemas`, JSON.stringify(ranges)],
+      [`${root}test/python/validate_topics.py`, brokers.join(','), `${root}schemas`, JSON.stringify(ranges), prefix],
       { encoding: 'utf8', timeout: 90_000 },
     );
     const summary = JSON.parse(output) as Record<

@@ -2,8 +2,9 @@
 record's value against the topic's JSON Schema (schemas/TOPIC.schema.json), as an indexer written
 outside JavaScript would.
 
-usage: validate_topics.py BROKERS SCHEMAS_DIR RANGES_JSON
+usage: validate_topics.py BROKERS SCHEMAS_DIR RANGES_JSON [TOPIC_PREFIX]
   RANGES_JSON: {"flashlog.blocks": {"0": [start, end]}, ...}: read offsets start <= o < end.
+  TOPIC_PREFIX: flashlog's --topic-prefix: the topic read is TOPIC_PREFIX + the name in RANGES_JSON.
 prints one JSON object: {topic: {"records": n, "invalid": [first errors], "keys": n, "types": {...}}}
 """
 import json
@@ -16,6 +17,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 def main() -> int:
     brokers, schemas_dir, ranges = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    prefix = sys.argv[4] if len(sys.argv) > 4 else ""
     validators = {}
     for topic in ranges:
         with open(f"{schemas_dir}/{topic}.schema.json", encoding="utf-8") as f:
@@ -33,7 +35,7 @@ def main() -> int:
     for topic, partitions in ranges.items():
         for partition, (start, end) in partitions.items():
             if end > start:
-                assignments.append(TopicPartition(topic, int(partition), start))
+                assignments.append(TopicPartition(prefix + topic, int(partition), start))
                 remaining[(topic, int(partition))] = end
     consumer.assign(assignments)
 
@@ -48,11 +50,11 @@ def main() -> int:
             if message.error().code() == KafkaError._PARTITION_EOF:
                 continue
             raise RuntimeError(str(message.error()))
-        where = (message.topic(), message.partition())
+        topic = message.topic()[len(prefix):]
+        where = (topic, message.partition())
         end = remaining.get(where)
         if end is None or message.offset() >= end:
             continue
-        topic = message.topic()
         entry = summary[topic]
         entry["records"] += 1
         keys[topic].add(message.key())
