@@ -16,20 +16,24 @@ import type { BlockParam } from './params.ts';
  * With nothing held, `pending` is `latest`: never older than what the same node answers for
  * `latest` (the last finalized block would be minutes older).
  *
- * It is an invariant that `pending` is never older than the node's `latest`: a read of pending
- * state first asks the node its head (`pendingView`); when the node is already past the newest
- * held block, the read waits up to `viewCatchUpMs` for the view to reach it, and otherwise answers
- * as `latest`.
+ * It is an invariant that `pending` is never older than the node's `latest`: a pending read first
+ * asks the node its head (`pendingView`); when the node is already past the newest held block, the
+ * read waits up to `viewCatchUpMs` for the view to reach it (a view a few blocks behind, as the
+ * blocks source is for the moment it takes to read a new head), and otherwise answers as `latest`.
  */
 
 /** How long a pending read waits for the view to reach the node's head before it answers as `latest`. */
 export const viewCatchUpMs = 250;
+/** A view further than this behind the node's head is not waited for: `pending` is `latest` at once. */
+export const viewCatchUpBlocks = 3n;
 
 /**
- * The view a pending state read answers from, held against the node's head (one `eth_blockNumber`):
+ * The view a pending read answers from, held against the node's head (one `eth_blockNumber`):
  * - the node is not past the newest held block (or does not say): the view as it is;
- * - the node is past it: the first view, within `viewCatchUpMs`, whose newest block reaches the
- *   node's head (or that holds nothing); else the view with nothing held, so `pending` is `latest`.
+ * - the node is past it by at most `viewCatchUpBlocks`: the first view, within `viewCatchUpMs`,
+ *   whose newest block reaches the node's head (or that holds nothing);
+ * - otherwise (further behind, or not caught up in time): the view with nothing held, so `pending`
+ *   is `latest`.
  *
  * @example const state = await pendingView(ctx); const base = pendingStateBase(state);
  */
@@ -53,6 +57,7 @@ export async function pendingView(ctx: {
   };
   const now = ctx.view();
   if (reaches(now)) return now;
+  if (head - newestHeld(now)!.number > viewCatchUpBlocks) return { ...now, blocks: [] };
   const caughtUp = await firstValueFrom(
     race(ctx.states$.pipe(startWith(ctx.view()), filter(reaches)), timer(viewCatchUpMs).pipe(map(() => undefined))),
     { defaultValue: undefined },
