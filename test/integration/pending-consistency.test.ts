@@ -13,6 +13,8 @@ import { createServe, type Serve } from '../../streams/serve.ts';
 import { tempDir, testContext } from '../helpers/context.ts';
 import { rpc } from '../helpers/devnet-feed.ts';
 import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';
+import { createRpcStub, type RpcStub } from '../helpers/rpc-stub.ts';
+import { blockBuilder, sender, signedTransfers } from '../helpers/view-records.ts';
 
 /**
  * `pending` on a blocks source (200 ms complete blocks, Base since Denim) is the newest block the
@@ -227,5 +229,98 @@ describe('pending when the node has passed the newest held block', () => {
     } finally {
       await gateway.close();
     }
+  });
+});
+
+/**
+ * A flashblocks source: `pending` is the block being built (the newest held), its state the
+ * canonical block under the held blocks with their diffs. The view's canonical head lags (it knows
+ * no canonical block; the node has sealed the first held block already). The node is a stub that
+ * answers per block: the sender's nonce and balance move every block, an untouched account's
+ * balance changed below the held blocks, and a block above the node's head is unknown to it.
+ */
+describe.each([1, 2, 3])('pending on a flashblocks source, %i block(s) held, the canonical head lagging', (held) => {
+  const first = 100n; // the first held block; the node has sealed it, the view does not know
+  const newest = first + BigInt(held) - 1n;
+  const untouched = '0x00000000000000000000000000000000000000bb' as const;
+  const nodeHead = first;
+  /** The node's state after block n. */
+  const senderNonce = (n: bigint) => 2n * n;
+  const senderBalance = (n: bigint) => 10n ** 20n - n;
+  const untouchedBalance = (n: bigint) => (n < first - 1n ? 5n : 7n); // last changed in block 99
+  let stub: RpcStub;
+  let gateway: { serve: Serve; close(): Promise<void> };
+  let forwardedAt: unknown[] = [];
+  const call = <T>(method: string, params: unknown[]) => rpc<T>(gateway.serve.gateway.url, method, params);
+
+  beforeAll(async () => {
+    const at = (block: unknown): bigint => {
+      const n = block === 'latest' ? nodeHead : BigInt(block as string);
+      if (n > nodeHead) throw { code: -32000, message: `header not found: block ${n}` };
+      return n;
+    };
+    stub = await createRpcStub({
+      eth_blockNumber: () => numberToHex(nodeHead),
+      eth_getBalance: ([address, block]) => {
+        forwardedAt.push(block);
+        const n = at(block);
+        return numberToHex(String(address).toLowerCase() === untouched ? untouchedBalance(n) : senderBalance(n));
+      },
+      eth_getTransactionCount: ([, block]) => numberToHex(senderNonce(at(block))),
+      eth_getTransactionByHash: () => null,
+      eth_getTransactionReceipt: () => null,
+    });
+    const txs = await signedTransfers(3 * held, Number(senderNonce(first - 1n)));
+    const records = [];
+    for (let i = 0; i < held; i++) {
+      const number = first + BigInt(i);
+      const builder = blockBuilder(number);
+      const diff = { [sender.address]: { balance: numberToHex(senderBalance(number)), nonce: numberToHex(senderNonce(number)) } };
+      records.push(...builder.flashblock(txs.slice(3 * i, 3 * i + 2)), ...builder.flashblock([txs[3 * i + 2]!], { stateDiff: diff }));
+    }
+    const dir = tempDir('flashlog-pending-fb-');
+    const log = createEmbeddedLog({ path: `${dir.path}/flashlog.db` });
+    await log.ensureTopics(allTopics.map((name) => ({ name })));
+    await log.produce(records);
+    const serve = await createServe(testContext({ port: 0, source: 'flashblocks', headPollMs: 0, rpcTimeoutMs: 5000 }), {
+      log,
+      rpcUrl: stub.url,
+    });
+    gateway = {
+      serve,
+      async close() {
+        await serve.close();
+        await log.close();
+        dir.remove();
+      },
+    };
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await stub?.close();
+  });
+
+  it('is the newest held block for every method: block, logs, receipts, count, transactions', async () => {
+    const pending = await call<{ number: Hex; transactions: Json[] }>('eth_getBlockByNumber', ['pending', true]);
+    expect(BigInt(pending.number)).toBe(newest);
+    const receipts = await call<{ logs: Json[] }[]>('eth_getBlockReceipts', ['pending']);
+    const logs = await call<Json[]>('eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }]);
+    expect(logs).toHaveLength(3);
+    expect(logs).toEqual(receipts.flatMap((receipt) => receipt.logs));
+    expect(logs.every((log) => log.blockNumber === pending.number)).toBe(true);
+    expect(BigInt(await call<Hex>('eth_getBlockTransactionCountByNumber', ['pending']))).toBe(BigInt(pending.transactions.length));
+    for (const tx of pending.transactions) expect(await call('eth_getTransactionByHash', [tx.hash])).toEqual(tx);
+  });
+
+  it('state: the diff of the newest held block, else the node at the block under the held ones; never older than latest', async () => {
+    const nonce = BigInt(await call<Hex>('eth_getTransactionCount', [sender.address, 'pending']));
+    expect(nonce).toBe(senderNonce(newest));
+    expect(nonce).toBeGreaterThanOrEqual(BigInt(await rpc<Hex>(stub.url, 'eth_getTransactionCount', [sender.address, 'latest'])));
+    expect(BigInt(await call<Hex>('eth_getBalance', [sender.address, 'pending']))).toBe(senderBalance(newest));
+    forwardedAt = [];
+    const fallThrough = await call<Hex>('eth_getBalance', [untouched, 'pending']);
+    expect(forwardedAt).toEqual([numberToHex(first - 1n)]);
+    expect(fallThrough).toBe(await rpc<Hex>(stub.url, 'eth_getBalance', [untouched, forwardedAt[0]]));
+    expect(BigInt(fallThrough)).toBe(BigInt(await rpc<Hex>(stub.url, 'eth_getBalance', [untouched, 'latest'])));
   });
 });
