@@ -26,10 +26,13 @@ import type { BlockParam } from './params.ts';
 export const viewCatchUpMs = 250;
 /** A view further than this behind the node's head is not waited for: `pending` is `latest` at once. */
 export const viewCatchUpBlocks = 3n;
+/** The longest a pending read waits for the node's head: a node that does not say in time is not asked (the view answers). */
+export const headCheckTimeoutMs = 500;
 
 /**
  * The view a pending read answers from, held against the node's head (one `eth_blockNumber`):
- * - the node is not past the newest held block (or does not say): the view as it is;
+ * - the node is not past the newest held block (or does not say within `headCheckTimeoutMs`): the
+ *   view as it is;
  * - the node is past it by at most `viewCatchUpBlocks`: the first view, within `viewCatchUpMs`,
  *   whose newest block reaches the node's head (or that holds nothing);
  * - otherwise (further behind, or not caught up in time): the view with nothing held, so `pending`
@@ -47,9 +50,17 @@ export async function pendingView(ctx: {
   if (!newest) return state;
   let head: bigint;
   try {
-    head = BigInt((await ctx.upstream.call('eth_blockNumber', [])) as string);
+    let timeout: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timeout = setTimeout(() => reject(new Error('no head in time')), headCheckTimeoutMs);
+    });
+    try {
+      head = BigInt((await Promise.race([ctx.upstream.call('eth_blockNumber', []), late])) as string);
+    } finally {
+      clearTimeout(timeout);
+    }
   } catch {
-    return ctx.view(); // the node cannot say: the reads that follow will meet the same node
+    return ctx.view(); // the node cannot say (in time): the view answers as it is
   }
   const reaches = (candidate: ViewState) => {
     const top = newestHeld(candidate);

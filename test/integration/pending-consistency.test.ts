@@ -324,3 +324,79 @@ describe.each([1, 2, 3])('pending on a flashblocks source, %i block(s) held, the
     expect(BigInt(fallThrough)).toBe(BigInt(await rpc<Hex>(stub.url, 'eth_getBalance', [untouched, 'latest'])));
   });
 });
+
+/**
+ * Nothing held (a gateway started before the first pre-confirmation, or a view emptied by the
+ * canonical head): `pending` is the node's `latest`, for every method, and not its `finalized`
+ * block, which would be older than what the same node answers for `latest`. The stub node answers
+ * every block tag with a different block.
+ */
+describe('pending with nothing held', () => {
+  const heights: Record<string, bigint> = { latest: 50n, safe: 40n, finalized: 30n, earliest: 0n };
+  const height = (tag: unknown) => heights[String(tag)] ?? BigInt(tag as string);
+  let stub: RpcStub;
+  let gateway: { url: string; close(): Promise<void> };
+
+  beforeAll(async () => {
+    const log = (n: bigint) => ({
+      address: '0x00000000000000000000000000000000000000cc',
+      topics: [],
+      data: '0x',
+      blockNumber: numberToHex(n),
+      blockHash: numberToHex(n, { size: 32 }),
+      blockTimestamp: numberToHex(1_700_000_000n + n),
+      transactionHash: numberToHex(n + 1000n, { size: 32 }),
+      transactionIndex: '0x0',
+      logIndex: '0x0',
+      removed: false,
+    });
+    stub = await createRpcStub({
+      eth_blockNumber: () => numberToHex(heights.latest!),
+      eth_getBlockByNumber: ([tag]) => ({
+        number: numberToHex(height(tag)),
+        hash: numberToHex(height(tag), { size: 32 }),
+        transactions: [],
+      }),
+      eth_getBlockReceipts: ([tag]) => [{ blockNumber: numberToHex(height(tag)), logs: [log(height(tag))] }],
+      eth_getBlockTransactionCountByNumber: ([tag]) => numberToHex(height(tag) % 7n),
+      eth_getBalance: ([, tag]) => numberToHex(height(tag) * 10n),
+      eth_getTransactionCount: ([, tag]) => numberToHex(height(tag)),
+      eth_getCode: ([, tag]) => numberToHex(height(tag), { size: 4 }),
+      eth_getStorageAt: ([, , tag]) => numberToHex(height(tag), { size: 32 }),
+      eth_call: ([, tag]) => numberToHex(height(tag), { size: 32 }),
+      eth_getLogs: ([filter]) => [log(height((filter as { toBlock: unknown }).toBlock))],
+    });
+    const dir = tempDir('flashlog-pending-none-');
+    const store = createEmbeddedLog({ path: `${dir.path}/flashlog.db` });
+    await store.ensureTopics(allTopics.map((name) => ({ name })));
+    const serve = await createServe(testContext({ port: 0, headPollMs: 0, rpcTimeoutMs: 5000 }), { log: store, rpcUrl: stub.url });
+    gateway = {
+      url: serve.gateway.url,
+      async close() {
+        await serve.close();
+        await store.close();
+        dir.remove();
+      },
+    };
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await stub?.close();
+  });
+
+  it.each([
+    ['eth_getBlockByNumber', (tag: string) => [tag, false]],
+    ['eth_getBlockReceipts', (tag: string) => [tag]],
+    ['eth_getBlockTransactionCountByNumber', (tag: string) => [tag]],
+    ['eth_getBalance', (tag: string) => [sender.address, tag]],
+    ['eth_getTransactionCount', (tag: string) => [sender.address, tag]],
+    ['eth_getCode', (tag: string) => [sender.address, tag]],
+    ['eth_getStorageAt', (tag: string) => [sender.address, '0x0', tag]],
+    ['eth_call', (tag: string) => [{ to: sender.address }, tag]],
+    ['eth_getLogs', (tag: string) => [{ fromBlock: tag, toBlock: tag }]],
+  ] as const)("%s: pending is the node's latest, not its finalized block", async (method, params) => {
+    const pending = await rpc(gateway.url, method, [...params('pending')]);
+    expect(pending).toEqual(await rpc(stub.url, method, [...params('latest')]));
+    expect(pending).not.toEqual(await rpc(stub.url, method, [...params('finalized')]));
+  });
+});
