@@ -159,6 +159,50 @@ describe('eth_call with pending: what goes upstream', () => {
   });
 });
 
+/** Blocks source: blocks 101-103 held, each with its real hash (the header's `hash`), no state diff. */
+async function blocksSourceView(): Promise<ViewState> {
+  let state = initialViewState();
+  let offset = 0n;
+  for (const number of [101n, 102n, 103n]) {
+    const [tx] = await signedTransfers(1, Number(number));
+    for (const record of blockBuilder(number).flashblock([tx!])) {
+      const value = JSON.parse(record.value) as { header: Record<string, unknown>; stateDiff: unknown };
+      if (record.topic === 'flashlog.blocks') {
+        value.header.hash = hashOf(number);
+        value.stateDiff = null;
+      }
+      state = apply(state, {
+        type: 'record',
+        record: { ...record, value: JSON.stringify(value), key: record.key ?? null, partition: 0, offset: offset++, timestamp: 0 },
+      });
+    }
+  }
+  return state;
+}
+const hashOf = (number: bigint) => `0x${number.toString(16).padStart(64, '0')}`;
+
+describe('pending on a blocks source: the node at the newest held block, by hash', () => {
+  it('eth_call and eth_estimateGas run at {blockHash} of the newest block with only the caller overrides; a stub answering per block tells', async () => {
+    // The node answers with the number of the block it is asked about: a call at any other block answers another value.
+    const numberOf = (block: unknown) =>
+      typeof block === 'object' && block !== null ? BigInt((block as { blockHash: string }).blockHash) : BigInt(block as string);
+    stub = await createRpcStub({
+      eth_blockNumber: () => '0x67',
+      eth_call: ([call, block]) => {
+        if ((call as { gas?: string }).gas !== undefined && BigInt((call as { gas: string }).gas) < 30_000n)
+          throw { code: -32000, message: 'out of gas' };
+        return `0x${numberOf(block).toString(16).padStart(64, '0')}`;
+      },
+    });
+    const ctx = context(stub.url, await blocksSourceView());
+    const answer = await invoke(ethCall(limits), [{ to: touched }, 'pending', { [touched]: { balance: '0x1' } }], ctx);
+    expect(BigInt(answer as string)).toBe(103n);
+    expect(sent()[0]!.params.slice(1)).toEqual([{ blockHash: hashOf(103n) }, { [touched]: { balance: '0x1' } }]);
+    expect(BigInt((await invoke(ethEstimateGas(limits), [{ to: touched }, 'pending'], ctx)) as string)).toBe(30_000n);
+    expect(sent().every((call) => JSON.stringify(call.params[1]) === JSON.stringify({ blockHash: hashOf(103n) }))).toBe(true);
+  });
+});
+
 describe('eth_call time limit', () => {
   it('an upstream that never answers gives -32000 naming the limit, within it', async () => {
     stub = await nodeStub({ eth_call: () => hang });
