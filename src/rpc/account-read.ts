@@ -2,11 +2,13 @@ import { pendingAccount } from '../view/state.ts';
 import type { AccountDiff } from '../schemas/records.ts';
 import { addressParam, isPending, requireParam, stateBlockParam } from './params.ts';
 import type { Method, MethodContext } from './method.ts';
-import { asLatest, canonicalBase } from './pending.ts';
+import { asLatest, pendingStateBase, pendingView } from './pending.ts';
 
 /**
- * Point reads with `pending`: the account's state in the pending diff, else the upstream at the
- * canonical block under the pending blocks. Without pending blocks, `pending` answers as `latest`.
+ * Point reads with `pending` (see pending.ts for what `pending` is): on a blocks source the node at
+ * the pending block, by hash; on a flashblocks source the account's state in the pending diff, else
+ * the upstream at the canonical block under the pending blocks. Without pending blocks, `pending`
+ * answers as `latest`, and so does a view the node's head has passed (pendingView).
  */
 export function accountRead(
   blockPosition: number,
@@ -18,13 +20,16 @@ export function accountRead(
     validate(params);
     const block = stateBlockParam(params[blockPosition], `params[${blockPosition}]`, 'latest');
     if (!isPending(block)) return ctx.forward();
-    const state = ctx.view();
-    if (state.blocks.length === 0) return ctx.forward(asLatest(params, blockPosition));
-    const account = pendingAccount(state, address);
-    const value = account ? pick(account, params) : undefined;
-    if (value !== undefined) return value;
+    const state = await pendingView(ctx);
+    const base = pendingStateBase(state);
+    if (!base) return ctx.forward(asLatest(params, blockPosition));
+    if (!base.complete) {
+      const account = pendingAccount(state, address);
+      const value = account ? pick(account, params) : undefined;
+      if (value !== undefined) return value;
+    }
     const copy = [...params];
-    copy[blockPosition] = canonicalBase(state);
+    copy[blockPosition] = base.at;
     return ctx.forward(copy);
   };
 }

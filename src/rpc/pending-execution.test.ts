@@ -41,6 +41,10 @@ async function pendingView(paidPrecompile = false): Promise<ViewState> {
 }
 
 let stub: RpcStub | undefined;
+/** A node whose head is block 100, the canonical block under the pending block 101 (a pending read asks it first). */
+const nodeStub = (handlers: Parameters<typeof createRpcStub>[0]) => createRpcStub({ eth_blockNumber: () => '0x64', ...handlers });
+/** What went upstream besides the head checks. */
+const sent = () => stub!.calls.filter((call) => call.method !== 'eth_blockNumber');
 afterEach(async () => {
   await stub?.close();
   stub = undefined;
@@ -66,7 +70,7 @@ describe('eth_estimateGas with pending', () => {
   it.each([21_000n, 21_001n, 53_211n, 640_000n, 999_999n, 1_000_000n])(
     'finds exactly the least gas that succeeds (%s) at the canonical base with the pending diff',
     async (need) => {
-      stub = await createRpcStub({
+      stub = await nodeStub({
         eth_call: ([call]) => {
           if (BigInt((call as { gas: string }).gas) < need) throw { code: -32000, message: 'out of gas' };
           return '0x';
@@ -75,17 +79,17 @@ describe('eth_estimateGas with pending', () => {
       const state = await pendingView();
       const result = await invoke(ethEstimateGas(limits), [{ to: touched, data: '0x01' }, 'pending'], context(stub.url, state));
       expect(BigInt(result as string)).toBe(need);
-      const [first] = stub.calls;
+      const [first] = sent();
       expect(first!.params[1]).toBe('0x64'); // block 100, under pending block 101
       expect(first!.params[2]).toMatchObject({
         [touched]: { balance: '0x64', nonce: '0x1', code: '0x00', stateDiff: { [slot]: `0x${'0'.repeat(63)}5` } },
       });
-      expect(stub.calls.length, 'upstream calls of one estimate').toBeLessThanOrEqual(40);
+      expect(sent().length, 'upstream calls of one estimate').toBeLessThanOrEqual(40);
     },
   );
 
   it('a revert at the cap is the answer (code 3 and data); out of gas at the cap is "gas required exceeds allowance"', async () => {
-    stub = await createRpcStub({
+    stub = await nodeStub({
       eth_call: () => {
         throw { code: 3, message: 'execution reverted', data: '0xdeadbeef' };
       },
@@ -106,7 +110,7 @@ describe('eth_estimateGas with pending', () => {
   });
 
   it('caller overrides lie over the pending diff; a gas above the cap is lowered to it; no pending block means latest', async () => {
-    stub = await createRpcStub({ eth_call: () => '0x', eth_estimateGas: () => '0x5208' });
+    stub = await nodeStub({ eth_call: () => '0x', eth_estimateGas: () => '0x5208' });
     const state = await pendingView();
     const ctx = context(stub.url, state);
     await invoke(
@@ -114,50 +118,94 @@ describe('eth_estimateGas with pending', () => {
       [{ to: touched, gas: '0xffffffff' }, 'pending', { [touched]: { balance: '0x1', stateDiff: { [slot]: `0x${'0'.repeat(63)}9` } } }],
       ctx,
     );
-    expect(stub.calls[0]!.params).toEqual([
+    expect(sent()[0]!.params).toEqual([
       { to: touched, gas: '0xf4240' },
       '0x64',
       expect.objectContaining({ [touched]: { balance: '0x1', nonce: '0x1', code: '0x00', stateDiff: { [slot]: `0x${'0'.repeat(63)}9` } } }),
     ]);
     await invoke(ethEstimateGas(limits), [{ to: touched }, 'pending'], context(stub.url, initialViewState()));
-    expect(stub.calls[1]).toEqual({ method: 'eth_estimateGas', params: [{ to: touched }, 'latest'] });
+    expect(sent()[1]).toEqual({ method: 'eth_estimateGas', params: [{ to: touched }, 'latest'] });
     await invoke(ethCall(limits), [{ to: touched }, '0x10'], ctx);
-    expect(stub.calls[2]).toEqual({ method: 'eth_call', params: [{ to: touched }, '0x10'] });
+    expect(sent()[2]).toEqual({ method: 'eth_call', params: [{ to: touched }, '0x10'] });
   });
 });
 
 describe('eth_call with pending: what goes upstream', () => {
   it('leaves a precompile the pending diff touched out of the overrides (geth would remove the precompile), unless the caller names it', async () => {
-    stub = await createRpcStub({ eth_call: () => '0x' });
+    stub = await nodeStub({ eth_call: () => '0x' });
     const ctx = context(stub.url, await pendingView(true));
     await invoke(ethCall(limits), [{ to: ECRECOVER }, 'pending'], ctx);
-    const sent = stub.calls[0]!.params[2] as Record<string, unknown>;
-    expect(sent).toHaveProperty(touched);
-    expect(sent).not.toHaveProperty(ECRECOVER);
+    const overrides = sent()[0]!.params[2] as Record<string, unknown>;
+    expect(overrides).toHaveProperty(touched);
+    expect(overrides).not.toHaveProperty(ECRECOVER);
     await invoke(ethCall(limits), [{ to: ECRECOVER }, 'pending', { [ECRECOVER]: { code: '0x00' } }], ctx);
-    expect(stub.calls[1]!.params[2], "named by the caller: the pending balance under the caller's code").toHaveProperty(ECRECOVER, {
+    expect(sent()[1]!.params[2], "named by the caller: the pending balance under the caller's code").toHaveProperty(ECRECOVER, {
       balance: '0x5',
       code: '0x00',
     });
   });
 
   it('forwards an EIP-1898 block hash as given, and a { blockNumber } as its number', async () => {
-    stub = await createRpcStub({ eth_call: () => '0x' });
+    stub = await nodeStub({ eth_call: () => '0x' });
     const ctx = context(stub.url, await pendingView());
     const byHash = { blockHash: `0x${'cd'.repeat(32)}`, requireCanonical: true };
     await invoke(ethCall(limits), [{ to: touched }, byHash], ctx);
-    expect(stub.calls[0]!.params[1]).toEqual(byHash);
+    expect(sent()[0]!.params[1]).toEqual(byHash);
     await invoke(ethCall(limits), [{ to: touched }, { blockNumber: '0x20' }], ctx);
-    expect(stub.calls[1]!.params[1]).toBe('0x20');
+    expect(sent()[1]!.params[1]).toBe('0x20');
     await invoke(ethCall(limits), [{ to: touched }, { blockNumber: 'safe' }], ctx);
-    expect(stub.calls[2]!.params[1], 'a tag in object form goes as the tag').toBe('safe');
+    expect(sent()[2]!.params[1], 'a tag in object form goes as the tag').toBe('safe');
     await expect(invoke(ethCall(limits), [{ to: touched }, { blockHash: 'x' }], ctx)).rejects.toThrow('params[1].blockHash');
+  });
+});
+
+/** Blocks source: blocks 101-103 held, each with its real hash (the header's `hash`), no state diff. */
+async function blocksSourceView(): Promise<ViewState> {
+  let state = initialViewState();
+  let offset = 0n;
+  for (const number of [101n, 102n, 103n]) {
+    const [tx] = await signedTransfers(1, Number(number));
+    for (const record of blockBuilder(number).flashblock([tx!])) {
+      const value = JSON.parse(record.value) as { header: Record<string, unknown>; stateDiff: unknown };
+      if (record.topic === 'flashlog.blocks') {
+        value.header.hash = hashOf(number);
+        value.stateDiff = null;
+      }
+      state = apply(state, {
+        type: 'record',
+        record: { ...record, value: JSON.stringify(value), key: record.key ?? null, partition: 0, offset: offset++, timestamp: 0 },
+      });
+    }
+  }
+  return state;
+}
+const hashOf = (number: bigint) => `0x${number.toString(16).padStart(64, '0')}`;
+
+describe('pending on a blocks source: the node at the newest held block, by hash', () => {
+  it('eth_call and eth_estimateGas run at {blockHash} of the newest block with only the caller overrides; a stub answering per block tells', async () => {
+    // The node answers with the number of the block it is asked about: a call at any other block answers another value.
+    const numberOf = (block: unknown) =>
+      typeof block === 'object' && block !== null ? BigInt((block as { blockHash: string }).blockHash) : BigInt(block as string);
+    stub = await createRpcStub({
+      eth_blockNumber: () => '0x67',
+      eth_call: ([call, block]) => {
+        if ((call as { gas?: string }).gas !== undefined && BigInt((call as { gas: string }).gas) < 30_000n)
+          throw { code: -32000, message: 'out of gas' };
+        return `0x${numberOf(block).toString(16).padStart(64, '0')}`;
+      },
+    });
+    const ctx = context(stub.url, await blocksSourceView());
+    const answer = await invoke(ethCall(limits), [{ to: touched }, 'pending', { [touched]: { balance: '0x1' } }], ctx);
+    expect(BigInt(answer as string)).toBe(103n);
+    expect(sent()[0]!.params.slice(1)).toEqual([{ blockHash: hashOf(103n) }, { [touched]: { balance: '0x1' } }]);
+    expect(BigInt((await invoke(ethEstimateGas(limits), [{ to: touched }, 'pending'], ctx)) as string)).toBe(30_000n);
+    expect(sent().every((call) => JSON.stringify(call.params[1]) === JSON.stringify({ blockHash: hashOf(103n) }))).toBe(true);
   });
 });
 
 describe('eth_call time limit', () => {
   it('an upstream that never answers gives -32000 naming the limit, within it', async () => {
-    stub = await createRpcStub({ eth_call: () => hang });
+    stub = await nodeStub({ eth_call: () => hang });
     const error = await invoke(ethCall(limits), [{ to: touched }, 'pending'], context(stub.url, await pendingView())).catch(
       (caught: unknown) => caught,
     );
@@ -178,7 +226,7 @@ describe('eth_simulateV1 with pending', () => {
     baseFeePerGas: '0x7',
   });
   const canonical = () =>
-    createRpcStub({
+    nodeStub({
       eth_chainId: () => '0x2105',
       eth_getBlockByNumber: ([block]) => header(block === 'latest' ? '0x64' : String(block)),
       eth_getBlockByHash: () => header('0x100'),
@@ -202,7 +250,7 @@ describe('eth_simulateV1 with pending', () => {
     ];
     expect(block.number).toBe('0x65');
     expect(block.calls[0]!.status).toBe('0x1');
-    expect(stub.calls.find((call) => call.method === 'eth_getBlockByNumber')!.params[0]).toBe('0x64');
+    expect(sent().find((call) => call.method === 'eth_getBlockByNumber')!.params[0]).toBe('0x64');
     await expect(invoke(ethSimulateV1(limits, deps()), simulation('latest'), context(stub.url, await pendingView()))).rejects.toMatchObject(
       { rpcCode: -38014 },
     );
@@ -238,7 +286,7 @@ describe('eth_simulateV1 with pending', () => {
     const ctx = context(stub.url, await pendingView());
     const payload = { blockStateCalls: [{ calls: [{ from: touched, to: '0x00000000000000000000000000000000000000c1' }] }] };
     const [block] = (await invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash }], ctx)) as [{ number: string }];
-    expect(stub.calls.find((call) => call.method === 'eth_getBlockByHash')!.params[0]).toBe(hash);
+    expect(sent().find((call) => call.method === 'eth_getBlockByHash')!.params[0]).toBe(hash);
     expect(block.number).toBe('0x101');
     await expect(
       invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: `0x${'ef'.repeat(32)}`, requireCanonical: true }], ctx),
@@ -246,7 +294,9 @@ describe('eth_simulateV1 with pending', () => {
     await invoke(ethSimulateV1(limits, deps()), [payload, { blockHash: hash, requireCanonical: true }], ctx);
     await invoke(ethSimulateV1(limits, deps()), [payload, { blockNumber: 'latest' }], ctx);
     expect(
-      stub.calls.filter((call) => call.method === 'eth_getBlockByNumber').at(-1)!.params[0],
+      sent()
+        .filter((call) => call.method === 'eth_getBlockByNumber')
+        .at(-1)!.params[0],
       '{ blockNumber: tag } asks for the tag',
     ).toBe('latest');
     stub.handlers = { ...stub.handlers, eth_getBlockByHash: () => null };
@@ -254,7 +304,7 @@ describe('eth_simulateV1 with pending', () => {
   });
 
   it('refuses more than 256 blocks (-38026) and a payload without blockStateCalls (-32602, naming it)', async () => {
-    stub = await createRpcStub({});
+    stub = await nodeStub({});
     const ctx = context(stub.url, await pendingView());
     await expect(
       invoke(ethSimulateV1(limits, deps()), [{ blockStateCalls: Array.from({ length: 257 }, () => ({ calls: [] })) }, 'pending'], ctx),

@@ -6,10 +6,11 @@ import type { ViewState } from '../view/state.ts';
 import type { ExecutionLimits, MethodContext } from './method.ts';
 import { createUpstream, type Upstream } from '../jsonrpc/upstream.ts';
 import { isPending, requireParam, stateBlockParam, type StateBlockParam } from './params.ts';
-import { canonicalBase, pendingOverrides } from './pending.ts';
+import { pendingStateBase, pendingView, type BlockHashParam } from './pending.ts';
 
 /**
- * What eth_call, eth_estimateGas and eth_simulateV1 share with `pending`: the call runs at the
+ * What eth_call, eth_estimateGas and eth_simulateV1 share with `pending` (pending.ts): on a blocks
+ * source the call runs at the pending block itself, by hash; on a flashblocks source at the
  * canonical block under the pending blocks, with the pre-confirmed state diff laid under the
  * caller's state overrides (what Base's own node does). The upstream node executes it: state
  * overrides are standard on op-geth and op-reth (and on the devnet).
@@ -49,9 +50,9 @@ export function capGas(call: CallObject, cap: bigint): CallObject {
 
 /** Where a pending call executes, or `undefined` when the block is not `pending` / nothing is pre-confirmed. */
 export interface PendingTarget {
-  /** The canonical block under the pending blocks (hex). */
-  readonly block: string;
-  /** The pending diff with the caller's overrides on top. */
+  /** The pending block by hash (blocks source), or the canonical block under the pending blocks (hex, flashblocks source). */
+  readonly block: string | BlockHashParam;
+  /** The pending diff (none on a blocks source) with the caller's overrides on top. */
   readonly overrides: StateOverrides;
   /** Gas limit of the newest pre-confirmed block. */
   readonly blockGasLimit: bigint;
@@ -85,13 +86,13 @@ export function pendingTarget(
   forUpstream = true,
 ): PendingTarget | undefined {
   if (!isPending(request.block)) return undefined;
-  const newest = state.blocks[state.blocks.length - 1];
-  if (!newest) return undefined;
-  const pending = forUpstream ? withoutPrecompiles(pendingOverrides(state), request.overrides) : pendingOverrides(state);
+  const base = pendingStateBase(state);
+  if (!base) return undefined;
+  const pending = forUpstream ? withoutPrecompiles(base.overrides, request.overrides) : base.overrides;
   return {
-    block: canonicalBase(state),
+    block: base.at,
     overrides: layerOverrides(pending, request.overrides),
-    blockGasLimit: BigInt(newest.header.gasLimit),
+    blockGasLimit: BigInt(base.block.header.gasLimit),
   };
 }
 
@@ -131,14 +132,14 @@ export function blockForUpstream(block: StateBlockParam, given: unknown): unknow
  * call with its gas capped, the upstream bound to the request's deadline, where a pending call
  * runs (undefined when it does not), and the call as it goes upstream otherwise.
  */
-export function prepareCall(method: string, params: readonly unknown[], ctx: MethodContext, limits: ExecutionLimits) {
+export async function prepareCall(method: string, params: readonly unknown[], ctx: MethodContext, limits: ExecutionLimits) {
   const request = callRequest(params, 'latest');
   const upstream = deadlineUpstream(ctx.upstream, method, limits.timeoutMs);
   const call = capGas(request.call, limits.gasCap);
   return {
     call,
     upstream,
-    target: pendingTarget(ctx.view(), request),
+    target: isPending(request.block) ? pendingTarget(await pendingView({ ...ctx, upstream }), request) : undefined,
     forward: () => upstream.call(method, [call, blockForUpstream(request.block, params[1]), ...params.slice(2)]),
   };
 }

@@ -1,8 +1,80 @@
+import { filter, firstValueFrom, map, race, startWith, timer, type Observable } from 'rxjs';
 import { numberToHex } from 'viem';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 import { pendingAccount, type PendingBlock, type ViewState } from '../view/state.ts';
 import { diffAsOverrides, type StateOverrides } from '../schemas/state-overrides.ts';
 import type { AccountDiff } from '../schemas/records.ts';
 import type { BlockParam } from './params.ts';
+
+/**
+ * What `pending` means, one definition per source, the same for every method:
+ * - blocks source (200 ms complete blocks, Base since Denim): the newest block the view holds; its
+ *   state is the node's state at that block, read by its hash (EIP-1898 `{blockHash}`, so a reorg at
+ *   the node cannot answer another block's state);
+ * - flashblocks source: the block being built (the newest held); its state is the canonical block
+ *   under the held blocks with every held block's state diff laid over it.
+ * With nothing held, `pending` is `latest`: never older than what the same node answers for
+ * `latest` (the last finalized block would be minutes older).
+ *
+ * It is an invariant that `pending` is never older than the node's `latest`: a pending read first
+ * asks the node its head (`pendingView`); when the node is already past the newest held block, the
+ * read waits up to `viewCatchUpMs` for the view to reach it (a view a few blocks behind, as the
+ * blocks source is for the moment it takes to read a new head), and otherwise answers as `latest`.
+ */
+
+/** How long a pending read waits for the view to reach the node's head before it answers as `latest`. */
+export const viewCatchUpMs = 250;
+/** A view further than this behind the node's head is not waited for: `pending` is `latest` at once. */
+export const viewCatchUpBlocks = 3n;
+/** The longest a pending read waits for the node's head: a node that does not say in time is not asked (the view answers). */
+export const headCheckTimeoutMs = 500;
+
+/**
+ * The view a pending read answers from, held against the node's head (one `eth_blockNumber`):
+ * - the node is not past the newest held block (or does not say within `headCheckTimeoutMs`): the
+ *   view as it is;
+ * - the node is past it by at most `viewCatchUpBlocks`: the first view, within `viewCatchUpMs`,
+ *   whose newest block reaches the node's head (or that holds nothing);
+ * - otherwise (further behind, or not caught up in time): the view with nothing held, so `pending`
+ *   is `latest`.
+ *
+ * @example const state = await pendingView(ctx); const base = pendingStateBase(state);
+ */
+export async function pendingView(ctx: {
+  readonly view: () => ViewState;
+  readonly states$: Observable<ViewState>;
+  readonly upstream: Pick<Upstream, 'call'>;
+}): Promise<ViewState> {
+  const state = ctx.view();
+  const newest = newestHeld(state);
+  if (!newest) return state;
+  let head: bigint;
+  try {
+    let timeout: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timeout = setTimeout(() => reject(new Error('no head in time')), headCheckTimeoutMs);
+    });
+    try {
+      head = BigInt((await Promise.race([ctx.upstream.call('eth_blockNumber', []), late])) as string);
+    } finally {
+      clearTimeout(timeout);
+    }
+  } catch {
+    return ctx.view(); // the node cannot say (in time): the view answers as it is
+  }
+  const reaches = (candidate: ViewState) => {
+    const top = newestHeld(candidate);
+    return top === undefined || top.number >= head;
+  };
+  const now = ctx.view();
+  if (reaches(now)) return now;
+  if (head - newestHeld(now)!.number > viewCatchUpBlocks) return { ...now, blocks: [] };
+  const caughtUp = await firstValueFrom(
+    race(ctx.states$.pipe(startWith(ctx.view()), filter(reaches)), timer(viewCatchUpMs).pipe(map(() => undefined))),
+    { defaultValue: undefined },
+  );
+  return caughtUp ?? { ...now, blocks: [] };
+}
 
 /**
  * With `pending` and no pre-confirmed block the gateway answers as `latest` (Base's behaviour):
@@ -14,7 +86,54 @@ export function asLatest(params: readonly unknown[], position: number): unknown[
   return copy;
 }
 
-/** The canonical block under the pending blocks: where point reads fall back to. */
+/** The `pending` block: the newest held, or undefined when nothing is held (then `pending` is `latest`). */
+export function newestHeld(state: ViewState): PendingBlock | undefined {
+  return state.blocks[state.blocks.length - 1];
+}
+
+/** A held block's real hash: set on a blocks source (complete blocks), absent on a flashblocks source. */
+export function heldBlockHash(block: PendingBlock): `0x${string}` | undefined {
+  const hash = (block.header as { hash?: unknown }).hash;
+  return typeof hash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(hash) ? (hash.toLowerCase() as `0x${string}`) : undefined;
+}
+
+/** An EIP-1898 block parameter naming a block by hash. */
+export interface BlockHashParam {
+  readonly blockHash: `0x${string}`;
+}
+
+/** Where `pending` state is read upstream, and what is laid over it. */
+export interface PendingStateBase {
+  /** The `pending` block (the newest held). */
+  readonly block: PendingBlock;
+  /**
+   * The upstream block the state is read at: `{blockHash}` of the pending block on a blocks
+   * source; the canonical block under the held blocks (hex number) on a flashblocks source.
+   */
+  readonly at: string | BlockHashParam;
+  /** The pre-confirmed diff to lay over `at`: empty on a blocks source, where `at` is the pending block itself. */
+  readonly overrides: StateOverrides;
+  /** Whether `at` is the pending block itself (a blocks source) rather than the block under a diff. */
+  readonly complete: boolean;
+}
+
+/**
+ * Where `pending` state is read; undefined when nothing is held (then `pending` is `latest`).
+ * @example pendingStateBase(state)?.at // { blockHash: '0xab…' } on a Denim chain, '0x64' on a flashblocks chain
+ */
+export function pendingStateBase(state: ViewState): PendingStateBase | undefined {
+  const block = newestHeld(state);
+  if (!block) return undefined;
+  const hash = heldBlockHash(block);
+  if (hash) return { block, at: { blockHash: hash }, overrides: {}, complete: true };
+  return { block, at: canonicalBase(state), overrides: pendingOverrides(state), complete: false };
+}
+
+/**
+ * Flashblocks source: the canonical block under the pending blocks (the earliest held − 1), where
+ * their diffs are laid. Every block above it is held, so the diffs cover every change up to the
+ * pending block.
+ */
 export function canonicalBase(state: ViewState): string {
   const earliest = state.blocks[0];
   if (earliest) return numberToHex(earliest.number - 1n);
@@ -22,7 +141,7 @@ export function canonicalBase(state: ViewState): string {
 }
 
 export function pendingBlockOf(state: ViewState, param: BlockParam): PendingBlock | undefined {
-  if (param.kind === 'tag' && param.tag === 'pending') return state.blocks[state.blocks.length - 1];
+  if (param.kind === 'tag' && param.tag === 'pending') return newestHeld(state);
   return undefined;
 }
 

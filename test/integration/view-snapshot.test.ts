@@ -115,6 +115,13 @@ describe('view snapshot on the embedded log', () => {
         expect(comparable(resumed.serve.view.current())).toEqual(comparable(full.serve.view.current()));
         const expected = await answers(full.serve);
         expect((expected[0] as { result: { number: string } }).result.number).toBe('0x16');
+        // `pending` is one block for every method: eth_getLogs(pending) is the logs of
+        // eth_getBlockReceipts(pending), all in the pending block (21 is held too, below it).
+        const [block, logs, , , receipts] = expected as { result: unknown }[];
+        const pendingLogs = logs!.result as { blockNumber: string }[];
+        expect(pendingLogs.length).toBeGreaterThan(0);
+        expect(pendingLogs).toEqual((receipts!.result as { logs: unknown[] }[]).flatMap((receipt) => receipt.logs));
+        expect(pendingLogs.every((log) => log.blockNumber === (block!.result as { number: string }).number)).toBe(true);
         expect(await answers(resumed.serve)).toEqual(expected);
       } finally {
         await full.serve.close();

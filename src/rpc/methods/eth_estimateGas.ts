@@ -19,7 +19,7 @@ export const eth_estimateGas = defineMethod({
   executes: true,
   handler: async (params, ctx) => {
     const limits = ctx.execution!.limits;
-    const { call, upstream, target, forward } = prepareCall('eth_estimateGas', params, ctx, limits);
+    const { call, upstream, target, forward } = await prepareCall('eth_estimateGas', params, ctx, limits);
     if (!target) return forward();
     const ceiling = min(call.gas === undefined ? target.blockGasLimit : BigInt(call.gas), limits.gasCap);
     return numberToHex(await smallestGas(upstream, call, target, ceiling));

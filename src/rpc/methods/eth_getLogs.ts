@@ -4,13 +4,16 @@ import type { RpcLog } from '../../schemas/records.ts';
 import { blockParam, hashParam, logFilterParam, matchesFilter, objectParam, type BlockParam, type LogFilter } from '../params.ts';
 import type { PendingBlock } from '../../view/state.ts';
 import { defineMethod, type Method, type MethodContext } from '../method.ts';
+import { pendingView } from '../pending.ts';
 
 type Log = Record<string, unknown> & { blockNumber?: string; logIndex?: string; blockTimestamp?: string };
 
 /**
  * eth_getLogs(filter). `fromBlock`/`toBlock` default to `latest`.
+ * - `pending` is the newest block the view holds (pending.ts), so `{fromBlock: 'pending', toBlock:
+ *   'pending'}` is that block's logs, the logs of eth_getBlockReceipts('pending').
  * - A range touching `pending` is served from the view: the historical part (from the upstream,
- *   `[fromBlock, canonical]`) plus the pre-confirmed logs above it, de-duplicated by
+ *   `[fromBlock, canonical]`) plus the held blocks' logs in the range above it, de-duplicated by
  *   (blockNumber, logIndex). `pending` without pre-confirmed data is `latest`.
  * - Other ranges and `blockHash` filters go upstream.
  * - Ranges wider than the limit (2,000 blocks) are rejected with -32602.
@@ -32,9 +35,9 @@ const handler: Method = async (params, ctx) => {
   }
   const from = blockParam(filterIn.fromBlock, 'params[0].fromBlock', 'latest');
   const to = blockParam(filterIn.toBlock, 'params[0].toBlock', 'latest');
-  const state = ctx.view();
-  const pendingBlocks = state.blocks;
   const touchesPending = isTag(from, 'pending') || isTag(to, 'pending');
+  const state = touchesPending ? await pendingView(ctx) : ctx.view();
+  const pendingBlocks = state.blocks;
   if (!touchesPending || pendingBlocks.length === 0) {
     const replaced = touchesPending
       ? [
@@ -50,7 +53,8 @@ const handler: Method = async (params, ctx) => {
   }
   const top = pendingBlocks[pendingBlocks.length - 1]!.number;
   const base = pendingBlocks[0]!.number - 1n; // the canonical block under the pending ones
-  const fromNumber = from.kind === 'number' ? from.number : isTag(from, 'pending') ? pendingBlocks[0]!.number : await resolveTag(from, ctx);
+  // `pending` is the newest held block (pending.ts), as a fromBlock as well as a toBlock.
+  const fromNumber = from.kind === 'number' ? from.number : isTag(from, 'pending') ? top : await resolveTag(from, ctx);
   const toNumber = to.kind === 'number' ? to.number : isTag(to, 'pending') ? top : await resolveTag(to, ctx);
   if (fromNumber > toNumber) return [];
   if (toNumber - fromNumber + 1n > BigInt(ctx.limits.maxLogsRange)) {

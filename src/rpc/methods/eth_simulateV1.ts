@@ -2,14 +2,17 @@ import { ServerError, TooManyBlocksError } from '../../errors.ts';
 import { MAX_SIMULATED_BLOCKS, type SimulationBase } from '../../simulate/simulate-blocks.ts';
 import { simulatePayloadParam } from '../../simulate/payload.ts';
 import { defineMethod } from '../method.ts';
-import { stateBlockParam } from '../params.ts';
+import { isPending, stateBlockParam } from '../params.ts';
+import { pendingView } from '../pending.ts';
 import { blockForUpstream, deadlineUpstream, pendingTarget } from '../pending-execution.ts';
 
 /**
  * eth_simulateV1 `[payload, block]`, executed by flashlog's own engine (src/simulate) on a
- * worker thread, on the named block's state read from the upstream. With `pending`, the simulation starts at the
- * canonical block under the pending blocks with the pre-confirmed state diff laid over it (what
- * Base's node does), so the first simulated block is the pending block's number.
+ * worker thread, on the named block's state read from the upstream. With `pending` (pending.ts), on a
+ * blocks source the simulation starts on the pending block itself (by hash), so the first simulated
+ * block is the one after it, as a node simulates on `latest`; on a flashblocks source it starts at
+ * the canonical block under the pending blocks with the pre-confirmed state diff laid over it (what
+ * Base's node does), so the first simulated block is the one after that canonical block.
  */
 export const eth_simulateV1 = defineMethod({
   name: 'eth_simulateV1',
@@ -26,13 +29,14 @@ export const eth_simulateV1 = defineMethod({
     }
     const block = stateBlockParam(params[1], 'params[1]', 'latest');
     const upstream = deadlineUpstream(ctx.upstream, 'eth_simulateV1', limits.timeoutMs);
-    const target = pendingTarget(ctx.view(), { block, overrides: {} }, false);
+    const target = isPending(block) ? pendingTarget(await pendingView({ ...ctx, upstream }), { block, overrides: {} }, false) : undefined;
+    const byHash = block.kind === 'hash' ? block.hash : typeof target?.block === 'object' ? target.block.blockHash : undefined;
     const header = (
-      block.kind === 'hash'
-        ? await upstream.call('eth_getBlockByHash', [block.hash, false])
+      byHash !== undefined
+        ? await upstream.call('eth_getBlockByHash', [byHash, false])
         : await upstream.call('eth_getBlockByNumber', [target ? target.block : blockForUpstream(block, params[1]), false])
     ) as Record<string, string> | null;
-    if (!header) throw new ServerError(block.kind === 'hash' ? `header not found: no block ${block.hash}` : 'header not found');
+    if (!header) throw new ServerError(byHash !== undefined ? `header not found: no block ${byHash}` : 'header not found');
     if (block.kind === 'hash' && block.requireCanonical) {
       const canonical = (await upstream.call('eth_getBlockByNumber', [header.number, false])) as { hash?: string } | null;
       if (canonical?.hash?.toLowerCase() !== block.hash) throw new ServerError(`hash ${block.hash} is not currently canonical`);
