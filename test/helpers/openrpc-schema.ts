@@ -199,3 +199,14 @@ export async function validatingFetch(input: string | URL | Request, init?: Requ
   assertResponseValid(request, body);
   return new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
+
+/**
+ * One JSON-RPC call whose answer is held against its method's schema (the gateway tests' `rpc`):
+ * the result, or a throw naming the method and the error the server gave.
+ */
+export async function validatedRpc<T = unknown>(url: string, method: string, params: readonly unknown[] = []): Promise<T> {
+  const response = await validatingFetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}

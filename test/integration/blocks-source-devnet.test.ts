@@ -8,19 +8,24 @@ import { eventually } from '../helpers/context.ts';
 import { rpc } from '../helpers/devnet-feed.ts';
 import { readTopic } from '../helpers/execution-harness.ts';
 import { startBlocksGateway, type BlocksGateway } from '../helpers/blocks-gateway.ts';
+import { assertSchemaValid, validatedRpc } from '../helpers/openrpc-schema.ts';
 
 /**
  * The blocks source end to end on a real Denim devnet (200 ms blocks, the unsafe head replaced
  * every 4 blocks, load): newHeads over the node's WebSocket -> link -> embedded log -> view ->
  * gateway. What it published is the chain, block by block; every reorg withdraws exactly the
  * replaced block's logs; a gateway started later answers as the one that never stopped; `logs`
- * and `pendingLogs` subscribers of the gateway get every log once, in the log's order.
+ * and `pendingLogs` subscribers of the gateway get every log once, in the log's order; `newHeads`
+ * and the pending block carry the node's header, field by field. Every answer of the gateway is
+ * held against the execution-apis schema of its method (validatedRpc).
  */
 type Json = Record<string, unknown>;
 const strip = ({ v: _v, index: _index, ...log }: Json) => log;
 
 let net: BlocksGateway;
-const received: Record<'logs' | 'pendingLogs', Json[]> = { logs: [], pendingLogs: [] };
+type Kind = 'logs' | 'pendingLogs' | 'newHeads';
+const received: Record<Kind, Json[]> = { logs: [], pendingLogs: [], newHeads: [] };
+const kinds: Record<number, Kind> = { 1: 'logs', 2: 'pendingLogs', 3: 'newHeads' };
 let blockRecords: { number: bigint; hash: string }[] = [];
 let logRecords: Json[] = [];
 let chainRecords: ChainRecord[] = [];
@@ -29,16 +34,17 @@ let safeNumber = 0n;
 beforeAll(async () => {
   net = await startBlocksGateway({ reorgEvery: 4, load: 30, safeLagBlocks: 6, finalizedLagBlocks: 12 });
   const socket = new WebSocket(net.serve.gateway.wsUrl);
-  const ids: Record<string, 'logs' | 'pendingLogs'> = {};
+  const ids: Record<string, Kind> = {};
   socket.on('message', (data) => {
     const message = JSON.parse(data.toString()) as { id?: number; result?: string; params?: { subscription: string; result: Json } };
-    if (message.id !== undefined) ids[message.result!] = message.id === 1 ? 'logs' : 'pendingLogs';
+    if (message.id !== undefined) ids[message.result!] = kinds[message.id]!;
     else if (message.params) received[ids[message.params.subscription]!].push(message.params.result);
   });
   await new Promise((resolve) => socket.once('open', resolve));
   socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['logs'] }));
   socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_subscribe', params: ['pendingLogs', {}] }));
-  await eventually(() => (Object.keys(ids).length === 2 ? true : undefined));
+  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'eth_subscribe', params: ['newHeads'] }));
+  await eventually(() => (Object.keys(ids).length === 3 ? true : undefined));
   // ~40 blocks (10 replaced heads) under load.
   await eventually(
     async () => (BigInt(await rpc<Hex>(net.devnet.rpcUrl, 'eth_blockNumber')) >= 40n ? true : undefined),
@@ -119,15 +125,39 @@ describe('blocks source on a Denim devnet', () => {
       ['eth_getBlockReceipts', ['pending']],
       ['eth_getBlockTransactionCountByNumber', ['pending']],
     ] as const) {
-      const live = await rpc(net.serve.gateway.url, method, [...params]);
-      expect(await rpc(restarted.gateway.url, method, [...params])).toEqual(live);
+      const live = await validatedRpc(net.serve.gateway.url, method, [...params]);
+      expect(await validatedRpc(restarted.gateway.url, method, [...params])).toEqual(live);
     }
-    const pending = await rpc<{ number: Hex; hash: Hex; timestampMs: Hex }>(net.serve.gateway.url, 'eth_getBlockByNumber', [
+    const pending = await validatedRpc<{ number: Hex; hash: Hex; timestampMs: Hex }>(net.serve.gateway.url, 'eth_getBlockByNumber', [
       'pending',
       false,
     ]);
     expect(BigInt(pending.number)).toBe(blockRecords.at(-1)!.number);
     expect(pending.hash).toBe(blockRecords.at(-1)!.hash);
     expect(pending.timestampMs).toMatch(/^0x/);
+  });
+
+  it("sends newHeads with the node's header, field by field, each valid by the execution-apis schema", async () => {
+    const heads = received.newHeads;
+    expect(heads.length).toBeGreaterThan(20);
+    let compared = 0;
+    for (const head of heads) {
+      assertSchemaValid('newHeads', head);
+      const node = await rpc<Json | null>(net.devnet.rpcUrl, 'eth_getBlockByHash', [head.hash, false]);
+      if (!node) continue; // a replaced head the node no longer holds
+      const { transactions: _transactions, uncles: _uncles, ...header } = node;
+      expect(Object.fromEntries(Object.keys(header).map((field) => [field, head[field]])), `block ${String(head.number)}`).toEqual(header);
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(20);
+  });
+
+  it('answers the pending block (full transactions) as the node answers that block, by hash', async () => {
+    const pending = await validatedRpc<Json>(net.serve.gateway.url, 'eth_getBlockByNumber', ['pending', true]);
+    const node = await rpc<Json | null>(net.devnet.rpcUrl, 'eth_getBlockByHash', [pending.hash, true]);
+    if (!node) return expect(blockRecords.at(-1)!.hash).toBe(pending.hash); // replaced since: nothing to compare with
+    const { transactions, ...header } = node;
+    expect(Object.fromEntries(Object.keys(header).map((field) => [field, pending[field]]))).toEqual(header);
+    expect((pending.transactions as Json[]).map((tx) => tx.hash)).toEqual((transactions as Json[]).map((tx) => tx.hash));
   });
 });
