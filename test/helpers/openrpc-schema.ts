@@ -57,7 +57,25 @@ function opExtensions(schemas: Record<string, Schema>): void {
       s: { const: '0x0' },
     },
   };
-  (schemas.TransactionSigned!.oneOf as Schema[]).push({ $ref: '#/components/schemas/DepositTransactionSigned' });
+  // The variants are told apart by `type`: choose by it (if/then) rather than `oneOf`, the same
+  // constraint, so that a violation names the fields of its own type, not those of every other type.
+  const variants: [string, string][] = [
+    ['0x0', 'TransactionLegacySigned'],
+    ['0x1', 'Transaction2930Signed'],
+    ['0x2', 'Transaction1559Signed'],
+    ['0x3', 'Transaction4844Signed'],
+    ['0x4', 'Transaction7702Signed'],
+    ['0x7e', 'DepositTransactionSigned'],
+  ];
+  schemas.TransactionSigned = {
+    type: 'object',
+    required: ['type'],
+    properties: { type: { enum: variants.map(([type]) => type) } },
+    allOf: variants.map(([type, name]) => ({
+      if: { properties: { type: { const: type } }, required: ['type'] },
+      then: { $ref: `#/components/schemas/${name}` },
+    })),
+  };
 
   // A transaction of a block being built: no block hash yet, so no block timestamp either.
   const context = (schemas.TransactionInfo!.allOf as Schema[])[0]!;
@@ -84,6 +102,9 @@ function opExtensions(schemas: Record<string, Schema>): void {
     receipt[field] = uint;
   receipt.l1FeeScalar = { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$' };
   (schemas.Log!.properties as Record<string, Schema>).blockTimestampMs = uint;
+
+  // An empty list is both a list of hashes and a list of logs: `oneOf` would refuse `[]`.
+  schemas.FilterResults = { ...schemas.FilterResults, anyOf: schemas.FilterResults!.oneOf, oneOf: undefined };
 
   // newHeads: a block's header, without the body (transactions, uncles) or its size.
   const block = schemas.Block!;
@@ -144,7 +165,9 @@ export function schemaErrors(method: string, result: unknown): string[] | undefi
   const validate = load().results.get(method);
   if (!validate) return undefined;
   if (validate(result)) return [];
-  return (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'} (${error.schemaPath})`);
+  // A found value fails the `notFound` (null) branch of every result too: that says nothing.
+  const errors = (validate.errors ?? []).filter((error) => result === null || !error.schemaPath.includes('/notFound/'));
+  return errors.map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'} (${error.schemaPath})`);
 }
 
 /** Throws, naming the method and every violation, when `result` is not a valid answer of `method`. */
@@ -194,11 +217,19 @@ export async function validatingFetch(input: string | URL | Request, init?: Requ
     request = JSON.parse(init.body);
     body = JSON.parse(text);
   } catch {
-    return new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return again(response, text);
   }
   assertResponseValid(request, body);
-  return new Response(text, { status: response.status, statusText: response.statusText, headers: response.headers });
+  return again(response, text);
 }
+
+/** The response handed back after its body was read (a 204 has none). */
+const again = (response: Response, text: string): Response =>
+  new Response(response.status === 204 || response.status === 304 ? null : text, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 
 /**
  * One JSON-RPC call whose answer is held against its method's schema (the gateway tests' `rpc`):

@@ -5,6 +5,7 @@ import type { Devnet } from '../../src/devnet/devnet.ts';
 import type { Serve } from '../../streams/serve.ts';
 import { eventually } from '../helpers/context.ts';
 import { startDevnetGateway, type DevnetGateway } from '../helpers/devnet-gateway.ts';
+import { validatingFetch } from '../helpers/openrpc-schema.ts';
 
 /**
  * The whole path on the devnet: devnet flashblocks -> ingest (local EDR executor) -> embedded log
@@ -23,7 +24,7 @@ let serve: Serve;
 let setup: DevnetGateway;
 
 const raw = async (url: string, method: string, params: unknown[]) => {
-  const response = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const response = await validatingFetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
   return (await response.json()) as { result?: any; error?: { code: number; message: string } };
 };
 /** Resolves right after the devnet seals a block, so the next one is ~blockTimeMs away. */
@@ -42,7 +43,7 @@ describe('the gateway on the devnet, with viem', () => {
   it('shows a pre-confirmed transfer and deployment (balance, code, storage, logs) before their block seals', async () => {
     const account = privateKeyToAccount(devnet.accounts[1]!.privateKey);
     const recipient = privateKeyToAccount(`0x${'42'.repeat(32)}`).address;
-    const gateway = createPublicClient({ transport: http(serve.gateway.url) }) as PublicClient;
+    const gateway = createPublicClient({ transport: http(serve.gateway.url, { fetchFn: validatingFetch }) }) as PublicClient;
     const node = createPublicClient({ transport: http(devnet.rpcUrl) }) as PublicClient;
     const wallet = createWalletClient({ account, transport: http(devnet.rpcUrl) });
     const ws = createPublicClient({ transport: webSocket(serve.gateway.wsUrl) });
