@@ -54,8 +54,8 @@ const uint = (max: bigint) => fc.bigInt({ min: 0n, max });
 const chainId = fc.integer({ min: 1, max: 2 ** 32 });
 
 /** A tip above the fee cap is refused by viem's serializer: clamp it. */
-const withValidTip = <T extends { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint }>(fields: T): T =>
-  fields.maxFeePerGas !== undefined && fields.maxPriorityFeePerGas! > fields.maxFeePerGas
+const withValidTip = (fields: Record<string, unknown>): Record<string, unknown> =>
+  typeof fields.maxFeePerGas === 'bigint' && (fields.maxPriorityFeePerGas as bigint) > fields.maxFeePerGas
     ? { ...fields, maxPriorityFeePerGas: fields.maxFeePerGas }
     : fields;
 
@@ -83,7 +83,7 @@ const typedTransaction = fc
       ),
     }),
   )
-  .map(withValidTip);
+  .map((fields) => withValidTip(fields as Record<string, unknown>));
 
 const place = (blockHash: Hex | null) => ({
   hash: `0x${'ab'.repeat(32)}`,
