@@ -141,7 +141,11 @@ function load(): Registry {
       results.set(method.name, ajv.compile(relativeTo(method.result.schema)));
     }
   }
+  // Subscriptions (no OpenRPC method): `newHeads` a header, `logs` / `pendingLogs` one log each.
   results.set('newHeads', ajv.compile({ $ref: `${documentId}#/components/schemas/NewHead` }));
+  const log = ajv.compile({ $ref: `${documentId}#/components/schemas/Log` });
+  results.set('logs', log);
+  results.set('pendingLogs', log);
   registry = { ajv, results };
   return registry;
 }

@@ -111,6 +111,7 @@ describe('blocks source on a Denim devnet', () => {
     for (const kind of ['logs', 'pendingLogs'] as const) {
       const got = received[kind];
       expect(got.length).toBeGreaterThan(20);
+      for (const log of got) assertSchemaValid(kind, log);
       const start = expected.findIndex((log) => JSON.stringify(log) === JSON.stringify(got[0]));
       expect(start).toBeGreaterThanOrEqual(0);
       expect(got).toEqual(expected.slice(start));
