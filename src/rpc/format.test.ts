@@ -6,6 +6,7 @@ import { parseTransaction, serializeTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
 import { apply, initialViewState, type PendingBlock } from '../view/state.ts';
 import { headerFromRpc, headerHash } from '../stateless/header.ts';
+import { orderedTrieRoot } from '../stateless/receipts.ts';
 import { blockBuilder, signedTransfers } from '../../test/helpers/view-records.ts';
 import { assertSchemaValid, schemaErrors } from '../../test/helpers/openrpc-schema.ts';
 import { sharedPath } from '../../test/helpers/shared.ts';
@@ -241,6 +242,27 @@ describe('the pending header of a flashblocks block', () => {
       checked++;
     }
     expect(checked).toBe(9);
+  });
+
+  it('the formatter grows the root flashblock by flashblock: each step equals the trie of that prefix, a new payload starts over', async () => {
+    const fixture = JSON.parse(readFileSync(sharedPath('fixtures/op-blocks/op-sepolia-26207962.json'), 'utf8'));
+    const real = fixture.expected.header as Record<string, Hex>;
+    const all = fixture.payload.transactions as Hex[];
+    const formatter = createTransactionFormatter();
+    const steps = [1, 5, 5, 17, 30, all.length];
+    // Concurrent asks for several steps of one block, as subscribers and calls come.
+    const asked = await Promise.all(
+      steps.map((count, index) => formatter.headerFields({ ...pendingOf(real, fixture.expected.blockHash, all.slice(0, count)), index })),
+    );
+    for (const [i, count] of steps.entries()) expect(asked[i]!.transactionsRoot).toBe(await orderedTrieRoot(all.slice(0, count)));
+    expect(asked.at(-1)!.transactionsRoot).toBe(real.transactionsRoot);
+    // The same height from another payload (a replaced block) with other transactions.
+    const other = { ...pendingOf(real, fixture.expected.blockHash, all.slice(2, 9)), payloadId: '0x0000000000000002' };
+    expect((await formatter.headerFields(other)).transactionsRoot).toBe(await orderedTrieRoot(all.slice(2, 9)));
+    // A shorter list after a longer one (an older step asked late).
+    expect(
+      (await formatter.headerFields({ ...pendingOf(real, fixture.expected.blockHash, all.slice(0, 3)), index: 9 })).transactionsRoot,
+    ).toBe(await orderedTrieRoot(all.slice(0, 3)));
   });
 
   it('a wrong transaction list gives another root (the root is computed, not copied)', async () => {
