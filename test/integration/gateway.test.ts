@@ -7,7 +7,7 @@ import { createServe, type Serve } from '../../streams/serve.ts';
 import { eventually, metricValue, tempDir, testContext } from '../helpers/context.ts';
 import { createRpcStub, hang, type RpcStub } from '../helpers/rpc-stub.ts';
 import { blockBuilder, chainRecord, emitter, sender, signedTransfers, transferTopic, zeroHash } from '../helpers/view-records.ts';
-import { validatingFetch } from '../helpers/openrpc-schema.ts';
+import { assertSchemaValid, validatingFetch } from '../helpers/openrpc-schema.ts';
 
 /**
  * The gateway over a real embedded log and real HTTP/WebSocket servers; the upstream is a scripted
@@ -380,6 +380,11 @@ describe('subscriptions over WebSocket', () => {
         5000,
         'notifications',
       );
+      // Well-formed by the execution-apis schemas: logs, the block, full transactions (Base's kinds
+      // extend the standard objects: the transaction carries its receipt's fields and logs).
+      for (const entry of of(all)) assertSchemaValid('pendingLogs', entry);
+      for (const block of of(blocks)) assertSchemaValid('eth_getBlockByNumber', block);
+      for (const tx of of(full)) assertSchemaValid('eth_getTransactionByHash', tx);
       expect(of(all).map((l) => l.transactionHash)).toEqual([txs[3]!.hash, txs[4]!.hash]);
       expect(of(none)).toEqual([]);
       expect(of(hashes)).toEqual([txs[3]!.hash, txs[4]!.hash]);
