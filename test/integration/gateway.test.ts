@@ -7,7 +7,7 @@ import { createServe, type Serve } from '../../streams/serve.ts';
 import { eventually, metricValue, tempDir, testContext } from '../helpers/context.ts';
 import { createRpcStub, hang, type RpcStub } from '../helpers/rpc-stub.ts';
 import { blockBuilder, chainRecord, emitter, sender, signedTransfers, transferTopic, zeroHash } from '../helpers/view-records.ts';
-import { assertSchemaValid, validatingFetch } from '../helpers/openrpc-schema.ts';
+import { assertSchemaValid, validatedCounts, validatingFetch } from '../helpers/openrpc-schema.ts';
 
 /**
  * The gateway over a real embedded log and real HTTP/WebSocket servers; the upstream is a scripted
@@ -469,5 +469,18 @@ describe('restart', () => {
     expect(await metricValue(ctx, 'flashlog_view_applied_offset', { topic: 'flashlog.blocks', partition: '0' })).toBe(Number(blocksEnd));
     expect(await metricValue(ctx, 'flashlog_view_replay_progress_ratio')).toBe(1);
     expect(await metricValue(ctx, 'flashlog_view_records_total')).toBeGreaterThan(0);
+  });
+});
+
+describe('schemas', () => {
+  it('held the answers of this suite against the execution-apis schemas, method by method', () => {
+    for (const method of [
+      'eth_getBlockByNumber',
+      'eth_getTransactionByHash',
+      'eth_getTransactionReceipt',
+      'eth_getBlockReceipts',
+      'eth_getLogs',
+    ])
+      expect(validatedCounts.get(method) ?? 0, method).toBeGreaterThan(0);
   });
 });
