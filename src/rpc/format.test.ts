@@ -283,6 +283,14 @@ describe('the pending header of a flashblocks block', () => {
     expect(fields.exact).toBe(true);
     const without = await rebuildHeaderFields(pendingOf(real, fixture.expected.blockHash, fixture.payload.transactions));
     expect(hexToNumber(fields.size) - hexToNumber(without.size)).toBe(33);
+    // A later flashblock whose builder hash is of another header (a zero state root between
+    // flashblocks): the formatter keeps the fork it saw exact at index 0.
+    const formatter = createTransactionFormatter();
+    expect((await formatter.headerFields(block)).requestsHash).toBe(requestsHash);
+    const later = { ...pendingOf(real, `0x${'12'.repeat(32)}`, fixture.payload.transactions.slice(0, 4)), index: 4 };
+    const laterFields = await formatter.headerFields(later);
+    expect([laterFields.exact, laterFields.requestsHash]).toEqual([false, requestsHash]);
+    expect((await rebuildHeaderFields(later)).requestsHash).toBeUndefined();
   });
 });
 

@@ -101,12 +101,19 @@ export function createTransactionFormatter(keptBlocks = maxPendingBlocks + 1, ma
   /** Rebuilt header fields by block number, for the step (payload, index, count) they were built at. */
   const headers = new Map<bigint, { readonly step: string; readonly fields: Promise<RebuiltHeaderFields> }>();
   const roots = createGrowingRoots();
+  /** The lowest block whose rebuilt header was exact with a `requestsHash` (Isthmus is on from there). */
+  let requestsFrom: bigint | undefined;
   return {
     headerFields(block) {
       const step = `${block.payloadId}/${block.index}/${block.transactions.length}`;
       const kept = headers.get(block.number);
       if (kept?.step === step) return kept.fields;
-      const fields = roots.rootOf(block).then((root) => rebuildHeaderFields(block, root));
+      const fields = roots.rootOf(block).then(async (root) => {
+        const rebuilt = await rebuildHeaderFields(block, root, requestsFrom);
+        if (rebuilt.exact && rebuilt.requestsHash !== undefined && (requestsFrom === undefined || block.number < requestsFrom))
+          requestsFrom = block.number;
+        return rebuilt;
+      });
       headers.set(block.number, { step, fields });
       for (const held of headers.keys()) if (held <= block.number - BigInt(keptBlocks)) headers.delete(held);
       roots.dropBelow(block.number - BigInt(keptBlocks) + 1n);
@@ -314,13 +321,15 @@ export interface RebuiltHeaderFields {
  * - `transactionsRoot`: the ordered trie (keys rlp(index)) of the raw transactions, by
  *   @ethereumjs/mpt (src/stateless/receipts.ts), as the node computes it when it seals the block;
  * - `requestsHash`: the empty-requests hash when the header with it hashes to the flashblock's
- *   `block_hash` (the builder's hash of the block so far), so a chain past Isthmus gets it;
+ *   `block_hash` (the builder's hash of the block so far), so a chain past Isthmus gets it; when
+ *   neither header hashes to it, when the block is at or above `requestsFrom` (the lowest block
+ *   seen with it, kept by the formatter);
  * - `size`: the RLP length of `[header, transactions, [], withdrawals]`. It is exact when the
  *   rebuilt header hashes to the builder's hash; when it does not (a builder that sends a zero
  *   state root between flashblocks hashes another header), each field still has the width the
  *   sealed header gives it, so only `requestsHash` (33 bytes) can be wrong, and only there.
  */
-export async function rebuildHeaderFields(block: PendingBlock, root?: Hex): Promise<RebuiltHeaderFields> {
+export async function rebuildHeaderFields(block: PendingBlock, root?: Hex, requestsFrom?: bigint): Promise<RebuiltHeaderFields> {
   const header = block.header;
   const transactionsRoot = root ?? (await orderedTrieRoot(block.transactions.map((tx) => tx.raw)));
   const base: BlockHeader = {
@@ -347,8 +356,11 @@ export async function rebuildHeaderFields(block: PendingBlock, root?: Hex): Prom
   };
   const withRequests: BlockHeader = { ...base, requestsHash: emptyRequestsHash };
   const builderHash = header.flashblockHash.toLowerCase();
-  const isthmus = headerHash(withRequests) === builderHash;
-  const exact = isthmus || headerHash(base) === builderHash;
+  const matchesWith = headerHash(withRequests) === builderHash;
+  const exact = matchesWith || headerHash(base) === builderHash;
+  // Not reproducible (a builder hashing another header between flashblocks): the chain's fork
+  // as seen on an earlier block that was (forks only ever switch on).
+  const isthmus = exact ? matchesWith : requestsFrom !== undefined && base.number >= requestsFrom;
   const rebuilt = isthmus ? withRequests : base;
   const body = [
     fromRlp(encodeHeader(rebuilt)),
