@@ -1,5 +1,25 @@
-import { numberToHex, recoverTransactionAddress, type TransactionSerialized } from 'viem';
+import {
+  bytesToHex,
+  fromRlp,
+  hexToBytes,
+  hexToBigInt,
+  hexToNumber,
+  numberToHex,
+  recoverTransactionAddress,
+  keccak256,
+  sha256,
+  size,
+  slice,
+  toRlp,
+  type Hex,
+  type TransactionSerialized,
+} from 'viem';
+import { MerklePatriciaTrie } from '@ethereumjs/mpt';
+import { RLP } from '@ethereumjs/rlp';
+import { encodeHeader, headerHash, type BlockHeader } from '../stateless/header.ts';
+import { orderedTrieRoot } from '../stateless/receipts.ts';
 import { parseTransaction } from 'viem/op-stack';
+import type { RpcReceipt } from '../schemas/records.ts';
 import { maxPendingBlocks, type PendingBlock } from '../view/state.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
 
@@ -18,14 +38,42 @@ const typeCodes: Record<string, `0x${string}`> = {
   deposit: '0x7e',
 };
 
-const hex = (value: bigint | number | undefined): `0x${string}` | undefined => (value === undefined ? undefined : numberToHex(value));
+const hex = (value: bigint | number): `0x${string}` => numberToHex(value);
+
+/** viem's parse of a raw EIP-2718 transaction (OP deposits included), as read here. */
+export type ParsedTransaction = ReturnType<typeof parseTransaction> & {
+  type: string;
+  to?: string | null;
+  value?: bigint;
+  data?: string;
+  gas?: bigint;
+  nonce?: number;
+  chainId?: number;
+  gasPrice?: bigint;
+  maxFeePerGas?: bigint;
+  maxPriorityFeePerGas?: bigint;
+  maxFeePerBlobGas?: bigint;
+  accessList?: unknown;
+  blobVersionedHashes?: readonly string[];
+  authorizationList?: readonly { chainId: number; address: string; nonce: number; yParity?: number; r: string; s: string }[];
+  v?: bigint;
+  yParity?: number;
+  r?: string;
+  s?: string;
+  from?: string;
+  sourceHash?: string;
+  mint?: bigint;
+  isSystemTx?: boolean;
+};
 
 /** Keccak of the empty uncle list: pending blocks have no uncles. */
-const emptyUnclesHash = '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347';
+const emptyUnclesHash: Hex = keccak256(toRlp([]));
 
 export interface TransactionFormatter {
   /** A pending transaction object: `blockHash: null`, `blockNumber` and `transactionIndex` set. */
   transaction(block: PendingBlock, position: number): Promise<RpcObject>;
+  /** `rebuildHeaderFields` of a flashblocks block, kept for the block's latest step. */
+  headerFields(block: PendingBlock): Promise<RebuiltHeaderFields>;
 }
 
 /**
@@ -50,77 +98,157 @@ export function createTransactionFormatter(keptBlocks = maxPendingBlocks + 1, ma
     }
     return cache;
   };
+  /** Rebuilt header fields by block number, for the step (payload, index, count) they were built at. */
+  const headers = new Map<bigint, { readonly step: string; readonly fields: Promise<RebuiltHeaderFields> }>();
+  const roots = createGrowingRoots();
+  /** The lowest block whose rebuilt header was exact with a `requestsHash` (Isthmus is on from there). */
+  let requestsFrom: bigint | undefined;
   return {
+    headerFields(block) {
+      const step = `${block.payloadId}/${block.index}/${block.transactions.length}`;
+      const kept = headers.get(block.number);
+      if (kept?.step === step) return kept.fields;
+      const fields = roots.rootOf(block).then(async (root) => {
+        const rebuilt = await rebuildHeaderFields(block, root, requestsFrom);
+        if (rebuilt.exact && rebuilt.requestsHash !== undefined && (requestsFrom === undefined || block.number < requestsFrom))
+          requestsFrom = block.number;
+        return rebuilt;
+      });
+      headers.set(block.number, { step, fields });
+      for (const held of headers.keys()) if (held <= block.number - BigInt(keptBlocks)) headers.delete(held);
+      roots.dropBelow(block.number - BigInt(keptBlocks) + 1n);
+      return fields;
+    },
     async transaction(block, position) {
       const tx = block.transactions[position];
       if (!tx) throw new Error(`no transaction at position ${position} of pending block ${block.number}`);
       const formatted = cacheOf(block.number);
-      const key = `${tx.hash}/${position}`;
+      // A blocks source's block replaced at the same height holds the same transaction under another hash.
+      const key = `${tx.hash}/${position}/${denimFields(block).hash ?? ''}`;
       const cached = formatted.get(key);
       if (cached) return cached;
-      const parsed = parseTransaction(tx.raw as TransactionSerialized) as Record<string, unknown> & { type: string };
+      const parsed = parseTransaction(tx.raw as TransactionSerialized) as ParsedTransaction;
       const receipt = block.receipts[position];
       let from = (parsed.from as string | undefined) ?? receipt?.from;
       if (!from) from = (await recoverTransactionAddress({ serializedTransaction: tx.raw as never })).toLowerCase();
-      const object: RpcObject = {
-        type: typeCodes[parsed.type] ?? '0x0',
+      const object = formatTransaction(parsed, {
         hash: tx.hash,
-        // A 200 ms block (blocks source) is complete and has its hash; a flashblocks block has none yet.
-        blockHash: denimFields(block).hash ?? null,
-        ...(denimFields(block).timestampMs ? { blockTimestampMs: denimFields(block).timestampMs } : {}),
-        blockNumber: numberToHex(block.number),
-        transactionIndex: numberToHex(position),
         from,
-        to: (parsed.to as string | undefined) ?? null,
-        value: hex((parsed.value as bigint | undefined) ?? 0n),
-        input: (parsed.data as string | undefined) ?? '0x',
-        gas: hex(parsed.gas as bigint | undefined),
-        nonce: hex((parsed.nonce as number | undefined) ?? (receipt?.depositNonce ? Number(BigInt(receipt.depositNonce)) : 0)),
-      };
-      if (parsed.chainId !== undefined) object.chainId = hex(parsed.chainId as number);
-      if (parsed.type === 'deposit') {
-        object.sourceHash = parsed.sourceHash;
-        object.mint = hex((parsed.mint as bigint | undefined) ?? 0n);
-        object.isSystemTx = parsed.isSystemTx ?? false;
-        object.gasPrice = '0x0';
-        object.v = '0x0';
-        object.r = '0x0';
-        object.s = '0x0';
-        if (receipt?.depositReceiptVersion) object.depositReceiptVersion = receipt.depositReceiptVersion;
-      } else {
-        const baseFee = BigInt(block.header.baseFeePerGas);
-        if (parsed.maxFeePerGas !== undefined) {
-          const maxFee = parsed.maxFeePerGas as bigint;
-          const tip = (parsed.maxPriorityFeePerGas as bigint | undefined) ?? 0n;
-          object.maxFeePerGas = hex(maxFee);
-          object.maxPriorityFeePerGas = hex(tip);
-          object.gasPrice = hex(baseFee + tip < maxFee ? baseFee + tip : maxFee);
-        } else {
-          object.gasPrice = hex((parsed.gasPrice as bigint | undefined) ?? 0n);
-        }
-        if (parsed.accessList !== undefined) object.accessList = parsed.accessList;
-        if (parsed.maxFeePerBlobGas !== undefined) object.maxFeePerBlobGas = hex(parsed.maxFeePerBlobGas as bigint);
-        if (parsed.blobVersionedHashes !== undefined) object.blobVersionedHashes = parsed.blobVersionedHashes;
-        if (parsed.authorizationList !== undefined) {
-          object.authorizationList = (parsed.authorizationList as Record<string, unknown>[]).map((auth) => ({
-            chainId: hex(auth.chainId as number),
-            address: auth.address,
-            nonce: hex(auth.nonce as number),
-            yParity: hex(auth.yParity as number),
-            r: auth.r,
-            s: auth.s,
-          }));
-        }
-        object.r = parsed.r;
-        object.s = parsed.s;
-        if (parsed.yParity !== undefined) object.yParity = hex(parsed.yParity as number);
-        object.v = hex((parsed.v as bigint | undefined) ?? BigInt((parsed.yParity as number | undefined) ?? 0));
-      }
+        blockHash: denimFields(block).hash ?? null,
+        blockTimestamp: block.header.timestamp,
+        blockTimestampMs: denimFields(block).timestampMs,
+        blockNumber: block.number,
+        position,
+        baseFeePerGas: BigInt(block.header.baseFeePerGas),
+        receipt,
+      });
       if (formatted.size >= maxPerBlock) formatted.clear();
       formatted.set(key, object);
       return object;
     },
   };
+}
+
+/** Where a transaction sits: the block around it, and its receipt when the executor produced one. */
+export interface TransactionPlace {
+  readonly hash: string;
+  readonly from: string;
+  /** The block's hash (blocks source); null while the block is being built (flashblocks source). */
+  readonly blockHash: string | null;
+  readonly blockTimestamp: string;
+  readonly blockTimestampMs?: string | undefined;
+  readonly blockNumber: bigint;
+  readonly position: number;
+  readonly baseFeePerGas: bigint;
+  readonly receipt?: RpcReceipt | undefined;
+}
+
+/** A minimal hex quantity (`0x0`, no leading zeros) of a number, bigint or 0x-hex string. */
+const quantityOf = (value: bigint | number | string): `0x${string}` =>
+  numberToHex(typeof value === 'string' ? (value === '0x' ? 0n : hexToBigInt(value as `0x${string}`)) : value);
+
+/**
+ * One transaction as JSON-RPC answers it, field for field as op-geth's `newRPCTransaction`
+ * (internal/ethapi/api.go) builds it, checked against the execution-apis `TransactionInfo`:
+ * - `r`, `s` are QUANTITY (minimal hex, no leading zeros), whatever width the signature had;
+ * - typed transactions (1, 2, 3, 4) carry `yParity` and `v` equal to it; legacy ones carry `v` as
+ *   signed (27/28, or `chainId * 2 + 35/36` under EIP-155) and no `yParity`, plus `chainId` when
+ *   EIP-155 protected;
+ * - deposits (0x7e) have `v`, `r`, `s` and `gasPrice` 0x0, `sourceHash`, `mint` only when not
+ *   zero (an empty RLP field, as op-geth decodes it to nil), `isSystemTx` only when true, the
+ *   nonce and `depositReceiptVersion` from the receipt;
+ * - `blockTimestamp` (and flashlog's `blockTimestampMs`) once the block has a hash; a
+ *   transaction of a block being built has `blockHash: null` as go-ethereum's pending ones.
+ * - `gasPrice` of a fee-market transaction is the effective price under the block's base fee;
+ * - every field of the type's schema, zero or empty ones too (`accessList: []`, `maxFeePerGas: 0x0`).
+ *
+ * @example formatTransaction(parseTransaction(raw), place) // { type: '0x2', …, yParity: '0x1', v: '0x1', r: '0x9f…', s: '0xae3…' }
+ */
+export function formatTransaction(parsed: ParsedTransaction, place: TransactionPlace): RpcObject {
+  const { receipt } = place;
+  const object: RpcObject = {
+    type: typeCodes[parsed.type] ?? '0x0',
+    hash: place.hash,
+    blockHash: place.blockHash,
+    ...(place.blockHash !== null ? { blockTimestamp: quantityOf(place.blockTimestamp) } : {}),
+    ...(place.blockHash !== null && place.blockTimestampMs !== undefined ? { blockTimestampMs: place.blockTimestampMs } : {}),
+    blockNumber: numberToHex(place.blockNumber),
+    transactionIndex: numberToHex(place.position),
+    from: place.from,
+    to: parsed.to ?? null,
+    value: hex(parsed.value ?? 0n),
+    input: parsed.data ?? '0x',
+    gas: hex(parsed.gas ?? 0n),
+    nonce: hex(parsed.nonce ?? (receipt?.depositNonce ? BigInt(receipt.depositNonce) : 0)),
+  };
+  if (parsed.type === 'deposit') {
+    object.gasPrice = '0x0';
+    object.sourceHash = parsed.sourceHash;
+    if (parsed.mint !== undefined && parsed.mint !== 0n) object.mint = hex(parsed.mint);
+    if (parsed.isSystemTx === true) object.isSystemTx = true;
+    if (receipt?.depositReceiptVersion) object.depositReceiptVersion = quantityOf(receipt.depositReceiptVersion);
+    object.v = '0x0';
+    object.r = '0x0';
+    object.s = '0x0';
+    return object;
+  }
+  // viem's parse leaves out fields whose RLP is empty (a zero fee, an empty list); the answer has them all.
+  const typed = parsed.type !== 'legacy';
+  if (parsed.chainId !== undefined || typed) object.chainId = hex(parsed.chainId ?? 0);
+  if (parsed.type === 'eip1559' || parsed.type === 'eip4844' || parsed.type === 'eip7702') {
+    const maxFee = parsed.maxFeePerGas ?? 0n;
+    const tip = parsed.maxPriorityFeePerGas ?? 0n;
+    object.maxFeePerGas = hex(maxFee);
+    object.maxPriorityFeePerGas = hex(tip);
+    object.gasPrice = hex(place.baseFeePerGas + tip < maxFee ? place.baseFeePerGas + tip : maxFee);
+  } else {
+    object.gasPrice = hex(parsed.gasPrice ?? 0n);
+  }
+  if (typed) object.accessList = parsed.accessList ?? [];
+  if (parsed.type === 'eip4844') {
+    object.maxFeePerBlobGas = hex(parsed.maxFeePerBlobGas ?? 0n);
+    object.blobVersionedHashes = parsed.blobVersionedHashes ?? [];
+  }
+  if (parsed.type === 'eip7702') {
+    object.authorizationList = (parsed.authorizationList ?? []).map((auth) => ({
+      chainId: hex(auth.chainId),
+      address: auth.address,
+      nonce: hex(auth.nonce),
+      yParity: hex(auth.yParity ?? 0),
+      r: quantityOf(auth.r),
+      s: quantityOf(auth.s),
+    }));
+  }
+  if (parsed.type === 'legacy') {
+    // v as signed; a legacy transaction without a signature (pre-Bedrock relays) has none.
+    object.v = hex(parsed.v ?? 0n);
+  } else {
+    object.yParity = hex(parsed.yParity ?? 0);
+    object.v = object.yParity;
+  }
+  object.r = quantityOf(parsed.r ?? '0x0');
+  object.s = quantityOf(parsed.s ?? '0x0');
+  return object;
 }
 
 /** The real hash and millisecond time of a block from the blocks source (absent on flashblocks blocks). */
@@ -129,10 +257,135 @@ function denimFields(block: PendingBlock): { hash?: string; timestampMs?: string
 }
 
 /**
- * The pending block as eth_getBlockByNumber("pending") answers it: hash 0x00..00 as on Base before
- * Denim (the final hash is not known before sealing), the real hash and `timestampMs` for a 200 ms
- * block from the blocks source; header from the assembled block, transactions as hashes
- * or full objects. transactionsRoot is not computed by the assembler and is returned as zero.
+ * The transactions root of each flashblocks block, grown flashblock by flashblock: a block's
+ * transactions only ever grow within its payload, so each step puts only the new ones into the
+ * trie it kept (keys rlp(index), @ethereumjs/mpt). Rebuilding the whole trie at every step cost
+ * ~1 ms a transaction on a loaded 2-core machine, 380 ms for a 400-transaction block, per
+ * flashblock. A block seen with another payload, or with fewer or other transactions than the
+ * trie holds, starts a new trie.
+ */
+function createGrowingRoots() {
+  interface Growing {
+    readonly payloadId: string;
+    readonly trie: MerklePatriciaTrie;
+    /** Hash of the last transaction put, and how many were put. */
+    lastHash: string | undefined;
+    count: number;
+    /** Puts run one after another. */
+    queue: Promise<unknown>;
+  }
+  const byNumber = new Map<bigint, Growing>();
+  return {
+    rootOf(block: PendingBlock): Promise<Hex> {
+      const txs = block.transactions;
+      let growing = byNumber.get(block.number);
+      const fits = (g: Growing): boolean =>
+        g.payloadId === block.payloadId && g.count <= txs.length && (g.count === 0 || txs[g.count - 1]!.hash === g.lastHash);
+      if (!growing || !fits(growing)) {
+        growing = { payloadId: block.payloadId, trie: new MerklePatriciaTrie(), lastHash: undefined, count: 0, queue: Promise.resolve() };
+        byNumber.set(block.number, growing);
+      }
+      const g = growing;
+      const root = g.queue.then(async () => {
+        // Another step of the same block may have grown the trie past this one meanwhile.
+        if (!fits(g)) return orderedTrieRoot(txs.map((tx) => tx.raw));
+        for (let i = g.count; i < txs.length; i++) await g.trie.put(RLP.encode(i), hexToBytes(txs[i]!.raw));
+        g.count = txs.length;
+        g.lastHash = txs.at(-1)?.hash;
+        return bytesToHex(g.trie.root());
+      });
+      g.queue = root.catch(() => undefined);
+      return root;
+    },
+    dropBelow(number: bigint): void {
+      for (const held of byNumber.keys()) if (held < number) byNumber.delete(held);
+    },
+  };
+}
+
+/** sha256 of no requests: the EIP-7685 `requestsHash` of every OP Stack block since Isthmus. */
+const emptyRequestsHash: Hex = sha256('0x');
+
+/** The header fields a pending block answers with that are not in the record of a flashblocks block. */
+export interface RebuiltHeaderFields {
+  readonly transactionsRoot: Hex;
+  readonly size: Hex;
+  /** Present when the rebuilt header with it hashes to the builder's hash (an Isthmus+ chain). */
+  readonly requestsHash?: Hex;
+  /** The rebuilt header hashes to the builder's hash: every field, and so `size`, is the block's. */
+  readonly exact: boolean;
+}
+
+/**
+ * A flashblocks block's missing header fields, rebuilt from what the record holds:
+ * - `transactionsRoot`: the ordered trie (keys rlp(index)) of the raw transactions, by
+ *   @ethereumjs/mpt (src/stateless/receipts.ts), as the node computes it when it seals the block;
+ * - `requestsHash`: the empty-requests hash when the header with it hashes to the flashblock's
+ *   `block_hash` (the builder's hash of the block so far), so a chain past Isthmus gets it; when
+ *   neither header hashes to it, when the block is at or above `requestsFrom` (the lowest block
+ *   seen with it, kept by the formatter);
+ * - `size`: the RLP length of `[header, transactions, [], withdrawals]`. It is exact when the
+ *   rebuilt header hashes to the builder's hash; when it does not (a builder that sends a zero
+ *   state root between flashblocks hashes another header), each field still has the width the
+ *   sealed header gives it, so only `requestsHash` (33 bytes) can be wrong, and only there.
+ */
+export async function rebuildHeaderFields(block: PendingBlock, root?: Hex, requestsFrom?: bigint): Promise<RebuiltHeaderFields> {
+  const header = block.header;
+  const transactionsRoot = root ?? (await orderedTrieRoot(block.transactions.map((tx) => tx.raw)));
+  const base: BlockHeader = {
+    parentHash: header.parentHash as Hex,
+    sha3Uncles: emptyUnclesHash,
+    miner: header.miner as Hex,
+    stateRoot: header.stateRoot as Hex,
+    transactionsRoot,
+    receiptsRoot: header.receiptsRoot as Hex,
+    logsBloom: header.logsBloom as Hex,
+    difficulty: 0n,
+    number: BigInt(header.number),
+    gasLimit: BigInt(header.gasLimit),
+    gasUsed: BigInt(header.gasUsed),
+    timestamp: BigInt(header.timestamp),
+    extraData: header.extraData as Hex,
+    mixHash: header.prevRandao as Hex,
+    nonce: '0x0000000000000000',
+    baseFeePerGas: BigInt(header.baseFeePerGas),
+    withdrawalsRoot: header.withdrawalsRoot as Hex,
+    blobGasUsed: BigInt(header.blobGasUsed ?? 0),
+    excessBlobGas: BigInt(header.excessBlobGas ?? 0),
+    parentBeaconBlockRoot: header.parentBeaconBlockRoot as Hex,
+  };
+  const withRequests: BlockHeader = { ...base, requestsHash: emptyRequestsHash };
+  const builderHash = header.flashblockHash.toLowerCase();
+  const matchesWith = headerHash(withRequests) === builderHash;
+  const exact = matchesWith || headerHash(base) === builderHash;
+  // Not reproducible (a builder hashing another header between flashblocks): the chain's fork
+  // as seen on an earlier block that was (forks only ever switch on).
+  const isthmus = exact ? matchesWith : requestsFrom !== undefined && base.number >= requestsFrom;
+  const rebuilt = isthmus ? withRequests : base;
+  const body = [
+    fromRlp(encodeHeader(rebuilt)),
+    // A typed transaction is a byte string in the block; a legacy one is its RLP list.
+    block.transactions.map((tx) => (hexToNumber(slice(tx.raw, 0, 1)) >= 0xc0 ? fromRlp(tx.raw) : tx.raw)),
+    [],
+    header.withdrawals.map((w) =>
+      [w.index, w.validatorIndex, w.address, w.amount].map((q) => (BigInt(q) === 0n ? '0x' : numberToHex(BigInt(q)))),
+    ),
+  ];
+  return {
+    transactionsRoot,
+    size: numberToHex(size(toRlp(body as never))),
+    ...(isthmus ? { requestsHash: emptyRequestsHash } : {}),
+    exact,
+  };
+}
+
+/**
+ * The pending block as eth_getBlockByNumber("pending") answers it, header from the record:
+ * - blocks source (200 ms blocks): the node's block, its real hash and header fields
+ *   (`transactionsRoot`, `size`, `requestsHash`, `excessBlobGas`...) and `timestampMs`;
+ * - flashblocks source: hash 0x00..00 as on Base before Denim (the final hash is not known before
+ *   sealing), the fields the feed does not send rebuilt by `rebuildHeaderFields`.
+ * Transactions as hashes or full objects.
  */
 export async function formatPendingBlock(block: PendingBlock, full: boolean, formatter: TransactionFormatter): Promise<RpcObject> {
   const header = block.header;
@@ -140,6 +393,9 @@ export async function formatPendingBlock(block: PendingBlock, full: boolean, for
     ? await Promise.all(block.transactions.map((_, position) => formatter.transaction(block, position)))
     : block.transactions.map((tx) => tx.hash);
   const denim = denimFields(block);
+  const fromNode = header.transactionsRoot !== undefined && header.size !== undefined;
+  const rebuilt = fromNode ? undefined : await formatter.headerFields(block);
+  const requestsHash = header.requestsHash ?? rebuilt?.requestsHash;
   return {
     number: header.number,
     hash: denim.hash ?? ZERO_HASH,
@@ -148,14 +404,14 @@ export async function formatPendingBlock(block: PendingBlock, full: boolean, for
     nonce: '0x0000000000000000',
     sha3Uncles: emptyUnclesHash,
     logsBloom: header.logsBloom,
-    transactionsRoot: ZERO_HASH,
+    transactionsRoot: header.transactionsRoot ?? rebuilt!.transactionsRoot,
     stateRoot: header.stateRoot,
     receiptsRoot: header.receiptsRoot,
     miner: header.miner,
     difficulty: '0x0',
     totalDifficulty: '0x0',
     extraData: header.extraData,
-    size: '0x0',
+    size: header.size ?? rebuilt!.size,
     gasLimit: header.gasLimit,
     gasUsed: header.gasUsed,
     timestamp: header.timestamp,
@@ -164,8 +420,9 @@ export async function formatPendingBlock(block: PendingBlock, full: boolean, for
     withdrawalsRoot: header.withdrawalsRoot,
     withdrawals: header.withdrawals,
     blobGasUsed: header.blobGasUsed ?? '0x0',
-    excessBlobGas: '0x0',
+    excessBlobGas: header.excessBlobGas ?? '0x0',
     parentBeaconBlockRoot: header.parentBeaconBlockRoot,
+    ...(requestsHash !== undefined ? { requestsHash } : {}),
     uncles: [],
     transactions,
   };

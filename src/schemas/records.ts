@@ -30,6 +30,8 @@ export const rpcLogSchema = z.looseObject({
   blockNumber: quantity,
   blockHash: hash32,
   blockTimestamp: quantity,
+  /** The block's time in milliseconds, where the chain has it (Base since Denim). */
+  blockTimestampMs: quantity.optional(),
   transactionHash: hash32,
   transactionIndex: quantity,
   logIndex: quantity,
@@ -93,6 +95,19 @@ export const pendingHeaderSchema = z.looseObject({
   withdrawalsRoot: hash32,
   blobGasUsed: quantity.nullable(),
   withdrawals: z.array(withdrawalSchema),
+  /**
+   * Blocks source (200 ms blocks): the block's real hash and the node's header fields below, as
+   * the node answered them; absent on a flashblocks block (not sealed yet) and in older logs.
+   */
+  hash: hash32.optional(),
+  /** Blocks source: the block's time in milliseconds (the node's `timestampMs`, or from BaseTime). */
+  timestampMs: quantity.optional(),
+  transactionsRoot: hash32.optional(),
+  /** The block's RLP size in bytes. */
+  size: quantity.optional(),
+  excessBlobGas: quantity.optional(),
+  /** EIP-7685 requests hash (Isthmus and later headers). */
+  requestsHash: hash32.optional(),
 });
 export type PendingHeader = z.output<typeof pendingHeaderSchema>;
 

@@ -9,7 +9,8 @@ import { rawTransaction } from './raw-transaction.ts';
 /**
  * A node's block (eth_getBlockByHash with full transactions) and its receipts, as the records of
  * an assembled flashblocks block: index 0, complete, `firstNew` 0, the real block hash (as
- * `flashblockHash` and `hash`), the payload id the hash's first 8 bytes. The millisecond time is
+ * `flashblockHash` and `hash`), the payload id the hash's first 8 bytes, and the header fields
+ * only the node knows (`transactionsRoot`, `size`, `excessBlobGas`, `requestsHash`) as it gave them. The millisecond time is
  * the node's `timestampMs` where it gives one, else computed from the BaseTime deposit (tx[1]).
  * Logs get `blockTimestamp` and `blockTimestampMs` where the node left them out.
  */
@@ -33,6 +34,10 @@ export const nodeBlockSchema = z.looseObject({
   withdrawalsRoot: hash32.optional(),
   parentBeaconBlockRoot: hash32.optional(),
   blobGasUsed: quantity.optional(),
+  transactionsRoot: hash32.optional(),
+  size: quantity.optional(),
+  excessBlobGas: quantity.optional(),
+  requestsHash: hash32.optional(),
   transactions: z.array(
     z.looseObject({
       hash: hash32,
@@ -97,8 +102,13 @@ export async function toAssembledBlock(block: NodeBlock, rawOf: RawLookup): Prom
       withdrawalsRoot: block.withdrawalsRoot ?? ZERO32,
       blobGasUsed: block.blobGasUsed ?? null,
       withdrawals: [],
+      // The node's own header fields, in the record schema's order (src/schemas/records.ts).
       hash: block.hash,
       timestampMs: numberToHex(blockTimeMs(block)),
+      ...(block.transactionsRoot !== undefined ? { transactionsRoot: block.transactionsRoot } : {}),
+      ...(block.size !== undefined ? { size: block.size } : {}),
+      ...(block.excessBlobGas !== undefined ? { excessBlobGas: block.excessBlobGas } : {}),
+      ...(block.requestsHash !== undefined ? { requestsHash: block.requestsHash } : {}),
     },
     transactions,
     firstNew: 0,

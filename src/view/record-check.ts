@@ -71,6 +71,7 @@ export function isRpcLog(value: unknown, ordered = true): boolean {
     matches(quantity, value.blockNumber) &&
     matches(hash32, value.blockHash) &&
     matches(quantity, value.blockTimestamp) &&
+    optional(quantity, value.blockTimestampMs) &&
     matches(hash32, value.transactionHash) &&
     matches(quantity, value.transactionIndex) &&
     matches(quantity, value.logIndex) &&
@@ -186,7 +187,13 @@ function isHeader(value: unknown): boolean {
     matches(hash32, value.flashblockHash) &&
     matches(hash32, value.withdrawalsRoot) &&
     (value.blobGasUsed === null || matches(quantity, value.blobGasUsed)) &&
-    Array.isArray(value.withdrawals)
+    Array.isArray(value.withdrawals) &&
+    optional(hash32, value.hash) &&
+    optional(quantity, value.timestampMs) &&
+    optional(hash32, value.transactionsRoot) &&
+    optional(quantity, value.size) &&
+    optional(quantity, value.excessBlobGas) &&
+    optional(hash32, value.requestsHash)
   ))
     return false;
   for (const withdrawal of value.withdrawals as unknown[]) if (!isWithdrawal(withdrawal)) return false;

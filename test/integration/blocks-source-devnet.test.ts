@@ -8,19 +8,24 @@ import { eventually } from '../helpers/context.ts';
 import { rpc } from '../helpers/devnet-feed.ts';
 import { readTopic } from '../helpers/execution-harness.ts';
 import { startBlocksGateway, type BlocksGateway } from '../helpers/blocks-gateway.ts';
+import { assertSchemaValid, validatedRpc } from '../helpers/openrpc-schema.ts';
 
 /**
  * The blocks source end to end on a real Denim devnet (200 ms blocks, the unsafe head replaced
  * every 4 blocks, load): newHeads over the node's WebSocket -> link -> embedded log -> view ->
  * gateway. What it published is the chain, block by block; every reorg withdraws exactly the
  * replaced block's logs; a gateway started later answers as the one that never stopped; `logs`
- * and `pendingLogs` subscribers of the gateway get every log once, in the log's order.
+ * and `pendingLogs` subscribers of the gateway get every log once, in the log's order; `newHeads`
+ * and the pending block carry the node's header, field by field. Every answer of the gateway is
+ * held against the execution-apis schema of its method (validatedRpc).
  */
 type Json = Record<string, unknown>;
 const strip = ({ v: _v, index: _index, ...log }: Json) => log;
 
 let net: BlocksGateway;
-const received: Record<'logs' | 'pendingLogs', Json[]> = { logs: [], pendingLogs: [] };
+type Kind = 'logs' | 'pendingLogs' | 'newHeads';
+const received: Record<Kind, Json[]> = { logs: [], pendingLogs: [], newHeads: [] };
+const kinds: Record<number, Kind> = { 1: 'logs', 2: 'pendingLogs', 3: 'newHeads' };
 let blockRecords: { number: bigint; hash: string }[] = [];
 let logRecords: Json[] = [];
 let chainRecords: ChainRecord[] = [];
@@ -29,16 +34,17 @@ let safeNumber = 0n;
 beforeAll(async () => {
   net = await startBlocksGateway({ reorgEvery: 4, load: 30, safeLagBlocks: 6, finalizedLagBlocks: 12 });
   const socket = new WebSocket(net.serve.gateway.wsUrl);
-  const ids: Record<string, 'logs' | 'pendingLogs'> = {};
+  const ids: Record<string, Kind> = {};
   socket.on('message', (data) => {
     const message = JSON.parse(data.toString()) as { id?: number; result?: string; params?: { subscription: string; result: Json } };
-    if (message.id !== undefined) ids[message.result!] = message.id === 1 ? 'logs' : 'pendingLogs';
+    if (message.id !== undefined) ids[message.result!] = kinds[message.id]!;
     else if (message.params) received[ids[message.params.subscription]!].push(message.params.result);
   });
   await new Promise((resolve) => socket.once('open', resolve));
   socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['logs'] }));
   socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'eth_subscribe', params: ['pendingLogs', {}] }));
-  await eventually(() => (Object.keys(ids).length === 2 ? true : undefined));
+  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'eth_subscribe', params: ['newHeads'] }));
+  await eventually(() => (Object.keys(ids).length === 3 ? true : undefined));
   // ~40 blocks (10 replaced heads) under load.
   await eventually(
     async () => (BigInt(await rpc<Hex>(net.devnet.rpcUrl, 'eth_blockNumber')) >= 40n ? true : undefined),
@@ -105,6 +111,7 @@ describe('blocks source on a Denim devnet', () => {
     for (const kind of ['logs', 'pendingLogs'] as const) {
       const got = received[kind];
       expect(got.length).toBeGreaterThan(20);
+      for (const log of got) assertSchemaValid(kind, log);
       const start = expected.findIndex((log) => JSON.stringify(log) === JSON.stringify(got[0]));
       expect(start).toBeGreaterThanOrEqual(0);
       expect(got).toEqual(expected.slice(start));
@@ -119,16 +126,17 @@ describe('blocks source on a Denim devnet', () => {
       await eventually(
         async () => {
           const latest = BigInt(await rpc<Hex>(net.devnet.rpcUrl, 'eth_blockNumber'));
-          const pending = await rpc<{ number: Hex; hash: Hex; timestampMs: Hex; transactions: Hex[] }>(gateway, 'eth_getBlockByNumber', [
-            'pending',
-            false,
-          ]);
+          const pending = await validatedRpc<{ number: Hex; hash: Hex; timestampMs: Hex; transactions: Hex[] }>(
+            gateway,
+            'eth_getBlockByNumber',
+            ['pending', false],
+          );
           expect(BigInt(pending.number), 'pending is never older than latest').toBeGreaterThanOrEqual(latest);
           expect(pending.timestampMs).toMatch(/^0x/);
-          const logs = await rpc<Json[]>(gateway, 'eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }]);
-          const count = await rpc<Hex>(gateway, 'eth_getBlockTransactionCountByNumber', ['pending']);
-          const receipts = await rpc<{ transactionHash: Hex; logs: Json[] }[]>(gateway, 'eth_getBlockReceipts', ['pending']);
-          const again = await rpc<{ hash: Hex }>(gateway, 'eth_getBlockByNumber', ['pending', false]);
+          const logs = await validatedRpc<Json[]>(gateway, 'eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }]);
+          const count = await validatedRpc<Hex>(gateway, 'eth_getBlockTransactionCountByNumber', ['pending']);
+          const receipts = await validatedRpc<{ transactionHash: Hex; logs: Json[] }[]>(gateway, 'eth_getBlockReceipts', ['pending']);
+          const again = await validatedRpc<{ hash: Hex }>(gateway, 'eth_getBlockByNumber', ['pending', false]);
           if (again.hash !== pending.hash) return undefined; // a block came in between: sample again
           const node = await rpc<{ transactions: Hex[] } | null>(net.devnet.rpcUrl, 'eth_getBlockByHash', [pending.hash, false]);
           if (node === null) return undefined; // replaced at the node meanwhile
@@ -143,5 +151,29 @@ describe('blocks source on a Denim devnet', () => {
         'a pending sample within one block',
       );
     }
+  });
+
+  it("sends newHeads with the node's header, field by field, each valid by the execution-apis schema", async () => {
+    const heads = received.newHeads;
+    expect(heads.length).toBeGreaterThan(20);
+    let compared = 0;
+    for (const head of heads) {
+      assertSchemaValid('newHeads', head);
+      const node = await rpc<Json | null>(net.devnet.rpcUrl, 'eth_getBlockByHash', [head.hash, false]);
+      if (!node) continue; // a replaced head the node no longer holds
+      const { transactions: _transactions, uncles: _uncles, ...header } = node;
+      expect(Object.fromEntries(Object.keys(header).map((field) => [field, head[field]])), `block ${String(head.number)}`).toEqual(header);
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(20);
+  });
+
+  it('answers the pending block (full transactions) as the node answers that block, by hash', async () => {
+    const pending = await validatedRpc<Json>(net.serve.gateway.url, 'eth_getBlockByNumber', ['pending', true]);
+    const node = await rpc<Json | null>(net.devnet.rpcUrl, 'eth_getBlockByHash', [pending.hash, true]);
+    if (!node) return expect(blockRecords.at(-1)!.hash).toBe(pending.hash); // replaced since: nothing to compare with
+    const { transactions, ...header } = node;
+    expect(Object.fromEntries(Object.keys(header).map((field) => [field, pending[field]]))).toEqual(header);
+    expect((pending.transactions as Json[]).map((tx) => tx.hash)).toEqual((transactions as Json[]).map((tx) => tx.hash));
   });
 });

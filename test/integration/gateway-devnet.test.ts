@@ -1,10 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, getContractAddress, http, webSocket, type Hex, type PublicClient } from 'viem';
+import {
+  createPublicClient,
+  createWalletClient,
+  getContractAddress,
+  hexToNumber,
+  http,
+  numberToHex,
+  size,
+  slice,
+  webSocket,
+  type Hex,
+  type PublicClient,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Devnet } from '../../src/devnet/devnet.ts';
 import type { Serve } from '../../streams/serve.ts';
 import { eventually } from '../helpers/context.ts';
 import { startDevnetGateway, type DevnetGateway } from '../helpers/devnet-gateway.ts';
+import { validatingFetch } from '../helpers/openrpc-schema.ts';
+import { topics } from '../../src/log/topics.ts';
+import { rebuildHeaderFields } from '../../src/rpc/format.ts';
+import { blockRecordSchema } from '../../src/schemas/records.ts';
+import type { PendingBlock } from '../../src/view/state.ts';
+import { readTopic } from '../helpers/execution-harness.ts';
 
 /**
  * The whole path on the devnet: devnet flashblocks -> ingest (local EDR executor) -> embedded log
@@ -23,7 +41,7 @@ let serve: Serve;
 let setup: DevnetGateway;
 
 const raw = async (url: string, method: string, params: unknown[]) => {
-  const response = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const response = await validatingFetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
   return (await response.json()) as { result?: any; error?: { code: number; message: string } };
 };
 /** Resolves right after the devnet seals a block, so the next one is ~blockTimeMs away. */
@@ -42,7 +60,7 @@ describe('the gateway on the devnet, with viem', () => {
   it('shows a pre-confirmed transfer and deployment (balance, code, storage, logs) before their block seals', async () => {
     const account = privateKeyToAccount(devnet.accounts[1]!.privateKey);
     const recipient = privateKeyToAccount(`0x${'42'.repeat(32)}`).address;
-    const gateway = createPublicClient({ transport: http(serve.gateway.url) }) as PublicClient;
+    const gateway = createPublicClient({ transport: http(serve.gateway.url, { fetchFn: validatingFetch }) }) as PublicClient;
     const node = createPublicClient({ transport: http(devnet.rpcUrl) }) as PublicClient;
     const wallet = createWalletClient({ account, transport: http(devnet.rpcUrl) });
     const ws = createPublicClient({ transport: webSocket(serve.gateway.wsUrl) });
@@ -159,4 +177,37 @@ describe('the gateway on the devnet, with viem', () => {
     expect(replay.error).toEqual((await raw(devnet.rpcUrl, 'eth_sendRawTransaction', ['0x02'])).error);
     expect((await raw(url, 'eth_getLogs', [{ fromBlock: '0x0', toBlock: '0x1000' }])).error?.code).toBe(-32602);
   }, 40_000);
+
+  it('rebuilds the header fields the feed does not send as the node seals them: transactionsRoot, size, requestsHash', async () => {
+    await afterSeal();
+    await afterSeal();
+    const records = (await readTopic(setup.log, topics.blocks)).map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
+    let compared = 0;
+    for (const record of records) {
+      // The devnet's index-0 and last flashblocks carry the real block's hash (trial ones in between do not).
+      const node = await raw(devnet.rpcUrl, 'eth_getBlockByHash', [record.header.flashblockHash, false]);
+      if (!node.result) continue;
+      const block = {
+        number: BigInt(record.blockNumber),
+        header: record.header,
+        transactions: record.transactions,
+      } as unknown as PendingBlock;
+      const fields = await rebuildHeaderFields(block);
+      expect(fields.exact).toBe(true);
+      expect({ transactionsRoot: fields.transactionsRoot, requestsHash: fields.requestsHash }).toEqual({
+        transactionsRoot: node.result.transactionsRoot,
+        requestsHash: node.result.requestsHash,
+      });
+      // The size is go-ethereum's (and reth's): rlp([header, transactions, [], withdrawals]), a typed
+      // transaction as an RLP string of its envelope. EDR's `size` counts each typed transaction
+      // without that string's header (1 + its length's bytes): the difference is exactly those headers.
+      const stringHeaders = record.transactions
+        .map((tx) => tx.raw as Hex)
+        .filter((raw) => hexToNumber(slice(raw, 0, 1)) < 0xc0)
+        .reduce((sum, raw) => sum + (size(raw) < 56 ? 1 : 1 + size(numberToHex(size(raw)))), 0);
+      expect(hexToNumber(fields.size as Hex)).toBe(hexToNumber(node.result.size) + stringHeaders);
+      compared++;
+    }
+    expect(compared).toBeGreaterThanOrEqual(2);
+  }, 20_000);
 });

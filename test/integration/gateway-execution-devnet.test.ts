@@ -19,6 +19,7 @@ import type { Devnet } from '../../src/devnet/devnet.ts';
 import type { Serve } from '../../streams/serve.ts';
 import { eventually } from '../helpers/context.ts';
 import { startDevnetGateway, type DevnetGateway } from '../helpers/devnet-gateway.ts';
+import { validatingFetch } from '../helpers/openrpc-schema.ts';
 
 /**
  * eth_call, eth_estimateGas and eth_simulateV1 with `pending` on the devnet: devnet flashblocks -> ingest (local
@@ -39,7 +40,7 @@ let setup: DevnetGateway;
 
 type Reply = { result?: any; error?: { code: number; message: string; data?: unknown } };
 const raw = async (url: string, method: string, params: unknown[]): Promise<Reply> => {
-  const response = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }) });
+  const response = await validatingFetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }) });
   return (await response.json()) as Reply;
 };
 const afterSeal = () => setup.afterSeal();

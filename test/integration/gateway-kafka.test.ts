@@ -7,6 +7,7 @@ import { eventually, kafkaBrokers, testContext } from '../helpers/context.ts';
 import { prefixedLog } from '../helpers/prefixed-log.ts';
 import { createRpcStub, type RpcStub } from '../helpers/rpc-stub.ts';
 import { blockBuilder, chainRecord, sender, signedTransfers } from '../helpers/view-records.ts';
+import { validatingFetch } from '../helpers/openrpc-schema.ts';
 
 /**
  * Two gateways, each with its own Kafka client and ephemeral reader, on one Kafka log (this run's
@@ -18,7 +19,10 @@ const logs: Log[] = [];
 const serves: Serve[] = [];
 
 const call = async (serve: Serve, method: string, params: unknown[]) => {
-  const response = await fetch(serve.gateway.url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const response = await validatingFetch(serve.gateway.url, {
+    method: 'POST',
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   return (await response.json()) as { result?: unknown; error?: unknown };
 };
 const queries = (hash: string): [string, unknown[]][] => [

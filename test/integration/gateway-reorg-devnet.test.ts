@@ -6,6 +6,7 @@ import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
 import { createServe, type Serve } from '../../streams/serve.ts';
 import { eventually, testContext } from '../helpers/context.ts';
 import { startFlashlog, type FlashlogUnderTest } from '../helpers/execution-harness.ts';
+import { assertSchemaValid } from '../helpers/openrpc-schema.ts';
 
 /**
  * A reorg seen by a `pendingLogs` subscriber, all real: the devnet seals every 2nd block without
@@ -103,5 +104,6 @@ describe('pendingLogs through a reorg on the devnet', () => {
     );
     expect(first).toMatchObject({ logIndex: removed.logIndex, removed: false });
     expect(notified.indexOf(first!)).toBeLessThan(notified.indexOf(removed));
+    for (const log of notified) assertSchemaValid('pendingLogs', log);
   }, 90_000);
 });

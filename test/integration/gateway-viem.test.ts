@@ -7,6 +7,7 @@ import { createServe, type Serve } from '../../streams/serve.ts';
 import { eventually, tempDir, testContext } from '../helpers/context.ts';
 import { createRpcStub, type RpcStub } from '../helpers/rpc-stub.ts';
 import { blockBuilder, emitter, sender, signedTransfers } from '../helpers/view-records.ts';
+import { validatingFetch } from '../helpers/openrpc-schema.ts';
 
 /**
  * viem as a real client of the gateway (http and webSocket transports): its formatters accept the
@@ -54,7 +55,7 @@ afterAll(async () => {
 
 describe('viem against the gateway', () => {
   it('reads the pending block, logs and state over http', async () => {
-    const client = createPublicClient({ transport: http(serve.gateway.url) });
+    const client = createPublicClient({ transport: http(serve.gateway.url, { fetchFn: validatingFetch }) });
     const pending = await client.getBlock({ blockTag: 'pending', includeTransactions: true });
     expect(pending.number).toBe(42n);
     expect(pending.transactions[0]).toMatchObject({ hash: txs[0]!.hash, from: sender.address.toLowerCase(), type: 'eip1559', value: 1n });

@@ -7,6 +7,7 @@ import { createServe, type Serve } from '../../streams/serve.ts';
 import { eventually, metricValue, tempDir, testContext } from '../helpers/context.ts';
 import { createRpcStub, hang, type RpcStub } from '../helpers/rpc-stub.ts';
 import { blockBuilder, chainRecord, emitter, sender, signedTransfers, transferTopic, zeroHash } from '../helpers/view-records.ts';
+import { assertSchemaValid, validatedCounts, validatingFetch } from '../helpers/openrpc-schema.ts';
 
 /**
  * The gateway over a real embedded log and real HTTP/WebSocket servers; the upstream is a scripted
@@ -28,6 +29,38 @@ const historicalLog = {
   removed: false,
 };
 const canonicalReceiptHash = `0x${'77'.repeat(32)}`;
+const stubHeader = {
+  parentHash: `0x${'88'.repeat(32)}`,
+  sha3Uncles: '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347',
+  miner: '0x4200000000000000000000000000000000000011',
+  stateRoot: `0x${'01'.repeat(32)}`,
+  transactionsRoot: '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421',
+  receiptsRoot: '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421',
+  logsBloom: `0x${'0'.repeat(512)}`,
+  difficulty: '0x0',
+  gasLimit: '0x1c9c380',
+  gasUsed: '0x0',
+  extraData: '0x',
+  mixHash: `0x${'02'.repeat(32)}`,
+  nonce: '0x0000000000000000',
+  baseFeePerGas: '0x3b9aca00',
+  size: '0x260',
+  uncles: [],
+};
+const stubReceipt = {
+  transactionIndex: '0x0',
+  blockNumber: '0x9',
+  from: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
+  to: emitter,
+  cumulativeGasUsed: '0x5208',
+  gasUsed: '0x5208',
+  effectiveGasPrice: '0x3b9aca00',
+  contractAddress: null,
+  logs: [],
+  logsBloom: `0x${'0'.repeat(512)}`,
+  status: '0x1',
+  type: '0x2',
+};
 
 let dir: ReturnType<typeof tempDir>;
 let log: Log;
@@ -38,7 +71,7 @@ let txs: Awaited<ReturnType<typeof signedTransfers>>;
 const block10 = blockBuilder(10n);
 
 async function rpc(url: string, body: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(url, {
+  const response = await validatingFetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -62,14 +95,16 @@ beforeAll(async () => {
   stub = await createRpcStub({
     eth_blockNumber: () => '0x9',
     eth_chainId: () => '0x385',
+    // Well-formed answers (every answer of this suite is held against the execution-apis schemas).
     eth_getBlockByNumber: ([tag]) => ({
+      ...stubHeader,
       number: tag === 'latest' ? '0x9' : tag,
       hash: `0x${'99'.repeat(32)}`,
       timestamp: '0x1234',
       transactions: [],
     }),
     eth_getTransactionReceipt: ([hash]) =>
-      hash === canonicalReceiptHash ? { transactionHash: canonicalReceiptHash, blockHash: `0x${'99'.repeat(32)}` } : null,
+      hash === canonicalReceiptHash ? { ...stubReceipt, transactionHash: canonicalReceiptHash, blockHash: `0x${'99'.repeat(32)}` } : null,
     eth_getTransactionByHash: () => null,
     eth_getBalance: () => '0x7',
     eth_getTransactionCount: () => '0x3',
@@ -345,6 +380,11 @@ describe('subscriptions over WebSocket', () => {
         5000,
         'notifications',
       );
+      // Well-formed by the execution-apis schemas: logs, the block, full transactions (Base's kinds
+      // extend the standard objects: the transaction carries its receipt's fields and logs).
+      for (const entry of of(all)) assertSchemaValid('pendingLogs', entry);
+      for (const block of of(blocks)) assertSchemaValid('eth_getBlockByNumber', block);
+      for (const tx of of(full)) assertSchemaValid('eth_getTransactionByHash', tx);
       expect(of(all).map((l) => l.transactionHash)).toEqual([txs[3]!.hash, txs[4]!.hash]);
       expect(of(none)).toEqual([]);
       expect(of(hashes)).toEqual([txs[3]!.hash, txs[4]!.hash]);
@@ -429,5 +469,18 @@ describe('restart', () => {
     expect(await metricValue(ctx, 'flashlog_view_applied_offset', { topic: 'flashlog.blocks', partition: '0' })).toBe(Number(blocksEnd));
     expect(await metricValue(ctx, 'flashlog_view_replay_progress_ratio')).toBe(1);
     expect(await metricValue(ctx, 'flashlog_view_records_total')).toBeGreaterThan(0);
+  });
+});
+
+describe('schemas', () => {
+  it('held the answers of this suite against the execution-apis schemas, method by method', () => {
+    for (const method of [
+      'eth_getBlockByNumber',
+      'eth_getTransactionByHash',
+      'eth_getTransactionReceipt',
+      'eth_getBlockReceipts',
+      'eth_getLogs',
+    ])
+      expect(validatedCounts.get(method) ?? 0, method).toBeGreaterThan(0);
   });
 });

@@ -4,7 +4,8 @@ import { kindOnly } from '../kind-params.ts';
 
 /**
  * `newHeads` (the standard kind): the header of each new canonical block.
- * - Blocks source: each new 200 ms block of the view (its first step), with `timestampMs`.
+ * - Blocks source: each new 200 ms block of the view (its first step): the node's header, with
+ *   `timestampMs` (formatPendingBlock without the body).
  * - Flashblocks chain: each canonical block the view's head passes, read from the upstream once;
  *   without an upstream it is not offered.
  */
