@@ -62,7 +62,7 @@ describe('commands started with their defaults', () => {
     started.push(devnet);
     await devnet.current.waitFor((line) => line.msg === 'devnet started', 60_000);
     const run = managed(['run', '--ws', 'ws://127.0.0.1:7111', '--rpc', 'http://127.0.0.1:8545'], env);
-    const serve = managed(['serve', '--rpc', 'http://127.0.0.1:8545'], env);
+    const serve = managed(['serve', '--ws', 'ws://127.0.0.1:7111', '--rpc', 'http://127.0.0.1:8545'], env);
     const ingest = managed(['ingest', '--ws', 'ws://127.0.0.1:7111', '--rpc', 'http://127.0.0.1:8545', '--executor', 'metadata'], env);
     const enclave = managed(['enclave'], env);
     await enclave.current.waitFor((line) => line.msg === 'enclave listening', 30_000);
