@@ -8,7 +8,7 @@ import { commands } from './commands.ts';
 
 const overview = (): string =>
   [
-    'flashlog: Base flashblocks pre-confirmations as a replayable log, a materialized view and a pending JSON-RPC gateway.',
+    "flashlog: an OP Stack chain's pre-confirmations (a flashblocks feed, or a node's 200 ms blocks) as a replayable log, a materialized view and a pending JSON-RPC gateway.",
     '',
     'Usage: flashlog <command> [options]      flashlog <command> --help',
     '',
@@ -28,6 +28,19 @@ const commandHelp = (command: Command): string =>
     '  --help, -h\n      show this help',
     describeSettings(command.settings, command.defaults),
   ].join('\n');
+
+/**
+ * An error as one line: viem's errors carry a multi-line message (request body, docs link,
+ * version); their short message, URL and details say what failed.
+ */
+export function readableLine(error: unknown): string {
+  const { shortMessage, url, details } = (error ?? {}) as { shortMessage?: unknown; url?: unknown; details?: unknown };
+  const text =
+    typeof shortMessage === 'string'
+      ? `${shortMessage.replace(/\.$/, '')}${typeof url === 'string' ? ` (${url})` : ''}${typeof details === 'string' && details ? `: ${details}` : ''}`
+      : errorMessage(error);
+  return text.replace(/\s*\n\s*/g, '; ').trim();
+}
 
 /**
  * The CLI entry: parses the config (exit 2 on a bad setting), builds the context, runs the
@@ -107,8 +120,9 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
       process.stderr.write(`flashlog ${command.name}: ${error.message}\n`);
       code = 2;
     } else {
-      logger.fatal({ err: error }, `${command.name} failed`);
-      process.stderr.write(`flashlog ${command.name}: ${errorMessage(error)}\n`);
+      // One readable line; the stack only at --log-level debug.
+      logger.debug({ err: error }, `${command.name} failed`);
+      process.stderr.write(`flashlog ${command.name}: ${readableLine(error)}\n`);
       code = 1;
     }
   }
