@@ -1,3 +1,4 @@
+import { formatEther } from 'viem';
 import { ConfigError } from '../src/errors.ts';
 import type { Context } from '../src/context.ts';
 import { openLog } from '../src/log/open.ts';
@@ -177,10 +178,19 @@ export const runCommand: Command = {
         `  source: 200 ms blocks from ${handle.rpcWsUrl ? `${handle.rpcWsUrl} (newHeads)` : `${handle.rpcUrl} (polled every ${ctx.config.blocksPollMs} ms)`}; upstream RPC ${handle.rpcUrl}\n`,
       );
     else out.write(`  source: flashblocks ${handle.feedUrls.join(', ')}; upstream RPC ${handle.rpcUrl}\n`);
-    if (handle.devnet)
+    if (handle.devnet) {
       out.write(
         `  devnet: RPC ${handle.devnet.rpcUrl}, ${handle.source === 'blocks' ? 'WebSocket JSON-RPC' : 'flashblocks'} ${handle.devnet.wsUrl}\n`,
       );
+      const { DEVNET_ACCOUNT_BALANCE, DEVNET_MNEMONIC, LOAD_ACCOUNTS, devnetAccounts } = await import('../src/devnet/devnet.ts');
+      out.write(
+        [
+          `  mnemonic: ${DEVNET_MNEMONIC}`,
+          `  funded accounts (${formatEther(DEVNET_ACCOUNT_BALANCE)} ETH each; --load sends from 0-${LOAD_ACCOUNTS - 1}, the others are yours):`,
+          ...devnetAccounts().map((account, i) => `    (${i}) ${account.address}  ${account.privateKey}`),
+        ].join('\n') + '\n',
+      );
+    }
     if (ctx.config.network && !ctx.config.rpc)
       out.write(`  note: public endpoints are rate-limited (see README, "Chains"); use your own node (--rpc, --rpc-ws) for load\n`);
     const tty = out.isTTY === true;
