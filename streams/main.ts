@@ -2,6 +2,7 @@ import { describeSettings, parseConfig } from '../src/config/settings.ts';
 import { createShutdown, type Context } from '../src/context.ts';
 import { ConfigError, errorMessage } from '../src/errors.ts';
 import { createLogger } from '../src/obs/logger.ts';
+import { ignoreKafkajsNegativeTimeoutWarning } from '../src/obs/warnings.ts';
 import { createMetricsRegistry, serveMetrics } from '../src/obs/metrics.ts';
 import type { Command } from './command.ts';
 import { commands } from './commands.ts';
@@ -47,6 +48,7 @@ export function readableLine(error: unknown): string {
  * command, ties SIGINT/SIGTERM to shutdown and exits with the command's code.
  */
 export async function main(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<void> {
+  ignoreKafkajsNegativeTimeoutWarning();
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${overview()}\n`);
