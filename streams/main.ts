@@ -81,7 +81,9 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
     return;
   }
   const { config, positionals } = parsed;
-  const logger = createLogger({ level: config.logLevel, name: `flashlog-${command.name}` });
+  // A service logs on stdout; a command whose stdout is its result (prove, tail, schema, …) on stderr,
+  // so `flashlog prove request.json > reply.json` holds the reply alone.
+  const logger = createLogger({ level: config.logLevel, name: `flashlog-${command.name}`, fd: command.longRunning ? 1 : 2 });
   const shutdown = createShutdown(logger);
   const metrics = createMetricsRegistry();
   const ctx: Context = { config, logger, metrics, shutdown };
