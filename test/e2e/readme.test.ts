@@ -227,10 +227,17 @@ describe('README: the opening commands', () => {
     it(`${raw}: the gateway and devnet answer, the printed keys are funded, nothing warns`, async () => {
       const run = start(substitute(line));
       await whenReady(run);
-      const text = run.lines.map((l) => l.text).filter((t): t is string => typeof t === 'string');
-      const gateway = /^flashlog gateway: (http:\/\/\S+)/.exec(text.find((t) => t.startsWith('flashlog gateway: '))!)![1]!;
+      const printed = (pattern: RegExp) =>
+        eventually(() => {
+          for (const l of run.lines) {
+            const match = typeof l.text === 'string' ? pattern.exec(l.text) : null;
+            if (match) return match[1]!;
+          }
+          return undefined;
+        }, 10_000, `a printed line ${pattern}`);
+      const gateway = await printed(/^flashlog gateway: (http:\/\/\S+)/);
       expect(gateway).toBe(`http://127.0.0.1:${ports.get(8547)}`);
-      const devnetRpc = /devnet: RPC (http:\/\/\S+),/.exec(await eventually(() => text.find((t) => t.includes('devnet: RPC')) ?? undefined))![1]!;
+      const devnetRpc = await printed(/devnet: RPC (http:\/\/\S+),/);
       // The funded accounts with their keys, as printed: each key's address (viem), funded on the devnet.
       const accounts = await eventually(() => {
         const found = run.lines
@@ -290,10 +297,10 @@ describe('README: the prover walkthrough, from a fresh clone', () => {
     expect(verified.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { kind: string }).kind)).toContain('aggregate');
     const executed = Object.entries(results).filter(([line]) => line.includes('execute-block'));
     expect(executed.length).toBe(2);
-    for (const [line, result] of executed)
-      expect(line.includes('--json') ? (JSON.parse(result.stdout) as { matches: boolean }).matches : result.stdout).toBe(
-        line.includes('--json') ? true : expect.stringContaining('block hash matches'),
-      );
+    for (const [line, result] of executed) {
+      if (line.includes('--json')) expect((JSON.parse(result.stdout) as { matches: boolean }).matches, line).toBe(true);
+      else expect(result.stdout, line).toContain('block hash matches');
+    }
     for (const service of services) {
       expect(service.lines.filter((l) => typeof l.level === 'number' && l.level >= 50)).toEqual([]);
       expect(await stop(service), `${service.name} exit`).toBe(0);
