@@ -39,7 +39,9 @@ try {
       ...fixtureJsonFromRpc(witness, devnetRollupConfig),
     };
     writeFileSync(out, `${JSON.stringify(fixture, null, 1)}\n`);
-    process.stdout.write(`${out}: block ${number}, ${block.transactions.length} transactions, ${Object.keys(witness.preimages).length} preimages\n`);
+    process.stdout.write(
+      `${out}: block ${number}, ${block.transactions.length} transactions, ${Object.keys(witness.preimages).length} preimages\n`,
+    );
     break;
   }
 } finally {

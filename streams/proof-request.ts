@@ -18,7 +18,7 @@ const rpc = (url: string, timeoutMs: number): CallRpc => {
  */
 export const proofRequestCommand: Command = {
   name: 'proof-request',
-  summary: "print a ProofRequest for L2 blocks (agreed, N] from an L1 and an L2 node (for flashlog prove)",
+  summary: 'print a ProofRequest for L2 blocks (agreed, N] from an L1 and an L2 node (for flashlog prove)',
   usage: 'flashlog proof-request --l1-rpc URL --l2-rpc URL --block-number N [--agreed-block-number M] > request.json',
   settings: ['logLevel', 'l1Rpc', 'l2Rpc', 'blockNumber', 'agreedBlockNumber', 'rpcTimeoutMs'],
   longRunning: false,
@@ -27,7 +27,8 @@ export const proofRequestCommand: Command = {
     if (positionals.length > 0) throw new ConfigError(`expected no positional arguments, got ${JSON.stringify(positionals)}`);
     if (!config.l1Rpc) throw new ConfigError('--l1-rpc (FLASHLOG_L1_RPC): required, expected an http(s) URL of an L1 execution node');
     if (!config.l2Rpc) throw new ConfigError('--l2-rpc (FLASHLOG_L2_RPC): required, expected an http(s) URL of an L2 execution node');
-    if (config.blockNumber === undefined) throw new ConfigError('--block-number (FLASHLOG_BLOCK_NUMBER): required, expected the claimed L2 block');
+    if (config.blockNumber === undefined)
+      throw new ConfigError('--block-number (FLASHLOG_BLOCK_NUMBER): required, expected the claimed L2 block');
     const agreed = config.agreedBlockNumber ?? config.blockNumber - 1;
     if (agreed >= config.blockNumber)
       throw new ConfigError(

@@ -21,14 +21,7 @@ import { extendBlock, startBlock, type AssembledBlock } from './assemble.ts';
 export type SequencerInput =
   { readonly type: 'flashblock'; readonly flashblock: Flashblock } | { readonly type: 'canonical'; readonly blockNumber: bigint };
 
-export type RejectReason =
-  | 'duplicate'
-  | 'gap'
-  | 'bad_first_index'
-  | 'joined_mid_block'
-  | 'dropped_block'
-  | 'stale'
-  | 'too_far_ahead';
+export type RejectReason = 'duplicate' | 'gap' | 'bad_first_index' | 'joined_mid_block' | 'dropped_block' | 'stale' | 'too_far_ahead';
 
 export type SequencerEvent =
   | {

@@ -53,7 +53,9 @@ describe('sourceModeOf', () => {
 
   it('refuses contradictions with a message naming the settings', () => {
     expect(() => sourceModeOf(parsed(['--devnet', '--denim', '--source', 'flashblocks']))).toThrow(ConfigError);
-    expect(() => sourceModeOf(parsed(['--devnet', '--denim', '--source', 'flashblocks']))).toThrow(/--source.*"flashblocks".*--devnet --denim/);
+    expect(() => sourceModeOf(parsed(['--devnet', '--denim', '--source', 'flashblocks']))).toThrow(
+      /--source.*"flashblocks".*--devnet --denim/,
+    );
     expect(() => sourceModeOf(parsed(['--devnet', '--source', 'blocks']))).toThrow(/expected "flashblocks"/);
     expect(() => sourceModeOf(parsed(['--devnet', '--network', 'base-sepolia']))).toThrow(/--devnet and --network/);
     expect(() => sourceModeOf(parsed(['--denim', '--rpc', node]))).toThrow(/--denim: got it without --devnet/);

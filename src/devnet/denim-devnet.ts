@@ -9,8 +9,7 @@ import type { Load } from './load.ts';
 import { l1AttributesFor } from './producer.ts';
 import { startRpcServer } from './rpc-server.ts';
 import { counter, type Registry } from '../obs/metrics.ts';
-import type { Devnet, DevnetAccount } from './handle.ts';
-import { LOAD_ACCOUNTS } from './devnet.ts';
+import { LOAD_ACCOUNTS, type Devnet, type DevnetAccount } from './handle.ts';
 
 /**
  * `flashlog devnet --denim`: a local chain shaped like Base after Denim. One complete block every

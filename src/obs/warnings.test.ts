@@ -36,6 +36,8 @@ describe('ignoreKafkajsNegativeTimeoutWarning', () => {
 
   it('a negative timeout of another origin, and other warnings, still print', () => {
     expect(stderrOf(true, 'clearTimeout(setTimeout(() => {}, -5));')).toContain('TimeoutNegativeWarning');
-    expect(stderrOf(true, "process.emitWarning('something else', 'ExperimentalWarning');")).toContain('ExperimentalWarning: something else');
+    expect(stderrOf(true, "process.emitWarning('something else', 'ExperimentalWarning');")).toContain(
+      'ExperimentalWarning: something else',
+    );
   });
 });

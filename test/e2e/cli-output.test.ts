@@ -72,7 +72,9 @@ describe('flashlog CLI output', () => {
     ]);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toBe(`flashlog prover-host: --port (FLASHLOG_PORT): 127.0.0.1:${port} is already in use; expected a free port (0 = any)\n`);
+    expect(stderr).toBe(
+      `flashlog prover-host: --port (FLASHLOG_PORT): 127.0.0.1:${port} is already in use; expected a free port (0 = any)\n`,
+    );
   });
 
   it('a Kafka command prints no TimeoutNegativeWarning', async () => {

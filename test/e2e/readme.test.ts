@@ -77,7 +77,7 @@ const substitute = (line: string) =>
   line.replace(new RegExp(`(?<=[:\\s])(${defaultPorts.join('|')})\\b`, 'g'), (port) => String(ports.get(Number(port))));
 
 let clone: string;
-const cleanups: (() => void | Promise<void>)[] = [];
+const cleanups: (() => unknown)[] = [];
 beforeAll(async () => {
   for (const port of defaultPorts) ports.set(port, await freePort());
   clone = mkdtempSync(join(tmpdir(), 'flashlog-readme-'));
@@ -228,13 +228,17 @@ describe('README: the opening commands', () => {
       const run = start(substitute(line));
       await whenReady(run);
       const printed = (pattern: RegExp) =>
-        eventually(() => {
-          for (const l of run.lines) {
-            const match = typeof l.text === 'string' ? pattern.exec(l.text) : null;
-            if (match) return match[1]!;
-          }
-          return undefined;
-        }, 10_000, `a printed line ${pattern}`);
+        eventually(
+          () => {
+            for (const l of run.lines) {
+              const match = typeof l.text === 'string' ? pattern.exec(l.text) : null;
+              if (match) return match[1]!;
+            }
+            return undefined;
+          },
+          10_000,
+          `a printed line ${pattern}`,
+        );
       const gateway = await printed(/^flashlog gateway: (http:\/\/\S+)/);
       expect(gateway).toBe(`http://127.0.0.1:${ports.get(8547)}`);
       const devnetRpc = await printed(/devnet: RPC (http:\/\/\S+),/);
@@ -294,7 +298,12 @@ describe('README: the prover walkthrough, from a fresh clone', () => {
     const reply = JSON.parse(readFileSync(join(clone, 'reply.json'), 'utf8')) as { result?: { Tee?: { proposals: unknown[] } } };
     expect(reply.result?.Tee?.proposals.length).toBeGreaterThan(0);
     const verified = Object.entries(results).find(([line]) => line.includes('verify-proposal'))![1];
-    expect(verified.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { kind: string }).kind)).toContain('aggregate');
+    expect(
+      verified.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { kind: string }).kind),
+    ).toContain('aggregate');
     const executed = Object.entries(results).filter(([line]) => line.includes('execute-block'));
     expect(executed.length).toBe(2);
     for (const [line, result] of executed) {

@@ -52,10 +52,7 @@ export async function startBlocksGateway(
     ingest,
     ctx,
     async startServe() {
-      const other = await createServe(
-        { ...testContext({ port: 0, source: 'blocks' }) },
-        { log, rpcUrl: devnet.rpcUrl, source: 'blocks' },
-      );
+      const other = await createServe({ ...testContext({ port: 0, source: 'blocks' }) }, { log, rpcUrl: devnet.rpcUrl, source: 'blocks' });
       extra.push(other);
       return other;
     },

@@ -17,19 +17,23 @@ describe.each([
     try {
       const senders = new Map<string, number>();
       let scanned = 0;
-      await eventually(async () => {
-        const head = Number(BigInt((await rpc(devnet.rpcUrl, 'eth_blockNumber', [])) as Hex));
-        for (; scanned <= head; scanned++) {
-          const block = (await rpc(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${scanned.toString(16)}`, true])) as {
-            transactions: { from: Hex; type: Hex }[];
-          };
-          for (const tx of block.transactions) {
-            if (tx.type === '0x7e') continue; // deposits: the system's and fresh depositors'
-            senders.set(tx.from.toLowerCase(), (senders.get(tx.from.toLowerCase()) ?? 0) + 1);
+      await eventually(
+        async () => {
+          const head = Number(BigInt((await rpc(devnet.rpcUrl, 'eth_blockNumber', [])) as Hex));
+          for (; scanned <= head; scanned++) {
+            const block = (await rpc(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${scanned.toString(16)}`, true])) as {
+              transactions: { from: Hex; type: Hex }[];
+            };
+            for (const tx of block.transactions) {
+              if (tx.type === '0x7e') continue; // deposits: the system's and fresh depositors'
+              senders.set(tx.from.toLowerCase(), (senders.get(tx.from.toLowerCase()) ?? 0) + 1);
+            }
           }
-        }
-        return [...senders.values()].reduce((a, b) => a + b, 0) >= 150 ? true : undefined;
-      }, 60_000, '150 transactions of the load');
+          return [...senders.values()].reduce((a, b) => a + b, 0) >= 150 ? true : undefined;
+        },
+        60_000,
+        '150 transactions of the load',
+      );
       const index = (address: string) => devnet.accounts.findIndex((account) => account.address.toLowerCase() === address);
       const used = [...senders.keys()].map(index).sort((a, b) => a - b);
       expect(used.filter((i) => i === 8 || i === 9)).toEqual([]);
