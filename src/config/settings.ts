@@ -153,7 +153,8 @@ export const settings = {
       .optional(),
     repeatable: true,
     expects: 'ws:// or wss:// URL (repeatable)',
-    describe: 'flashblocks WebSocket feed; many are merged and de-duplicated',
+    describe:
+      'flashblocks WebSocket feed; many are merged and de-duplicated (serve: only says the source is flashblocks, as for ingest)',
   }),
   maxFrameBytes: setting({
     schema: bytes,
