@@ -153,8 +153,7 @@ export const settings = {
       .optional(),
     repeatable: true,
     expects: 'ws:// or wss:// URL (repeatable)',
-    describe:
-      'flashblocks WebSocket feed; many are merged and de-duplicated (serve: only says the source is flashblocks, as for ingest)',
+    describe: 'flashblocks WebSocket feed; many are merged and de-duplicated (serve: only says the source is flashblocks, as for ingest)',
   }),
   maxFrameBytes: setting({
     schema: bytes,
