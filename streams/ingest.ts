@@ -82,6 +82,10 @@ export const ingestCommand: Command = {
   async run(ctx) {
     const mode = sourceModeOf({ ...ctx.config, devnet: false, denim: false }); // run's --devnet is not a setting here
     ctx.logger.info({ source: mode.source, decidedBy: mode.decidedBy }, 'source decided');
+    if (!mode.rpcUrl && mode.feedUrls.length === 0)
+      throw new ConfigError(
+        "--ws (FLASHLOG_WS) or --rpc (FLASHLOG_RPC): got neither, expected a flashblocks feed's ws:// URL, or a node's http(s):// JSON-RPC URL for its 200 ms blocks (or --network)",
+      );
     if (mode.source === 'blocks') return runBlocksIngest(ctx, mode);
     const urls = mode.feedUrls;
     if (urls.length === 0)
