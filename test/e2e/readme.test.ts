@@ -81,7 +81,13 @@ const cleanups: (() => unknown)[] = [];
 beforeAll(async () => {
   for (const port of defaultPorts) ports.set(port, await freePort());
   clone = mkdtempSync(join(tmpdir(), 'flashlog-readme-'));
-  execFileSync('sh', ['-c', `git -C "${repo}" archive --format=tar HEAD | tar -x -C "${clone}"`]);
+  try {
+    execFileSync('sh', ['-c', `set -o pipefail 2>/dev/null; git -C "${repo}" archive --format=tar HEAD | tar -x -C "${clone}"`], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+  } catch (error) {
+    throw new Error(`the README test runs in a fresh clone made by git archive HEAD; it needs a git checkout: ${String(error)}`);
+  }
   symlinkSync(join(repo, 'node_modules'), join(clone, 'node_modules'));
   cleanups.push(() => rmSync(clone, { recursive: true, force: true }));
 });
