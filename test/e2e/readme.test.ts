@@ -82,7 +82,7 @@ beforeAll(async () => {
   for (const port of defaultPorts) ports.set(port, await freePort());
   clone = mkdtempSync(join(tmpdir(), 'flashlog-readme-'));
   try {
-    execFileSync('sh', ['-c', `set -o pipefail 2>/dev/null; git -C "${repo}" archive --format=tar HEAD | tar -x -C "${clone}"`], {
+    execFileSync('bash', ['-o', 'pipefail', '-c', `git -C "${repo}" archive --format=tar HEAD | tar -x -C "${clone}"`], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
   } catch (error) {
