@@ -205,7 +205,7 @@ export async function run(): Promise<Row[]> {
       },
     };
     try {
-      const serve = await createServe(ctx, { log, rpcUrl: node.url, followUpstreamHead: false });
+      const serve = await createServe(ctx, { log, rpcUrl: node.url, source: 'blocks' });
       const result = await runWorker<{ samples: number; p50: number; p99: number; max: number }>(
         subscriberWorker,
         { url: serve.gateway.wsUrl, count: SUBSCRIBERS, address: recorded.token, wsPath: require.resolve('ws') },

@@ -192,8 +192,8 @@ export async function run(): Promise<Row[]> {
   try {
     // flashlog's gateway: pendingLogs on a flashblocks feed, logs on the blocks source
     const flashlogRuns = [
-      { kind: 'pendingLogs' as const, overrides: {}, perBlock: 10 },
-      { kind: 'logs' as const, overrides: { source: 'blocks' }, perBlock: 1 },
+      { kind: 'pendingLogs' as const, overrides: { source: 'flashblocks' as const }, perBlock: 10 },
+      { kind: 'logs' as const, overrides: { source: 'blocks' as const }, perBlock: 1 },
     ].filter((each) => servers.includes(each.kind));
     const baseline = process.env.FLASHLOG_BENCH_FANOUT_BASELINE;
     const trees: Tree[] = [
@@ -207,7 +207,7 @@ export async function run(): Promise<Row[]> {
       const log = tree.createEmbeddedLog({ path: join(dataDir, 'flashlog.db') });
       await log.ensureTopics(tree.allTopics.map((name) => ({ name })));
       const ctx = benchContext(dataDir, { maxConnections: 20_000, ...overrides });
-      const serve = await tree.createServe(ctx, { log, rpcUrl: stub.url });
+      const serve = await tree.createServe(ctx, { log, rpcUrl: stub.url, source: overrides.source });
       /** The gateway's log fan-out so far: batches, and seconds from queued to the last subscriber written. */
       const fanout = async () => {
         const values = (await ctx.metrics.getSingleMetric('flashlog_ws_log_fanout_seconds')?.get())?.values ?? [];

@@ -253,7 +253,7 @@ const scenarios: Scenario[] = [
         'ingest started',
       );
       const serve = await start(
-        ['serve', '--rpc', devnet.rpc, '--port', '0', '--metrics-port', '0', '--data-dir', dir],
+        ['serve', '--source', 'flashblocks', '--rpc', devnet.rpc, '--port', '0', '--metrics-port', '0', '--data-dir', dir],
         'gateway listening',
       );
       const url = String(serve.line.url);

@@ -6,6 +6,7 @@ import { executeBlockCommand } from './execute-block.ts';
 import { proverHostCommand } from './prover-host.ts';
 import { proverBridgeCommand } from './prover-bridge.ts';
 import { proveCommand } from './prove.ts';
+import { proofRequestCommand } from './proof-request.ts';
 import { verifyProposalCommand } from './verify-proposal.ts';
 import { ingestCommand } from './ingest.ts';
 import { runCommand } from './run.ts';
@@ -19,6 +20,7 @@ export const commands: readonly Command[] = [
   enclaveCommand,
   proverHostCommand,
   proverBridgeCommand,
+  proofRequestCommand,
   proveCommand,
   verifyProposalCommand,
   executeBlockCommand,

@@ -1,6 +1,7 @@
 import { EMPTY, fromEvent, type Observable } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
+import type { SourceMode } from '../src/config/source-mode.ts';
 import { createUpstream } from '../src/jsonrpc/upstream.ts';
 import type { Log } from '../src/log/port.ts';
 import { createBlocksSource } from '../src/source/blocks.ts';
@@ -72,22 +73,18 @@ export const blocksSettings = [
 ] as const;
 
 /** `flashlog ingest --source blocks`: the blocks source into the log. */
-export async function runBlocksIngest(ctx: Context): Promise<number> {
-  if (!ctx.config.rpc)
+export async function runBlocksIngest(ctx: Context, mode: SourceMode): Promise<number> {
+  const rpcUrl = mode.rpcUrl;
+  if (!rpcUrl)
     throw new ConfigError(
       "--rpc (FLASHLOG_RPC): got nothing, expected the node's http:// or https:// JSON-RPC URL (--source blocks reads blocks and receipts from it)",
     );
   const log = await openChainLog(ctx, { writer: true, rpcUrl: ctx.config.rpc });
   ctx.shutdown.register('log', () => log.close());
-  const ingest = createBlocksIngest(ctx, {
-    log,
-    rpcUrl: ctx.config.rpc,
-    rpcWsUrl: ctx.config.rpcWs,
-    consensusRpcUrl: ctx.config.consensusRpc,
-  });
+  const ingest = createBlocksIngest(ctx, { log, rpcUrl, rpcWsUrl: mode.rpcWsUrl, consensusRpcUrl: ctx.config.consensusRpc });
   const done = ingest.run();
   ctx.shutdown.register('ingest', () => done.catch(() => {})); // a failure is the command's own error
-  ctx.logger.info({ rpc: ctx.config.rpc, rpcWs: ctx.config.rpcWs ?? null, log: log.kind }, 'ingest started (blocks source)');
+  ctx.logger.info({ rpc: rpcUrl, rpcWs: mode.rpcWsUrl ?? null, log: log.kind }, 'ingest started (blocks source)');
   await done;
   return 0;
 }

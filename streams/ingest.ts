@@ -1,6 +1,7 @@
 import { fromEvent, type Observable } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
+import { sourceModeOf } from '../src/config/source-mode.ts';
 import type { Executor } from '../src/execute/port.ts';
 import type { Log } from '../src/log/port.ts';
 import type { WebSocketEvent } from '../src/rx/upstream-socket.ts';
@@ -55,7 +56,7 @@ export const ingestCommand: Command = {
   summary:
     "read flashblocks feeds, or a node's 200 ms blocks (--source blocks), into the log (flashlog.blocks, flashlog.logs, flashlog.chain)",
   usage:
-    'flashlog ingest --ws URL [--ws URL ...] [--kafka-brokers host:port] [options]\n       flashlog ingest --source blocks --rpc URL [--rpc-ws URL] [--consensus-rpc URL] [options]',
+    'flashlog ingest --ws URL [--ws URL ...] [--kafka-brokers host:port] [options]\n       flashlog ingest --source blocks --rpc URL [--rpc-ws URL] [--consensus-rpc URL] [options]\n       flashlog ingest --network NAME [options]',
   settings: [
     ...serviceSettings,
     ...logSettings,
@@ -73,30 +74,37 @@ export const ingestCommand: Command = {
     'stateDiff',
     'canonicalPollMs',
     'source',
+    'network',
     ...blocksSettings,
   ],
   defaults: { metricsPort: '9464' },
   longRunning: true,
   async run(ctx) {
-    const source = ctx.config.source ?? (ctx.config.ws ? 'flashblocks' : ctx.config.rpc ? 'blocks' : 'flashblocks');
-    if (source === 'blocks') return runBlocksIngest(ctx);
-    const urls = ctx.config.ws;
-    if (!urls || urls.length === 0)
+    const mode = sourceModeOf({ ...ctx.config, devnet: false, denim: false }); // run's --devnet is not a setting here
+    ctx.logger.info({ source: mode.source, decidedBy: mode.decidedBy }, 'source decided');
+    if (!mode.rpcUrl && mode.feedUrls.length === 0)
+      throw new ConfigError(
+        "--ws (FLASHLOG_WS) or --rpc (FLASHLOG_RPC): got neither, expected a flashblocks feed's ws:// URL, or a node's http(s):// JSON-RPC URL for its 200 ms blocks (or --network)",
+      );
+    if (mode.source === 'blocks') return runBlocksIngest(ctx, mode);
+    const urls = mode.feedUrls;
+    if (urls.length === 0)
       throw new ConfigError(
         "--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL (or --source blocks --rpc URL for a node's 200 ms blocks)",
       );
-    void warnIfUpstreamBehind(ctx.config.rpc, ctx.logger);
-    const log = await openChainLog(ctx, { writer: true, rpcUrl: ctx.config.rpc });
+    const rpcUrl = mode.rpcUrl;
+    void warnIfUpstreamBehind(rpcUrl, ctx.logger);
+    const log = await openChainLog(ctx, { writer: true, rpcUrl });
     ctx.shutdown.register('log', () => log.close());
     // Receipts (--executor) and reconciliation with canonical heads from --rpc (ingest-execution.ts).
-    const execution = await createExecution(ctx, { rpcUrl: ctx.config.rpc });
+    const execution = await createExecution(ctx, { rpcUrl });
     ctx.shutdown.register('execution', () => execution.close(), { timeoutMs: ctx.config.drainTimeoutMs });
     const ingest = createIngest(ctx, {
       log,
       urls,
       executor: execution.executor,
       canonical$: execution.canonical$,
-      lifecycle$: safeHeadsOf(ctx, ctx.config.rpc),
+      lifecycle$: safeHeadsOf(ctx, rpcUrl),
     });
     execution.start(ingest.publisher);
     const done = ingest.run();

@@ -2,13 +2,14 @@ import { describeSettings, parseConfig } from '../src/config/settings.ts';
 import { createShutdown, type Context } from '../src/context.ts';
 import { ConfigError, errorMessage } from '../src/errors.ts';
 import { createLogger } from '../src/obs/logger.ts';
+import { ignoreKafkajsNegativeTimeoutWarning } from '../src/obs/warnings.ts';
 import { createMetricsRegistry, serveMetrics } from '../src/obs/metrics.ts';
 import type { Command } from './command.ts';
 import { commands } from './commands.ts';
 
 const overview = (): string =>
   [
-    'flashlog: Base flashblocks pre-confirmations as a replayable log, a materialized view and a pending JSON-RPC gateway.',
+    "flashlog: an OP Stack chain's pre-confirmations (a flashblocks feed, or a node's 200 ms blocks) as a replayable log, a materialized view and a pending JSON-RPC gateway.",
     '',
     'Usage: flashlog <command> [options]      flashlog <command> --help',
     '',
@@ -30,10 +31,24 @@ const commandHelp = (command: Command): string =>
   ].join('\n');
 
 /**
+ * An error as one line: viem's errors carry a multi-line message (request body, docs link,
+ * version); their short message, URL and details say what failed.
+ */
+export function readableLine(error: unknown): string {
+  const { shortMessage, url, details } = (error ?? {}) as { shortMessage?: unknown; url?: unknown; details?: unknown };
+  const text =
+    typeof shortMessage === 'string'
+      ? `${shortMessage.replace(/\.$/, '')}${typeof url === 'string' ? ` (${url})` : ''}${typeof details === 'string' && details ? `: ${details}` : ''}`
+      : errorMessage(error);
+  return text.replace(/\s*\n\s*/g, '; ').trim();
+}
+
+/**
  * The CLI entry: parses the config (exit 2 on a bad setting), builds the context, runs the
  * command, ties SIGINT/SIGTERM to shutdown and exits with the command's code.
  */
 export async function main(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<void> {
+  ignoreKafkajsNegativeTimeoutWarning();
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${overview()}\n`);
@@ -66,7 +81,9 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
     return;
   }
   const { config, positionals } = parsed;
-  const logger = createLogger({ level: config.logLevel, name: `flashlog-${command.name}` });
+  // A service logs on stdout; a command whose stdout is its result (prove, tail, schema, …) on stderr,
+  // so `flashlog prove request.json > reply.json` holds the reply alone.
+  const logger = createLogger({ level: config.logLevel, name: `flashlog-${command.name}`, fd: command.longRunning ? 1 : 2 });
   const shutdown = createShutdown(logger);
   const metrics = createMetricsRegistry();
   const ctx: Context = { config, logger, metrics, shutdown };
@@ -107,8 +124,9 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
       process.stderr.write(`flashlog ${command.name}: ${error.message}\n`);
       code = 2;
     } else {
-      logger.fatal({ err: error }, `${command.name} failed`);
-      process.stderr.write(`flashlog ${command.name}: ${errorMessage(error)}\n`);
+      // One readable line; the stack only at --log-level debug.
+      logger.debug({ err: error }, `${command.name} failed`);
+      process.stderr.write(`flashlog ${command.name}: ${readableLine(error)}\n`);
       code = 1;
     }
   }

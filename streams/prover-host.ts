@@ -103,7 +103,14 @@ export const proverHostCommand: Command = {
       metrics: ctx.metrics,
       exposeMetrics: config.metrics,
     });
-    const { url } = await host.listen(config.host, config.port);
+    const { url } = await host.listen(config.host, config.port).catch((error: unknown) => {
+      const { code } = error as { code?: string };
+      if (code === 'EADDRINUSE' || code === 'EACCES')
+        throw new ConfigError(
+          `--port (FLASHLOG_PORT): ${config.host}:${config.port} is ${code === 'EADDRINUSE' ? 'already in use' : 'not allowed'}; expected a free port (0 = any)`,
+        );
+      throw error;
+    });
     ctx.shutdown.register('prover-host', () => host.close());
     logger.info(
       {

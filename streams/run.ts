@@ -1,3 +1,4 @@
+import { formatEther } from 'viem';
 import { ConfigError } from '../src/errors.ts';
 import type { Context } from '../src/context.ts';
 import { openChainLog } from './log-chain.ts';
@@ -6,7 +7,7 @@ import { createIngest } from './ingest.ts';
 import { createExecution, type Execution } from './ingest-execution.ts';
 import { createServe, gatewaySettings } from './serve.ts';
 import { blocksSettings, createBlocksIngest, safeHeadsOf } from './ingest-blocks.ts';
-import { networks, type NetworkPreset } from '../src/config/networks.ts';
+import { sourceModeOf, type SourceKind } from '../src/config/source-mode.ts';
 
 /**
  * `flashlog run`: ingest + view + gateway in one process, on the embedded log unless Kafka is
@@ -18,7 +19,7 @@ import { networks, type NetworkPreset } from '../src/config/networks.ts';
 export interface RunHandle {
   readonly gatewayUrl: string;
   readonly gatewayWsUrl: string;
-  readonly source: 'flashblocks' | 'blocks';
+  readonly source: SourceKind;
   readonly feedUrls: readonly string[];
   readonly rpcUrl: string;
   readonly rpcWsUrl?: string | undefined;
@@ -31,7 +32,7 @@ export interface RunHandle {
 }
 
 interface Endpoints {
-  source: 'flashblocks' | 'blocks';
+  source: SourceKind;
   feedUrls: readonly string[];
   rpcUrl: string;
   rpcWsUrl: string | undefined;
@@ -40,28 +41,25 @@ interface Endpoints {
 
 async function resolveEndpoints(ctx: Context): Promise<Endpoints> {
   const { config } = ctx;
-  if (config.devnet && config.network !== undefined) throw new ConfigError('--devnet and --network: got both, expected one of them');
+  const mode = sourceModeOf(config);
+  ctx.logger.info({ source: mode.source, decidedBy: mode.decidedBy }, 'source decided');
   if (config.devnet) {
     const { startDevnetForRun } = await import('./run-devnet.ts');
     const devnet = await startDevnetForRun(ctx);
-    return config.denim
+    return mode.source === 'blocks'
       ? { source: 'blocks', feedUrls: [], rpcUrl: devnet.rpcUrl, rpcWsUrl: devnet.wsUrl, devnet }
       : { source: 'flashblocks', feedUrls: [devnet.wsUrl], rpcUrl: devnet.rpcUrl, rpcWsUrl: undefined, devnet };
   }
-  const preset: NetworkPreset | undefined = config.network ? networks[config.network] : undefined;
-  const feedUrls = config.ws ?? (preset?.ws ? [preset.ws] : []);
-  const rpcUrl = config.rpc ?? preset?.rpc;
-  const source = config.source ?? preset?.source ?? (feedUrls.length > 0 ? 'flashblocks' : 'blocks');
-  if (!rpcUrl)
+  if (!mode.rpcUrl)
     throw new ConfigError(
       '--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL (or --devnet / --network)',
     );
-  if (source === 'flashblocks' && feedUrls.length === 0) {
+  if (mode.source === 'flashblocks' && mode.feedUrls.length === 0) {
     throw new ConfigError(
-      '--ws (FLASHLOG_WS): got nothing, expected a flashblocks ws:// URL with --source flashblocks (or --source blocks, --devnet, --network)',
+      `--ws (FLASHLOG_WS): got nothing, expected a flashblocks ws:// URL (the source is flashblocks by ${mode.decidedBy}; or --source blocks, --devnet, --network)`,
     );
   }
-  return { source, feedUrls: source === 'flashblocks' ? feedUrls : [], rpcUrl, rpcWsUrl: config.rpcWs ?? preset?.rpcWs };
+  return { source: mode.source, feedUrls: mode.feedUrls, rpcUrl: mode.rpcUrl, rpcWsUrl: mode.rpcWsUrl };
 }
 
 /** Starts everything `run` composes; every resource registers with ctx.shutdown. */
@@ -71,9 +69,7 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
   const { feedUrls, rpcUrl } = endpoints;
   const log = await openChainLog(ctx, { writer: true, rpcUrl, newDevnet: endpoints.devnet !== undefined });
   ctx.shutdown.register('log', () => log.close());
-  // On a Denim chain the upstream's head is the newest unsafe block: the view keeps what the
-  // source gave it instead of dropping it as "canonical".
-  const serve = await createServe(ctx, { log, rpcUrl, followUpstreamHead: endpoints.source === 'flashblocks' });
+  const serve = await createServe(ctx, { log, rpcUrl, source: endpoints.source });
   const startedAt = Date.now();
   let counts = { flashblocks: 0, blocks: 0, reorgs: 0 };
   let done: Promise<void>;
@@ -182,10 +178,19 @@ export const runCommand: Command = {
         `  source: 200 ms blocks from ${handle.rpcWsUrl ? `${handle.rpcWsUrl} (newHeads)` : `${handle.rpcUrl} (polled every ${ctx.config.blocksPollMs} ms)`}; upstream RPC ${handle.rpcUrl}\n`,
       );
     else out.write(`  source: flashblocks ${handle.feedUrls.join(', ')}; upstream RPC ${handle.rpcUrl}\n`);
-    if (handle.devnet)
+    if (handle.devnet) {
       out.write(
-        `  devnet: RPC ${handle.devnet.rpcUrl}, ${ctx.config.denim ? 'WebSocket JSON-RPC' : 'flashblocks'} ${handle.devnet.wsUrl}\n`,
+        `  devnet: RPC ${handle.devnet.rpcUrl}, ${handle.source === 'blocks' ? 'WebSocket JSON-RPC' : 'flashblocks'} ${handle.devnet.wsUrl}\n`,
       );
+      const { DEVNET_ACCOUNT_BALANCE, DEVNET_MNEMONIC, LOAD_ACCOUNTS, devnetAccounts } = await import('../src/devnet/devnet.ts');
+      out.write(
+        [
+          `  mnemonic: ${DEVNET_MNEMONIC}`,
+          `  funded accounts (${formatEther(DEVNET_ACCOUNT_BALANCE)} ETH each; --load sends from 0-${LOAD_ACCOUNTS - 1}, the others are yours):`,
+          ...devnetAccounts().map((account, i) => `    (${i}) ${account.address}  ${account.privateKey}`),
+        ].join('\n') + '\n',
+      );
+    }
     if (ctx.config.network && !ctx.config.rpc)
       out.write(`  note: public endpoints are rate-limited (see README, "Chains"); use your own node (--rpc, --rpc-ws) for load\n`);
     const tty = out.isTTY === true;

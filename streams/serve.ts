@@ -3,6 +3,7 @@ import { warnIfUpstreamBehind } from './node-status.ts';
 import { EMPTY, catchError, distinctUntilChanged, exhaustMap, from, map, timer, type Observable } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
+import { sourceModeOf, sourceModeSettings, viewBlocksAreCanonical, type SourceKind } from '../src/config/source-mode.ts';
 import type { Log } from '../src/log/port.ts';
 import { openChainLog } from './log-chain.ts';
 import type { Method } from '../src/rpc/method.ts';
@@ -29,11 +30,11 @@ export interface ServeDeps {
   /** Extra or replacing methods (pending execution). */
   readonly methods?: Readonly<Record<string, Method>>;
   /**
-   * Whether the upstream's head (polled every --head-poll-ms) drops pending blocks at or below it
-   * (default true). Not on a Denim chain (blocks source): there the upstream's head is the newest
-   * unsafe block itself, which is what `pending` serves.
+   * The source that feeds the log (src/config/source-mode.ts; default flashblocks). On the blocks
+   * source every block of the view is canonical: no upstream head poll (it would drop the newest
+   * block), and newHeads/logs come from the view.
    */
-  readonly followUpstreamHead?: boolean;
+  readonly source?: SourceKind;
 }
 
 export const gatewaySettings = [
@@ -79,9 +80,7 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
           path: config.viewSnapshot || join(config.dataDir, deps.log.kind === 'kafka' ? 'view.kafka.snapshot.json' : 'view.snapshot.json'),
           intervalMs: config.viewSnapshotIntervalMs,
         };
-  // On the blocks source every block of the view is canonical: no upstream head poll (it would
-  // drop the newest block), and newHeads/logs come from the view.
-  const follow = deps.followUpstreamHead ?? config.source !== 'blocks';
+  const follow = !viewBlocksAreCanonical(deps.source ?? 'flashblocks');
   const view = await materialize(ctx, {
     log: deps.log,
     heads$: upstreamHeads$(upstream, follow ? config.headPollMs : 0),
@@ -139,6 +138,7 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
       ws: gateway.wsUrl,
       metrics: config.metrics && !config.public ? `${gateway.url}/metrics` : null,
       upstream: deps.rpcUrl,
+      source: deps.source ?? 'flashblocks',
       public: config.public,
     },
     'gateway listening',
@@ -158,17 +158,22 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'serve pending JSON-RPC (HTTP + WebSocket) from the view of the log; everything else goes to --rpc',
-  usage: 'flashlog serve --rpc URL [--port 8548] [--public] [--source blocks] [--kafka-brokers host:port] [options]',
-  settings: [...serviceSettings, ...logSettings, ...gatewaySettings, 'source'],
+  usage:
+    'flashlog serve --rpc URL [--source flashblocks|blocks | --ws URL | --network NAME] [--port 8548] [--public] [--kafka-brokers host:port] [options]',
+  // The source settings of `ingest`: the same settings give the same source (src/config/source-mode.ts).
+  settings: [...serviceSettings, ...logSettings, ...gatewaySettings, ...sourceModeSettings],
   // Not run's 8547: a second gateway beside `run` (over the same embedded log) starts as it is.
   defaults: { port: '8548' },
   longRunning: true,
   async run(ctx) {
-    if (!ctx.config.rpc) throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL');
-    void warnIfUpstreamBehind(ctx.config.rpc, ctx.logger);
-    const log = await openChainLog(ctx, { writer: false, rpcUrl: ctx.config.rpc });
+    const mode = sourceModeOf({ ...ctx.config, devnet: false, denim: false }); // run's --devnet is not a setting here
+    ctx.logger.info({ source: mode.source, decidedBy: mode.decidedBy }, 'source decided');
+    if (!mode.rpcUrl)
+      throw new ConfigError('--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL (or --network)');
+    void warnIfUpstreamBehind(mode.rpcUrl, ctx.logger);
+    const log = await openChainLog(ctx, { writer: false, rpcUrl: mode.rpcUrl });
     ctx.shutdown.register('log', () => log.close());
-    const serve = await createServe(ctx, { log, rpcUrl: ctx.config.rpc });
+    const serve = await createServe(ctx, { log, rpcUrl: mode.rpcUrl, source: mode.source });
     ctx.shutdown.register('gateway', () => serve.close());
     await new Promise<void>((resolve) => {
       if (ctx.shutdown.signal.aborted) resolve();

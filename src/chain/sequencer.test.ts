@@ -36,6 +36,17 @@ const summary = (events: SequencerEvent[]) =>
   );
 
 describe('sequencer', () => {
+  it('joining a feed mid-block (every fresh start): that block is dropped as joined, not as a bad first index; the next starts', () => {
+    const [first, second] = [sepolia.map((f) => renumber(f, 10)), sepolia.map((f) => renumber(f, 11))];
+    const { state, events } = run(feed([first[3]!, first[4]!, second[0]!, second[1]!]));
+    expect(summary(events)).toEqual(['joined_mid_block:10/3', 'joined_mid_block:10/4', 'accepted:11/0', 'accepted:11/1']);
+    expect(events[2]).toMatchObject({ kind: 'new_block', skippedBlocks: 0n });
+    expect(state.current!.blockNumber).toBe(11n);
+    // Once a block has started, a block that does not start at 0 is the feed's fault again.
+    const later = run(feed([renumber(sepolia[3]!, 12)]), state);
+    expect(summary(later.events)).toEqual(['bad_first_index:12/3']);
+  });
+
   it('assembles the Base Sepolia sequence to the values its source test asserts', () => {
     const { state, events } = run(feed(sepolia));
     expect(events.every((event) => event.type === 'accepted')).toBe(true);

@@ -10,6 +10,8 @@ import { extendBlock, startBlock, type AssembledBlock } from './assemble.ts';
  *   same block, same or lower index -> duplicate, ignored
  *   same block, index skips ahead  -> gap: the block is dropped until the next index 0
  *   other block, index != 0        -> bad first index: that block is dropped
+ *   first block seen, index != 0   -> joined mid-block: a feed joined (any fresh start) sends the
+ *                                     block in progress from where it is; that block is dropped
  *
  * When the canonical head is known, a flashblock whose parent is neither canonical nor the block
  * being built is held, up to `aheadBlocks` blocks ahead, and released once its parent is canonical.
@@ -19,7 +21,7 @@ import { extendBlock, startBlock, type AssembledBlock } from './assemble.ts';
 export type SequencerInput =
   { readonly type: 'flashblock'; readonly flashblock: Flashblock } | { readonly type: 'canonical'; readonly blockNumber: bigint };
 
-export type RejectReason = 'duplicate' | 'gap' | 'bad_first_index' | 'dropped_block' | 'stale' | 'too_far_ahead';
+export type RejectReason = 'duplicate' | 'gap' | 'bad_first_index' | 'joined_mid_block' | 'dropped_block' | 'stale' | 'too_far_ahead';
 
 export type SequencerEvent =
   | {
@@ -91,7 +93,10 @@ export function step(state: SequencerState, input: SequencerInput): { state: Seq
       dropping: number,
     });
   }
-  if (state.dropping === number) return reject('dropped_block', `block ${number} index ${index} belongs to a dropped block`);
+  if (state.dropping === number)
+    return state.lastStarted === null
+      ? reject('joined_mid_block', `block ${number} index ${index}: the block was joined mid-way`)
+      : reject('dropped_block', `block ${number} index ${index} belongs to a dropped block`);
   if (state.held.some((held) => blockNumberOf(held) === number && held.index === index)) {
     return reject('duplicate', `block ${number} index ${index} is already held`);
   }
@@ -114,6 +119,13 @@ export function step(state: SequencerState, input: SequencerInput): { state: Seq
   if (state.held.length > 0 && state.held.some((held) => blockNumberOf(held) <= number)) {
     // Keep arrival order behind held flashblocks of the same or earlier blocks.
     return { state: { ...state, held: [...state.held, flashblock] }, events: [{ type: 'buffered', flashblock }] };
+  }
+  if (index !== 0 && state.lastStarted === null && current === null) {
+    return reject(
+      'joined_mid_block',
+      `joined the feed in block ${number} at index ${index} (its first flashblocks were sent before); starting with block ${number + 1n}`,
+      { dropping: number },
+    );
   }
   if (index !== 0) {
     return reject('bad_first_index', `block ${number} starts at index ${index}, not 0; dropping the block`, { dropping: number });

@@ -153,7 +153,7 @@ export const settings = {
       .optional(),
     repeatable: true,
     expects: 'ws:// or wss:// URL (repeatable)',
-    describe: 'flashblocks WebSocket feed; many are merged and de-duplicated',
+    describe: 'flashblocks WebSocket feed; many are merged and de-duplicated (serve: only says the source is flashblocks, as for ingest)',
   }),
   maxFrameBytes: setting({
     schema: bytes,
@@ -373,7 +373,7 @@ export const settings = {
     schema: enumOf(['base-mainnet', 'base-sepolia', 'unichain-mainnet', 'unichain-sepolia', 'xlayer']).optional(),
     expects: 'base-mainnet|base-sepolia|unichain-mainnet|unichain-sepolia|xlayer',
     describe:
-      "run: a chain's public endpoints: Base (200 ms blocks from its public RPC, polled) or a chain that still streams flashblocks (see README)",
+      "run, ingest, serve: a chain's public endpoints and source: Base (200 ms blocks from its public RPC, polled) or a chain that still streams flashblocks (see README)",
   }),
   execute: setting({
     schema: bool,
@@ -562,7 +562,12 @@ export const settings = {
   blockNumber: setting({
     schema: integer(1).optional(),
     expects: 'a block number',
-    describe: 'execute-block: the block of --l2-rpc to re-execute (instead of a FIXTURE.json)',
+    describe: 'execute-block: the block of --l2-rpc to re-execute (instead of a FIXTURE.json); proof-request: the claimed L2 block',
+  }),
+  agreedBlockNumber: setting({
+    schema: integer(0).optional(),
+    expects: 'a block number',
+    describe: 'proof-request: the agreed L2 block, below --block-number (default: the block before it)',
   }),
   proveDelayMs: setting({
     schema: integer(0),

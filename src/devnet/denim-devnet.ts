@@ -9,7 +9,7 @@ import type { Load } from './load.ts';
 import { l1AttributesFor } from './producer.ts';
 import { startRpcServer } from './rpc-server.ts';
 import { counter, type Registry } from '../obs/metrics.ts';
-import type { Devnet, DevnetAccount } from './handle.ts';
+import { LOAD_ACCOUNTS, type Devnet, type DevnetAccount } from './handle.ts';
 
 /**
  * `flashlog devnet --denim`: a local chain shaped like Base after Denim. One complete block every
@@ -96,7 +96,8 @@ export async function createDenimDevnet(options: DenimDevnetOptions): Promise<De
     });
     if (options.load) {
       const { startLoad } = await import('./load.ts');
-      load = await startLoad({ engine, producer, logger, accounts: [...accounts], chainId, tps: options.load });
+      // As on the flashblocks devnet: the load signs with accounts 0-7 only; 8 and 9 are the user's.
+      load = await startLoad({ engine, producer, logger, accounts: accounts.slice(0, LOAD_ACCOUNTS), chainId, tps: options.load });
     }
   } catch (error) {
     await producer.stop();

@@ -10,7 +10,7 @@ import { startFeedServer } from './feed-server.ts';
 import { createProducer, l1AttributesFor, type SentFlashblock, type SealedBlock } from './producer.ts';
 import type { Load } from './load.ts';
 import { startRpcServer } from './rpc-server.ts';
-import type { Devnet, DevnetAccount } from './handle.ts';
+import { LOAD_ACCOUNTS, type Devnet, type DevnetAccount } from './handle.ts';
 import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 
 /**
@@ -76,8 +76,7 @@ export interface DevnetOptions {
 
 export type { Devnet, DevnetAccount } from './handle.ts';
 
-/** The funded accounts `--load` signs with (0 to 7); 8 and 9 are left to the user. */
-export const LOAD_ACCOUNTS = 8;
+export { LOAD_ACCOUNTS } from './handle.ts';
 
 export function devnetAccounts(count = 10): DevnetAccount[] {
   return Array.from({ length: count }, (_, addressIndex) => {

@@ -2,6 +2,12 @@ import type { Hex } from 'viem';
 import type { DenimBlock } from './denim-producer.ts';
 import type { SentFlashblock, SealedBlock } from './producer.ts';
 
+/**
+ * The funded accounts `--load` signs with, on either devnet: 0 to 7. Accounts 8 and 9 are left to
+ * the user (and tests), whose transactions then never race the load's for a nonce.
+ */
+export const LOAD_ACCOUNTS = 8;
+
 /** What a running devnet (flashblocks or Denim) gives its caller. */
 export interface DevnetAccount {
   readonly address: Hex;

@@ -2,11 +2,14 @@ import { pino, type Logger, type DestinationStream } from 'pino';
 
 export type { Logger };
 
-/** pino JSON logger; `destination` defaults to stdout (fd 1), synchronous so a crash loses no line. */
-export function createLogger(options: { level: string; name?: string; destination?: DestinationStream }): Logger {
+/**
+ * pino JSON logger; `destination` defaults to `fd` (stdout, 1; stderr, 2, for a command whose
+ * stdout is its result), synchronous so a crash loses no line.
+ */
+export function createLogger(options: { level: string; name?: string; destination?: DestinationStream; fd?: 1 | 2 }): Logger {
   return pino(
     { level: options.level, base: { name: options.name ?? 'flashlog' }, timestamp: pino.stdTimeFunctions.isoTime },
-    options.destination ?? pino.destination({ fd: 1, sync: true }),
+    options.destination ?? pino.destination({ fd: options.fd ?? 1, sync: true }),
   );
 }
 

@@ -58,6 +58,7 @@ export function createFlashblocksSource(options: FlashblocksSourceOptions): Sour
     'X Layer end-of-sequence frames (a bare payload_id; no flashblock in them)',
   );
   const warnOnce = createOnceLogger(logger);
+  let joinLogged = false;
   // Numbers OP-specs messages after index 0, which carry no block number (src/wire/payload-blocks.ts).
   const payloadBlocks = createPayloadBlocks();
 
@@ -116,6 +117,12 @@ export function createFlashblocksSource(options: FlashblocksSourceOptions): Sour
     if (event.type === 'rejected') {
       received.delete(event.flashblock);
       rejected.inc({ reason: event.reason });
+      // Joining a feed mid-block is what every fresh start does, not a fault of the feed.
+      if (event.reason === 'joined_mid_block') {
+        if (!joinLogged) logger.info({ block: event.flashblock.metadata.block_number, index: event.flashblock.index }, event.detail);
+        joinLogged = true;
+        return [];
+      }
       warnOnce(
         event.reason,
         { block: event.flashblock.metadata.block_number, index: event.flashblock.index, detail: event.detail },

@@ -83,29 +83,32 @@ export async function readBlockFixture(path: string): Promise<BlockFixture> {
 }
 
 /**
- * The fixture of a block collected from an L2 node ({@link RpcBlockWitness}): payload attributes
- * taken from the block's own header (timestamp, prevRandao, fee recipient, gas limit, beacon
- * root, Holocene eip1559Params from extraData), the expected hash and header the node's.
+ * The fixture file of a block collected from an L2 node ({@link RpcBlockWitness}), in the
+ * `shared/fixtures/op-blocks` format: payload attributes taken from the block's own header
+ * (timestamp, prevRandao, fee recipient, gas limit, beacon root, Holocene eip1559Params from
+ * extraData), the expected hash and header the node's.
  */
-export function fixtureFromRpc(witness: RpcBlockWitness, rollupConfig: unknown, where = 'L2 node'): BlockFixture {
+export function fixtureJsonFromRpc(witness: RpcBlockWitness, rollupConfig: unknown): z.input<typeof blockFixtureSchema> {
   const header = witness.header as Record<string, string | undefined>;
   const extraData = (header.extraData ?? '0x') as Hex;
-  return parseBlockFixture(
-    {
-      rollupConfig,
-      parentHeader: witness.parentHeader,
-      payload: {
-        timestamp: header.timestamp,
-        prevRandao: header.mixHash,
-        feeRecipient: header.miner,
-        parentBeaconBlockRoot: header.parentBeaconBlockRoot,
-        gasLimit: header.gasLimit,
-        eip1559Params: size(extraData) >= 9 ? slice(extraData, 1, 9) : undefined,
-        transactions: witness.transactions,
-      },
-      expected: { blockHash: witness.blockHash, header: witness.header },
-      preimages: witness.preimages,
+  return {
+    rollupConfig,
+    parentHeader: witness.parentHeader,
+    payload: {
+      timestamp: header.timestamp!,
+      prevRandao: header.mixHash!,
+      feeRecipient: header.miner!,
+      parentBeaconBlockRoot: header.parentBeaconBlockRoot,
+      gasLimit: header.gasLimit!,
+      eip1559Params: size(extraData) >= 9 ? slice(extraData, 1, 9) : undefined,
+      transactions: [...witness.transactions],
     },
-    where,
-  );
+    expected: { blockHash: witness.blockHash, header: witness.header },
+    preimages: witness.preimages,
+  };
+}
+
+/** The fixture of a block collected from an L2 node, parsed ({@link fixtureJsonFromRpc}). */
+export function fixtureFromRpc(witness: RpcBlockWitness, rollupConfig: unknown, where = 'L2 node'): BlockFixture {
+  return parseBlockFixture(fixtureJsonFromRpc(witness, rollupConfig), where);
 }

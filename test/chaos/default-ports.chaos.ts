@@ -62,12 +62,12 @@ describe('commands started with their defaults', () => {
     started.push(devnet);
     await devnet.current.waitFor((line) => line.msg === 'devnet started', 60_000);
     const run = managed(['run', '--ws', 'ws://127.0.0.1:7111', '--rpc', 'http://127.0.0.1:8545'], env);
-    const serve = managed(['serve', '--rpc', 'http://127.0.0.1:8545'], env);
+    const serve = managed(['serve', '--ws', 'ws://127.0.0.1:7111', '--rpc', 'http://127.0.0.1:8545'], env);
     const ingest = managed(['ingest', '--ws', 'ws://127.0.0.1:7111', '--rpc', 'http://127.0.0.1:8545', '--executor', 'metadata'], env);
     const enclave = managed(['enclave'], env);
     await enclave.current.waitFor((line) => line.msg === 'enclave listening', 30_000);
-    // The README's "Try it (local mode)" block, word for word (nothing listens on 8546 yet: the
-    // host reads L1 only for a proof).
+    // The README's "Try it (local mode)" prover-host and prover-bridge lines (the L1 devnet on 8546
+    // is not started here: the host reads L1 only for a proof).
     const host = managed(
       ['prover-host', '--l1-rpc', 'http://127.0.0.1:8546', '--l2-rpc', 'http://127.0.0.1:8545', '--enclave', 'tcp://127.0.0.1:8000'],
       env,

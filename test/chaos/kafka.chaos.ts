@@ -108,6 +108,8 @@ describe('scenario 2: the Kafka broker SIGKILLed during ingest and restarted 5 s
     await ingest.current.waitFor((line) => line.msg === 'upstream connected', 60_000);
     const serve = managed([
       'serve',
+      '--source',
+      'flashblocks',
       '--kafka-brokers',
       kafka.brokers,
       '--rpc',
@@ -188,6 +190,8 @@ describe('scenario 3: a gateway SIGKILLed under query load and restarted', () =>
     await ingest.current.waitFor((line) => line.msg === 'upstream connected', 60_000);
     const serveArgs = [
       'serve',
+      '--source',
+      'flashblocks',
       '--kafka-brokers',
       kafka.brokers,
       '--rpc',

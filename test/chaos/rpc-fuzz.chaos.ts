@@ -183,6 +183,8 @@ describe('scenario 6: JSON-RPC fuzzing', () => {
     const gatewayProc = managed(
       [
         'serve',
+        '--source',
+        'flashblocks',
         '--rpc',
         devnet.rpc,
         '--data-dir',

@@ -74,6 +74,8 @@ describe('flashlog run, then flashlog serve on the same log', () => {
 
     const serve = spawnFlashlog([
       'serve',
+      '--source',
+      'flashblocks',
       '--rpc',
       stub.url,
       '--data-dir',

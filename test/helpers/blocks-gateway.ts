@@ -35,7 +35,7 @@ export async function startBlocksGateway(
   const devnet = await createDevnet({ denim: true, ...devnetOptions });
   const log = createEmbeddedLog({ path: `${dir.path}/flashlog.db` });
   await log.ensureTopics(allTopics.map((name) => ({ name })));
-  const serve = await createServe(ctx, { log, rpcUrl: devnet.rpcUrl, followUpstreamHead: false });
+  const serve = await createServe(ctx, { log, rpcUrl: devnet.rpcUrl, source: 'blocks' });
   const ingest = createBlocksIngest(ctx, { log, rpcUrl: devnet.rpcUrl, rpcWsUrl: wsUrlFor ? await wsUrlFor(devnet) : devnet.wsUrl });
   const done = ingest.run();
   const extra: Serve[] = [];
@@ -52,10 +52,7 @@ export async function startBlocksGateway(
     ingest,
     ctx,
     async startServe() {
-      const other = await createServe(
-        { ...testContext({ port: 0, source: 'blocks' }) },
-        { log, rpcUrl: devnet.rpcUrl, followUpstreamHead: false },
-      );
+      const other = await createServe({ ...testContext({ port: 0, source: 'blocks' }) }, { log, rpcUrl: devnet.rpcUrl, source: 'blocks' });
       extra.push(other);
       return other;
     },

@@ -79,7 +79,7 @@ async function gatewayHolding(blocks: readonly { hash: Hex }[]): Promise<{ serve
     await log.produce(sourceEventRecords({ type: 'grew', block: read.block, receipts: read.receipts, receivedAt: Date.now() }));
   }
   const ctx = testContext({ port: 0, source: 'blocks', headPollMs: 0, rpcTimeoutMs: 5000 });
-  const serve = await createServe(ctx, { log, rpcUrl: chain.url, followUpstreamHead: false });
+  const serve = await createServe(ctx, { log, rpcUrl: chain.url, source: 'blocks' });
   return {
     serve,
     log,
