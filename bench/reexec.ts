@@ -23,7 +23,7 @@ const fixtures = sharedPath('fixtures/op-blocks');
 export async function run(): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
   const parsed = readdirSync(fixtures)
-    .filter((name) => name.endsWith('.json'))
+    .filter((name) => name.startsWith('op-sepolia-') && name.endsWith('.json'))
     .sort()
     .map((name) => parseBlockFixture(JSON.parse(readFileSync(join(fixtures, name), 'utf8')), name));
   await executeBlock(parsed[0]!.block); // warm-up: module and JIT

@@ -10,8 +10,9 @@ import { parseBlockFixture } from '../../src/stateless/fixture.ts';
 import { sharedPath } from '../helpers/shared.ts';
 
 /**
- * Real OP Sepolia blocks (Holocene era) re-executed from their witnesses alone: a rebuilt header
- * that hashes to the chain's block hash means the block ran exactly as OP Sepolia ran it.
+ * Real OP Sepolia (Holocene era) and OP Mainnet (Ecotone) blocks re-executed from their witnesses
+ * alone: a rebuilt header that hashes to the chain's block hash means the block ran exactly as the
+ * chain ran it.
  */
 const dir = sharedPath('fixtures/op-blocks');
 const files = readdirSync(dir)
@@ -20,8 +21,13 @@ const files = readdirSync(dir)
 const raw = (name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as Record<string, any>;
 const bin = fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url));
 
-describe('re-executing real OP Sepolia blocks from their witnesses', () => {
-  it('has the 8 fixtures', () => expect(files).toHaveLength(8));
+const sepolia = files.filter((name) => name.startsWith('op-sepolia-'));
+
+describe('re-executing real OP Sepolia and OP Mainnet blocks from their witnesses', () => {
+  it('has the 14 fixtures: 8 OP Sepolia (Holocene), 6 OP Mainnet (Ecotone)', () => {
+    expect(sepolia).toHaveLength(8);
+    expect(files.filter((name) => name.startsWith('op-mainnet-'))).toHaveLength(6);
+  });
 
   it.each(files)('%s reproduces its real block hash', async (name) => {
     const fixture = parseBlockFixture(raw(name), name);
@@ -34,14 +40,14 @@ describe('re-executing real OP Sepolia blocks from their witnesses', () => {
   });
 
   it('refuses a witness node with one flipped byte, naming it', () => {
-    const json = raw(files[0]!);
+    const json = raw(sepolia[0]!);
     const [key, value] = Object.entries(json.preimages as Record<string, string>)[7]!;
     const flipped = `${value.slice(0, 10)}${(Number.parseInt(value.slice(10, 12), 16) ^ 1).toString(16).padStart(2, '0')}${value.slice(12)}`;
     expect(() => parseBlockFixture({ ...json, preimages: { ...json.preimages, [key]: flipped } })).toThrow(`preimage of ${key} hashes to`);
   });
 
   it('refuses a witness that lacks a node, naming the key and what needed it', async () => {
-    const json = raw(files[0]!);
+    const json = raw(sepolia[0]!);
     const root = (json.parentHeader.stateRoot as string).toLowerCase();
     const preimages = { ...json.preimages };
     delete preimages[root];
@@ -52,7 +58,7 @@ describe('re-executing real OP Sepolia blocks from their witnesses', () => {
   });
 
   it('gives another hash for a changed transaction list, and says which header fields moved', async () => {
-    const json = raw(files[0]!);
+    const json = raw(sepolia[0]!);
     const fixture = parseBlockFixture({ ...json, payload: { ...json.payload, transactions: json.payload.transactions.slice(0, -1) } });
     const executed = await executeBlock(fixture.block);
     expect(executed.hash).not.toBe(fixture.expectedHash);
@@ -62,7 +68,7 @@ describe('re-executing real OP Sepolia blocks from their witnesses', () => {
   });
 
   it('refuses a transaction whose signature was altered (another sender, whose account the witness lacks)', async () => {
-    const json = raw(files[0]!);
+    const json = raw(sepolia[0]!);
     const txs = [...json.payload.transactions] as string[];
     const last = txs[txs.length - 1]!;
     txs[txs.length - 1] = `${last.slice(0, -4)}${last.slice(-4) === 'aaaa' ? 'bbbb' : 'aaaa'}`;
@@ -73,12 +79,12 @@ describe('re-executing real OP Sepolia blocks from their witnesses', () => {
   });
 
   it('flashlog execute-block exits 0 on a matching block and 1 when the expected hash differs', () => {
-    const ok = spawnSync(process.execPath, [bin, 'execute-block', join(dir, files[0]!), '--json'], { encoding: 'utf8' });
+    const ok = spawnSync(process.execPath, [bin, 'execute-block', join(dir, sepolia[0]!), '--json'], { encoding: 'utf8' });
     expect(ok.status).toBe(0);
     const report = JSON.parse(ok.stdout) as { matches: boolean; differing: string[]; transactions: number };
     expect(report).toMatchObject({ matches: true, differing: [], transactions: 10 });
 
-    const json = raw(files[0]!);
+    const json = raw(sepolia[0]!);
     const wrong = join(mkdtempSync(join(tmpdir(), 'execute-block-')), 'wrong.json');
     writeFileSync(
       wrong,
