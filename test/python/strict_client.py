@@ -5,7 +5,9 @@ transactions (how many of the pending block's transactions to read by hash) and 
 (how many to read from each subscription). Prints one JSON summary: one entry per check, with the
 method, whether it passed and each error's text. web3.py runs every answer through its result
 formatters (hex quantities to int, addresses to checksummed, hashes to bytes, the block, the
-transaction, the receipt and the log as attribute dicts) and raises on what it cannot read.
+transaction, the receipt and the log as attribute dicts) and raises on what it cannot read; each
+signed transaction is encoded again by eth-account (web3.py's signer) from the answered fields,
+and must hash to the answered hash.
 """
 
 import asyncio
@@ -13,6 +15,8 @@ import json
 import sys
 import traceback
 
+from eth_account._utils.legacy_transactions import encode_transaction, serializable_unsigned_transaction_from_dict
+from eth_account.typed_transactions import TypedTransaction
 from web3 import AsyncWeb3, Web3
 from web3.providers.persistent import WebSocketProvider
 
@@ -43,6 +47,61 @@ def attempt(check, what, fn):
         return None
 
 
+def rehash(tx):
+    """The transaction's hash as eth-account derives it from the answered fields (signature
+    included: a typed transaction's `v` is its y-parity in the encoding)."""
+    kind = tx["type"]
+    r, s = int.from_bytes(tx["r"], "big"), int.from_bytes(tx["s"], "big")
+    if kind == 0:
+        fields = {key: tx[key] for key in ("nonce", "gasPrice", "gas", "value")}
+        fields["to"] = tx["to"] or b""
+        fields["data"] = tx["input"]
+        if tx["v"] >= 35:
+            fields["chainId"] = (tx["v"] - 35) // 2
+        unsigned = serializable_unsigned_transaction_from_dict(fields)
+        return Web3.keccak(encode_transaction(unsigned, vrs=(tx["v"], r, s)))
+    fields = {
+        "type": kind,
+        "chainId": tx["chainId"],
+        "nonce": tx["nonce"],
+        "gas": tx["gas"],
+        "value": tx["value"],
+        "data": tx["input"],
+        "accessList": [
+            {"address": entry["address"], "storageKeys": [Web3.to_hex(key) for key in entry["storageKeys"]]}
+            for entry in tx.get("accessList", [])
+        ],
+        "v": tx["v"],
+        "r": r,
+        "s": s,
+    }
+    if tx.get("to"):
+        fields["to"] = tx["to"]
+    if kind == 1:
+        fields["gasPrice"] = tx["gasPrice"]
+    else:
+        fields["maxFeePerGas"] = tx["maxFeePerGas"]
+        fields["maxPriorityFeePerGas"] = tx["maxPriorityFeePerGas"]
+    return Web3.keccak(TypedTransaction.from_dict(fields).encode())
+
+
+def check_hash(check, label, tx):
+    """Re-derives a signed transaction's hash (types 0, 1, 2; deposits carry no signature)."""
+    if tx["type"] not in (0, 1, 2):
+        return
+    try:
+        derived = bytes(rehash(tx))
+    except Exception as error:  # noqa: BLE001
+        check.fail(label, error)
+        return
+    if derived != bytes(tx["hash"]):
+        check.fail(
+            label,
+            f"eth-account encodes the answered fields (v {tx['v']}, yParity {tx.get('yParity')}) to hash "
+            f"0x{derived.hex()}, not {tx['hash'].to_0x_hex()}",
+        )
+
+
 def run_http(config, summary):
     w3 = Web3(Web3.HTTPProvider(config["http"], request_kwargs={"timeout": 30}))
     account = Web3.to_checksum_address(config["account"])
@@ -60,6 +119,7 @@ def run_http(config, summary):
             for field in ("hash", "from", "type", "nonce", "gas", "input"):
                 if field not in tx:
                     check.fail(f"transactions[{index}]", f"no {field}")
+            check_hash(check, f"transactions[{index}] (type {tx['type']}, {tx['hash'].to_0x_hex()})", tx)
 
     check = Check(summary, "eth_getBlockByNumber(pending, false) w3.eth.get_block")
     header = attempt(check, "get_block", lambda: w3.eth.get_block("pending"))
@@ -83,6 +143,7 @@ def run_http(config, summary):
         if got is not None:
             if got["hash"] != tx_hash:
                 check.fail(label, f"answered transaction {got['hash'].to_0x_hex()}")
+            check_hash(check, label, got)
             check.count()
         receipt = attempt(receipts_check, label, lambda: w3.eth.get_transaction_receipt(tx_hash))
         if receipt is not None:
