@@ -152,7 +152,7 @@ func decodeTransaction(c *check, signer types.Signer, what string, raw json.RawM
 	label := fmt.Sprintf("%s (type 0x%x, %s)", what, uint64(extra.Type), extra.Hash)
 	var tx *types.Transaction
 	if err := json.Unmarshal(raw, &tx); err != nil {
-		c.fail(label, err)
+		c.fail(label, fmt.Errorf("%w, in %s", err, elided(raw)))
 		return nil
 	}
 	if tx.Hash() != extra.Hash {
@@ -167,6 +167,17 @@ func decodeTransaction(c *check, signer types.Signer, what string, raw json.RawM
 		}
 	}
 	return tx
+}
+
+// elided is a transaction's JSON without its input (for error messages).
+func elided(raw json.RawMessage) string {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return string(raw)
+	}
+	delete(fields, "input")
+	out, _ := json.Marshal(fields)
+	return string(out)
 }
 
 func main() {
