@@ -137,7 +137,9 @@ func decodeBlock(c *check, signer types.Signer, raw json.RawMessage, full bool) 
 			txs = append(txs, tx)
 		}
 	}
-	if len(txs) == len(body.Transactions) {
+	if len(body.Transactions) > 0 && header.TxHash == (common.Hash{}) {
+		c.fail("transactionsRoot", fmt.Errorf("block %d: transactionsRoot is zero, with %d transactions", header.Number, len(body.Transactions)))
+	} else if len(txs) == len(body.Transactions) {
 		root := types.DeriveSha(types.Transactions(txs), trieHasher())
 		if root != header.TxHash {
 			c.fail("transactionsRoot", fmt.Errorf("block %d: transactionsRoot %s, but its %d transactions hash to %s", header.Number, header.TxHash, len(txs), root))
