@@ -24,7 +24,7 @@ src="$root/test/go/strictclient"
 key="$(cat "$src/go.mod" "$src/go.sum" "$src"/*.go | sha256sum | cut -c1-16)"
 client_dir="$bin/strictclient-$key"
 if [ ! -x "$client_dir/strictclient" ]; then
-  (cd "$src" && go build -o "$client_dir/strictclient.tmp" . && mv "$client_dir/strictclient.tmp" "$client_dir/strictclient") >&2
+  (cd "$src" && go build -buildvcs=false -o "$client_dir/strictclient.tmp" . && mv "$client_dir/strictclient.tmp" "$client_dir/strictclient") >&2
 fi
 echo "geth $geth_dir/geth"
 echo "strictclient $client_dir/strictclient"
