@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds the Go programs the tests run, into .ci/work/bin (ignored), once per version: go-ethereum's
+# geth (`go install` from the Go module proxy, keyed by its version) for the execution-apis replay,
+# and test/go/strictclient (keyed by a hash of its sources, so it is rebuilt only when they change).
+# Modules land in Go's own cache (GOMODCACHE, ~/go/pkg/mod by default). Prints two lines:
+#   geth <path>
+#   strictclient <path>
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+bin="$root/.ci/work/bin"
+geth_version=v1.17.10
+command -v go >/dev/null || { echo "go is needed to build geth and the strict client (test/go)" >&2; exit 1; }
+mkdir -p "$bin"
+# One build at a time (test files run in parallel workers, and .ci/run builds ahead of them).
+exec 9>"$bin/.lock"
+flock 9
+
+geth_dir="$bin/geth-$geth_version"
+if [ ! -x "$geth_dir/geth" ]; then
+  GOBIN="$geth_dir" go install "github.com/ethereum/go-ethereum/cmd/geth@$geth_version" >&2
+fi
+
+src="$root/test/go/strictclient"
+key="$(cat "$src/go.mod" "$src/go.sum" "$src"/*.go | sha256sum | cut -c1-16)"
+client_dir="$bin/strictclient-$key"
+if [ ! -x "$client_dir/strictclient" ]; then
+  (cd "$src" && go build -buildvcs=false -o "$client_dir/strictclient.tmp" . && mv "$client_dir/strictclient.tmp" "$client_dir/strictclient") >&2
+fi
+echo "geth $geth_dir/geth"
+echo "strictclient $client_dir/strictclient"
