@@ -210,6 +210,13 @@ describe('pending methods from the view', () => {
   it('eth_getBlockReceipts(pending), eth_getTransactionReceipt and ByHash canonical first then pending', async () => {
     const receipts = (await call('eth_getBlockReceipts', ['pending'])).result;
     expect(receipts.map((receipt: { transactionHash: string }) => receipt.transactionHash)).toEqual(txs.slice(0, 3).map((tx) => tx.hash));
+    // The EIP-1898 object form, as go-ethereum's ethclient.BlockReceipts always sends it.
+    expect((await call('eth_getBlockReceipts', [{ blockNumber: 'pending' }])).result).toEqual(receipts);
+    expect((await call('eth_getBlockReceipts', [{ blockNumber: '0x9' }])).result).toEqual([]);
+    expect((await call('eth_getBlockReceipts', [{ blockNumber: 'yesterday' }])).error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('params[0].blockNumber'),
+    });
     expect((await call('eth_getTransactionReceipt', [txs[2]!.hash])).result).toMatchObject({
       transactionHash: txs[2]!.hash,
       blockHash: zeroHash,
