@@ -12,7 +12,7 @@ import { eventually } from '../helpers/context.ts';
 
 /**
  * The README's commands, run as a user copies them: every ```sh block of its opening section and
- * of the prover walkthrough ("Try it (local mode)" and "Stateless execution"), read from README.md
+ * of the prover walkthrough ("Try it (local mode)" and "Re-execute one block"), read from README.md
  * itself, so an edit to the README is what this tests. They run in a fresh clone (`git archive
  * HEAD`, the repository's node_modules linked in), `npx flashlog` as the clone's bin/flashlog.js.
  *
@@ -279,7 +279,7 @@ describe('README: the opening commands', () => {
 
 describe('README: the prover walkthrough, from a fresh clone', () => {
   const walkthrough = shBlocks('Try it (local mode)');
-  const stateless = shBlocks('Stateless execution (`src/stateless/`, `flashlog execute-block`)');
+  const stateless = shBlocks('Re-execute one block');
 
   it('runs every line as written: the services get ready, every other command exits 0', async () => {
     const lines = [...walkthrough, ...stateless].flat().map(substitute);
