@@ -22,7 +22,7 @@
  * hardhat_setStorageAt, as the local executor does: the fork source's request counts did not move).
  * What did help: the fork source reports a head 128 blocks above the fork block (fork-source.ts).
  *
- * Findings (November 2026, EDR 0.22): see README, "Memory and CPU to expect", the bounded history.
+ * Findings (November 2026, EDR 0.22): see docs/devnet.md, the bounded history.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -449,7 +449,7 @@ export const settings = {
     default: '0',
     expects: 'blocks (0 = keep everything; else at least 256)',
     describe:
-      'devnet (flashblocks) / run --devnet: bounded history: every K sealed blocks the chain moves to a new EVM forked at its head and blocks and state older than the last K blocks are dropped (null / "missing trie node", as on a pruned node); blocks after the first rollover carry an EVM-made state root (README, "Memory and CPU to expect")',
+      'devnet (flashblocks) / run --devnet: bounded history: every K sealed blocks the chain moves to a new EVM forked at its head and blocks and state older than the last K blocks are dropped (null / "missing trie node", as on a pruned node); blocks after the first rollover carry an EVM-made state root (docs/memory.md)',
   }),
   denim: setting({
     schema: bool,

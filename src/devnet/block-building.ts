@@ -49,7 +49,7 @@ export const headerHash = (header: HeaderFields): Hex => hashHeader(headerFromRp
  * Why: every block EDR mines, a trial block too, costs a state in EDR's state cache (bounded by
  * the engine, edr-chain.ts) and CPU; mining the whole block so far at every flashblock executed a
  * transaction about 5.5 times before its seal. What EDR keeps for good is the sealed chain: its
- * blocks, receipts and state diffs (bench and soak figures in the README, "Memory and CPU to expect").
+ * blocks, receipts and state diffs (bench and soak figures in docs/memory.md).
  */
 export type Call = <R = unknown>(method: string, params?: readonly unknown[]) => Promise<R>;
 

@@ -50,7 +50,7 @@ export interface EngineOptions {
  * A block costs about a dozen states (open, trial blocks, seal): 128 hold about ten blocks.
  * 512 was tried: it holds more of what a state costs (about 50 MB at load 30), filled within the
  * first minutes, and `run --devnet --load 30`'s memory floor then grew by 82 MB in the 3 minutes of
- * chaos scenario 9 against 15-36 MB with 128 (README, "Memory and CPU to expect").
+ * chaos scenario 9 against 15-36 MB with 128 (docs/memory.md).
  */
 export const DEVNET_MAX_CACHED_STATES = 128;
 

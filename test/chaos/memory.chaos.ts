@@ -11,7 +11,7 @@ import { managed, report, rpcCall, sleep, stopAll } from './harness.ts';
  * half) must grow by less than 60 MB. The floor, not the last sample: the executor replaces its
  * fork every 32 blocks or 1,000 transactions and a fork grows until then, so RSS is a saw-tooth.
  *
- * What grows in that process and what bounds it (README, "Memory and CPU to expect"): EDR's state
+ * What grows in that process and what bounds it (docs/memory.md): EDR's state
  * cache, bounded for the devnet's provider and each fork (src/execute/edr.ts, withMaxCachedStates);
  * the devnet's sealed chain, which EDR keeps for good (blocks, receipts, state diffs); the embedded
  * log's memory-mapped file (page cache, reported apart as the file-backed part). Before the state
@@ -62,7 +62,7 @@ describe('scenario 9: memory under load', () => {
       const afterWarmUp = samples.filter((sample) => sample.atS >= warmUpSeconds);
       const floor = floorGrowth(samples);
       // The process's own memory (RssAnon): RSS less the file-backed part, which grows with the
-      // embedded log's memory-mapped file (page cache, not the process's; README "Memory and CPU").
+      // embedded log's memory-mapped file (page cache, not the process's; docs/memory.md).
       const ownFloor = floorGrowth(samples, (sample) => sample.anonMiB);
       const slope = slopePerMinute(afterWarmUp, (sample) => sample.rssMiB);
       const heapSlope = slopePerMinute(afterWarmUp, (sample) => sample.heapMiB);

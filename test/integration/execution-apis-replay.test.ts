@@ -36,7 +36,7 @@ const deliberatelyDifferent: Record<
     fields: ['stateRoot'],
     simulatedHashes: true,
     reason:
-      "flashlog simulates on its own engine (src/simulate) and commits nothing: stateRoot is 32 zero bytes, so each simulated block's hash, and every parentHash, blockHash and BLOCKHASH result naming it, differs from geth's (README, eth_simulateV1)",
+      "flashlog simulates on its own engine (src/simulate) and commits nothing: stateRoot is 32 zero bytes, so each simulated block's hash, and every parentHash, blockHash and BLOCKHASH result naming it, differs from geth's (docs/gateway.md, eth_simulateV1)",
   },
 };
 
