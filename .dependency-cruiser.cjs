@@ -104,7 +104,7 @@ module.exports = {
         path: [
           '^src/devnet/(devnet|denim-devnet|edr-chain|rollover)[.]ts$',
           '^src/execute/(edr|local)[.]ts$',
-          '^src/log/(kafka|open)[.]ts$',
+          '^src/log/(kafka/kafka|open)[.]ts$',
           '^(node:)?child_process$',
           'node_modules/(kafkajs|@nomicfoundation/edr)/',
           '^test/helpers/(op-upstream|edr-chain|devnet-feed|devnet-gateway|blocks-gateway|flashlog-process)[.]ts$',

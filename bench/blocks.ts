@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
+import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
 import type { Log } from '../src/log/port.ts';
 import { allTopics, topics } from '../src/log/topics.ts';
 import { createBlocksIngest } from '../streams/ingest-blocks.ts';

@@ -5,7 +5,7 @@ import type { Hex } from 'viem';
 import { Agent, createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { spawnFlashlog } from '../test/helpers/flashlog-process.ts';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
+import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
 import { allTopics } from '../src/log/topics.ts';
 import { createServe } from '../streams/serve.ts';
 import { blockBuilder, signedTransfers } from '../test/helpers/view-records.ts';

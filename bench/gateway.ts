@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { numberToHex, type Hex } from 'viem';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
+import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
 import type { Log } from '../src/log/port.ts';
 import { allTopics } from '../src/log/topics.ts';
 import { createMetricsRegistry } from '../src/obs/metrics.ts';

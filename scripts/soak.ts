@@ -36,7 +36,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
+import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
 import { topics } from '../src/log/topics.ts';
 import { zeroHash } from '../src/prover/enclave/core.ts';
 import { proofRequestToWire } from '../src/prover/request.ts';

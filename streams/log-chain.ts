@@ -14,7 +14,7 @@ import {
   type ChainIdentity,
   type LogPlace,
 } from '../src/log/chain-stamp.ts';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
+import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
 import { embeddedLogFile, openLog } from '../src/log/open.ts';
 import type { Log } from '../src/log/port.ts';
 import { previousLogDir, setAsideLogFiles } from '../src/log/set-aside.ts';

@@ -4,7 +4,7 @@ import { createLogger } from '../src/obs/logger.ts';
 import { describe, expect, it } from 'vitest';
 import type { AssembledBlock } from '../src/chain/assemble.ts';
 import { initialSequencerState, step } from '../src/chain/sequencer.ts';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
+import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
 import { allTopics, topics } from '../src/log/topics.ts';
 import type { SourceEvent } from '../src/source/port.ts';
 import { blockRecordSchema, chainRecordSchema, flashblockRecordSchema, logRecordSchema, type RpcLog } from '../src/schemas/records.ts';

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { Config } from '../config/settings.ts';
 import type { Logger } from '../obs/logger.ts';
-import { createEmbeddedLog } from './embedded.ts';
-import { createKafkaLog } from './kafka.ts';
+import { createEmbeddedLog } from './embedded/embedded.ts';
+import { createKafkaLog } from './kafka/kafka.ts';
 import type { Log } from './port.ts';
 import { withTopicPrefix } from './topic-prefix.ts';
 import { allTopics, topics } from './topics.ts';

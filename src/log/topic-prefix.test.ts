@@ -1,7 +1,7 @@
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/settings.ts';
-import { createEmbeddedLog } from './embedded.ts';
+import { createEmbeddedLog } from './embedded/embedded.ts';
 import { withTopicPrefix } from './topic-prefix.ts';
 import { topics } from './topics.ts';
 

@@ -4,7 +4,7 @@ import { brotliCompressSync, constants } from 'node:zlib';
 import { take } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import { topics } from '../../src/log/topics.ts';
 import { flashblockRecordSchema } from '../../src/schemas/records.ts';
 import { brotli, loadFixture } from '../helpers/feed-server.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafkaLog } from '../../src/log/kafka.ts';
+import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { topics } from '../../src/log/topics.ts';
 import { zeroHash } from '../../src/prover/enclave/core.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import { readChainStamp } from '../../src/log/chain-stamp.ts';
 import { topics } from '../../src/log/topics.ts';
 import { eventually, kafkaBrokers, tempDir } from '../helpers/context.ts';

@@ -3,7 +3,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { Address, Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
-import { createKafkaLog } from '../../src/log/kafka.ts';
+import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import { withTopicPrefix } from '../../src/log/topic-prefix.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { topics } from '../../src/log/topics.ts';

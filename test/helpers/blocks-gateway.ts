@@ -1,5 +1,5 @@
 import { createDevnet, type Devnet, type DevnetOptions } from '../../src/devnet/devnet.ts';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics } from '../../src/log/topics.ts';
 import type { Config } from '../../src/config/settings.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafkaLog } from '../../src/log/kafka.ts';
+import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics } from '../../src/log/topics.ts';
 import { createServe, type Serve } from '../../streams/serve.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, http, webSocket, type Hex } from 'viem';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics } from '../../src/log/topics.ts';
 import { createServe, type Serve } from '../../streams/serve.ts';

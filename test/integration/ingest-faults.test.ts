@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { lastValueFrom, take, toArray, timeout } from 'rxjs';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import { allTopics, topics } from '../../src/log/topics.ts';
 import { flashblockRecordSchema } from '../../src/schemas/records.ts';
 import { createIngest } from '../../streams/ingest.ts';

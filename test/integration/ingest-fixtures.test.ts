@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastValueFrom, take, toArray } from 'rxjs';
 import { join } from 'node:path';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import { allTopics, topics } from '../../src/log/topics.ts';
 import { blockRecordSchema, flashblockRecordSchema } from '../../src/schemas/records.ts';
 import { createExecutor } from '../../src/execute/create.ts';

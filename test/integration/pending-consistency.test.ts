@@ -3,7 +3,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DevnetToken } from '../../src/devnet/contracts/bytecode.ts';
 import { createUpstream } from '../../src/jsonrpc/upstream.ts';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics } from '../../src/log/topics.ts';
 import { viewCatchUpMs } from '../../src/rpc/pending.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { firstValueFrom } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import { topics } from '../../src/log/topics.ts';
 import { proofRequestRecordSchema } from '../../src/prover/proof-records.ts';
 import { tempDir } from '../helpers/context.ts';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { keccak256, toHex, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafkaLog } from '../../src/log/kafka.ts';
+import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import { withTopicPrefix } from '../../src/log/topic-prefix.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics, topics } from '../../src/log/topics.ts';

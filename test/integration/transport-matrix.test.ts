@@ -2,7 +2,7 @@ import { of } from 'rxjs';
 import { keccak256, numberToHex, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics } from '../../src/log/topics.ts';
 import { createUpstream } from '../../src/jsonrpc/upstream.ts';

@@ -1,8 +1,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
-import { createKafkaLog } from '../../src/log/kafka.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
+import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log, ProduceRecord } from '../../src/log/port.ts';
 import { allTopics } from '../../src/log/topics.ts';
 import type { ViewState } from '../../src/view/state.ts';
