@@ -154,6 +154,39 @@ module.exports = {
       from: { path: '^src/prover/bridge/', pathNot: notTests },
       to: { path: '^src/prover/(host|enclave)/' },
     },
+    // The log's rooms: embedded/ (one SQLite file) and kafka/ (kafkajs, its replay worker). Each
+    // adapter implements the port (src/log/port.ts) alone; src/log/open.ts, the one factory, picks
+    // one. The library and streams/ reach an adapter only through that factory; tests and the bench
+    // build adapters directly (they test and measure them).
+    {
+      name: 'log-embedded-imports-no-kafka',
+      severity: 'error',
+      comment: 'The embedded log knows nothing of Kafka: what both share sits on the floor, src/log/*.ts.',
+      from: { path: '^src/log/embedded/' },
+      to: { path: '^src/log/kafka/|node_modules/kafkajs/' },
+    },
+    {
+      name: 'log-kafka-imports-no-embedded',
+      severity: 'error',
+      comment: 'The Kafka log knows nothing of the embedded one.',
+      from: { path: '^src/log/kafka/' },
+      to: { path: '^src/log/embedded/' },
+    },
+    {
+      name: 'log-floor-imports-no-room',
+      severity: 'error',
+      comment:
+        'src/log/*.ts (the port, the publisher, the topic prefix, the chain stamp) imports no adapter; only open.ts, the factory, does.',
+      from: { path: '^src/log/[^/]+$', pathNot: `^src/log/open[.]ts$|${notTests}` },
+      to: { path: '^src/log/(embedded|kafka)/' },
+    },
+    {
+      name: 'log-rooms-only-through-the-factory',
+      severity: 'error',
+      comment: 'Outside src/log, the product opens a log with src/log/open.ts and uses it through the port (src/log/port.ts).',
+      from: { path: '^(src|streams)/', pathNot: `^src/log/|${notTests}` },
+      to: { path: '^src/log/(embedded|kafka)/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -38,3 +38,9 @@ export async function openLog(config: Config, logger: Logger): Promise<Log> {
   );
   return log;
 }
+
+/**
+ * The embedded log in the file at `path`, as it is: no topics created, nothing written (a look at
+ * a log before it is set aside). Callers add the topic prefix.
+ */
+export const openEmbeddedLogFile = (path: string): Log => createEmbeddedLog({ path });
