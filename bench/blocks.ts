@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
 import type { Log } from '../src/log/port.ts';
-import { allTopics, topics } from '../src/log/topics.ts';
+import { allTopics, topics } from '../src/records/topics.ts';
 import { createBlocksIngest } from '../streams/ingest-blocks.ts';
 import { createServe } from '../streams/serve.ts';
 import { benchContext, runWorker } from './gateway.ts';

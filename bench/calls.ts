@@ -6,7 +6,7 @@ import { Agent, createServer as createHttpServer, request as httpRequest } from 
 import { createServer, type AddressInfo } from 'node:net';
 import { spawnFlashlog } from '../test/helpers/flashlog-process.ts';
 import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
-import { allTopics } from '../src/log/topics.ts';
+import { allTopics } from '../src/records/topics.ts';
 import { createServe } from '../streams/serve.ts';
 import { blockBuilder, signedTransfers } from '../test/helpers/view-records.ts';
 import { benchContext, loadWorker, runWorker } from './gateway.ts';

@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { numberToHex, type Hex } from 'viem';
 import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
 import type { Log } from '../src/log/port.ts';
-import { allTopics } from '../src/log/topics.ts';
+import { allTopics } from '../src/records/topics.ts';
 import { createMetricsRegistry } from '../src/obs/metrics.ts';
 import { createLogger } from '../src/obs/logger.ts';
 import { parseConfig } from '../src/config/settings.ts';

@@ -7,7 +7,7 @@ import { opRbuilderMessages, opSpecsMessages, sourceMessages, xLayerFrames } fro
 import { sharedPath } from '../test/helpers/shared.ts';
 import { from } from 'rxjs';
 import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
-import { allTopics, topics } from '../src/log/topics.ts';
+import { allTopics, topics } from '../src/records/topics.ts';
 import { testContext } from '../test/helpers/context.ts';
 import { createIngest } from '../streams/ingest.ts';
 

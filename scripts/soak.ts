@@ -37,7 +37,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
-import { topics } from '../src/log/topics.ts';
+import { topics } from '../src/records/topics.ts';
 import { zeroHash } from '../src/prover/enclave/core.ts';
 import { proofRequestToWire } from '../src/prover/request.ts';
 import { startEdrChain } from '../test/helpers/edr-chain.ts';

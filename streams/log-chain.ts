@@ -11,9 +11,9 @@ import {
   readChainStamp,
   upstreamChain,
   type ChainCheck,
-  type ChainIdentity,
   type LogPlace,
 } from '../src/log/chain-stamp.ts';
+import type { ChainIdentity } from '../src/records/meta.ts';
 import { embeddedLogFile, openEmbeddedLogFile, openLog } from '../src/log/open.ts';
 import type { Log } from '../src/log/port.ts';
 import { previousLogDir, setAsideLogFiles } from '../src/log/set-aside.ts';

@@ -5,7 +5,7 @@ import { createEmbeddedLog } from './embedded/embedded.ts';
 import { createKafkaLog } from './kafka/kafka.ts';
 import type { Log } from './port.ts';
 import { withTopicPrefix } from './topic-prefix.ts';
-import { allTopics, topics } from './topics.ts';
+import { allTopics, topics } from '../records/topics.ts';
 
 /** The embedded log's file in --data-dir. */
 export const embeddedLogFile = 'flashlog.db';

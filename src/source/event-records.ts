@@ -1,9 +1,10 @@
 import { toHex } from 'viem';
-import { blockRecords } from '../chain/block-records.ts';
+import { blockRecords } from '../records/blocks.ts';
 import type { ReconcileEvent } from '../chain/reconcile.ts';
 import type { ProduceRecord } from '../log/port.ts';
-import { topics } from '../log/topics.ts';
-import type { ChainRecord, LogRecordValue } from '../schemas/records.ts';
+import { topics } from '../records/topics.ts';
+import type { ChainRecord } from '../records/chain.ts';
+import type { LogRecordValue } from '../records/logs.ts';
 import type { SourceEvent } from './port.ts';
 
 const ZERO32 = `0x${'0'.repeat(64)}` as const;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import { readChainStamp } from '../../src/log/chain-stamp.ts';
-import { topics } from '../../src/log/topics.ts';
+import { topics } from '../../src/records/topics.ts';
 import { eventually, kafkaBrokers, tempDir } from '../helpers/context.ts';
 import { rpc } from '../helpers/devnet-feed.ts';
 import { spawnFlashlog, type FlashlogProcess } from '../helpers/flashlog-process.ts';

@@ -4,7 +4,7 @@ import { firstValueFrom, filter, take, toArray } from 'rxjs';
 import type { Context } from '../../src/context.ts';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import { createExecution, type Execution } from '../../streams/ingest-execution.ts';
 import { createIngest, type Ingest } from '../../streams/ingest.ts';
 

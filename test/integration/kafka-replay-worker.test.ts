@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log, LogRecord, ProduceRecord } from '../../src/log/port.ts';
 import { join } from 'node:path';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import type { ViewState } from '../../src/view/state.ts';
 import { materialize } from '../../streams/materialize.ts';
 import { createLogger } from '../../src/obs/logger.ts';

@@ -5,7 +5,7 @@ import { DevnetToken } from '../../src/devnet/contracts/bytecode.ts';
 import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log } from '../../src/log/port.ts';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import { viewCatchUpMs } from '../../src/rpc/pending.ts';
 import { sourceEventRecords } from '../../src/source/event-records.ts';
 import { createNodeReader } from '../../src/source/node-reader.ts';

@@ -6,7 +6,7 @@ import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { createProofBridge, type ProofBridge } from '../../streams/prover-bridge.ts';
 import type { ProveOutcome } from '../../src/prover/bridge/host-client.ts';
-import { proofReplyRecordSchema } from '../../src/prover/proof-records.ts';
+import { proofReplyRecordSchema } from '../../src/records/proofs.ts';
 import { eventually, kafkaBrokers, tempDir } from '../helpers/context.ts';
 
 /**

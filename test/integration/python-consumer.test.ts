@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import { withTopicPrefix } from '../../src/log/topic-prefix.ts';
 import type { Log } from '../../src/log/port.ts';
-import { allTopics, topics } from '../../src/log/topics.ts';
+import { allTopics, topics } from '../../src/records/topics.ts';
 import { createProofBridge } from '../../streams/prover-bridge.ts';
 import { proofRequestToWire } from '../../src/prover/request.ts';
 import { eventually, kafkaBrokers, tempDir } from '../helpers/context.ts';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log } from '../../src/log/port.ts';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { createExecutionMethods, type ExecutionMethods } from '../../src/rpc/execution.ts';
 import type { MethodSpec, Transport } from '../../src/rpc/method.ts';

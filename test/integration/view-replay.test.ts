@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log, LogRecord, ProduceRecord } from '../../src/log/port.ts';
-import { allTopics, topics } from '../../src/log/topics.ts';
+import { allTopics, topics } from '../../src/records/topics.ts';
 import { apply, initialViewState, type ViewState } from '../../src/view/state.ts';
 import { materialize } from '../../streams/materialize.ts';
 import { eventually, kafkaBrokers, metricValue, tempDir, testContext } from '../helpers/context.ts';

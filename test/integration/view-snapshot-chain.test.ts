@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stampChain } from '../../src/log/chain-stamp.ts';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import { valueDigest } from '../../src/view/snapshot.ts';
 import { materialize } from '../../streams/materialize.ts';
 import { tempDir, testContext } from '../helpers/context.ts';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log, ProduceRecord } from '../../src/log/port.ts';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import type { ViewState } from '../../src/view/state.ts';
 import { materialize } from '../../streams/materialize.ts';
 import { createServe, type Serve } from '../../streams/serve.ts';
