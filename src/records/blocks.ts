@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { address, bloom, hash32, hexBytes, hexPatterns, payloadId, quantity } from '../schemas/hex.ts';
 import { withdrawalSchema } from '../schemas/flashblock.ts';
 import { count, isObject, keysInOrder, matches, optional, optionalNullable, order } from './fast-check.ts';
-import { isRpcLog, rpcLogSchema, type LogRecordValue } from './logs.ts';
+import { isRpcLog, logRecord, rpcLogSchema, type LogRecordValue } from './logs.ts';
 import { topics, type TopicRecord } from './topics.ts';
 
 /** A receipt as eth_getTransactionReceipt returns it (OP fields optional). */
@@ -284,7 +284,7 @@ export function blockRecords(
   for (const receipt of execution?.receipts ?? []) {
     for (const log of receipt.logs) {
       const value: LogRecordValue = { v: 1, index: block.index, ...log };
-      records.push({ topic: topics.logs, key: log.address.toLowerCase(), value: JSON.stringify(value) });
+      records.push(logRecord(value));
     }
   }
   return records;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { hash32, quantity } from '../schemas/hex.ts';
+import { topics, type TopicRecord } from './topics.ts';
 
 /** flashlog.chain: what became of a pre-confirmed block once canonical, and the safe / finalized heads. Key: block number. */
 export const chainRecordSchema = z.discriminatedUnion('type', [
@@ -31,3 +32,8 @@ export const chainRecordSchema = z.discriminatedUnion('type', [
   z.looseObject({ v: z.literal(1), type: z.literal('finalized'), blockNumber: quantity, blockHash: hash32 }),
 ]);
 export type ChainRecord = z.output<typeof chainRecordSchema>;
+
+/** A flashlog.chain record, keyed by its block number (decimal). */
+export function chainRecord(value: ChainRecord): TopicRecord {
+  return { topic: topics.chain, key: BigInt(value.blockNumber).toString(), value: JSON.stringify(value) };
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { address, hash32, hexBytes, hexPatterns, quantity } from '../schemas/hex.ts';
+import { topics, type TopicRecord } from './topics.ts';
 import { count, everyMatches, isObject, keysInOrder, matches, optional, order, type Value } from './fast-check.ts';
 
 /** A log as eth_getLogs returns it, with blockTimestamp; blockHash is 32 zero bytes while pre-confirmed. */
@@ -79,4 +80,9 @@ export function isLogRecordText(value: string): boolean {
 export function isLogRecordValue(value: unknown): boolean {
   // The view keeps nothing of a log record (only its verdict), so the order of its keys is free.
   return isRpcLog(value, false) && (value as Value).v === 1 && count((value as Value).index);
+}
+
+/** A flashlog.logs record, keyed by the emitting address (lower case). */
+export function logRecord(value: LogRecordValue): TopicRecord {
+  return { topic: topics.logs, key: value.address.toLowerCase(), value: JSON.stringify(value) };
 }
