@@ -4,8 +4,8 @@
  * tool reached only from the composition root.
  */
 const notTests = '\\.test\\.ts$';
-/** The pure domain: codecs, schemas, sequencing, the view reducer. */
-const pure = '^src/(chain|view|wire|schemas)/';
+/** The pure domain: codecs, schemas, the log's records, sequencing, the view reducer. */
+const pure = '^src/(chain|view|wire|schemas|records)/';
 /** I/O a pure folder never imports (node: built-ins, sockets, the broker client, the EVM). */
 const io = '^(node:)?(http|https|net|fs|fs/promises|worker_threads)$|node_modules/(ws|kafkajs|@nomicfoundation/edr)/';
 
@@ -33,7 +33,7 @@ module.exports = {
     {
       name: 'pure-folders-do-no-io',
       severity: 'error',
-      comment: 'chain/, view/, wire/ and schemas/ are pure: no node:http|net|fs|worker_threads, ws, kafkajs or EDR.',
+      comment: 'chain/, view/, wire/, schemas/ and records/ are pure: no node:http|net|fs|worker_threads, ws, kafkajs or EDR.',
       from: { path: pure, pathNot: notTests },
       to: { path: io },
     },
@@ -45,20 +45,28 @@ module.exports = {
       to: { path: '^src/devnet/' },
     },
     // No folder loops: the folders below depend one way. Lowest first:
-    //   schemas, wire, jsonrpc  <  log  <  chain, view  <  execute, simulate, source  <  rpc, prover, devnet  <  streams
-    // (The prover bridge is a topology in streams/, and the catalogue of every topic's schema is
-    // streams/topic-schemas.ts, so log/ knows no record domain above it.)
+    //   schemas, wire, jsonrpc  <  records  <  log  <  chain, view  <  execute, simulate, source  <  rpc, prover, devnet  <  streams
+    // (records/ is the log's contract: every topic's schema, value type, fast check and encoder, and
+    // the catalogue the JSON Schemas come from. log/ and the domains above read it; it reads none of them.)
     {
       name: 'no-folder-loop:schemas-and-wire-are-the-bottom',
       severity: 'error',
       from: { path: '^src/(schemas|wire)/', pathNot: notTests },
-      to: { path: '^src/(chain|view|execute|simulate|rpc|source|node|prover|devnet|stateless|log)/' },
+      to: { path: '^src/(chain|view|execute|simulate|rpc|source|node|prover|devnet|stateless|log|records)/' },
+    },
+    {
+      name: 'records-import-only-the-shared-primitives',
+      severity: 'error',
+      comment:
+        "src/records/ (the log's contract) imports nothing of src/ but the shared primitives: src/schemas/hex.ts (the hex schemas and their patterns), src/schemas/flashblock.ts (a withdrawal, as the feed and the block header carry it) and src/errors.ts (the error catalogue); nothing of streams/.",
+      from: { path: '^src/records/', pathNot: notTests },
+      to: { path: '^(src|streams)/', pathNot: '^src/records/|^src/schemas/(hex|flashblock)[.]ts$|^src/errors[.]ts$' },
     },
     {
       name: 'no-folder-loop:log-below-the-domains',
       severity: 'error',
       comment:
-        'log/ (the Log port, its adapters, the publisher, topic names) is used by chain/, source/, prover/; it imports none of them.',
+        'log/ (the Log port, its adapters, the publisher, the chain stamp) is used by source/, prover/, view/ and streams/; it imports none of the domains (records/ below it holds what it writes).',
       from: { path: '^src/log/', pathNot: notTests },
       to: { path: '^src/(chain|view|execute|simulate|rpc|source|node|prover|devnet|stateless)/' },
     },
@@ -104,7 +112,7 @@ module.exports = {
         path: [
           '^src/devnet/(devnet|denim-devnet|edr-chain|rollover)[.]ts$',
           '^src/execute/(edr|local)[.]ts$',
-          '^src/log/(kafka|open)[.]ts$',
+          '^src/log/(kafka/kafka|open)[.]ts$',
           '^(node:)?child_process$',
           'node_modules/(kafkajs|@nomicfoundation/edr)/',
           '^test/helpers/(op-upstream|edr-chain|devnet-feed|devnet-gateway|blocks-gateway|flashlog-process)[.]ts$',
@@ -153,6 +161,39 @@ module.exports = {
       comment: 'The bridge reaches the host over HTTP (bridge/host-client.ts), never its code.',
       from: { path: '^src/prover/bridge/', pathNot: notTests },
       to: { path: '^src/prover/(host|enclave)/' },
+    },
+    // The log's rooms: embedded/ (one SQLite file) and kafka/ (kafkajs, its replay worker). Each
+    // adapter implements the port (src/log/port.ts) alone; src/log/open.ts, the one factory, picks
+    // one. The library and streams/ reach an adapter only through that factory; tests and the bench
+    // build adapters directly (they test and measure them).
+    {
+      name: 'log-embedded-imports-no-kafka',
+      severity: 'error',
+      comment: 'The embedded log knows nothing of Kafka: what both share sits on the floor, src/log/*.ts.',
+      from: { path: '^src/log/embedded/' },
+      to: { path: '^src/log/kafka/|node_modules/kafkajs/' },
+    },
+    {
+      name: 'log-kafka-imports-no-embedded',
+      severity: 'error',
+      comment: 'The Kafka log knows nothing of the embedded one.',
+      from: { path: '^src/log/kafka/' },
+      to: { path: '^src/log/embedded/' },
+    },
+    {
+      name: 'log-floor-imports-no-room',
+      severity: 'error',
+      comment:
+        'src/log/*.ts (the port, the publisher, the topic prefix, the chain stamp) imports no adapter; only open.ts, the factory, does.',
+      from: { path: '^src/log/[^/]+$', pathNot: `^src/log/open[.]ts$|${notTests}` },
+      to: { path: '^src/log/(embedded|kafka)/' },
+    },
+    {
+      name: 'log-rooms-only-through-the-factory',
+      severity: 'error',
+      comment: 'Outside src/log, the product opens a log with src/log/open.ts and uses it through the port (src/log/port.ts).',
+      from: { path: '^(src|streams)/', pathNot: `^src/log/|${notTests}` },
+      to: { path: '^src/log/(embedded|kafka)/' },
     },
   ],
   options: {

@@ -1,9 +1,9 @@
 import type { Hex } from 'viem';
 import type { AssembledBlock } from '../src/chain/assemble.ts';
-import { blockRecords } from '../src/chain/block-records.ts';
+import { blockRecords } from '../src/records/blocks.ts';
 import { createLocalExecutor } from '../src/execute/local.ts';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
-import { allTopics } from '../src/log/topics.ts';
+import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
+import { allTopics } from '../src/records/topics.ts';
 import { createLogger } from '../src/obs/logger.ts';
 import { createMetricsRegistry } from '../src/obs/metrics.ts';
 import { accounts, startOpUpstream } from '../test/helpers/op-upstream.ts';

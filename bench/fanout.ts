@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { numberToHex, type Hex } from 'viem';
 import { WebSocketServer } from 'ws';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
-import { allTopics } from '../src/log/topics.ts';
+import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
+import { allTopics } from '../src/records/topics.ts';
 import { createServe } from '../streams/serve.ts';
 import { createRpcStub } from '../test/helpers/rpc-stub.ts';
 import { blockBuilder, signedTransfers, type BlockBuilder } from '../test/helpers/view-records.ts';
@@ -87,8 +87,8 @@ async function baselineTree(ref: string): Promise<Tree> {
   const load = async <T>(path: string) => (await import(join(root, path))) as T;
   return {
     name: sha,
-    createEmbeddedLog: (await load<{ createEmbeddedLog: typeof createEmbeddedLog }>('src/log/embedded.ts')).createEmbeddedLog,
-    allTopics: (await load<{ allTopics: typeof allTopics }>('src/log/topics.ts')).allTopics,
+    createEmbeddedLog: (await load<{ createEmbeddedLog: typeof createEmbeddedLog }>('src/log/embedded/embedded.ts')).createEmbeddedLog,
+    allTopics: (await load<{ allTopics: typeof allTopics }>('src/records/topics.ts')).allTopics,
     createServe: (await load<{ createServe: typeof createServe }>('streams/serve.ts')).createServe,
   };
 }

@@ -6,8 +6,8 @@ import { decodeFrame } from '../src/wire/frame.ts';
 import { opRbuilderMessages, opSpecsMessages, sourceMessages, xLayerFrames } from '../test/helpers/feed-formats.ts';
 import { sharedPath } from '../test/helpers/shared.ts';
 import { from } from 'rxjs';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
-import { allTopics, topics } from '../src/log/topics.ts';
+import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
+import { allTopics, topics } from '../src/records/topics.ts';
 import { testContext } from '../test/helpers/context.ts';
 import { createIngest } from '../streams/ingest.ts';
 

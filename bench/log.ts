@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, take, toArray } from 'rxjs';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
-import { createKafkaLog } from '../src/log/kafka.ts';
+import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
+import { createKafkaLog } from '../src/log/kafka/kafka.ts';
 import type { Log } from '../src/log/port.ts';
 
 /**

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Hex } from 'viem';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
-import { createKafkaLog } from '../src/log/kafka.ts';
+import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
+import { createKafkaLog } from '../src/log/kafka/kafka.ts';
 import type { Log, ProduceRecord } from '../src/log/port.ts';
-import { allTopics } from '../src/log/topics.ts';
+import { allTopics } from '../src/records/topics.ts';
 import { prefixedLog } from '../test/helpers/prefixed-log.ts';
 import { blockBuilder, signedTransfers } from '../test/helpers/view-records.ts';
 

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { schemaFileOf, topicJsonSchema } from '../streams/topic-schemas.ts';
-import { allTopics, type TopicName } from '../src/log/topics.ts';
+import { schemaFileOf, topicJsonSchema } from '../src/records/catalogue.ts';
+import { allTopics, type TopicName } from '../src/records/topics.ts';
 
 /** `npm run schemas`: writes schemas/TOPIC.schema.json for every topic from the zod schemas. */
 const root = fileURLToPath(new URL('../', import.meta.url));

@@ -11,11 +11,10 @@ import {
   readChainStamp,
   upstreamChain,
   type ChainCheck,
-  type ChainIdentity,
   type LogPlace,
 } from '../src/log/chain-stamp.ts';
-import { createEmbeddedLog } from '../src/log/embedded.ts';
-import { embeddedLogFile, openLog } from '../src/log/open.ts';
+import type { ChainIdentity } from '../src/records/meta.ts';
+import { embeddedLogFile, openEmbeddedLogFile, openLog } from '../src/log/open.ts';
 import type { Log } from '../src/log/port.ts';
 import { previousLogDir, setAsideLogFiles } from '../src/log/set-aside.ts';
 import { withTopicPrefix } from '../src/log/topic-prefix.ts';
@@ -143,7 +142,7 @@ async function startFreshEmbeddedLog(ctx: Context): Promise<void> {
   let held = 'a chain it does not name';
   if (existsSync(path)) {
     try {
-      const old = withTopicPrefix(createEmbeddedLog({ path }), config.topicPrefix);
+      const old = withTopicPrefix(openEmbeddedLogFile(path), config.topicPrefix);
       try {
         const stamp = await readChainStamp(old).catch(() => null);
         if (stamp) held = describeChain(stamp);

@@ -2,10 +2,11 @@ import { EMPTY, catchError, concat, defer, map, merge, of, scan, shareReplay, ta
 import type { Context } from '../src/context.ts';
 import { errorMessage } from '../src/errors.ts';
 import type { Log, LogConsumer, LogRecord, RecordPosition } from '../src/log/port.ts';
-import { topics } from '../src/log/topics.ts';
+import { topics } from '../src/records/topics.ts';
 import { counter, gauge } from '../src/obs/metrics.ts';
 import { checkResume } from '../src/view/resume.ts';
-import { describeChain, readChainStamp, sameChain, type ChainIdentity } from '../src/log/chain-stamp.ts';
+import { describeChain, readChainStamp, sameChain } from '../src/log/chain-stamp.ts';
+import type { ChainIdentity } from '../src/records/meta.ts';
 import { readSnapshotText, writeSnapshotFile } from '../src/log/snapshot-file.ts';
 import { decodeSnapshot, encodeSnapshot, valueDigest, type ViewSnapshot } from '../src/view/snapshot.ts';
 import { createDeferredReplay, type DeferredReplay } from '../src/view/replay.ts';

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { filter, firstValueFrom, map, race, timer, fromEvent } from 'rxjs';
 import { ConfigError, errorMessage } from '../src/errors.ts';
 import { openLog } from '../src/log/open.ts';
-import { topics } from '../src/log/topics.ts';
-import { describeIssue, proofReplyRecordSchema, type ProofReplyRecord } from '../src/prover/proof-records.ts';
-import { proofRequestSchema } from '../src/prover/request.ts';
+import { topics } from '../src/records/topics.ts';
+import { describeIssue, proofReplyRecordSchema, type ProofReplyRecord } from '../src/records/proofs.ts';
+import { proofRequestSchema } from '../src/records/proofs.ts';
 import { logSettings, type Command } from './command.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import { errorMessage } from '../src/errors.ts';
 import { readLatestByKey } from '../src/log/latest-by-key.ts';
 import type { Log, LogConsumer, LogRecord } from '../src/log/port.ts';
-import { topics } from '../src/log/topics.ts';
+import { topics } from '../src/records/topics.ts';
 import type { Logger } from '../src/obs/logger.ts';
 import { counter, gauge, type Registry } from '../src/obs/metrics.ts';
 import { createCommitWindow } from '../src/prover/bridge/commit-window.ts';

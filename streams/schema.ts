@@ -1,6 +1,6 @@
 import { ConfigError } from '../src/errors.ts';
-import { schemaFileOf, topicJsonSchema, topicSchemas } from './topic-schemas.ts';
-import { allTopics, type TopicName } from '../src/log/topics.ts';
+import { schemaFileOf, topicJsonSchema, topicSchemas } from '../src/records/catalogue.ts';
+import { allTopics, type TopicName } from '../src/records/topics.ts';
 import type { Command } from './command.ts';
 
 /**

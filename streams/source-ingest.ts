@@ -1,6 +1,7 @@
 import { EMPTY, lastValueFrom, merge, tap, type Observable } from 'rxjs';
 import { mergeGrowth } from '../src/chain/assemble.ts';
-import { blockRecords, flashblockRecord } from '../src/chain/block-records.ts';
+import { blockRecords } from '../src/records/blocks.ts';
+import { flashblockRecord } from '../src/records/flashblocks.ts';
 import type { ExecutionOutput } from '../src/chain/execution-output.ts';
 import { drainWithin, type Context } from '../src/context.ts';
 import { errorMessage } from '../src/errors.ts';

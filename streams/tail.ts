@@ -1,6 +1,6 @@
 import { take, takeUntil, timer, fromEvent, lastValueFrom, defaultIfEmpty, tap, switchMap, EMPTY } from 'rxjs';
 import { ConfigError } from '../src/errors.ts';
-import { allTopics } from '../src/log/topics.ts';
+import { allTopics } from '../src/records/topics.ts';
 import { logSettings, type Command } from './command.ts';
 import { openChainLog } from './log-chain.ts';
 

@@ -19,10 +19,10 @@ const { benchContext } = await import(join(root, 'bench/gateway.ts'));
 const { createRpcStub } = await import(join(root, 'test/helpers/rpc-stub.ts'));
 let log;
 if (engine === 'embedded') {
-  const { createEmbeddedLog } = await import(join(root, 'src/log/embedded.ts'));
+  const { createEmbeddedLog } = await import(join(root, 'src/log/embedded/embedded.ts'));
   log = createEmbeddedLog({ path: target });
 } else {
-  const { createKafkaLog } = await import(join(root, 'src/log/kafka.ts'));
+  const { createKafkaLog } = await import(join(root, 'src/log/kafka/kafka.ts'));
   const { prefixedLog } = await import(join(root, 'test/helpers/prefixed-log.ts'));
   log = prefixedLog(createKafkaLog({ brokers: target.split(','), clientId: 'flashlog-bench-replay-view' }), prefix);
 }

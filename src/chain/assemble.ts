@@ -1,6 +1,6 @@
 import type { Flashblock } from '../schemas/flashblock.ts';
 import type { MetadataReceipt } from '../schemas/flashblock.ts';
-import type { PendingHeader } from '../schemas/records.ts';
+import type { PendingHeader } from '../records/blocks.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 
 /**

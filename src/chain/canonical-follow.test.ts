@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RpcLog } from '../schemas/records.ts';
+import type { RpcLog } from '../records/logs.ts';
 import { catchUpRange, outageStep, waitForPrefix, withExecutedLogs } from './canonical-follow.ts';
 import { initialReconcileState, reconcileStep } from './reconcile.ts';
 

@@ -1,4 +1,4 @@
-import type { RpcLog } from '../schemas/records.ts';
+import type { RpcLog } from '../records/logs.ts';
 import type { ReconcileState } from './reconcile.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { AccountDiff, RpcReceipt } from '../schemas/records.ts';
+import type { AccountDiff, RpcReceipt } from '../records/blocks.ts';
 
 /**
  * What executing one flashblock yields, as the chain's records carry it. The Executor port that

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chainRecordSchema, logRecordSchema, type RpcLog } from '../schemas/records.ts';
+import { chainRecordSchema } from '../records/chain.ts';
+import { logRecordSchema, type RpcLog } from '../records/logs.ts';
 import { initialReconcileState, needsLogs, reconcileStep, type ReconcileState } from './reconcile.ts';
 
 const h = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as `0x${string}`;

@@ -1,4 +1,5 @@
-import type { ChainRecord, LogRecordValue, RpcLog } from '../schemas/records.ts';
+import type { ChainRecord } from '../records/chain.ts';
+import type { LogRecordValue, RpcLog } from '../records/logs.ts';
 
 /**
  * Reconciliation of pre-confirmed blocks with canonical ones, as Base's node does it

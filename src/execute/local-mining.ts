@@ -1,6 +1,6 @@
 import type { AssembledBlock } from '../chain/assemble.ts';
 import { errorMessage } from '../errors.ts';
-import type { AccountDiff } from '../schemas/records.ts';
+import type { AccountDiff } from '../records/blocks.ts';
 import type { EdrCaller } from './edr.ts';
 import { ExecutionError } from './execution-error.ts';
 

@@ -1,5 +1,5 @@
 import type { AssembledBlock } from '../chain/assemble.ts';
-import type { AccountDiff, RpcReceipt } from '../schemas/records.ts';
+import type { AccountDiff, RpcReceipt } from '../records/blocks.ts';
 import type { EdrCaller } from './edr.ts';
 
 /**

@@ -3,7 +3,7 @@ import { keccak256 } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { extendBlock, startBlock, type AssembledBlock } from '../chain/assemble.ts';
 import { flashblockSchema } from '../schemas/flashblock.ts';
-import { rpcReceiptSchema } from '../schemas/records.ts';
+import { rpcReceiptSchema } from '../records/blocks.ts';
 import { sharedPath } from '../../test/helpers/shared.ts';
 import { createMetadataExecutor } from './metadata.ts';
 

@@ -1,6 +1,7 @@
 import type { AssembledBlock } from '../chain/assemble.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
-import type { RpcLog, RpcReceipt } from '../schemas/records.ts';
+import type { RpcLog } from '../records/logs.ts';
+import type { RpcReceipt } from '../records/blocks.ts';
 
 /**
  * One formatter from an engine's (or upstream's) receipt to the pending receipt flashlog

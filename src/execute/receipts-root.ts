@@ -1,6 +1,6 @@
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { bytesToHex, concatHex, hexToBytes, numberToBytes, toRlp, type Hex } from 'viem';
-import type { RpcReceipt } from '../schemas/records.ts';
+import type { RpcReceipt } from '../records/blocks.ts';
 
 /**
  * The receipts root of a block's receipts, as the OP Stack computes it: a trie keyed by

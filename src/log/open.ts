@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import type { Config } from '../config/settings.ts';
 import type { Logger } from '../obs/logger.ts';
-import { createEmbeddedLog } from './embedded.ts';
-import { createKafkaLog } from './kafka.ts';
+import { createEmbeddedLog } from './embedded/embedded.ts';
+import { createKafkaLog } from './kafka/kafka.ts';
 import type { Log } from './port.ts';
 import { withTopicPrefix } from './topic-prefix.ts';
-import { allTopics, topics } from './topics.ts';
+import { allTopics, topics } from '../records/topics.ts';
 
 /** The embedded log's file in --data-dir. */
 export const embeddedLogFile = 'flashlog.db';
@@ -38,3 +38,9 @@ export async function openLog(config: Config, logger: Logger): Promise<Log> {
   );
   return log;
 }
+
+/**
+ * The embedded log in the file at `path`, as it is: no topics created, nothing written (a look at
+ * a log before it is set aside). Callers add the topic prefix.
+ */
+export const openEmbeddedLogFile = (path: string): Log => createEmbeddedLog({ path });

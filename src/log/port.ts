@@ -50,7 +50,7 @@ export interface ConsumeOptions {
    * Read the records already on the log off the main thread (a worker thread), then follow live in
    * this one: for a long replay on a machine with a core to spare. Only for an ephemeral reader (no
    * group) from the earliest offsets or `seek`; otherwise ignored. Kafka only: the embedded log
-   * ignores it (measured no better there, see embedded.ts).
+   * ignores it (measured no better there, see embedded/embedded.ts).
    */
   readonly replayInWorker?: boolean;
 }

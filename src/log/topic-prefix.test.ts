@@ -1,9 +1,9 @@
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/settings.ts';
-import { createEmbeddedLog } from './embedded.ts';
+import { createEmbeddedLog } from './embedded/embedded.ts';
 import { withTopicPrefix } from './topic-prefix.ts';
-import { topics } from './topics.ts';
+import { topics } from '../records/topics.ts';
 
 describe('--topic-prefix', () => {
   it('keeps standard names in the code and prefixed ones in the log, for topics and consumer groups', async () => {

@@ -1,5 +1,5 @@
 import { pendingAccount } from '../view/state.ts';
-import type { AccountDiff } from '../schemas/records.ts';
+import type { AccountDiff } from '../records/blocks.ts';
 import { addressParam, isPending, requireParam, stateBlockParam } from './params.ts';
 import type { Method, MethodContext } from './method.ts';
 import { asLatest, pendingStateBase, pendingView } from './pending.ts';

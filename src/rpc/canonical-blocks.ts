@@ -2,7 +2,7 @@ import { EMPTY, Observable, concatMap, distinctUntilChanged, filter, from, map, 
 import { numberToHex } from 'viem';
 import type { Logger } from '../obs/logger.ts';
 import { errorMessage } from '../errors.ts';
-import type { RpcLog } from '../schemas/records.ts';
+import type { RpcLog } from '../records/logs.ts';
 import type { ViewState } from '../view/state.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
 

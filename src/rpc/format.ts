@@ -19,7 +19,7 @@ import { RLP } from '@ethereumjs/rlp';
 import { encodeHeader, headerHash, type BlockHeader } from '../stateless/header.ts';
 import { orderedTrieRoot } from '../stateless/receipts.ts';
 import { parseTransaction } from 'viem/op-stack';
-import type { RpcReceipt } from '../schemas/records.ts';
+import type { RpcReceipt } from '../records/blocks.ts';
 import { maxPendingBlocks, type PendingBlock } from '../view/state.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
 

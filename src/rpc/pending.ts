@@ -3,7 +3,7 @@ import { numberToHex } from 'viem';
 import type { Upstream } from '../jsonrpc/upstream.ts';
 import { pendingAccount, type PendingBlock, type ViewState } from '../view/state.ts';
 import { diffAsOverrides, type StateOverrides } from '../schemas/state-overrides.ts';
-import type { AccountDiff } from '../schemas/records.ts';
+import type { AccountDiff } from '../records/blocks.ts';
 import type { BlockParam } from './params.ts';
 
 /**

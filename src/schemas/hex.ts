@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The patterns of the hex strings below, shared with the view's fast record check (src/view/record-check.ts). */
+/** The patterns of the hex strings below, shared with the view's fast record check (src/records/fast-check.ts). */
 export const hexPatterns = {
   quantity: /^0x[0-9a-fA-F]{1,64}$/,
   hexBytes: /^0x(?:[0-9a-fA-F]{2})*$/,

@@ -9,7 +9,7 @@ import type { Upstream } from '../jsonrpc/upstream.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
 import { hash32 } from '../schemas/hex.ts';
-import { rpcLogSchema, type RpcLog } from '../schemas/records.ts';
+import { rpcLogSchema, type RpcLog } from '../records/logs.ts';
 import { createPreconfirmedBlocks, type Reconciled } from './preconfirmed-blocks.ts';
 
 /**

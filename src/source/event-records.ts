@@ -1,9 +1,9 @@
 import { toHex } from 'viem';
-import { blockRecords } from '../chain/block-records.ts';
 import type { ReconcileEvent } from '../chain/reconcile.ts';
 import type { ProduceRecord } from '../log/port.ts';
-import { topics } from '../log/topics.ts';
-import type { ChainRecord, LogRecordValue } from '../schemas/records.ts';
+import { blockRecords } from '../records/blocks.ts';
+import { chainRecord, type ChainRecord } from '../records/chain.ts';
+import { logRecord, type LogRecordValue } from '../records/logs.ts';
 import type { SourceEvent } from './port.ts';
 
 const ZERO32 = `0x${'0'.repeat(64)}` as const;
@@ -23,11 +23,10 @@ export function sourceEventRecords(event: SourceEvent): ProduceRecord[] {
       event.receipts ? 'node' : null,
     );
   }
-  const key = event.blockNumber.toString();
   if (event.type === 'lifecycle') {
     if (event.level === 'canonical') return [];
     const value: ChainRecord = { v: 1, type: event.level, blockNumber: toHex(event.blockNumber), blockHash: event.blockHash };
-    return [{ topic: topics.chain, key, value: JSON.stringify(value) }];
+    return [chainRecord(value)];
   }
   const reorg: ChainRecord = {
     v: 1,
@@ -39,10 +38,10 @@ export function sourceEventRecords(event: SourceEvent): ProduceRecord[] {
     replacedBlockHash: event.replacedHash,
   };
   return [
-    { topic: topics.chain, key, value: JSON.stringify(reorg) },
+    chainRecord(reorg),
     ...event.removedLogs.map((log) => {
       const value: LogRecordValue = { v: 1, index: 0, ...log, removed: true };
-      return { topic: topics.logs, key: log.address.toLowerCase(), value: JSON.stringify(value) };
+      return logRecord(value);
     }),
   ];
 }
@@ -55,9 +54,8 @@ export function sourceEventRecords(event: SourceEvent): ProduceRecord[] {
 export function reconciledRecords(events: readonly Exclude<ReconcileEvent, { type: 'dropped' }>[]): ProduceRecord[] {
   const records: ProduceRecord[] = [];
   for (const event of events) {
-    records.push({ topic: topics.chain, key: BigInt(event.record.blockNumber).toString(), value: JSON.stringify(event.record) });
-    if (event.type === 'reorg')
-      for (const log of event.removedLogs) records.push({ topic: topics.logs, key: log.address.toLowerCase(), value: JSON.stringify(log) });
+    records.push(chainRecord(event.record));
+    if (event.type === 'reorg') for (const log of event.removedLogs) records.push(logRecord(log));
   }
   return records;
 }

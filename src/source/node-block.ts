@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { AssembledBlock } from '../chain/assemble.ts';
 import { baseTimeMillisPart, timestampMs } from '../chain/basetime.ts';
 import { address, bloom, hash32, hexBytes, quantity } from '../schemas/hex.ts';
-import { rpcReceiptSchema, type RpcLog, type RpcReceipt } from '../schemas/records.ts';
+import { rpcReceiptSchema, type RpcReceipt } from '../records/blocks.ts';
+import type { RpcLog } from '../records/logs.ts';
 import { rawTransaction } from './raw-transaction.ts';
 
 /**
@@ -102,7 +103,7 @@ export async function toAssembledBlock(block: NodeBlock, rawOf: RawLookup): Prom
       withdrawalsRoot: block.withdrawalsRoot ?? ZERO32,
       blobGasUsed: block.blobGasUsed ?? null,
       withdrawals: [],
-      // The node's own header fields, in the record schema's order (src/schemas/records.ts).
+      // The node's own header fields, in the record schema's order (src/records/blocks.ts).
       hash: block.hash,
       timestampMs: numberToHex(blockTimeMs(block)),
       ...(block.transactionsRoot !== undefined ? { transactionsRoot: block.transactionsRoot } : {}),

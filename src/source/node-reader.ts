@@ -4,7 +4,7 @@ import type { AssembledBlock } from '../chain/assemble.ts';
 import type { LinkedBlock } from '../chain/link.ts';
 import { FlashlogError } from '../errors.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
-import type { RpcReceipt } from '../schemas/records.ts';
+import type { RpcReceipt } from '../records/blocks.ts';
 import { nodeBlockSchema, nodeReceiptsSchema, toAssembledBlock, toReceipts } from './node-block.ts';
 
 /**

@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { AssembledBlock } from '../chain/assemble.ts';
-import type { RpcLog, RpcReceipt } from '../schemas/records.ts';
+import type { RpcLog } from '../records/logs.ts';
+import type { RpcReceipt } from '../records/blocks.ts';
 
 /**
  * The Source port: where pre-confirmations come from. Adapters: the flashblocks feed

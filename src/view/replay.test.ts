@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LogRecord, ProduceRecord } from '../log/port.ts';
-import { topics } from '../log/topics.ts';
+import { topics } from '../records/topics.ts';
 import { blockBuilder, chainRecord, signedTransfers } from '../../test/helpers/view-records.ts';
 import { blockNumberOf, createDeferredReplay } from './replay.ts';
 import { apply, initialViewState, type ViewInput, type ViewState } from './state.ts';

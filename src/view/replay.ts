@@ -1,5 +1,5 @@
 import type { LogRecord } from '../log/port.ts';
-import { topics } from '../log/topics.ts';
+import { topics } from '../records/topics.ts';
 import { apply, initialViewState, type PendingBlock, type ViewChange, type ViewInput, type ViewState } from './state.ts';
 
 /**

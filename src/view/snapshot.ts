@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ChainIdentity } from '../log/chain-stamp.ts';
-import type { RpcLog } from '../schemas/records.ts';
+import type { ChainIdentity } from '../records/meta.ts';
+import type { RpcLog } from '../records/logs.ts';
 import { hash32, quantity, type Hex } from '../schemas/hex.ts';
 import type { PendingBlock, ViewState } from './state.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LogRecord, ProduceRecord } from '../log/port.ts';
-import { topics } from '../log/topics.ts';
+import { topics } from '../records/topics.ts';
 import { blockBuilder, chainRecord, signedTransfers } from '../../test/helpers/view-records.ts';
 import { apply, findPendingTransaction, initialViewState, latestPending, pendingAccount, type ViewState } from './state.ts';
 

@@ -1,17 +1,10 @@
 import type { LogRecord } from '../log/port.ts';
-import { topics } from '../log/topics.ts';
-import { isBlockRecordValue, isLogRecordText, isLogRecordValue } from './record-check.ts';
-import {
-  blockRecordSchema,
-  chainRecordSchema,
-  logRecordSchema,
-  type AccountDiff,
-  type BlockRecord,
-  type ChainRecord,
-  type PendingHeader,
-  type RpcLog,
-  type RpcReceipt,
-} from '../schemas/records.ts';
+import { topics } from '../records/topics.ts';
+import { isBlockRecordValue } from '../records/blocks.ts';
+import { isLogRecordText, isLogRecordValue } from '../records/logs.ts';
+import { blockRecordSchema, type AccountDiff, type BlockRecord, type PendingHeader, type RpcReceipt } from '../records/blocks.ts';
+import { chainRecordSchema, type ChainRecord } from '../records/chain.ts';
+import { logRecordSchema, type RpcLog } from '../records/logs.ts';
 
 /**
  * The materialized view: the pre-confirmed blocks above the canonical head, as a pure reducer over
@@ -154,7 +147,7 @@ function parseBlockRecord(
   value: unknown,
 ): { success: true; data: BlockRecord } | ReturnType<typeof blockRecordSchema.safeParse> {
   const held = reusablePrefix(state, value);
-  // The fast check first (record-check.ts): a yes means the schema accepts the value as it is.
+  // The fast check first (src/records/fast-check.ts): a yes means the schema accepts the value as it is.
   if (isBlockRecordValue(value, held === undefined ? 0 : (value as { firstNew: number }).firstNew)) {
     const data = value as BlockRecord;
     if (held !== undefined) {

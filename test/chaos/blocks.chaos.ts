@@ -1,7 +1,8 @@
 import type { Hex } from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
-import { topics } from '../../src/log/topics.ts';
-import { blockRecordSchema, chainRecordSchema } from '../../src/schemas/records.ts';
+import { topics } from '../../src/records/topics.ts';
+import { blockRecordSchema } from '../../src/records/blocks.ts';
+import { chainRecordSchema } from '../../src/records/chain.ts';
 import { startBlocksGateway, type BlocksGateway } from '../helpers/blocks-gateway.ts';
 import { eventually, metricValue } from '../helpers/context.ts';
 import { rpc } from '../helpers/devnet-feed.ts';

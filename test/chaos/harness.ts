@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import { onTestFinished } from 'vitest';
 import WebSocket from 'ws';
-import { topics } from '../../src/log/topics.ts';
-import { flashblockRecordSchema } from '../../src/schemas/records.ts';
+import { topics } from '../../src/records/topics.ts';
+import { flashblockRecordSchema } from '../../src/records/flashblocks.ts';
 import { decodeFrame } from '../../src/wire/frame.ts';
 import { spawnFlashlog, type FlashlogProcess } from '../helpers/flashlog-process.ts';
 

@@ -1,8 +1,8 @@
 import { createDevnet, type Devnet, type DevnetOptions } from '../../src/devnet/devnet.ts';
 import { createLocalExecutor } from '../../src/execute/local.ts';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log } from '../../src/log/port.ts';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import type { Config } from '../../src/config/settings.ts';
 import { createIngest } from '../../streams/ingest.ts';
 import { createServe, type Serve } from '../../streams/serve.ts';

@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { firstValueFrom, filter, take, toArray } from 'rxjs';
 import type { Context } from '../../src/context.ts';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import { createExecution, type Execution } from '../../streams/ingest-execution.ts';
 import { createIngest, type Ingest } from '../../streams/ingest.ts';
 

@@ -1,17 +1,10 @@
 import { keccak256, numberToHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { ProduceRecord } from '../../src/log/port.ts';
-import { topics } from '../../src/log/topics.ts';
-import {
-  blockRecordSchema,
-  chainRecordSchema,
-  logRecordSchema,
-  type AccountDiff,
-  type BlockRecord,
-  type ChainRecord,
-  type RpcLog,
-  type RpcReceipt,
-} from '../../src/schemas/records.ts';
+import { topics } from '../../src/records/topics.ts';
+import { blockRecordSchema, type AccountDiff, type BlockRecord, type RpcReceipt } from '../../src/records/blocks.ts';
+import { chainRecordSchema, type ChainRecord } from '../../src/records/chain.ts';
+import { logRecordSchema, type RpcLog } from '../../src/records/logs.ts';
 
 /**
  * Builds valid flashlog.blocks / flashlog.logs / flashlog.chain records (checked with the record

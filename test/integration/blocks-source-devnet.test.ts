@@ -1,9 +1,10 @@
 import type { Hex } from 'viem';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { topics } from '../../src/log/topics.ts';
-import { chainRecordSchema, logRecordSchema, type ChainRecord } from '../../src/schemas/records.ts';
-import { blockRecordSchema } from '../../src/schemas/records.ts';
+import { topics } from '../../src/records/topics.ts';
+import { chainRecordSchema, type ChainRecord } from '../../src/records/chain.ts';
+import { logRecordSchema } from '../../src/records/logs.ts';
+import { blockRecordSchema } from '../../src/records/blocks.ts';
 import { eventually } from '../helpers/context.ts';
 import { rpc } from '../helpers/devnet-feed.ts';
 import { readTopic } from '../helpers/execution-harness.ts';

@@ -1,16 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
-import { topics } from '../../src/log/topics.ts';
-import {
-  blockRecordSchema,
-  chainRecordSchema,
-  flashblockRecordSchema,
-  logRecordSchema,
-  type BlockRecord,
-  type ChainRecord,
-  type LogRecordValue,
-} from '../../src/schemas/records.ts';
+import { topics } from '../../src/records/topics.ts';
+import { blockRecordSchema, type BlockRecord } from '../../src/records/blocks.ts';
+import { chainRecordSchema, type ChainRecord } from '../../src/records/chain.ts';
+import { flashblockRecordSchema } from '../../src/records/flashblocks.ts';
+import { logRecordSchema, type LogRecordValue } from '../../src/records/logs.ts';
 import { eventually, metricValue, testContext } from '../helpers/context.ts';
 import { readTopic, startFlashlog, startRpcProxy, type FlashlogUnderTest } from '../helpers/execution-harness.ts';
 

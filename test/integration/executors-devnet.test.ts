@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
-import { topics } from '../../src/log/topics.ts';
-import { blockRecordSchema, chainRecordSchema, type BlockRecord } from '../../src/schemas/records.ts';
+import { topics } from '../../src/records/topics.ts';
+import { blockRecordSchema, type BlockRecord } from '../../src/records/blocks.ts';
+import { chainRecordSchema } from '../../src/records/chain.ts';
 import { eventually, metricValue, testContext } from '../helpers/context.ts';
 import { readTopic, startFlashlog, type FlashlogUnderTest } from '../helpers/execution-harness.ts';
 

@@ -18,9 +18,9 @@ import type { Serve } from '../../streams/serve.ts';
 import { eventually } from '../helpers/context.ts';
 import { startDevnetGateway, type DevnetGateway } from '../helpers/devnet-gateway.ts';
 import { validatingFetch } from '../helpers/openrpc-schema.ts';
-import { topics } from '../../src/log/topics.ts';
+import { topics } from '../../src/records/topics.ts';
 import { rebuildHeaderFields } from '../../src/rpc/format.ts';
-import { blockRecordSchema } from '../../src/schemas/records.ts';
+import { blockRecordSchema } from '../../src/records/blocks.ts';
 import type { PendingBlock } from '../../src/view/state.ts';
 import { readTopic } from '../helpers/execution-harness.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafkaLog } from '../../src/log/kafka.ts';
+import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log } from '../../src/log/port.ts';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import { createServe, type Serve } from '../../streams/serve.ts';
 import { eventually, kafkaBrokers, testContext } from '../helpers/context.ts';
 import { prefixedLog } from '../helpers/prefixed-log.ts';

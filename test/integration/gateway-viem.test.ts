@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, http, webSocket, type Hex } from 'viem';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log } from '../../src/log/port.ts';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import { createServe, type Serve } from '../../streams/serve.ts';
 import { eventually, tempDir, testContext } from '../helpers/context.ts';
 import { createRpcStub, type RpcStub } from '../helpers/rpc-stub.ts';

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { lastValueFrom, take, toArray, timeout } from 'rxjs';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
-import { allTopics, topics } from '../../src/log/topics.ts';
-import { flashblockRecordSchema } from '../../src/schemas/records.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
+import { allTopics, topics } from '../../src/records/topics.ts';
+import { flashblockRecordSchema } from '../../src/records/flashblocks.ts';
 import { createIngest } from '../../streams/ingest.ts';
 import { brotli, loadFixture, startFeedServer, type FeedStep } from '../helpers/feed-server.ts';
 import { eventually, metricValue, tempDir, testContext } from '../helpers/context.ts';

@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastValueFrom, take, toArray } from 'rxjs';
 import { join } from 'node:path';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
-import { allTopics, topics } from '../../src/log/topics.ts';
-import { blockRecordSchema, flashblockRecordSchema } from '../../src/schemas/records.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
+import { allTopics, topics } from '../../src/records/topics.ts';
+import { blockRecordSchema } from '../../src/records/blocks.ts';
+import { flashblockRecordSchema } from '../../src/records/flashblocks.ts';
 import { createExecutor } from '../../src/execute/create.ts';
 import type { Executor } from '../../src/execute/port.ts';
-import { logRecordSchema } from '../../src/schemas/records.ts';
+import { logRecordSchema } from '../../src/records/logs.ts';
 import { createIngest } from '../../streams/ingest.ts';
 import { brotli, loadFixture, startFeedServer, type FeedServer } from '../helpers/feed-server.ts';
 import { opRbuilderMessages, opSpecsMessages, xLayerFrames } from '../helpers/feed-formats.ts';

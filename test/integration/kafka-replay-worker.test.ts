@@ -3,10 +3,10 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Worker } from 'node:worker_threads';
 import { firstValueFrom, lastValueFrom, take, timeout, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKafkaLog } from '../../src/log/kafka.ts';
+import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log, LogRecord, ProduceRecord } from '../../src/log/port.ts';
 import { join } from 'node:path';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import type { ViewState } from '../../src/view/state.ts';
 import { materialize } from '../../streams/materialize.ts';
 import { createLogger } from '../../src/obs/logger.ts';
@@ -15,12 +15,12 @@ import { prefixedLog } from '../helpers/prefixed-log.ts';
 import { blockBuilder, signedTransfers } from '../helpers/view-records.ts';
 
 /**
- * A replay read by a worker thread (ConsumeOptions.replayInWorker: src/log/worker-replay.ts,
- * src/log/kafka-replay-worker.ts) against a real Kafka broker: every record once, in order per
+ * A replay read by a worker thread (ConsumeOptions.replayInWorker: src/log/kafka/worker-replay.ts,
+ * src/log/kafka/replay-worker.ts) against a real Kafka broker: every record once, in order per
  * partition, keys and values intact, across the hand-over to the in-thread consumer while records
  * keep arriving; a resume at sought offsets; and nothing to replay.
  */
-// Kafka only: the embedded log reads in its own thread (see src/log/embedded.ts).
+// Kafka only: the embedded log reads in its own thread (see src/log/embedded/embedded.ts).
 const engines = [
   {
     name: 'kafka',

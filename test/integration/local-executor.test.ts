@@ -3,7 +3,7 @@ import type { Hex } from 'viem';
 import { createLogger } from '../../src/obs/logger.ts';
 import { createMetricsRegistry } from '../../src/obs/metrics.ts';
 import { ZERO_HASH } from '../../src/schemas/hex.ts';
-import { rpcReceiptSchema } from '../../src/schemas/records.ts';
+import { rpcReceiptSchema } from '../../src/records/blocks.ts';
 import { accounts, startOpUpstream, type OpUpstream } from '../helpers/op-upstream.ts';
 import { createTxFactory } from '../helpers/tx-factory.ts';
 import { createLocalExecutor, type LocalExecutor } from '../../src/execute/local.ts';

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkLogChain, LogChainMismatchError, readChainStamp, stampChain, type ChainIdentity } from '../../src/log/chain-stamp.ts';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
-import { createKafkaLog } from '../../src/log/kafka.ts';
+import { checkLogChain, LogChainMismatchError, readChainStamp, stampChain } from '../../src/log/chain-stamp.ts';
+import type { ChainIdentity } from '../../src/records/meta.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
+import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log } from '../../src/log/port.ts';
 import { withTopicPrefix } from '../../src/log/topic-prefix.ts';
-import { allTopics, topics } from '../../src/log/topics.ts';
+import { allTopics, topics } from '../../src/records/topics.ts';
 import { kafkaBrokers, tempDir } from '../helpers/context.ts';
 
 /**

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { firstValueFrom, lastValueFrom, take, timeout, toArray } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
-import { createKafkaLog } from '../../src/log/kafka.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
+import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { kafkaBrokers, tempDir } from '../helpers/context.ts';
 

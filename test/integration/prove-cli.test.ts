@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { firstValueFrom } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
-import { topics } from '../../src/log/topics.ts';
-import { proofRequestRecordSchema } from '../../src/prover/proof-records.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
+import { topics } from '../../src/records/topics.ts';
+import { proofRequestRecordSchema } from '../../src/records/proofs.ts';
 import { tempDir } from '../helpers/context.ts';
 
 /** `flashlog prove` without a bridge: what it writes to the log, its timeout and input errors. */

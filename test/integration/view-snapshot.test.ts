@@ -1,10 +1,10 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmbeddedLog } from '../../src/log/embedded.ts';
-import { createKafkaLog } from '../../src/log/kafka.ts';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
+import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log, ProduceRecord } from '../../src/log/port.ts';
-import { allTopics } from '../../src/log/topics.ts';
+import { allTopics } from '../../src/records/topics.ts';
 import type { ViewState } from '../../src/view/state.ts';
 import { materialize } from '../../streams/materialize.ts';
 import { createServe, type Serve } from '../../streams/serve.ts';

@@ -1,6 +1,6 @@
 import { errorMessage } from '../../errors.ts';
 import { exchange } from '../../jsonrpc/upstream.ts';
-import type { ProofError } from '../proof-records.ts';
+import type { ProofError } from '../../records/proofs.ts';
 
 /** What a `prover_prove` call came back with: Base's JSON result, or the JSON-RPC error. */
 export type ProveOutcome = { readonly result: unknown } | { readonly error: ProofError; readonly unreachable?: true };

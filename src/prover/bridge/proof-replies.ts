@@ -1,7 +1,7 @@
 import { errorMessage } from '../../errors.ts';
 import { gauge, histogram, type Registry } from '../../obs/metrics.ts';
 import type { ProveOutcome } from './host-client.ts';
-import type { ProofReplyRecord } from '../proof-records.ts';
+import type { ProofReplyRecord } from '../../records/proofs.ts';
 
 /**
  * The one reply value of each request id, for the prover bridge: a reply is remembered once made

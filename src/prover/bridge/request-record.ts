@@ -1,4 +1,4 @@
-import { describeIssue, proofRequestRecordSchema, type ProofRequestRecord } from '../proof-records.ts';
+import { describeIssue, proofRequestRecordSchema, type ProofRequestRecord } from '../../records/proofs.ts';
 
 /**
  * One record of flashlog.proofs.requests, read: the request, or why it is refused (-32602) and the

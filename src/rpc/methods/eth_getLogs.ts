@@ -1,6 +1,6 @@
 import { numberToHex } from 'viem';
 import { InvalidParamsError } from '../../errors.ts';
-import type { RpcLog } from '../../schemas/records.ts';
+import type { RpcLog } from '../../records/logs.ts';
 import { blockParam, hashParam, logFilterParam, matchesFilter, objectParam, type BlockParam, type LogFilter } from '../params.ts';
 import type { PendingBlock } from '../../view/state.ts';
 import { defineMethod, type Method, type MethodContext } from '../method.ts';

@@ -1,5 +1,5 @@
 import type { WebSocket } from 'ws';
-import type { RpcLog } from '../../schemas/records.ts';
+import type { RpcLog } from '../../records/logs.ts';
 import { matchesFilter, type LogFilter } from '../params.ts';
 import type { RawSocket } from './socket-writer.ts';
 

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
-import type { RpcLog } from '../../schemas/records.ts';
+import type { RpcLog } from '../../records/logs.ts';
 import { createLogFanout } from './log-fanout.ts';
 import { createSocketWriter } from './socket-writer.ts';
 

@@ -2,7 +2,7 @@ import type { WebSocket } from 'ws';
 import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../obs/logger.ts';
 import { histogram, type Registry } from '../../obs/metrics.ts';
-import type { RpcLog } from '../../schemas/records.ts';
+import type { RpcLog } from '../../records/logs.ts';
 import type { LogFilter } from '../params.ts';
 import { writeLogFrames, type LogBatch } from './frames.ts';
 import { notificationPrefix, type SocketWriter } from './socket-writer.ts';

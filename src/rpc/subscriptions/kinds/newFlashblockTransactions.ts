@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RpcLog } from '../../../schemas/records.ts';
+import type { RpcLog } from '../../../records/logs.ts';
 import type { PendingBlock } from '../../../view/state.ts';
 import type { TransactionFormatter } from '../../format.ts';
 import { matchesFilter } from '../../params.ts';

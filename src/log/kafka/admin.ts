@@ -1,6 +1,6 @@
 import type { Kafka } from 'kafkajs';
-import { lazyConnection } from './kafka-client.ts';
-import type { RecordPosition, TopicSpec } from './port.ts';
+import { lazyConnection } from './client.ts';
+import type { RecordPosition, TopicSpec } from '../port.ts';
 
 /** Largest record batch the topics flashlog creates accept (and consumers fetch per partition). */
 export const maxRecordBytes = 8 * 1024 * 1024;

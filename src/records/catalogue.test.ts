@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { schemaFileOf, topicJsonSchema } from './topic-schemas.ts';
-import { allTopics, type TopicName } from '../src/log/topics.ts';
+import { schemaFileOf, topicJsonSchema } from './catalogue.ts';
+import { allTopics, type TopicName } from './topics.ts';
 
-const root = fileURLToPath(new URL('../', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('schemas/*.schema.json', () => {
   it.each(allTopics as TopicName[])('%s is in sync with the zod schema (npm run schemas rewrites it)', (topic) => {

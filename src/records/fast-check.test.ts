@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { blockRecordSchema, logRecordSchema } from '../schemas/records.ts';
+import { blockRecordSchema, isBlockRecordValue } from './blocks.ts';
+import { isLogRecordText, isLogRecordValue, logRecordSchema } from './logs.ts';
 import { blockBuilder, signedTransfers } from '../../test/helpers/view-records.ts';
-import { isBlockRecordValue, isLogRecordText, isLogRecordValue } from './record-check.ts';
 
 /** Every way of breaking one field: each leaf (and each object or array) replaced, nulled or removed. */
 function* mutations(value: unknown, path: (string | number)[] = []): Generator<{ path: string; apply: (root: unknown) => unknown }> {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer as KafkaConsumer, Kafka, KafkaMessage } from 'kafkajs';
 import { Observable } from 'rxjs';
-import type { Logger } from '../obs/logger.ts';
-import { maxRecordBytes } from './kafka-admin.ts';
-import { createBatchQueue } from './batch-queue.ts';
-import type { ConsumeOptions, LogConsumer, LogRecord, RecordPosition } from './port.ts';
+import type { Logger } from '../../obs/logger.ts';
+import { maxRecordBytes } from './admin.ts';
+import { createBatchQueue } from '../batch-queue.ts';
+import type { ConsumeOptions, LogConsumer, LogRecord, RecordPosition } from '../port.ts';
 
 export interface KafkaConsumerSettings {
   readonly clientId: string;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmbeddedLog } from './embedded.ts';
-import type { Log, LogRecord } from './port.ts';
+import type { Log, LogRecord } from '../port.ts';
 
 /**
  * Whether this process maps the file at `path` (Linux: /proc/self/maps lists every mapping, its

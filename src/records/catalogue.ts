@@ -1,13 +1,16 @@
 import { z } from 'zod';
-import { proofReplyRecordSchema, proofRequestRecordSchema } from '../src/prover/proof-records.ts';
-import { blockRecordSchema, chainRecordSchema, flashblockRecordSchema, logRecordSchema } from '../src/schemas/records.ts';
-import { chainStampRecordSchema } from '../src/log/chain-stamp.ts';
-import { topics, type TopicName } from '../src/log/topics.ts';
+import { blockRecordSchema } from './blocks.ts';
+import { chainRecordSchema } from './chain.ts';
+import { flashblockRecordSchema } from './flashblocks.ts';
+import { logRecordSchema } from './logs.ts';
+import { chainStampRecordSchema } from './meta.ts';
+import { proofReplyRecordSchema, proofRequestRecordSchema } from './proofs.ts';
+import { topics, type TopicName } from './topics.ts';
 
 /**
  * Each topic's value schema, for consumers in any language: the zod schemas the product validates
  * with, turned into JSON Schema (draft 2020-12) by zod itself. The checked-in copies under
- * `schemas/` are written by `npm run schemas` and kept in sync by `topic-schemas.test.ts`;
+ * `schemas/` are written by `npm run schemas` and kept in sync by `catalogue.test.ts`;
  * `flashlog schema TOPIC` prints the same text.
  *
  * The JSON Schemas describe a record as written (zod's input side: a field with a default may be

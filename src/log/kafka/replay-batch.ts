@@ -1,6 +1,6 @@
 import { Buffer, isAscii } from 'node:buffer';
-import type { LazyBatch } from './batch-queue.ts';
-import type { LogRecord } from './port.ts';
+import type { LazyBatch } from '../batch-queue.ts';
+import type { LogRecord } from '../port.ts';
 
 /**
  * One batch of records of one partition as a replay worker hands it to the main thread, built so

@@ -1,6 +1,6 @@
-import { FlashlogError } from '../errors.ts';
-import type { EmbeddedDb } from './embedded-db.ts';
-import type { ProduceRecord, RecordPosition } from './port.ts';
+import { FlashlogError } from '../../errors.ts';
+import type { EmbeddedDb } from './db.ts';
+import type { ProduceRecord, RecordPosition } from '../port.ts';
 
 /**
  * The embedded log's writer. It is an invariant that offsets of a topic are dense and increasing

@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { FlashlogError } from '../errors.ts';
-import { createEmbeddedAppender } from './embedded-append.ts';
-import { createEmbeddedConsumer } from './embedded-consumer.ts';
-import { openEmbeddedDb } from './embedded-db.ts';
-import type { Log } from './port.ts';
+import { FlashlogError } from '../../errors.ts';
+import { createEmbeddedAppender } from './append.ts';
+import { createEmbeddedConsumer } from './consumer.ts';
+import { openEmbeddedDb } from './db.ts';
+import type { Log } from '../port.ts';
 
 export interface EmbeddedLogOptions {
   /** SQLite file; `:memory:` for a throw-away log. */
@@ -15,9 +15,9 @@ export interface EmbeddedLogOptions {
 }
 
 /**
- * The embedded log: one SQLite file (WAL mode, embedded-db.ts), one partition per topic, readable
+ * The embedded log: one SQLite file (WAL mode, db.ts), one partition per topic, readable
  * and writable by several processes on one machine. Consumers in the same process are woken at
- * once by a produce (embedded-append.ts); consumers in other processes poll (embedded-consumer.ts).
+ * once by a produce (append.ts); consumers in other processes poll (consumer.ts).
  */
 export function createEmbeddedLog(options: EmbeddedLogOptions): Log {
   const store = openEmbeddedDb(options.path);

@@ -1,5 +1,5 @@
 import { Kafka, logLevel as kafkaLogLevel, type LogEntry } from 'kafkajs';
-import type { Logger } from '../obs/logger.ts';
+import type { Logger } from '../../obs/logger.ts';
 
 /** A kafkajs client whose own log lines go to flashlog's logger (errors as warnings, the rest as debug). */
 export function createKafkaClient(options: {

@@ -1,6 +1,50 @@
+import { getAddress, type Hex } from 'viem';
 import { z } from 'zod';
-import { topics } from '../log/topics.ts';
-import { proofRequestSchema, proofResultWireSchema } from './request.ts';
+import { topics } from './topics.ts';
+
+/**
+ * `ProofRequest` and `ProofResult` as Base's host speaks them in JSON (serde defaults): snake_case
+ * fields, u64 as JSON numbers, B256 as 0x-hex (0x optional on input), optional fields default to zero.
+ * Unknown fields are ignored, as serde does.
+ */
+const b256 = z
+  .string()
+  .regex(/^(0x)?[0-9a-fA-F]{64}$/, 'expected a 32-byte hex hash')
+  .transform((value) => `0x${value.replace(/^0x/, '').toLowerCase()}` as Hex);
+const u64 = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const address = z
+  .string()
+  .regex(/^(0x)?[0-9a-fA-F]{40}$/, 'expected a 20-byte hex address')
+  .transform((value) => getAddress(`0x${value.replace(/^0x/, '')}`));
+const zero32 = `0x${'00'.repeat(32)}` as Hex;
+
+export const proofRequestSchema = z.object({
+  l1_head: b256,
+  agreed_l2_head_hash: b256,
+  agreed_l2_output_root: b256,
+  claimed_l2_output_root: b256,
+  claimed_l2_block_number: u64,
+  proposer: address.default(getAddress(`0x${'00'.repeat(20)}`)),
+  intermediate_block_interval: u64.default(0),
+  l1_head_number: u64.default(0),
+  image_hash: b256.default(zero32),
+});
+export type ProofRequestWire = z.input<typeof proofRequestSchema>;
+
+export const proposalWireSchema = z.object({
+  output_root: b256,
+  signature: z.string().regex(/^0x([0-9a-fA-F]{2})*$/),
+  l1_origin_hash: b256,
+  l1_origin_number: u64,
+  l2_block_number: u64,
+  prev_output_root: b256,
+  config_hash: b256,
+});
+export const proofResultWireSchema = z.union([
+  z.object({ Tee: z.object({ aggregate_proposal: proposalWireSchema, proposals: z.array(proposalWireSchema) }) }),
+  z.object({ Zk: z.object({ proof_bytes: z.array(z.number().int().min(0).max(255)) }) }),
+]);
+export type ProofResultWire = z.input<typeof proofResultWireSchema>;
 
 /**
  * The request/reply records of flashlog.proofs.requests and flashlog.proofs.replies: versioned

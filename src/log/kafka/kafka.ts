@@ -1,14 +1,14 @@
 import type { Consumer as KafkaConsumer } from 'kafkajs';
 import { Worker } from 'node:worker_threads';
-import { FlashlogError } from '../errors.ts';
-import type { Logger } from '../obs/logger.ts';
-import { createKafkaAdmin, maxRecordBytes } from './kafka-admin.ts';
-import { createKafkaClient } from './kafka-client.ts';
-import { createKafkaConsumer } from './kafka-consumer.ts';
-import { createKafkaProducer } from './kafka-producer.ts';
-import type { KafkaReplayWorkerData } from './kafka-replay-worker.ts';
+import { FlashlogError } from '../../errors.ts';
+import type { Logger } from '../../obs/logger.ts';
+import { createKafkaAdmin, maxRecordBytes } from './admin.ts';
+import { createKafkaClient } from './client.ts';
+import { createKafkaConsumer } from './consumer.ts';
+import { createKafkaProducer } from './producer.ts';
+import type { KafkaReplayWorkerData } from './replay-worker.ts';
 import { createWorkerReplayConsumer } from './worker-replay.ts';
-import type { ConsumeOptions, Log } from './port.ts';
+import type { ConsumeOptions, Log } from '../port.ts';
 
 export interface KafkaLogOptions {
   readonly brokers: readonly string[];
@@ -23,8 +23,8 @@ export interface KafkaLogOptions {
 }
 
 /**
- * The Kafka log (kafkajs): an idempotent producer (kafka-producer.ts), consumer groups with manual
- * commits (kafka-consumer.ts), topics created on demand (kafka-admin.ts).
+ * The Kafka log (kafkajs): an idempotent producer (producer.ts), consumer groups with manual
+ * commits (consumer.ts), topics created on demand (admin.ts).
  */
 export function createKafkaLog(options: KafkaLogOptions): Log {
   const kafka = createKafkaClient(options);
@@ -58,7 +58,7 @@ export function createKafkaLog(options: KafkaLogOptions): Log {
         windowBatches: 4,
       };
       return createWorkerReplayConsumer(
-        () => new Worker(new URL('./kafka-replay-worker.ts', import.meta.url), { workerData }),
+        () => new Worker(new URL('./replay-worker.ts', import.meta.url), { workerData }),
         workers,
         (seek) => inThread({ topics: consume.topics, seek }),
         { seek: consume.seek ?? [], ...(options.logger ? { logger: options.logger } : {}), logClosed: () => closed },

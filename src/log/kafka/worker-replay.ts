@@ -1,13 +1,13 @@
 import type { Worker } from 'node:worker_threads';
 import { Observable, type Subscription } from 'rxjs';
-import type { Logger } from '../obs/logger.ts';
-import { createBatchQueue } from './batch-queue.ts';
-import type { LogConsumer, LogRecord, RecordPosition } from './port.ts';
+import type { Logger } from '../../obs/logger.ts';
+import { createBatchQueue } from '../batch-queue.ts';
+import type { LogConsumer, LogRecord, RecordPosition } from '../port.ts';
 import { decodeReplayBatch, type ReplayAck, type ReplayMessage } from './replay-batch.ts';
 
 /**
  * A LogConsumer (ephemeral: no group) that reads the records present at subscribe time in a worker
- * thread (kafka-replay-worker.ts: fetching from the broker and decoding on the second core, each
+ * thread (replay-worker.ts: fetching from the broker and decoding on the second core, each
  * batch posted as one buffer, replay-batch.ts), then follows the log live in this
  * thread with `follow`: a consumer started at the offset after the last record the worker delivered
  * on each partition, so every record comes once, in order per partition. Each batch delivered here

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createKafkaClient } from './kafka-client.ts';
+import { createKafkaClient } from './client.ts';
 import { createBufferPool, encodeReplayBatch, type ReplayAck, type ReplayMessage } from './replay-batch.ts';
 
 export interface KafkaReplayWorkerData {

@@ -1,8 +1,8 @@
 import type { EventEmitter } from 'node:events';
 import { Observable } from 'rxjs';
-import { FlashlogError } from '../errors.ts';
-import type { EmbeddedDb } from './embedded-db.ts';
-import type { ConsumeOptions, LogConsumer, LogRecord } from './port.ts';
+import { FlashlogError } from '../../errors.ts';
+import type { EmbeddedDb } from './db.ts';
+import type { ConsumeOptions, LogConsumer, LogRecord } from '../port.ts';
 
 export interface EmbeddedConsumerSettings {
   /** How often the consumer looks for records appended by another process. */
@@ -36,7 +36,7 @@ export function createEmbeddedConsumer(store: EmbeddedDb, consume: ConsumeOption
       if (draining || subscriber.closed || settings.logClosed()) return;
       draining = true;
       // A full batch means a backlog: read the rest of it through the file's memory map, and drop
-      // the map once caught up (embedded-db.ts says why). The drain is synchronous, so one flag
+      // the map once caught up (db.ts says why). The drain is synchronous, so one flag
       // per log is enough: no other consumer reads while this one drains.
       let backlog = false;
       try {

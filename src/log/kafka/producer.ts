@@ -1,8 +1,8 @@
 import type { Kafka, Producer } from 'kafkajs';
-import { errorMessage } from '../errors.ts';
-import type { Logger } from '../obs/logger.ts';
-import { lazyConnection } from './kafka-client.ts';
-import type { ProduceRecord, RecordPosition } from './port.ts';
+import { errorMessage } from '../../errors.ts';
+import type { Logger } from '../../obs/logger.ts';
+import { lazyConnection } from './client.ts';
+import type { ProduceRecord, RecordPosition } from '../port.ts';
 
 /** Errors after which an idempotent producer can never succeed again (kafkajs error types). */
 const idempotenceLost =
