@@ -121,10 +121,11 @@ function addTouched(into: Touched, trace: PrestateDiff): void {
  * transaction is mined alone in a scratch block on top of the block as last mined (the state it
  * runs on in the real block), with the block's environment, traced there (nothing to replay), and
  * the scratch chain is reverted. Only the keys are taken from it: the values are read from the
- * mined block (storageStateDiff). A scratch block differs from the real one in its number only
- * (timestamp, coinbase, base fee, prevRandao and gas limit are the block's), so a transaction that
- * writes a slot chosen by block.number is the one case whose keys could differ. A transaction the
- * scratch chain does not trace is left in `untraced`.
+ * mined block (storageStateDiff). A scratch block differs from the real one only in its number
+ * and the block hashes below it (timestamp, coinbase, base fee, prevRandao and gas limit are the
+ * block's), so a transaction that picks the slots it writes by block.number or a recent block hash
+ * is the one case whose keys could differ. A transaction the scratch chain does not trace is left
+ * in `untraced`.
  */
 export async function scratchTouched(
   caller: EdrCaller,
