@@ -16,11 +16,15 @@ import { createTxFactory } from '../test/helpers/tx-factory.ts';
  * executor -> its block and log records appended to an embedded log. Log calls write one of 64
  * slots, so a warm fork holds them; deployments and deposits stay cold reads by nature.
  * Two block shapes (one 200-tx flashblock; ten 20-tx flashblocks, each re-mining the block so far)
- * and the state diff modes side by side: none, accounts (balance/nonce/code), full (prestate tracer).
+ * and the state diff modes side by side: none, accounts (balance/nonce/code), storage (accounts and
+ * changed slots, each new tx traced alone in a scratch block), full (prestate tracer in the block).
  * Targets (issue 3): >= 50 Mgas/s on one core, p99 <= 50 ms for a 200-tx flashblock.
  */
 const BLOCKS = Number(process.env.BENCH_EXECUTOR_BLOCKS ?? 8);
 const WARMUP_BLOCKS = 2;
+type Mode = 'none' | 'accounts' | 'storage' | 'full';
+/** The state diff modes to run, side by side (BENCH_EXECUTOR_MODES=accounts,storage for two). */
+const MODES = (process.env.BENCH_EXECUTOR_MODES ?? 'none,accounts,storage,full').split(',') as Mode[];
 
 /** Two shapes of block: one 200-tx flashblock (the issue's target case), or ten of 20 txs (a devnet-like block). */
 interface Shape {
@@ -73,7 +77,7 @@ export async function run(): Promise<Record<string, unknown>[]> {
   for (const shape of shapes) {
     const { upstreamUrl, blocks, close } = await workload(shape);
     try {
-      const modes = ['none', 'accounts', 'full'] as const;
+      const modes = MODES;
       for (const stateDiff of modes) {
         const logger = createLogger({ level: 'warn', name: 'bench', destination: process.stderr as never });
         const executor = await createLocalExecutor({
@@ -127,8 +131,10 @@ export async function run(): Promise<Record<string, unknown>[]> {
     }
   }
   for (const row of rows) {
-    const none = rows.find((other) => other.block === row.block && other.stateDiff === 'none')!;
-    row['p50 vs none'] = `${((row['p50 ms'] as number) / (none['p50 ms'] as number)).toFixed(2)}x`;
+    for (const against of ['none', 'accounts'] as const) {
+      const other = rows.find((candidate) => candidate.block === row.block && candidate.stateDiff === against);
+      if (other) row[`p50 vs ${against}`] = `${((row['p50 ms'] as number) / (other['p50 ms'] as number)).toFixed(2)}x`;
+    }
   }
   return rows;
 }

@@ -260,11 +260,11 @@ export const settings = {
       'receipts of pre-confirmed txs: local EDR over state forked from --rpc, era A/B feed metadata, or a flashblocks-aware --rpc node; auto = metadata when the feed carries receipts, else local',
   }),
   stateDiff: setting({
-    schema: enumOf(['accounts', 'full', 'none']),
-    default: 'accounts',
-    expects: 'accounts|full|none',
+    schema: enumOf(['storage', 'accounts', 'full', 'none']),
+    default: 'storage',
+    expects: 'storage|accounts|full|none',
     describe:
-      'local executor state diff: balance/nonce/code of touched accounts, plus every changed storage slot (prestate tracer, O(n^2) per block), or none',
+      'local executor state diff: storage = balance/nonce/code and changed storage slots of touched accounts (each new tx traced alone); accounts = balance/nonce/code only (pending storage reads answer the sealed block); full = storage via the prestate tracer in the block (O(n^2) per block); none',
   }),
   canonicalPollMs: setting({
     schema: integer(0),

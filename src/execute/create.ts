@@ -21,7 +21,7 @@ export interface ExecutorDeps {
   readonly timeoutMs: number;
   readonly logger: Logger;
   readonly metrics: Registry;
-  readonly stateDiff?: 'accounts' | 'full' | 'none';
+  readonly stateDiff?: 'storage' | 'accounts' | 'full' | 'none';
   readonly hardfork?: string;
 }
 

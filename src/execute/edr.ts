@@ -76,6 +76,8 @@ export async function withMaxCachedStates<T>(states: number, make: () => Promise
  * The local executor's bound on a fork's state cache. Between two touches of a state it goes back
  * to (the parent after its pins, which evm_revert restores; the parent debug_traceTransaction
  * replays from), a fork pushes the pins of one flashblock and one mined block: far fewer than 256.
+ * The `storage` state diff also pushes one scratch block per new transaction (local-state-diff.ts),
+ * but goes back to none of them: each is traced right after it is mined, then all are reverted.
  * The fork is replaced after 32 blocks anyway (local.ts); the bound keeps each fork smaller until then.
  */
 export const FORK_MAX_CACHED_STATES = 256;

@@ -1,5 +1,7 @@
 import type { AssembledBlock } from '../chain/assemble.ts';
 import type { AccountDiff, RpcReceipt } from '../records/blocks.ts';
+import type { Logger } from '../obs/logger.ts';
+import { errorMessage } from '../errors.ts';
 import type { EdrCaller } from './edr.ts';
 
 /**
@@ -29,8 +31,9 @@ export async function accountsStateDiff(
   block: AssembledBlock,
   diff: Map<string, AccountDiff>,
   receipts: readonly RpcReceipt[],
+  also: Iterable<string> = [],
 ): Promise<void> {
-  const touched = new Set<string>([block.header.miner.toLowerCase(), ...FEE_VAULTS]);
+  const touched = new Set<string>([block.header.miner.toLowerCase(), ...FEE_VAULTS, ...also]);
   for (const receipt of receipts) {
     touched.add(receipt.from.toLowerCase());
     if (receipt.to) touched.add(receipt.to.toLowerCase());
@@ -83,4 +86,118 @@ export async function tracedStateDiff(caller: EdrCaller, diff: Map<string, Accou
       diff.set(key, account);
     }
   }
+}
+
+const PRESTATE_DIFF = { tracer: 'prestateTracer', tracerConfig: { diffMode: true } } as const;
+
+/** What a set of transactions changed: accounts, and storage slots by account (lower-case keys). */
+export interface Touched {
+  readonly accounts: Set<string>;
+  readonly slots: Map<string, Set<string>>;
+  /** Transactions the scratch chain could not trace (then traced in the mined block, see storageStateDiff). */
+  readonly untraced: Set<string>;
+}
+
+export const emptyTouched = (): Touched => ({ accounts: new Set(), slots: new Map(), untraced: new Set() });
+
+/** Adds the accounts and slots a prestate diff names (changed, or set to zero) to `into`. */
+function addTouched(into: Touched, trace: PrestateDiff): void {
+  for (const side of [trace.pre, trace.post]) {
+    for (const [address, account] of Object.entries(side)) {
+      const key = address.toLowerCase();
+      into.accounts.add(key);
+      if (!account?.storage) continue;
+      let slots = into.slots.get(key);
+      if (!slots) into.slots.set(key, (slots = new Set()));
+      for (const slot of Object.keys(account.storage)) slots.add(slot.toLowerCase());
+    }
+  }
+}
+
+/**
+ * `storage`, step 1, before the block so far is mined again: which accounts and slots each fresh
+ * transaction changes. EDR's debug_traceTransaction replays a block from its start up to the traced
+ * transaction, so tracing in the mined block costs O(n) per transaction (`full`). Here each fresh
+ * transaction is mined alone in a scratch block on top of the block as last mined (the state it
+ * runs on in the real block), with the block's environment, traced there (nothing to replay), and
+ * the scratch chain is reverted. Only the keys are taken from it: the values are read from the
+ * mined block (storageStateDiff). A scratch block differs from the real one only in its number
+ * and the block hashes below it (timestamp, coinbase, base fee, prevRandao and gas limit are the
+ * block's), so a transaction that picks the slots it writes by block.number or a recent block hash
+ * is the one case whose keys could differ. A transaction the scratch chain does not trace is left
+ * in `untraced`.
+ */
+export async function scratchTouched(
+  caller: EdrCaller,
+  block: AssembledBlock,
+  fresh: readonly { hash: string; raw: `0x${string}` }[],
+  logger: Logger,
+): Promise<Touched> {
+  const touched = emptyTouched();
+  if (fresh.length === 0) return touched;
+  const header = block.header;
+  const snapshot = await caller.call<string>('evm_snapshot');
+  try {
+    // One crossing into EDR for the whole scratch chain: per transaction, send, set the block's
+    // environment (the next-block settings hold for one block), mine.
+    await caller.batch([
+      ['hardhat_setCoinbase', [header.miner]],
+      ['evm_setBlockGasLimit', [header.gasLimit]],
+      ...fresh.flatMap(
+        (tx) =>
+          [
+            ['eth_sendRawTransaction', [tx.raw]],
+            ['hardhat_setPrevRandao', [header.prevRandao]],
+            ['hardhat_setNextBlockBaseFeePerGas', [header.baseFeePerGas]],
+            ['evm_setNextBlockTimestamp', [header.timestamp]],
+            ['evm_mine', []],
+          ] as const,
+      ),
+    ]);
+    let traces: (PrestateDiff | null)[];
+    try {
+      traces = await caller.batch<PrestateDiff>(fresh.map((tx) => ['debug_traceTransaction', [tx.hash, PRESTATE_DIFF]] as const));
+    } catch {
+      // A batch fails whole: trace one by one to keep the ones that work.
+      traces = [];
+      for (const tx of fresh)
+        traces.push(await caller.call<PrestateDiff>('debug_traceTransaction', [tx.hash, PRESTATE_DIFF]).catch(() => null));
+    }
+    traces.forEach((trace, i) => (trace ? addTouched(touched, trace) : touched.untraced.add(fresh[i]!.hash.toLowerCase())));
+  } catch (error) {
+    logger.debug(
+      { block: Number(block.blockNumber), index: block.index, err: errorMessage(error) },
+      'scratch trace failed; tracing in the block',
+    );
+    for (const tx of fresh) touched.untraced.add(tx.hash.toLowerCase());
+  } finally {
+    await caller.call('evm_revert', [snapshot]);
+  }
+  return touched;
+}
+
+/**
+ * `storage`, step 2, on the mined block so far: `accounts` for the accounts the receipts name and
+ * those the traces found (internal calls included), and the value at the block so far of every slot
+ * the traces found, merged into the slots earlier flashblocks of the block changed. A transaction
+ * the scratch chain did not trace is traced here, in the block (O(n), as `full`).
+ */
+export async function storageStateDiff(
+  caller: EdrCaller,
+  block: AssembledBlock,
+  diff: Map<string, AccountDiff>,
+  receipts: readonly RpcReceipt[],
+  touched: Touched,
+): Promise<void> {
+  for (const receipt of receipts) {
+    if (touched.untraced.has(receipt.transactionHash.toLowerCase()))
+      addTouched(touched, await caller.call<PrestateDiff>('debug_traceTransaction', [receipt.transactionHash, PRESTATE_DIFF]));
+  }
+  await accountsStateDiff(caller, block, diff, receipts, touched.accounts);
+  const cells = [...touched.slots].flatMap(([address, slots]) => [...slots].map((slot) => [address, slot] as const));
+  const values = await caller.batch<string>(cells.map(([address, slot]) => ['eth_getStorageAt', [address, slot, 'latest']] as const));
+  cells.forEach(([address, slot], i) => {
+    const account = diff.get(address) ?? {};
+    diff.set(address, { ...account, storage: { ...account.storage, [slot]: values[i]! } });
+  });
 }

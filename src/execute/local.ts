@@ -7,7 +7,7 @@ import { ExecutionError } from './execution-error.ts';
 import { createForkCache, type ForkCache } from './fork-cache.ts';
 import { createForkLifecycle } from './local-fork.ts';
 import { check, mineBlockSoFar, type MinedHeader, type Pending } from './local-mining.ts';
-import { accountsStateDiff, tracedStateDiff } from './local-state-diff.ts';
+import { accountsStateDiff, emptyTouched, scratchTouched, storageStateDiff, tracedStateDiff, type Touched } from './local-state-diff.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
 import { pendingReceipt } from './pending-receipt.ts';
 
@@ -38,6 +38,8 @@ export { ExecutionError } from './execution-error.ts';
  * The pieces: the fork's lifecycle in local-fork.ts, mining the block so far in local-mining.ts,
  * the state diff in local-state-diff.ts; here, what decides between them.
  */
+export type StateDiffMode = 'storage' | 'accounts' | 'full' | 'none';
+
 export interface LocalExecutorOptions {
   readonly upstreamUrl: string;
   readonly timeoutMs: number;
@@ -47,7 +49,11 @@ export interface LocalExecutorOptions {
   readonly hardfork?: string;
   /**
    * The state diff of the block so far:
-   * - `accounts` (default): balance, nonce and code of every account the new transactions touched
+   * - `storage` (default): balance, nonce, code and every changed storage slot of every account the
+   *   new transactions touched (internal calls included). Which accounts and slots: each new
+   *   transaction traced alone in a scratch block (scratchTouched in local-state-diff.ts), O(1)
+   *   per transaction; their values: read from the mined block.
+   * - `accounts`: balance, nonce and code of every account the new transactions touched
    *   visibly (sender, recipient, created contract, log emitters, fee recipient and OP fee vaults),
    *   read from the mined block; no storage slots.
    * - `full`: every touched account and every changed storage slot, from EDR's prestate tracer
@@ -55,7 +61,7 @@ export interface LocalExecutorOptions {
    *   re-reads forked state for it, so this costs O(n^2) per block: see bench/executor.ts.
    * - `none`: no state diff (null).
    */
-  readonly stateDiff?: 'accounts' | 'full' | 'none';
+  readonly stateDiff?: StateDiffMode;
   /** How long to wait for the canonical parent to appear upstream before a rebuild fails. */
   readonly parentWaitMs?: number;
   /**
@@ -146,7 +152,7 @@ function verdict(
 
 export async function createLocalExecutor(options: LocalExecutorOptions): Promise<LocalExecutor> {
   const { logger } = options;
-  const stateDiffMode = options.stateDiff ?? 'accounts';
+  const stateDiffMode = options.stateDiff ?? 'storage';
   const maxChainedBlocks = options.maxChainedBlocks ?? 32;
   const maxForkTransactions = options.maxForkTransactions ?? 1000;
   const counters = executorMetrics(options.metrics);
@@ -214,7 +220,11 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
   async function run(block: AssembledBlock, attempt: number): Promise<ExecutionOutput> {
     const { caller, state } = await prepare(block);
     let mined: MinedHeader;
+    // `storage`: the new transactions' keys, traced on a scratch chain over the block as last mined.
+    let touched: Touched | null = null;
     try {
+      if (stateDiffMode === 'storage' && !(state.mined && block.transactions.length === state.txCount))
+        touched = await scratchTouched(caller, block, block.transactions.slice(state.txCount), logger);
       // Nothing new since the last flashblock: the block is the one already mined (mining it again
       // would cost CPU, and memory that EDR keeps until the fork is dropped).
       mined =
@@ -241,6 +251,7 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
       return pendingReceipt(raw, block);
     });
     if (stateDiffMode === 'full') await tracedStateDiff(caller, state.diff, receipts);
+    else if (stateDiffMode === 'storage') await storageStateDiff(caller, block, state.diff, receipts, touched ?? emptyTouched());
     else if (stateDiffMode === 'accounts') await accountsStateDiff(caller, block, state.diff, receipts);
     let gas = 0n;
     for (const receipt of receipts) gas += BigInt(receipt.gasUsed);

@@ -37,7 +37,8 @@ export async function startDevnetGateway(
     timeoutMs: 5000,
     logger: ctx.logger,
     metrics: ctx.metrics,
-    stateDiff: 'full',
+    // The state diff the tests were written against, unless the test names one (config.stateDiff).
+    stateDiff: config.stateDiff ?? 'full',
   });
   ctx.shutdown.register('executor', () => executor.close());
   const ingestDone = createIngest(ctx, { log, urls: [devnet.wsUrl], executor }).run();

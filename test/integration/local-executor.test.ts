@@ -149,6 +149,44 @@ describe('local executor', () => {
     }
   }, 30_000);
 
+  it("default state diff ('storage'): every slot the block's transactions changed, in a contract created in the block and one sealed before, kept across flashblocks, as the chain ends with", async () => {
+    const storageExecutor = await createLocalExecutor({
+      upstreamUrl: upstream.url,
+      timeoutMs: 5000,
+      logger,
+      metrics: createMetricsRegistry({ defaults: false }),
+    });
+    try {
+      const txs = createTxFactory(upstream.chainId);
+      const from = accounts[7]!.address;
+      txs.setNonce(7, Number(await upstream.engine.call<Hex>('eth_getTransactionCount', [from, 'latest'])));
+      const sealed = await txs.deploy(7);
+      await upstream.produceBlock([[sealed.raw]]);
+      const created = await txs.deploy(7);
+      const flashblocks = await upstream.produceBlock([
+        [],
+        [created.raw, await txs.log(7, created.address, 0x1234n), await txs.log(7, sealed.address, 0x55n)],
+        [await txs.log(7, sealed.address, 0x66n), await txs.log(7, sealed.address, 0x77n)],
+      ]);
+      let diff: Record<string, { storage?: Record<string, string> }> = {};
+      for (const flashblock of flashblocks) diff = (await storageExecutor.execute(flashblock)).stateDiff!;
+      const expected: [Hex, bigint][] = [
+        [created.address, 0x1234n],
+        [sealed.address, 0x55n],
+        [sealed.address, 0x66n],
+        [sealed.address, 0x77n],
+      ];
+      for (const [address, slot] of expected) {
+        const stored = BigInt(await upstream.engine.call<Hex>('eth_getStorageAt', [address, `0x${slot.toString(16)}`, 'latest']));
+        expect(stored, `the logger stored its caller at ${address} slot ${slot}`).not.toBe(0n);
+        const storage = Object.entries(diff[address.toLowerCase()]?.storage ?? {}).map(([k, v]) => [BigInt(k), BigInt(v)]);
+        expect(storage, `${address} slot ${slot}`).toContainEqual([slot, stored]);
+      }
+    } finally {
+      await storageExecutor.close();
+    }
+  }, 30_000);
+
   it('a receipts_root that does not match is counted, warned about with block and index, and rebuilt from canonical state', async () => {
     const txs = createTxFactory(upstream.chainId);
     const nonce = Number(await upstream.engine.call<Hex>('eth_getTransactionCount', [accounts[1]!.address, 'latest']));
