@@ -209,75 +209,75 @@ describe('the ingest topology, fed by a Source adapter', () => {
     await ctx.shutdown.run('test over');
     await log.close();
   });
+});
 
-  describe('at shutdown (issue 19: an ingest that did not exit after SIGTERM)', () => {
-    /** A context whose log lines are kept, with a short drain, and an executor that waits for `release`. */
-    function setUp() {
-      const lines: Record<string, unknown>[] = [];
-      const logger = createLogger({
-        level: 'info',
-        name: 'test',
-        destination: { write: (line: string) => lines.push(JSON.parse(line)) } as never,
-      });
-      const ctx = { ...testContext({ drainTimeoutMs: 50 }), logger };
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      const calls: bigint[] = [];
-      const executor: Executor = {
-        kind: 'local',
-        async execute(block) {
-          calls.push(block.blockNumber);
-          await released;
-          return { receipts: [], stateDiff: null };
-        },
-        close: async () => {},
-      };
-      return { ctx, lines, executor, release, calls };
-    }
-
-    it('abandons an execution that does not finish within --drain-timeout-ms, with one log line', async () => {
-      const { ctx, lines, executor, calls } = setUp();
-      const log = createEmbeddedLog({ path: ':memory:' });
-      await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1, retentionMs: -1, replication: 1 })));
-      const events$ = new Subject<SourceEvent>();
-      const ingest = createSourceIngest(ctx, { log, source: { kind: 'flashblocks', events$ }, executor });
-      const done = ingest.run();
-      const { block } = unichainBlock();
-      events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now() });
-      expect(calls).toHaveLength(1);
-      await ctx.shutdown.run('SIGTERM');
-      events$.complete(); // the source stops on shutdown
-      await done; // without the bound, this never resolves (the execution never finishes)
-      expect(lines.filter((line) => String(line.msg).includes('--drain-timeout-ms'))).toHaveLength(1);
-      await log.close();
+describe('the ingest topology at shutdown (issue 19: an ingest that did not exit after SIGTERM)', () => {
+  /** A context whose log lines are kept, with a short drain, and an executor that waits for `release`. */
+  function setUp() {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({
+      level: 'info',
+      name: 'test',
+      destination: { write: (line: string) => lines.push(JSON.parse(line)) } as never,
     });
+    const ctx = { ...testContext({ drainTimeoutMs: 50 }), logger };
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const calls: bigint[] = [];
+    const executor: Executor = {
+      kind: 'local',
+      async execute(block) {
+        calls.push(block.blockNumber);
+        await released;
+        return { receipts: [], stateDiff: null };
+      },
+      close: async () => {},
+    };
+    return { ctx, lines, executor, release, calls };
+  }
 
-    it('publishes flashblocks still queued at shutdown without executing them', async () => {
-      const { ctx, lines, executor, release, calls } = setUp();
-      const log = createEmbeddedLog({ path: ':memory:' });
-      await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1, retentionMs: -1, replication: 1 })));
-      const events$ = new Subject<SourceEvent>();
-      const ingest = createSourceIngest(ctx, { log, source: { kind: 'flashblocks', events$ }, executor });
-      const done = ingest.run();
-      const { block } = unichainBlock();
-      events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now() });
-      events$.next({ type: 'grew', block: { ...block, index: block.index + 1 }, receipts: null, receivedAt: Date.now() });
-      const shutdown = ctx.shutdown.run('SIGTERM');
-      release(); // the execution in flight finishes; the queued flashblock is not executed
-      events$.complete();
-      await done;
-      await shutdown;
-      expect(calls).toHaveLength(1);
-      const blocks = (await readTopic(log, topics.blocks)).map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
-      expect(blocks.map((value) => [value.index, value.executor, value.receipts])).toEqual([
-        [block.index, 'local', []],
-        [block.index + 1, null, null],
-      ]);
-      expect(lines.filter((line) => line.msg === 'shutdown: flashblocks queued at shutdown were published without receipts')).toEqual([
-        expect.objectContaining({ flashblocks: 1 }),
-      ]);
-      expect(lines.filter((line) => String(line.msg).includes('--drain-timeout-ms'))).toHaveLength(0);
-      await log.close();
-    });
+  it('abandons an execution that does not finish within --drain-timeout-ms, with one log line', async () => {
+    const { ctx, lines, executor, calls } = setUp();
+    const log = createEmbeddedLog({ path: ':memory:' });
+    await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1, retentionMs: -1, replication: 1 })));
+    const events$ = new Subject<SourceEvent>();
+    const ingest = createSourceIngest(ctx, { log, source: { kind: 'flashblocks', events$ }, executor });
+    const done = ingest.run();
+    const { block } = unichainBlock();
+    events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now() });
+    expect(calls).toHaveLength(1);
+    await ctx.shutdown.run('SIGTERM');
+    events$.complete(); // the source stops on shutdown
+    await done; // without the bound, this never resolves (the execution never finishes)
+    expect(lines.filter((line) => String(line.msg).includes('--drain-timeout-ms'))).toHaveLength(1);
+    await log.close();
+  });
+
+  it('publishes flashblocks still queued at shutdown without executing them', async () => {
+    const { ctx, lines, executor, release, calls } = setUp();
+    const log = createEmbeddedLog({ path: ':memory:' });
+    await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1, retentionMs: -1, replication: 1 })));
+    const events$ = new Subject<SourceEvent>();
+    const ingest = createSourceIngest(ctx, { log, source: { kind: 'flashblocks', events$ }, executor });
+    const done = ingest.run();
+    const { block } = unichainBlock();
+    events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now() });
+    events$.next({ type: 'grew', block: { ...block, index: block.index + 1 }, receipts: null, receivedAt: Date.now() });
+    const shutdown = ctx.shutdown.run('SIGTERM');
+    release(); // the execution in flight finishes; the queued flashblock is not executed
+    events$.complete();
+    await done;
+    await shutdown;
+    expect(calls).toHaveLength(1);
+    const blocks = (await readTopic(log, topics.blocks)).map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
+    expect(blocks.map((value) => [value.index, value.executor, value.receipts])).toEqual([
+      [block.index, 'local', []],
+      [block.index + 1, null, null],
+    ]);
+    expect(lines.filter((line) => line.msg === 'shutdown: flashblocks queued at shutdown were published without receipts')).toEqual([
+      expect.objectContaining({ flashblocks: 1 }),
+    ]);
+    expect(lines.filter((line) => String(line.msg).includes('--drain-timeout-ms'))).toHaveLength(0);
+    await log.close();
   });
 });

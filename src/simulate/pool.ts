@@ -62,6 +62,37 @@ const QUEUE_PER_WORKER = 64;
 /** A thread that has not loaded the engine by then is given up on (it takes about a second). */
 const START_TIMEOUT_MS = 10_000;
 
+/** Starts a slot's thread; `slot.ready` settles once it has loaded the engine. */
+function startWorker(slot: Slot): Worker {
+  const worker = new Worker(new URL('./worker.ts', import.meta.url));
+  worker.unref();
+  slot.worker = worker;
+  slot.ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void worker.terminate();
+      reject(new Error(`did not load the engine within ${START_TIMEOUT_MS} ms`));
+    }, START_TIMEOUT_MS);
+    worker.once('message', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    worker.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    worker.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with code ${code} while starting`));
+    });
+  });
+  slot.ready.catch(() => {});
+  // A thread that dies between jobs is replaced when the next job comes.
+  worker.on('exit', () => {
+    if (slot.worker === worker) slot.worker = undefined;
+  });
+  return worker;
+}
+
 /**
  * Simulations run on worker threads, so that one long call (the EVM cannot be interrupted inside
  * a call; 50M gas of a tight loop takes seconds in ethereumjs) never stops the gateway's event
@@ -83,36 +114,6 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
   const capacity = slots.length * QUEUE_PER_WORKER;
   const timeoutError = (job: SimulationJob) =>
     new ExecutionTimeoutError(`eth_simulateV1: execution took longer than the ${job.timeoutMs} ms limit (--call-timeout-ms)`);
-
-  function start(slot: Slot): Worker {
-    const worker = new Worker(new URL('./worker.ts', import.meta.url));
-    worker.unref();
-    slot.worker = worker;
-    slot.ready = new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        void worker.terminate();
-        reject(new Error(`did not load the engine within ${START_TIMEOUT_MS} ms`));
-      }, START_TIMEOUT_MS);
-      worker.once('message', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      worker.once('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      worker.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`exited with code ${code} while starting`));
-      });
-    });
-    slot.ready.catch(() => {});
-    // A thread that dies between jobs is replaced when the next job comes.
-    worker.on('exit', () => {
-      if (slot.worker === worker) slot.worker = undefined;
-    });
-    return worker;
-  }
 
   function dispatch(): void {
     if (closed) return;
@@ -155,7 +156,7 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
     let worker: Worker;
     const waitedFrom = Date.now();
     try {
-      worker = slot.worker ?? start(slot);
+      worker = slot.worker ?? startWorker(slot);
       await slot.ready;
     } catch (error) {
       slot.worker = undefined;

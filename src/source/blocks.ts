@@ -123,21 +123,8 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
       outage = null;
     }
     if (segment.length > 1) backfilled.inc(segment.length - 1);
-    const events: SourceEvent[] = [];
-    for (const old of withdrawn) {
-      reorgs.inc();
-      const by = segment.find((block) => block.number === old.number) ?? null;
-      const kept = new Set(by?.block.transactions.map((tx) => tx.hash) ?? []);
-      events.push({
-        type: 'replaced',
-        blockNumber: old.number,
-        replacedHash: old.hash,
-        byHash: by?.hash ?? null,
-        transactions: by?.block.transactions.map((tx) => tx.hash) ?? [],
-        removedTransactions: old.block.transactions.map((tx) => tx.hash).filter((hash) => !kept.has(hash)),
-        removedLogs: old.receipts.flatMap((receipt) => receipt.logs).map((log) => ({ ...log, removed: true })),
-      });
-    }
+    const events: SourceEvent[] = replacedEvents(withdrawn, segment);
+    reorgs.inc(withdrawn.length);
     if (withdrawn.length > 0)
       logger.warn(
         {
@@ -188,6 +175,23 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
       share(),
     ),
   };
+}
+
+/** The `replaced` events of held blocks withdrawn by a reorg, each naming the block of the new segment at its height. */
+function replacedEvents(withdrawn: readonly ReadBlock[], segment: readonly ReadBlock[]): SourceEvent[] {
+  return withdrawn.map((old): SourceEvent => {
+    const by = segment.find((block) => block.number === old.number) ?? null;
+    const kept = new Set(by?.block.transactions.map((tx) => tx.hash) ?? []);
+    return {
+      type: 'replaced',
+      blockNumber: old.number,
+      replacedHash: old.hash,
+      byHash: by?.hash ?? null,
+      transactions: by?.block.transactions.map((tx) => tx.hash) ?? [],
+      removedTransactions: old.block.transactions.map((tx) => tx.hash).filter((hash) => !kept.has(hash)),
+      removedLogs: old.receipts.flatMap((receipt) => receipt.logs).map((log) => ({ ...log, removed: true })),
+    };
+  });
 }
 
 /** The block hash of a `newHeads` notification, or null for anything else. */

@@ -128,7 +128,9 @@ describe('view reducer', () => {
     );
     expect(state.change).toMatchObject({ type: 'removed', logs: [{ transactionHash: txs[1]!.hash, removed: true }] });
   });
+});
 
+describe('view reducer: what it keeps, replaces, rejects and merges', () => {
   it('keeps at most 3 pending blocks, the newest', async () => {
     const txs = await signedTransfers(5);
     let state = initialViewState();
