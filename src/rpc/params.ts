@@ -43,12 +43,7 @@ export const required = <T>(what: string, schema: z.ZodType<T>) =>
     .pipe(schema);
 
 /** `schema`, with nothing or null meaning `fallback`. */
-export const orDefault = <T>(schema: z.ZodType<T>, fallback: T) =>
-  z
-    .unknown()
-    .transform((value): unknown => value ?? undefined)
-    .pipe(schema.optional())
-    .transform((value) => value ?? fallback);
+export const orDefault = <T>(schema: z.ZodType<T>, fallback: T) => schema.nullish().transform((value): T => value ?? fallback);
 
 /** A list of at most `max` (`<message>, got <its length>`), each item parsed by `item`. */
 const listOf = <T>(item: z.ZodType<T>, max: number, message: string, notList: string) =>

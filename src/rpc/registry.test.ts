@@ -81,6 +81,28 @@ describe("every method's params", () => {
     },
   );
 
+  it('parse to what the handlers use, absent ends and blocks as `latest`', () => {
+    const parse = (name: string, params: readonly unknown[]) => methodSpecs.get(name)!.params.parse(params);
+    expect(parse('eth_getLogs', [{ address: `0x${'AB'.repeat(20)}` }])).toEqual([
+      {
+        filter: { addresses: new Set([`0x${'ab'.repeat(20)}`]), topics: [] },
+        blockHash: undefined,
+        from: { kind: 'tag', tag: 'latest' },
+        to: { kind: 'tag', tag: 'latest' },
+      },
+    ]);
+    expect(parse('eth_getLogs', [{ blockHash: hash.toUpperCase().replace('0X', '0x'), address: null }])).toMatchObject([
+      { blockHash: hash },
+    ]);
+    expect(parse('eth_getStorageAt', [`0x${'1'.repeat(40)}`, '0x1'])).toEqual([
+      `0x${'1'.repeat(40)}`,
+      `0x${'0'.repeat(63)}1`,
+      { kind: 'tag', tag: 'latest' },
+    ]);
+    expect(parse('eth_getBlockByNumber', ['0x10'])).toEqual([{ kind: 'number', number: 16n }, false]);
+    expect(parse('eth_getBlockReceipts', [hash])).toEqual([{ kind: 'hash', hash, requireCanonical: false }]);
+  });
+
   it('covers every method but eth_subscribe, whose kinds parse the rest (subscriptions/kinds/)', () => {
     expect([...Object.keys(refused), 'eth_subscribe'].sort()).toEqual(registry.map((spec) => spec.name).sort());
   });

@@ -28,6 +28,26 @@ export const sendRawTransactionSyncMaxTimeoutMs = 6_000;
 /** EIP-7966's error code for "sent, but no receipt within the timeout" (data: the hash). */
 export const receiptTimeoutCode = ReceiptTimeoutError.rpcCode;
 
+const rawTransaction = 'a signed transaction as 0x-hex bytes';
+/** `[rawTx, timeoutMs?]`: the transaction as at least one byte of 0x-hex; any timeout (an invalid one is the default). */
+const params = z
+  .tuple([
+    required(
+      rawTransaction,
+      z
+        .unknown()
+        .check((ctx) => {
+          const raw = ctx.value;
+          if (typeof raw === 'string' && hexPatterns.hexBytes.test(raw) && raw.length >= 4) return;
+          const got = JSON.stringify(raw)?.slice(0, 80) ?? 'undefined';
+          ctx.issues.push({ code: 'custom', message: `expected ${rawTransaction}`, input: raw, params: { got } satisfies IssueParams });
+        })
+        .transform((raw) => raw as Hex),
+    ),
+    z.unknown().transform(timeoutOf),
+  ])
+  .rest(z.unknown());
+
 /**
  * eth_sendRawTransactionSync(rawTx, timeoutMs?) (EIP-7966, viem's `sendRawTransactionSync`): sends
  * the transaction upstream with eth_sendRawTransaction and answers with its receipt as soon as the
@@ -65,26 +85,6 @@ const handler: Handler<z.output<typeof params>> = async ([raw, timeoutMs], ctx) 
   }
   return receipt;
 };
-
-const rawMessage = 'expected a signed transaction as 0x-hex bytes';
-/** `[rawTx, timeoutMs?]`: the transaction as at least one byte of 0x-hex; any timeout (an invalid one is the default). */
-const params = z
-  .tuple([
-    required(
-      'a signed transaction as 0x-hex bytes',
-      z
-        .unknown()
-        .check((ctx) => {
-          const raw = ctx.value;
-          if (typeof raw === 'string' && hexPatterns.hexBytes.test(raw) && raw.length >= 4) return;
-          const got = JSON.stringify(raw)?.slice(0, 80) ?? 'undefined';
-          ctx.issues.push({ code: 'custom', message: rawMessage, input: raw, params: { got } satisfies IssueParams });
-        })
-        .transform((raw) => raw as Hex),
-    ),
-    z.unknown().transform(timeoutOf),
-  ])
-  .rest(z.unknown());
 
 /** The wait a request asks for: a positive integer up to the maximum (number or hex quantity), else the maximum. */
 export function timeoutOf(value: unknown): number {
