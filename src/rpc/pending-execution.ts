@@ -123,12 +123,12 @@ export function blockForUpstream(block: StateBlockParam, given: unknown): unknow
  */
 export async function prepareCall(
   method: string,
-  [call0, block, overrides]: z.output<typeof callParams>,
+  [tx, block, overrides]: z.output<typeof callParams>,
   given: readonly unknown[],
   ctx: MethodContext,
   limits: ExecutionLimits,
 ) {
-  const request: CallRequest = { call: call0, block, overrides };
+  const request: CallRequest = { call: tx, block, overrides };
   const upstream = deadlineUpstream(ctx.upstream, method, limits.timeoutMs);
   const call = capGas(request.call, limits.gasCap);
   return {
