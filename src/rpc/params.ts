@@ -123,23 +123,21 @@ export interface LogFilter {
 export const maxFilterAddresses = 1000;
 export const maxFilterTopicsPerPosition = 1000;
 
-const addresses = choose<Hex | Hex[]>((value) =>
-  Array.isArray(value)
-    ? listOf(addressParam, maxFilterAddresses, `expected at most ${maxFilterAddresses} addresses`, 'expected a list of addresses')
-    : addressParam,
+const addressList = listOf(
+  addressParam,
+  maxFilterAddresses,
+  `expected at most ${maxFilterAddresses} addresses`,
+  'expected a list of addresses',
 );
-const topicPosition = choose<Hex | Hex[] | null>((value) =>
-  value === null
-    ? z.null()
-    : Array.isArray(value)
-      ? listOf(
-          hashParam,
-          maxFilterTopicsPerPosition,
-          `expected at most ${maxFilterTopicsPerPosition} topics in one position`,
-          'expected a list of topics',
-        )
-      : hashParam,
+const addresses = choose<Hex | Hex[]>((value) => (Array.isArray(value) ? addressList : addressParam));
+const topicList = listOf(
+  hashParam,
+  maxFilterTopicsPerPosition,
+  `expected at most ${maxFilterTopicsPerPosition} topics in one position`,
+  'expected a list of topics',
 );
+const anyTopic = z.null();
+const topicPosition = choose<Hex | Hex[] | null>((value) => (value === null ? anyTopic : Array.isArray(value) ? topicList : hashParam));
 
 /**
  * The one log filter parser, `{address, topics}` (other fields are the caller's): address one or a

@@ -4,12 +4,9 @@ import { defineMethod } from '../method.ts';
 import { asLatest, newestHeld, pendingView } from '../pending.ts';
 import { hexPatterns } from '../../schemas/hex.ts';
 
+const plainHash = hashParam.transform((hash) => ({ kind: 'hash' as const, hash, requireCanonical: false }));
 /** A block hash alone, or a block as EIP-1898 names it. */
-const blockOrHash = choose((value) =>
-  typeof value === 'string' && hexPatterns.hash32.test(value)
-    ? hashParam.transform((hash) => ({ kind: 'hash' as const, hash, requireCanonical: false }))
-    : stateBlockParam,
-);
+const blockOrHash = choose((value) => (typeof value === 'string' && hexPatterns.hash32.test(value) ? plainHash : stateBlockParam));
 
 /**
  * eth_getBlockReceipts(`pending`): receipts of every pre-confirmed transaction of the latest pending

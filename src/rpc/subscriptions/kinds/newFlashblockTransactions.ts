@@ -14,12 +14,11 @@ import { logFilterSchema } from '../kind-params.ts';
  * logs matches the filter, still with all their logs.
  */
 const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+const fullOrNot = z.boolean({ error: 'expected false, true or a filter {address, topics}' }).nullish();
 const params = z
   .tuple([
     z.literal('newFlashblockTransactions'),
-    choose<LogFilter | boolean | null | undefined>((option) =>
-      isObject(option) ? logFilterSchema : z.boolean({ error: 'expected false, true or a filter {address, topics}' }).nullish(),
-    ),
+    choose<LogFilter | boolean | null | undefined>((option) => (isObject(option) ? logFilterSchema : fullOrNot)),
   ])
   .rest(z.unknown())
   .transform(([, option]) => ({
