@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { callable, type ExecutionServices, type Method, type MethodSpec } from './method.ts';
+import type { ExecutionServices, Method, MethodSpec } from './method.ts';
 import { registry } from './registry.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
 import type { RulesSpec } from '../simulate/chain-rules.ts';
@@ -46,8 +46,7 @@ export function createExecutionMethods(options: ExecutionOptions): ExecutionMeth
 
 /** An executing method with its services bound: what the gateway calls. */
 export function bindExecution(spec: MethodSpec, services: ExecutionServices): Method {
-  const handler = callable(spec);
-  return (params, ctx) => handler(params, { ...ctx, execution: services });
+  return (params, ctx) => spec.call(params, { ...ctx, execution: services });
 }
 
 /**

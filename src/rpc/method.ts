@@ -12,10 +12,16 @@ import type { Upstream } from '../jsonrpc/upstream.ts';
  * `defineMethod(...)`, plus one line in `registry.ts`. A method not in the registry is forwarded to
  * the upstream unchanged.
  *
+ * Its params are declared once, as a zod schema of the whole params tuple (the pieces are in
+ * params.ts): the gateway parses with it, a bad value is -32602 naming the field
+ * (src/schemas/issue.ts), and the handler gets the parsed tuple, typed from the schema, with the
+ * params as received beside it (what goes upstream is those, unchanged, unless a method says otherwise).
+ *
  * @example
  * export const eth_getBlockTransactionCountByNumber = defineMethod({
  *   name: 'eth_getBlockTransactionCountByNumber',
- *   handler: (params, ctx) => ...,
+ *   params: z.tuple([required('a block number or tag', blockParam)]).rest(z.unknown()),
+ *   handler: ([block], ctx) => ...,
  * });
  */
 export interface MethodContext {
@@ -31,10 +37,24 @@ export interface MethodContext {
   /** The gas cap, time limit and simulation threads: set for methods declared `executes`. */
   readonly execution?: ExecutionServices;
   /** This WebSocket connection's subscriptions (set for WebSocket calls only). */
-  readonly subscriptions?: (params: readonly unknown[]) => unknown;
+  readonly subscriptions?: ConnectionSubscriptions;
 }
 
+/** eth_subscribe / eth_unsubscribe on one WebSocket connection (subscriptions/hub.ts). */
+export interface ConnectionSubscriptions {
+  /** `[kind, ...options]`, parsed by the kind's own schema; answers the subscription id. */
+  subscribe(params: readonly unknown[]): string;
+  unsubscribe(id: string): boolean;
+}
+
+/** A method as the gateway calls it: the params as received (a list). */
 export type Method = (params: readonly unknown[], ctx: MethodContext) => unknown;
+
+/** A params schema: the whole params list in, the parsed tuple out. */
+export type ParamsSchema = z.ZodType<readonly unknown[], unknown>;
+
+/** A handler: the parsed params, the context, and the params as received (to forward unchanged). */
+export type Handler<Params> = (params: Params, ctx: MethodContext, given: readonly unknown[]) => unknown;
 
 export type Transport = 'http' | 'ws';
 
@@ -61,13 +81,10 @@ export interface ExecutionServices {
 /** A method as the registry holds it. */
 export interface MethodSpec {
   readonly name: string;
-  /**
-   * The params array's schema, when the method declares one: the gateway parses with it (issues
-   * answer -32602 naming the field, src/schemas/issue.ts) and gives the handler the parsed value.
-   * Without one the handler gets the raw array and validates with params.ts.
-   */
-  readonly params?: z.ZodType<readonly unknown[]>;
-  readonly handler: Method;
+  /** The params tuple's schema: the gateway parses with it (issues answer -32602 naming the field). */
+  readonly params: ParamsSchema;
+  /** The handler behind its params schema: takes the params as received. */
+  readonly call: Method;
   /** Where it can be called; `['ws']` for subscriptions. */
   readonly transports: readonly Transport[];
   /** `forbidden`: refused with 403/-32001 in public mode, as Base's public endpoints do. */
@@ -76,10 +93,10 @@ export interface MethodSpec {
   readonly executes: boolean;
 }
 
-export interface MethodDefinition {
+export interface MethodDefinition<Schema extends ParamsSchema> {
   readonly name: string;
-  readonly params?: z.ZodType<readonly unknown[]>;
-  readonly handler: Method;
+  readonly params: Schema;
+  readonly handler: Handler<z.output<Schema>>;
   /** Default both HTTP and WebSocket. */
   readonly transports?: readonly Transport[];
   /** Default `allowed`. */
@@ -88,17 +105,13 @@ export interface MethodDefinition {
   readonly executes?: boolean;
 }
 
-/** The spec's handler, behind its params schema when it declares one. */
-export function callable(spec: MethodSpec): Method {
-  const schema = spec.params;
-  if (!schema) return spec.handler;
-  return (params, ctx) => spec.handler(parseParam(schema, params, 'params'), ctx);
-}
-
 /** Declares one method (the only export of its file under `methods/`). */
-export function defineMethod(definition: MethodDefinition): MethodSpec {
+export function defineMethod<Schema extends ParamsSchema>(definition: MethodDefinition<Schema>): MethodSpec {
+  const { handler, params: schema } = definition;
   return {
-    ...definition,
+    name: definition.name,
+    params: schema,
+    call: async (params, ctx) => handler(parseParam(schema, params, 'params'), ctx, params),
     transports: definition.transports ?? ['http', 'ws'],
     public: definition.public ?? 'allowed',
     executes: definition.executes ?? false,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { InvalidParamsError } from '../errors.ts';
-import { blockParam, logFilterParam, matchesFilter, slotParam, stateBlockParam } from './params.ts';
+import { parseParam } from '../schemas/issue.ts';
+import { blockParam, logFilterObject, matchesFilter, slotParam, stateBlockParam, toLogFilter } from './params.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { handleText } from '../jsonrpc/protocol.ts';
 
@@ -9,65 +11,82 @@ const b = `0x${'b'.repeat(40)}`;
 const t1 = `0x${'1'.repeat(64)}`;
 const t2 = `0x${'2'.repeat(64)}`;
 
+/** Parses like the gateway: `where` names the value (`params[0]`), an issue is -32602 naming the field. */
+const parser =
+  <T>(schema: z.ZodType<T>) =>
+  (value: unknown, where = 'p'): T =>
+    parseParam(schema, value, where);
+const block = parser(blockParam);
+const stateBlock = parser(stateBlockParam);
+const slot = parser(slotParam);
+const logFilter = parser(logFilterObject('a filter').transform(toLogFilter));
+
 describe('block parameters', () => {
-  it('takes hex numbers and the five tags, with a default when absent', () => {
-    expect(blockParam('0x1a', 'p')).toEqual({ kind: 'number', number: 26n });
-    for (const tag of ['latest', 'pending', 'safe', 'finalized', 'earliest']) expect(blockParam(tag, 'p')).toEqual({ kind: 'tag', tag });
-    expect(blockParam(undefined, 'p', 'latest')).toEqual({ kind: 'tag', tag: 'latest' });
+  it('takes hex numbers and the five tags', () => {
+    expect(block('0x1a')).toEqual({ kind: 'number', number: 26n });
+    for (const tag of ['latest', 'pending', 'safe', 'finalized', 'earliest']) expect(block(tag)).toEqual({ kind: 'tag', tag });
   });
   it('names the parameter, what came and what was expected', () => {
-    expect(() => blockParam('0x01', 'params[0].toBlock')).toThrow(InvalidParamsError);
-    expect(() => blockParam(12, 'params[0].toBlock')).toThrow(
+    expect(() => block('0x01', 'params[0].toBlock')).toThrow(InvalidParamsError);
+    expect(() => block(12, 'params[0].toBlock')).toThrow(
       'params[0].toBlock: expected hex block number or tag (latest, pending, safe, finalized, earliest), got 12',
     );
-    expect(() => blockParam(undefined, 'params[1]')).toThrow('got nothing');
+    expect(() => block(undefined, 'params[1]')).toThrow('got nothing');
   });
   it('takes EIP-1898 block objects for state methods, naming the bad field', () => {
     const hash = `0x${'ab'.repeat(32)}`;
-    expect(stateBlockParam({ blockHash: hash }, 'params[1]')).toEqual({ kind: 'hash', hash, requireCanonical: false });
-    expect(stateBlockParam({ blockHash: hash, requireCanonical: true }, 'params[1]')).toEqual({
+    expect(stateBlock({ blockHash: hash }, 'params[1]')).toEqual({ kind: 'hash', hash, requireCanonical: false });
+    expect(stateBlock({ blockHash: hash, requireCanonical: true }, 'params[1]')).toEqual({
       kind: 'hash',
       hash,
       requireCanonical: true,
     });
-    expect(stateBlockParam({ blockNumber: '0x10' }, 'params[1]')).toEqual({ kind: 'number', number: 16n });
-    expect(stateBlockParam('pending', 'params[1]')).toEqual({ kind: 'tag', tag: 'pending' });
-    expect(() => stateBlockParam({ blockHash: '0x12' }, 'params[1]')).toThrow(
-      'params[1].blockHash: expected a 32-byte 0x-hex hash, got "0x12"',
+    expect(stateBlock({ blockNumber: '0x10' }, 'params[1]')).toEqual({ kind: 'number', number: 16n });
+    expect(stateBlock('pending', 'params[1]')).toEqual({ kind: 'tag', tag: 'pending' });
+    expect(() => stateBlock({ blockHash: '0x12' }, 'params[1]')).toThrow('params[1].blockHash: expected a 32-byte 0x-hex hash, got "0x12"');
+    expect(() => stateBlock({ blockHash: hash, requireCanonical: 'yes' }, 'params[1]')).toThrow(
+      'params[1].requireCanonical: expected true or false, got "yes"',
     );
-    expect(() => stateBlockParam({ blockHash: hash, requireCanonical: 'yes' }, 'params[1]')).toThrow(
-      'params[1].requireCanonical: expected true or false',
+    expect(() => stateBlock({ blockHash: hash, blockNumber: '0x1' }, 'params[1]')).toThrow(
+      /^params\[1\]: give blockHash or blockNumber, not both$/,
     );
-    expect(() => stateBlockParam({ blockHash: hash, blockNumber: '0x1' }, 'params[1]')).toThrow(
-      'params[1]: give blockHash or blockNumber, not both',
+    expect(stateBlock({ blockNumber: 'pending', requireCanonical: false }, 'params[1]')).toEqual({ kind: 'tag', tag: 'pending' });
+    expect(() => stateBlock({ blockNumber: 5 }, 'params[2]')).toThrow('params[2].blockNumber: expected hex block number or tag');
+    expect(() => stateBlock({ block: 'latest' }, 'params[1]')).toThrow(
+      'params[1]: expected hex block number, tag, { blockNumber } or { blockHash, requireCanonical? } (EIP-1898), got {"block":"latest"}',
     );
-    expect(stateBlockParam({ blockNumber: 'pending', requireCanonical: false }, 'params[1]')).toEqual({ kind: 'tag', tag: 'pending' });
-    expect(() => stateBlockParam({ blockNumber: 5 }, 'params[2]')).toThrow('params[2].blockNumber: expected hex block number or tag');
-    expect(() => stateBlockParam({ block: 'latest' }, 'params[1]')).toThrow('(EIP-1898)');
-    expect(() => blockParam({ blockHash: hash }, 'params[0]'), 'block methods take no object').toThrow(InvalidParamsError);
+    expect(() => stateBlock({ requireCanonical: true }, 'params[1]')).toThrow('(EIP-1898)');
+    expect(() => block({ blockHash: hash }, 'params[0]'), 'block methods take no object').toThrow(InvalidParamsError);
   });
   it('pads storage slots to 32 bytes', () => {
-    expect(slotParam('0x1', 'p')).toBe(`0x${'0'.repeat(63)}1`);
-    expect(() => slotParam(`0x${'1'.repeat(65)}`, 'params[1]')).toThrow('params[1]: expected a storage slot');
+    expect(slot('0x1')).toBe(`0x${'0'.repeat(63)}1`);
+    expect(() => slot(`0x${'1'.repeat(65)}`, 'params[1]')).toThrow('params[1]: expected a storage slot');
   });
 });
 
 describe('log filters', () => {
   const log = { address: a.toUpperCase().replace('0X', '0x'), topics: [t1, t2] };
   it('matches addresses any-of and topics per position (null = any, array = any-of)', () => {
-    expect(matchesFilter(log, logFilterParam({ address: [b, a] }, 'f'))).toBe(true);
-    expect(matchesFilter(log, logFilterParam({ address: b }, 'f'))).toBe(false);
-    expect(matchesFilter(log, logFilterParam({ topics: [null, [t1, t2]] }, 'f'))).toBe(true);
-    expect(matchesFilter(log, logFilterParam({ topics: [t2] }, 'f'))).toBe(false);
-    expect(matchesFilter(log, logFilterParam({ topics: [t1, t2, t1] }, 'f'))).toBe(false);
-    expect(matchesFilter(log, logFilterParam({ topics: [[]] }, 'f'))).toBe(true);
+    expect(matchesFilter(log, logFilter({ address: [b, a] }))).toBe(true);
+    expect(matchesFilter(log, logFilter({ address: b }))).toBe(false);
+    expect(matchesFilter(log, logFilter({ topics: [null, [t1, t2]] }))).toBe(true);
+    expect(matchesFilter(log, logFilter({ topics: [t2] }))).toBe(false);
+    expect(matchesFilter(log, logFilter({ topics: [t1, t2, t1] }))).toBe(false);
+    expect(matchesFilter(log, logFilter({ topics: [[]] }))).toBe(true);
+    expect(matchesFilter(log, logFilter({ address: [] })), 'an empty address list matches nothing').toBe(false);
   });
   it('rejects malformed filters naming the field', () => {
-    expect(() => logFilterParam({ address: [a, '0x12'] }, 'params[0]')).toThrow(
+    expect(() => logFilter({ address: [a, '0x12'] }, 'params[0]')).toThrow(
       'params[0].address[1]: expected a 20-byte 0x-hex address, got "0x12"',
     );
-    expect(() => logFilterParam({ topics: 'x' }, 'params[0]')).toThrow('params[0].topics: expected an array of topics');
-    expect(() => logFilterParam({ topics: [null, null, null, null, null] }, 'params[0]')).toThrow('at most 4 positions, got 5');
+    expect(() => logFilter({ topics: 'x' }, 'params[0]')).toThrow('params[0].topics: expected an array of topics, got "x"');
+    expect(() => logFilter({ topics: [null, null, null, null, null] }, 'params[0]')).toThrow(
+      /^params\[0\]\.topics: expected at most 4 positions, got 5$/,
+    );
+    expect(() => logFilter({ address: Array.from({ length: 1001 }, () => '0x12') }, 'params[0]')).toThrow(
+      /^params\[0\]\.address: expected at most 1000 addresses, got 1001$/,
+    );
+    expect(() => logFilter(5, 'params[1]')).toThrow('params[1]: expected a filter, got 5');
   });
 });
 

@@ -1,11 +1,11 @@
+import { z } from 'zod';
 import { callObjectSchema, type CallObject } from '../schemas/call.ts';
-import { parseParam } from '../schemas/issue.ts';
 import { ServerError } from '../errors.ts';
-import { layerOverrides, stateOverridesParam, type StateOverrides } from '../schemas/state-overrides.ts';
+import { callerOverridesSchema, layerOverrides, type StateOverrides } from '../schemas/state-overrides.ts';
 import type { ViewState } from '../view/state.ts';
 import type { ExecutionLimits, MethodContext } from './method.ts';
 import { createUpstream, type Upstream } from '../jsonrpc/upstream.ts';
-import { isPending, requireParam, stateBlockParam, type StateBlockParam } from './params.ts';
+import { isPending, latest, orDefault, required, stateBlockParam, type StateBlockParam } from './params.ts';
 import { pendingStateBase, pendingView, type BlockHashParam } from './pending.ts';
 
 /**
@@ -18,27 +18,16 @@ import { pendingStateBase, pendingView, type BlockHashParam } from './pending.ts
 
 export type { CallObject };
 
-export function callObjectParam(value: unknown, where: string): CallObject {
-  return parseParam(callObjectSchema, value, where);
-}
+/** `[tx, block?, stateOverrides?, ...]` of eth_call and eth_estimateGas: block `latest` by default. */
+export const callParams = z
+  .tuple([required('a transaction call object', callObjectSchema), orDefault(stateBlockParam, latest), callerOverridesSchema])
+  .rest(z.unknown());
 
 /** The parsed `[tx, block, stateOverrides?]` of eth_call / eth_estimateGas. */
 export interface CallRequest {
   readonly call: CallObject;
   readonly block: StateBlockParam;
   readonly overrides: StateOverrides;
-  readonly overridesGiven: boolean;
-}
-
-export function callRequest(params: readonly unknown[], blockFallback?: 'latest'): CallRequest {
-  const call = callObjectParam(requireParam(params, 0, 'a transaction call object'), 'params[0]');
-  const block = stateBlockParam(params[1], 'params[1]', blockFallback);
-  return {
-    call,
-    block,
-    overrides: stateOverridesParam(params[2], 'params[2]'),
-    overridesGiven: params[2] !== undefined && params[2] !== null,
-  };
 }
 
 export const withGas = (call: CallObject, gas: bigint): CallObject => ({ ...call, gas: `0x${gas.toString(16)}` });
@@ -132,14 +121,20 @@ export function blockForUpstream(block: StateBlockParam, given: unknown): unknow
  * call with its gas capped, the upstream bound to the request's deadline, where a pending call
  * runs (undefined when it does not), and the call as it goes upstream otherwise.
  */
-export async function prepareCall(method: string, params: readonly unknown[], ctx: MethodContext, limits: ExecutionLimits) {
-  const request = callRequest(params, 'latest');
+export async function prepareCall(
+  method: string,
+  [tx, block, overrides]: z.output<typeof callParams>,
+  given: readonly unknown[],
+  ctx: MethodContext,
+  limits: ExecutionLimits,
+) {
+  const request: CallRequest = { call: tx, block, overrides };
   const upstream = deadlineUpstream(ctx.upstream, method, limits.timeoutMs);
   const call = capGas(request.call, limits.gasCap);
   return {
     call,
     upstream,
     target: isPending(request.block) ? pendingTarget(await pendingView({ ...ctx, upstream }), request) : undefined,
-    forward: () => upstream.call(method, [call, blockForUpstream(request.block, params[1]), ...params.slice(2)]),
+    forward: () => upstream.call(method, [call, blockForUpstream(request.block, given[1]), ...given.slice(2)]),
   };
 }

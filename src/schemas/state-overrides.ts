@@ -25,10 +25,14 @@ export type AccountOverride = z.output<typeof accountOverrideSchema>;
 export const stateOverridesSchema = z.record(address, accountOverrideSchema);
 export type StateOverrides = Readonly<Record<string, AccountOverride>>;
 
+/** A caller's state overrides (absent or null: none), addresses lower-cased. */
+export const callerOverridesSchema = stateOverridesSchema
+  .nullish()
+  .transform((overrides): StateOverrides => (overrides ? lowerAddresses(overrides) : {}));
+
 /** Parses a caller's state overrides (absent or null: none); a bad one is -32602 naming the field. */
 export function stateOverridesParam(value: unknown, where: string): StateOverrides {
-  if (value === undefined || value === null) return {};
-  return lowerAddresses(parseParam(stateOverridesSchema, value, where));
+  return parseParam(callerOverridesSchema, value, where);
 }
 
 /**

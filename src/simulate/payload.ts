@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import { address, hash32, hexBytes, quantity } from '../schemas/hex.ts';
-import { InvalidParamsError } from '../errors.ts';
 import { callObjectSchema } from '../schemas/call.ts';
-import { parseParam } from '../schemas/issue.ts';
 import { stateOverridesSchema } from '../schemas/state-overrides.ts';
 
 /**
@@ -42,10 +40,3 @@ export const simulatePayloadSchema = z.looseObject({
   returnFullTransactions: z.boolean().nullable().optional(),
 });
 export type SimulatePayload = z.output<typeof simulatePayloadSchema>;
-
-/** Parses `params[0]`; the first problem is -32602 with its path, e.g. `params[0].blockStateCalls.0.calls.1.gas`. */
-export function simulatePayloadParam(value: unknown, where = 'params[0]'): SimulatePayload {
-  if (value === undefined || value === null)
-    throw new InvalidParamsError(`missing value for required argument 0 (${where}): expected a simulation payload {blockStateCalls, ...}`);
-  return parseParam(simulatePayloadSchema, value, where);
-}

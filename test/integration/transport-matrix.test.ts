@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { of } from 'rxjs';
 import { keccak256, numberToHex, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,7 +67,8 @@ const samples: Readonly<Record<string, Sample>> = {
 /** A forwarded method (not in the registry) rides along: the upstream answers it over every transport. */
 const forwarded: MethodSpec = {
   name: 'eth_chainId',
-  handler: () => undefined,
+  params: z.array(z.unknown()),
+  call: () => undefined,
   transports: ['http', 'ws'],
   public: 'allowed',
   executes: false,

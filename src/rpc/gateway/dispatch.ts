@@ -7,7 +7,7 @@ import type { Logger } from '../../obs/logger.ts';
 import { counter, histogram, type Registry } from '../../obs/metrics.ts';
 import type { ViewState } from '../../view/state.ts';
 import type { TransactionFormatter } from '../format.ts';
-import { callable, type Method, type MethodContext, type Transport } from '../method.ts';
+import type { Method, MethodContext, Transport } from '../method.ts';
 import { paramsArray } from '../params.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { methodSpecs, registry } from '../registry.ts';
@@ -15,7 +15,7 @@ import type { SubscriptionHub } from '../subscriptions/hub.ts';
 
 /** The registry's methods that need nothing beyond the view (the executing ones come in `methods`). */
 const builtin: Readonly<Record<string, Method>> = Object.fromEntries(
-  registry.filter((spec) => !spec.executes).map((spec) => [spec.name, callable(spec)]),
+  registry.filter((spec) => !spec.executes).map((spec) => [spec.name, spec.call]),
 );
 
 /** Who sent a message, and over what. */
@@ -128,7 +128,12 @@ export function createDispatch(options: {
       const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
       if (handler) {
         const socket = caller.socket;
-        const subscriptions = socket ? (params: readonly unknown[]) => hub.call(socket, method, params) : undefined;
+        const subscriptions = socket
+          ? {
+              subscribe: (params: readonly unknown[]) => hub.subscribe(socket, params),
+              unsubscribe: (id: string) => hub.unsubscribe(socket, id),
+            }
+          : undefined;
         const context: MethodContext = {
           view: options.view,
           states$: options.states$,

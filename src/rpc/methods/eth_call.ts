@@ -1,5 +1,5 @@
 import { defineMethod } from '../method.ts';
-import { prepareCall } from '../pending-execution.ts';
+import { callParams, prepareCall } from '../pending-execution.ts';
 
 /**
  * eth_call `[tx, block, stateOverrides?, blockOverrides?]`. With `pending` (pending.ts): at the
@@ -11,9 +11,10 @@ import { prepareCall } from '../pending-execution.ts';
 export const eth_call = defineMethod({
   name: 'eth_call',
   executes: true,
-  handler: async (params, ctx) => {
-    const { call, upstream, target, forward } = await prepareCall('eth_call', params, ctx, ctx.execution!.limits);
-    if (target) return upstream.call('eth_call', [call, target.block, target.overrides, ...params.slice(3)]);
+  params: callParams,
+  handler: async (params, ctx, given) => {
+    const { call, upstream, target, forward } = await prepareCall('eth_call', params, given, ctx, ctx.execution!.limits);
+    if (target) return upstream.call('eth_call', [call, target.block, target.overrides, ...given.slice(3)]);
     return forward();
   },
 });

@@ -2,7 +2,7 @@ import { numberToHex } from 'viem';
 import { JsonRpcError, ServerError } from '../../errors.ts';
 import { defineMethod } from '../method.ts';
 import type { Upstream } from '../../jsonrpc/upstream.ts';
-import { prepareCall, withGas, type CallObject, type PendingTarget } from '../pending-execution.ts';
+import { callParams, prepareCall, withGas, type CallObject, type PendingTarget } from '../pending-execution.ts';
 
 /** The least gas any transaction takes (intrinsic cost of a plain transfer). */
 const TRANSFER_GAS = 21_000n;
@@ -17,9 +17,10 @@ const PROBES = 3;
 export const eth_estimateGas = defineMethod({
   name: 'eth_estimateGas',
   executes: true,
-  handler: async (params, ctx) => {
+  params: callParams,
+  handler: async (params, ctx, given) => {
     const limits = ctx.execution!.limits;
-    const { call, upstream, target, forward } = await prepareCall('eth_estimateGas', params, ctx, limits);
+    const { call, upstream, target, forward } = await prepareCall('eth_estimateGas', params, given, ctx, limits);
     if (!target) return forward();
     const ceiling = min(call.gas === undefined ? target.blockGasLimit : BigInt(call.gas), limits.gasCap);
     return numberToHex(await smallestGas(upstream, call, target, ceiling));

@@ -1,8 +1,12 @@
-import { isPending, requireParam, stateBlockParam } from '../params.ts';
-import { defineMethod, type Method } from '../method.ts';
+import { z } from 'zod';
+import { choose, hashParam, isPending, required, stateBlockParam } from '../params.ts';
+import { defineMethod } from '../method.ts';
 import { asLatest, newestHeld, pendingView } from '../pending.ts';
+import { hexPatterns } from '../../schemas/hex.ts';
 
-const blockHashPattern = /^0x[0-9a-fA-F]{64}$/;
+const plainHash = hashParam.transform((hash) => ({ kind: 'hash' as const, hash, requireCanonical: false }));
+/** A block hash alone, or a block as EIP-1898 names it. */
+const blockOrHash = choose((value) => (typeof value === 'string' && hexPatterns.hash32.test(value) ? plainHash : stateBlockParam));
 
 /**
  * eth_getBlockReceipts(`pending`): receipts of every pre-confirmed transaction of the latest pending
@@ -10,18 +14,18 @@ const blockHashPattern = /^0x[0-9a-fA-F]{64}$/;
  * (`{ blockNumber }`, `{ blockHash, requireCanonical? }`; ethclient's BlockReceipts always sends the
  * object form). `{ blockNumber }` goes upstream as the plain number or tag, which every node takes.
  */
-const handler: Method = async (params, ctx) => {
-  const raw = requireParam(params, 0, 'a block number, tag, hash or EIP-1898 object');
-  if (typeof raw === 'string' && blockHashPattern.test(raw)) return ctx.forward();
-  const block = stateBlockParam(raw, 'params[0]');
-  if (!isPending(block)) {
-    const blockNumber =
-      typeof raw === 'object' && raw !== null && 'blockNumber' in raw ? (raw as { blockNumber: unknown }).blockNumber : undefined;
-    return blockNumber === undefined ? ctx.forward() : ctx.forward([blockNumber, ...params.slice(1)]);
-  }
-  const pending = newestHeld(await pendingView(ctx));
-  if (!pending) return ctx.forward(asLatest(params, 0));
-  return pending.receipts;
-};
-
-export const eth_getBlockReceipts = defineMethod({ name: 'eth_getBlockReceipts', public: 'forbidden', handler });
+export const eth_getBlockReceipts = defineMethod({
+  name: 'eth_getBlockReceipts',
+  public: 'forbidden',
+  params: z.tuple([required('a block number, tag, hash or EIP-1898 object', blockOrHash)]).rest(z.unknown()),
+  handler: async ([block], ctx, given) => {
+    if (!isPending(block)) {
+      const raw = given[0];
+      const blockNumber = typeof raw === 'object' && raw !== null && 'blockNumber' in raw ? raw.blockNumber : undefined;
+      return blockNumber === undefined ? ctx.forward() : ctx.forward([blockNumber, ...given.slice(1)]);
+    }
+    const pending = newestHeld(await pendingView(ctx));
+    if (!pending) return ctx.forward(asLatest(given, 0));
+    return pending.receipts;
+  },
+});

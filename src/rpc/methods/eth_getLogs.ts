@@ -1,12 +1,51 @@
 import { numberToHex } from 'viem';
+import { z } from 'zod';
 import { InvalidParamsError } from '../../errors.ts';
 import type { RpcLog } from '../../records/logs.ts';
-import { blockParam, hashParam, logFilterParam, matchesFilter, objectParam, type BlockParam, type LogFilter } from '../params.ts';
+import type { IssueParams } from '../../schemas/issue.ts';
+import {
+  blockParam,
+  hashParam,
+  latest,
+  logFilterFields,
+  matchesFilter,
+  orDefault,
+  toLogFilter,
+  type BlockParam,
+  type LogFilter,
+} from '../params.ts';
 import type { PendingBlock } from '../../view/state.ts';
-import { defineMethod, type Method, type MethodContext } from '../method.ts';
+import { defineMethod, type Handler, type MethodContext } from '../method.ts';
 import { pendingView } from '../pending.ts';
 
 type Log = Record<string, unknown> & { blockNumber?: string; logIndex?: string; blockTimestamp?: string };
+
+const filterMessage = 'expected a filter object {fromBlock, toBlock, address, topics} or {blockHash, address, topics}';
+
+/** `[filter]`: the log filter, then a block hash or a range (each end `latest` by default). */
+const params = z
+  .tuple([
+    z
+      .looseObject({}, { error: filterMessage })
+      .pipe(z.looseObject({ ...logFilterFields, blockHash: hashParam.nullish() }))
+      .refine(
+        (filter) =>
+          filter.blockHash === undefined || filter.blockHash === null || (filter.fromBlock === undefined && filter.toBlock === undefined),
+        {
+          error: 'expected either blockHash or fromBlock/toBlock',
+          params: { got: 'both' } satisfies IssueParams,
+          abort: true,
+        },
+      )
+      .pipe(z.looseObject({ fromBlock: orDefault(blockParam, latest), toBlock: orDefault(blockParam, latest) }))
+      .transform((given) => ({
+        filter: toLogFilter(given as Parameters<typeof toLogFilter>[0]),
+        blockHash: (given.blockHash as `0x${string}` | null | undefined) ?? undefined,
+        from: given.fromBlock,
+        to: given.toBlock,
+      })),
+  ])
+  .rest(z.unknown());
 
 /**
  * eth_getLogs(filter). `fromBlock`/`toBlock` default to `latest`.
@@ -19,22 +58,9 @@ type Log = Record<string, unknown> & { blockNumber?: string; logIndex?: string; 
  * - Ranges wider than the limit (2,000 blocks) are rejected with -32602.
  * - Every log carries `blockTimestamp` (added from the block header when the upstream omits it).
  */
-const handler: Method = async (params, ctx) => {
-  const filterIn = objectParam(
-    params[0],
-    'params[0]',
-    'a filter object {fromBlock, toBlock, address, topics} or {blockHash, address, topics}',
-  );
-  const filter = logFilterParam(filterIn, 'params[0]');
-  if (filterIn.blockHash !== undefined && filterIn.blockHash !== null) {
-    hashParam(filterIn.blockHash, 'params[0].blockHash');
-    if (filterIn.fromBlock !== undefined || filterIn.toBlock !== undefined) {
-      throw new InvalidParamsError('params[0]: expected either blockHash or fromBlock/toBlock, got both');
-    }
-    return withTimestamps((await ctx.forward()) as Log[], ctx);
-  }
-  const from = blockParam(filterIn.fromBlock, 'params[0].fromBlock', 'latest');
-  const to = blockParam(filterIn.toBlock, 'params[0].toBlock', 'latest');
+const handler: Handler<z.output<typeof params>> = async ([{ filter, blockHash, from, to }], ctx, given) => {
+  const filterIn = given[0] as Record<string, unknown>;
+  if (blockHash !== undefined) return withTimestamps((await ctx.forward()) as Log[], ctx);
   const touchesPending = isTag(from, 'pending') || isTag(to, 'pending');
   const state = touchesPending ? await pendingView(ctx) : ctx.view();
   const pendingBlocks = state.blocks;
@@ -47,8 +73,8 @@ const handler: Method = async (params, ctx) => {
             toBlock: isTag(to, 'pending') ? 'latest' : filterIn.toBlock,
           },
         ]
-      : params;
-    await checkRange(replaced[0] as Record<string, unknown>, ctx);
+      : given;
+    await checkRange(isTag(from, 'pending') ? latest : from, isTag(to, 'pending') ? latest : to, ctx);
     return withTimestamps((await ctx.forward(replaced)) as Log[], ctx);
   }
   const top = pendingBlocks[pendingBlocks.length - 1]!.number;
@@ -107,9 +133,7 @@ async function resolveTag(param: BlockParam, ctx: MethodContext): Promise<bigint
   return BigInt(block.number);
 }
 
-async function checkRange(filter: Record<string, unknown>, ctx: MethodContext): Promise<void> {
-  const from = blockParam(filter.fromBlock, 'params[0].fromBlock', 'latest');
-  const to = blockParam(filter.toBlock, 'params[0].toBlock', 'latest');
+async function checkRange(from: BlockParam, to: BlockParam, ctx: MethodContext): Promise<void> {
   if (from.kind === 'tag' && to.kind === 'tag') return;
   const fromNumber = await resolveTag(from, ctx);
   const toNumber = await resolveTag(to, ctx);
@@ -139,4 +163,4 @@ async function withTimestamps(logs: Log[], ctx: MethodContext): Promise<Log[]> {
   );
 }
 
-export const eth_getLogs = defineMethod({ name: 'eth_getLogs', handler });
+export const eth_getLogs = defineMethod({ name: 'eth_getLogs', params, handler });

@@ -52,7 +52,7 @@ describe('eth_sendRawTransactionSync timeout', () => {
         },
       },
     } as unknown as MethodContext;
-    const receipt = (await eth_sendRawTransactionSync.handler([raw, 1000], ctx)) as { transactionHash: string };
+    const receipt = (await eth_sendRawTransactionSync.call([raw, 1000], ctx)) as { transactionHash: string };
     expect(receipt.transactionHash).toBe(rawHash);
     expect(calls[0]).toBe('eth_getTransactionReceipt'); // the canonical check begins with the watch
     expect(calls).toContain('eth_sendRawTransaction');

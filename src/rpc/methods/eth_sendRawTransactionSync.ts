@@ -13,17 +13,40 @@ import {
   take,
   timer,
 } from 'rxjs';
-import { isHex, keccak256, type Hex } from 'viem';
-import { InvalidParamsError, ReceiptTimeoutError } from '../../errors.ts';
+import { keccak256, type Hex } from 'viem';
+import { z } from 'zod';
+import { ReceiptTimeoutError } from '../../errors.ts';
+import { hexPatterns } from '../../schemas/hex.ts';
+import type { IssueParams } from '../../schemas/issue.ts';
 import { findPendingTransaction, type ViewState } from '../../view/state.ts';
-import { defineMethod, type Method, type MethodContext } from '../method.ts';
-import { requireParam } from '../params.ts';
+import { defineMethod, type Handler, type MethodContext } from '../method.ts';
+import { required } from '../params.ts';
 
 /** The longest wait, and the wait when none (or an invalid one) is asked for. */
 export const sendRawTransactionSyncMaxTimeoutMs = 6_000;
 
 /** EIP-7966's error code for "sent, but no receipt within the timeout" (data: the hash). */
 export const receiptTimeoutCode = ReceiptTimeoutError.rpcCode;
+
+const rawTransaction = 'a signed transaction as 0x-hex bytes';
+/** `[rawTx, timeoutMs?]`: the transaction as at least one byte of 0x-hex; any timeout (an invalid one is the default). */
+const params = z
+  .tuple([
+    required(
+      rawTransaction,
+      z
+        .unknown()
+        .check((ctx) => {
+          const raw = ctx.value;
+          if (typeof raw === 'string' && hexPatterns.hexBytes.test(raw) && raw.length >= 4) return;
+          const got = JSON.stringify(raw)?.slice(0, 80) ?? 'undefined';
+          ctx.issues.push({ code: 'custom', message: `expected ${rawTransaction}`, input: raw, params: { got } satisfies IssueParams });
+        })
+        .transform((raw) => raw as Hex),
+    ),
+    z.unknown().transform(timeoutOf),
+  ])
+  .rest(z.unknown());
 
 /**
  * eth_sendRawTransactionSync(rawTx, timeoutMs?) (EIP-7966, viem's `sendRawTransactionSync`): sends
@@ -39,13 +62,8 @@ export const receiptTimeoutCode = ReceiptTimeoutError.rpcCode;
  * as EIP-7966 says an invalid timeout falls back to the default. No receipt in time: error code 4
  * with the transaction hash as `data`. A refused send is answered with the upstream's error.
  */
-const handler: Method = async (params, ctx) => {
-  const raw = requireParam(params, 0, 'a signed transaction as 0x-hex bytes');
-  if (typeof raw !== 'string' || !isHex(raw, { strict: true }) || raw.length < 4 || raw.length % 2 !== 0) {
-    throw new InvalidParamsError(`params[0]: expected a signed transaction as 0x-hex bytes, got ${JSON.stringify(raw)?.slice(0, 80)}`);
-  }
-  const timeoutMs = timeoutOf(params[1]);
-  const hash = keccak256(raw as Hex);
+const handler: Handler<z.output<typeof params>> = async ([raw, timeoutMs], ctx) => {
+  const hash = keccak256(raw);
   let settle: (receipt: unknown) => void = () => {};
   const watched = new Promise<unknown>((resolve) => {
     settle = resolve;
@@ -97,4 +115,4 @@ function pendingReceipt(state: ViewState, hash: Hex): unknown {
   return found ? found.block.receipts[found.position] : undefined;
 }
 
-export const eth_sendRawTransactionSync = defineMethod({ name: 'eth_sendRawTransactionSync', handler });
+export const eth_sendRawTransactionSync = defineMethod({ name: 'eth_sendRawTransactionSync', params, handler });

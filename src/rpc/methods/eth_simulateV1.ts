@@ -1,8 +1,10 @@
+import { z } from 'zod';
 import { ServerError, TooManyBlocksError } from '../../errors.ts';
+import type { IssueParams } from '../../schemas/issue.ts';
 import { MAX_SIMULATED_BLOCKS, type SimulationBase } from '../../simulate/simulate-blocks.ts';
-import { simulatePayloadParam } from '../../simulate/payload.ts';
+import { simulatePayloadSchema } from '../../simulate/payload.ts';
 import { defineMethod } from '../method.ts';
-import { isPending, stateBlockParam } from '../params.ts';
+import { isPending, latest, orDefault, stateBlockParam } from '../params.ts';
 import { pendingView } from '../pending.ts';
 import { blockForUpstream, deadlineUpstream, pendingTarget } from '../pending-execution.ts';
 
@@ -14,27 +16,43 @@ import { blockForUpstream, deadlineUpstream, pendingTarget } from '../pending-ex
  * the canonical block under the pending blocks with the pre-confirmed state diff laid over it (what
  * Base's node does), so the first simulated block is the one after that canonical block.
  */
+const missingPayload = 'missing value for required argument 0 (params[0]): expected a simulation payload {blockStateCalls, ...}';
+
+/** `[payload, block?]`: the payload as execution-apis defines it (src/simulate/payload.ts), block `latest` by default. */
+const params = z
+  .tuple([
+    z
+      .unknown()
+      .refine((payload) => payload !== undefined && payload !== null, {
+        error: missingPayload,
+        params: { whole: true } satisfies IssueParams,
+        abort: true,
+      })
+      .pipe(simulatePayloadSchema),
+    orDefault(stateBlockParam, latest),
+  ])
+  .rest(z.unknown());
+
 export const eth_simulateV1 = defineMethod({
   name: 'eth_simulateV1',
   executes: true,
-  handler: async (params, ctx) => {
+  params,
+  handler: async ([payload, block], ctx, given) => {
     const { limits, simulation: deps } = ctx.execution!;
     if (!deps) throw new ServerError('eth_simulateV1: no simulation threads');
     const started = Date.now();
-    const payload = simulatePayloadParam(params[0]);
     if (BigInt(payload.blockStateCalls.length) > MAX_SIMULATED_BLOCKS) {
       throw new TooManyBlocksError(
         `too many blocks: params[0].blockStateCalls has ${payload.blockStateCalls.length}, the limit is ${MAX_SIMULATED_BLOCKS}`,
       );
     }
-    const block = stateBlockParam(params[1], 'params[1]', 'latest');
     const upstream = deadlineUpstream(ctx.upstream, 'eth_simulateV1', limits.timeoutMs);
     const target = isPending(block) ? pendingTarget(await pendingView({ ...ctx, upstream }), { block, overrides: {} }, false) : undefined;
     const byHash = block.kind === 'hash' ? block.hash : typeof target?.block === 'object' ? target.block.blockHash : undefined;
     const header = (
       byHash !== undefined
         ? await upstream.call('eth_getBlockByHash', [byHash, false])
-        : await upstream.call('eth_getBlockByNumber', [target ? target.block : blockForUpstream(block, params[1]), false])
+        : await upstream.call('eth_getBlockByNumber', [target ? target.block : blockForUpstream(block, given[1]), false])
     ) as Record<string, string> | null;
     if (!header) throw new ServerError(byHash !== undefined ? `header not found: no block ${byHash}` : 'header not found');
     if (block.kind === 'hash' && block.requireCanonical) {

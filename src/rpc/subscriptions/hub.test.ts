@@ -69,7 +69,7 @@ async function setup(subscribers: number) {
     metrics: new Registry(),
   });
   const sockets = Array.from({ length: subscribers }, () => recordingSocket());
-  const ids = sockets.map(({ socket }) => hub.call(socket, 'eth_subscribe', ['pendingLogs']) as string);
+  const ids = sockets.map(({ socket }) => hub.subscribe(socket, ['pendingLogs']));
   let state = apply(initialViewState(), { type: 'head', blockNumber: 100n });
   let offset = 0n;
   const block = blockBuilder(101n);
@@ -109,8 +109,8 @@ describe('pendingLogs writer', () => {
     const { hub, sockets, ids, flashblock, block, logIndexes, settle } = await setup(250);
     const late = sockets[240]!;
     flashblock(0);
-    expect(hub.call(late.socket, 'eth_unsubscribe', [ids[240]])).toBe(true);
-    const again = hub.call(late.socket, 'eth_subscribe', ['pendingLogs']) as string;
+    expect(hub.unsubscribe(late.socket, ids[240]!)).toBe(true);
+    const again = hub.subscribe(late.socket, ['pendingLogs']);
     flashblock(1);
     await settle();
     const logs = block.logs().map((log) => log.logIndex);
@@ -121,7 +121,7 @@ describe('pendingLogs writer', () => {
   it("a connection behind many others gets a flashblock's logs before its newFlashblocks notification", async () => {
     const { hub, sockets, ids, flashblock, settle } = await setup(250);
     const late = sockets[249]!;
-    const blocks = hub.call(late.socket, 'eth_subscribe', ['newFlashblocks']) as string;
+    const blocks = hub.subscribe(late.socket, ['newFlashblocks']);
     flashblock(0);
     await settle();
     const order = late.messages.map((m) => (m.subscription === blocks ? 'block' : m.subscription === ids[249] ? 'log' : 'other'));
@@ -132,7 +132,7 @@ describe('pendingLogs writer', () => {
   it('two flashblocks handled in one turn go to each connection in one write (one cork and uncork with newFlashblocks), in order', async () => {
     const { hub, sockets, ids, flashblock, block, logIndexes, settle } = await setup(3);
     const both = sockets[2]!;
-    const blocks = hub.call(both.socket, 'eth_subscribe', ['newFlashblocks']) as string;
+    const blocks = hub.subscribe(both.socket, ['newFlashblocks']);
     flashblock(0);
     flashblock(1);
     await settle();

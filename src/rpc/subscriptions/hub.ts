@@ -8,7 +8,6 @@ import { parseParam } from '../../schemas/issue.ts';
 import type { Upstream } from '../../jsonrpc/upstream.ts';
 import type { ViewState } from '../../view/state.ts';
 import type { TransactionFormatter } from '../format.ts';
-import { paramsArray } from '../params.ts';
 import type { Feed, KindSource, Subscriber, SubscriptionKind } from './kind.ts';
 import { createLogFanout, type LogSubscriber } from './log-fanout.ts';
 import { notifyFromStreams } from './notify.ts';
@@ -29,8 +28,10 @@ export interface SubscriptionLimits {
 }
 
 export interface SubscriptionHub {
-  /** Handles eth_subscribe / eth_unsubscribe for one connection. */
-  call(socket: WebSocket, method: string, params: unknown): unknown;
+  /** eth_subscribe `[kind, ...options]` on one connection: the subscription id. */
+  subscribe(socket: WebSocket, params: readonly unknown[]): string;
+  /** eth_unsubscribe: whether the connection had that subscription. */
+  unsubscribe(socket: WebSocket, id: string): boolean;
   /** Forgets a closed connection. */
   detach(socket: WebSocket): void;
   readonly subscriberCount: () => number;
@@ -134,12 +135,8 @@ export function createSubscriptionHub(options: {
   };
 
   return {
-    call(socket, method, rawParams) {
-      const params = paramsArray(rawParams, method);
-      if (method !== 'eth_unsubscribe') return subscribe(socket, params);
-      const id = params[0];
-      if (typeof id !== 'string')
-        throw new InvalidParamsError(`params[0]: expected a subscription id, got ${JSON.stringify(id) ?? 'nothing'}`);
+    subscribe,
+    unsubscribe(socket, id) {
       const sub = byId.get(id);
       if (!sub || sub.socket !== socket) return false;
       // what the gateway had for it before the unsubscribe still goes out

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { RpcLog } from '../../../records/logs.ts';
 import type { PendingBlock } from '../../../view/state.ts';
 import type { TransactionFormatter } from '../../format.ts';
-import { matchesFilter } from '../../params.ts';
+import { choose, matchesFilter, type LogFilter } from '../../params.ts';
 import { defineKind } from '../kind.ts';
-import { logFilterObject, toLogFilter } from '../kind-params.ts';
+import { logFilterSchema } from '../kind-params.ts';
 
 /**
  * `newFlashblockTransactions` [false | true | {address, topics}] (Base's kind): one notification per
@@ -14,21 +14,16 @@ import { logFilterObject, toLogFilter } from '../kind-params.ts';
  * logs matches the filter, still with all their logs.
  */
 const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+const fullOrNot = z.boolean({ error: 'expected false, true or a filter {address, topics}' }).nullish();
 const params = z
   .tuple([
     z.literal('newFlashblockTransactions'),
-    z
-      .unknown()
-      .refine((value) => value === undefined || value === null || typeof value === 'boolean' || isObject(value), {
-        error: 'expected false, true or a filter {address, topics}',
-        abort: true,
-      })
-      .pipe(z.union([z.boolean(), logFilterObject]).nullish()),
+    choose<LogFilter | boolean | null | undefined>((option) => (isObject(option) ? logFilterSchema : fullOrNot)),
   ])
   .rest(z.unknown())
   .transform(([, option]) => ({
     full: option === true || (typeof option === 'object' && option !== null),
-    txFilter: typeof option === 'object' && option !== null ? toLogFilter(option) : null,
+    txFilter: typeof option === 'object' && option !== null ? option : null,
   }));
 
 export const newFlashblockTransactions = defineKind({
