@@ -31,19 +31,35 @@ const node = (head: bigint | 'hang') => ({
 });
 
 describe('pendingView', () => {
-  it('the node behind or level with the newest held block: the view as it is, at once', async () => {
+  it('the node behind the newest held block, or level with a complete one (blocks source): the view as it is, at once', async () => {
     const state = holding([10n, 11n, 12n]);
-    for (const head of [9n, 12n]) {
-      expect(await pendingView({ view: () => state, states$: new Subject(), upstream: node(head) })).toBe(state);
+    expect(await pendingView({ view: () => state, states$: new Subject(), upstream: node(11n) })).toBe(state);
+    const complete = holding([10n, 11n, 12n], true);
+    for (const head of [11n, 12n]) {
+      expect(await pendingView({ view: () => complete, states$: new Subject(), upstream: node(head) })).toBe(complete);
     }
   });
 
-  it('the node one block past: the view that reaches it, or after the wait nothing held (latest)', async () => {
+  it('the node level with the block being built (flashblocks source): it is sealed there, so the view that holds the next, or latest', async () => {
+    // The node sealed 12 with a last flashblock the view has not read: the view's 12 may lack its
+    // last transactions, and a nonce read from it would be older than the node's latest.
     const state = holding([10n, 11n, 12n]);
+    const states$ = new Subject<ViewState>();
+    const waiting = pendingView({ view: () => state, states$, upstream: node(12n) });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const next = holding([13n], false, state);
+    states$.next(next);
+    expect(await waiting).toBe(next);
+    const stale = await pendingView({ view: () => state, states$: new Subject(), upstream: node(12n) });
+    expect(stale.blocks).toEqual([]);
+  });
+
+  it('the node one block past: the view that reaches it, or after the wait nothing held (latest)', async () => {
+    const state = holding([10n, 11n, 12n], true);
     const states$ = new Subject<ViewState>();
     const waiting = pendingView({ view: () => state, states$, upstream: node(13n) });
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const next = holding([13n], false, state);
+    const next = holding([13n], true, state);
     states$.next(next);
     expect(await waiting).toBe(next);
     const started = Date.now();

@@ -30,9 +30,12 @@ export const viewCatchUpBlocks = 3n;
 export const headCheckTimeoutMs = 500;
 
 /**
- * The view a pending read answers from, held against the node's head (one `eth_blockNumber`):
- * - the node is not past the newest held block (or does not say within `headCheckTimeoutMs`): the
- *   view as it is;
+ * The view a pending read answers from, held against the node's head (one `eth_blockNumber`). The
+ * newest held block "reaches" the head when it is at the head's height (blocks source) or above it
+ * (flashblocks source: a block being built at the head's height is already sealed at the node,
+ * and the view may not have read its last flashblock yet):
+ * - the newest held block reaches the head (or the node does not say within `headCheckTimeoutMs`):
+ *   the view as it is;
  * - the node is past it by at most `viewCatchUpBlocks`: the first view, within `viewCatchUpMs`,
  *   whose newest block reaches the node's head (or that holds nothing);
  * - otherwise (further behind, or not caught up in time): the view with nothing held, so `pending`
@@ -62,9 +65,12 @@ export async function pendingView(ctx: {
   } catch {
     return ctx.view(); // the node cannot say (in time): the view answers as it is
   }
+  // A complete block (blocks source) reaches the node's head at its height; a block being built
+  // (flashblocks source) only above it: at the head's height it is sealed at the node, perhaps
+  // with a last flashblock the view has not read yet.
   const reaches = (candidate: ViewState) => {
     const top = newestHeld(candidate);
-    return top === undefined || top.number >= head;
+    return top === undefined || top.number > head || (top.number === head && heldBlockHash(top) !== undefined);
   };
   const now = ctx.view();
   if (reaches(now)) return now;
