@@ -26,8 +26,12 @@ function holding(numbers: readonly bigint[], hashed = false, state: ViewState = 
   }
   return state;
 }
-const node = (head: bigint | 'hang') => ({
-  call: () => (head === 'hang' ? new Promise<never>(() => {}) : Promise.resolve(`0x${head.toString(16)}`)),
+/** A node at `head` whose block at the head holds `sealedTransactions` transactions. */
+const node = (head: bigint | 'hang', sealedTransactions = 1) => ({
+  call: (method: string) =>
+    head === 'hang'
+      ? new Promise<never>(() => {})
+      : Promise.resolve(`0x${(method === 'eth_getBlockTransactionCountByNumber' ? BigInt(sealedTransactions) : head).toString(16)}`),
 });
 
 describe('pendingView', () => {
@@ -40,17 +44,19 @@ describe('pendingView', () => {
     }
   });
 
-  it('the node level with the block being built (flashblocks source): it is sealed there, so the view that holds the next, or latest', async () => {
-    // The node sealed 12 with a last flashblock the view has not read: the view's 12 may lack its
+  it('the node level with the block being built (flashblocks source): the view if it holds every sealed transaction, else the next, or latest', async () => {
+    // The node sealed 12 with a last flashblock the view has not read: the view's 12 lacks its
     // last transactions, and a nonce read from it would be older than the node's latest.
     const state = holding([10n, 11n, 12n]);
+    const held = BigInt(newestHeld(state)!.transactions.length);
+    expect(await pendingView({ view: () => state, states$: new Subject(), upstream: node(12n, Number(held)) })).toBe(state);
     const states$ = new Subject<ViewState>();
-    const waiting = pendingView({ view: () => state, states$, upstream: node(12n) });
+    const waiting = pendingView({ view: () => state, states$, upstream: node(12n, Number(held) + 1) });
     await new Promise((resolve) => setTimeout(resolve, 20));
     const next = holding([13n], false, state);
     states$.next(next);
     expect(await waiting).toBe(next);
-    const stale = await pendingView({ view: () => state, states$: new Subject(), upstream: node(12n) });
+    const stale = await pendingView({ view: () => state, states$: new Subject(), upstream: node(12n, Number(held) + 1) });
     expect(stale.blocks).toEqual([]);
   });
 

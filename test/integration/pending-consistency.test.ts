@@ -235,18 +235,15 @@ describe('pending when the node has passed the newest held block', () => {
 /**
  * A flashblocks source: `pending` is the block being built (the newest held), its state the
  * canonical block under the held blocks with their diffs. The view's canonical head lags (it knows
- * no canonical block; the node has sealed the first held block already, unless it is the only one).
- * The node is a stub that
+ * no canonical block; the node has sealed the first held block already). The node is a stub that
  * answers per block: the sender's nonce and balance move every block, an untouched account's
  * balance changed below the held blocks, and a block above the node's head is unknown to it.
  */
 describe.each([1, 2, 3])('pending on a flashblocks source, %i block(s) held, the canonical head lagging', (held) => {
-  const first = 100n; // the first held block; the node has sealed it (of two or more), the view does not know
+  const first = 100n; // the first held block; the node has sealed it, the view does not know
   const newest = first + BigInt(held) - 1n;
   const untouched = '0x00000000000000000000000000000000000000bb' as const;
-  // The node has sealed the first held block; with one held block it has not: a block being built
-  // at the node's head height is sealed there, and pending waits for the next (src/rpc/pending.test.ts).
-  const nodeHead = held > 1 ? first : first - 1n;
+  const nodeHead = first;
   /** The node's state after block n. */
   const senderNonce = (n: bigint) => 2n * n;
   const senderBalance = (n: bigint) => 10n ** 20n - n;
@@ -270,6 +267,8 @@ describe.each([1, 2, 3])('pending on a flashblocks source, %i block(s) held, the
         return numberToHex(String(address).toLowerCase() === untouched ? untouchedBalance(n) : senderBalance(n));
       },
       eth_getTransactionCount: ([, block]) => numberToHex(senderNonce(at(block))),
+      // Each sealed block holds the three transactions the view pre-confirmed for it.
+      eth_getBlockTransactionCountByNumber: ([block]) => (at(block), '0x3'),
       eth_getTransactionByHash: () => null,
       eth_getTransactionReceipt: () => null,
     });
