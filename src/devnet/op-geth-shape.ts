@@ -13,12 +13,13 @@ import { headerFromRpc, headerHash } from '../stateless/header.ts';
  * - a deposit (0x7e) has `v`, `r`, `s` and `gasPrice` 0x0, `mint` only when not zero (op-geth
  *   decodes an empty mint to nil), `isSystemTx` only when true, its nonce and
  *   `depositReceiptVersion` from its receipt, and no `accessList`, `maxFeePerGas`,
- *   `maxPriorityFeePerGas`, `chainId` (EDR gives all four, zero or empty);
+ *   `maxPriorityFeePerGas` (EDR gives them, zero or empty) nor `chainId`;
  * - a typed transaction (1, 2, 3, 4) has `yParity`, equal to its `v` (EDR gives no `yParity`);
  * - a legacy transaction signed under EIP-155 has `chainId` (EDR gives none), one signed before
  *   it has none;
- * - a mined transaction has `blockTimestamp`, its block's timestamp; a fee-market transaction not
- *   yet in a block has `gasPrice` = `maxFeePerGas`, as go-ethereum's pending transactions;
+ * - a mined transaction has `blockTimestamp`, its block's timestamp (as current go-ethereum, and
+ *   so op-geth, gives it; the execution-apis schemas require it); a fee-market transaction not yet
+ *   in a block has `gasPrice` = `maxFeePerGas`, as go-ethereum's pending transactions;
  * - a block has no `totalDifficulty` (go-ethereum dropped it after the merge) and its `size` is
  *   go-ethereum's `Block.Size()` (EDR leaves out the RLP string header of every typed
  *   transaction);
