@@ -58,6 +58,11 @@ describe('pendingView', () => {
     expect(await waiting).toBe(next);
     const stale = await pendingView({ view: () => state, states$: new Subject(), upstream: node(12n, Number(held) + 1) });
     expect(stale.blocks).toEqual([]);
+    // A node that says its head but not the count: the view as it is, as when it does not say its head.
+    const noCount = {
+      call: (method: string) => (method === 'eth_blockNumber' ? Promise.resolve('0xc') : Promise.reject(new Error('socket hang up'))),
+    };
+    expect(await pendingView({ view: () => state, states$: new Subject(), upstream: noCount })).toBe(state);
   });
 
   it('the node one block past: the view that reaches it, or after the wait nothing held (latest)', async () => {

@@ -35,8 +35,8 @@ export const headCheckTimeoutMs = 500;
  * blocks source holds complete blocks; a flashblocks block at the head's height is sealed at the
  * node, and the view may not have read its last flashblock yet, so it reaches the head only when
  * it holds at least the sealed block's transactions (one `eth_getBlockTransactionCountByNumber`):
- * - the newest held block reaches the head (or the node does not say within `headCheckTimeoutMs`):
- *   the view as it is;
+ * - the newest held block reaches the head (or the node does not say its head, or that count,
+ *   within `headCheckTimeoutMs`): the view as it is;
  * - the node is past it by at most `viewCatchUpBlocks`: the first view, within `viewCatchUpMs`,
  *   whose newest block reaches the node's head (or that holds nothing);
  * - otherwise (further behind, or not caught up in time): the view with nothing held, so `pending`
@@ -69,7 +69,7 @@ export async function pendingView(ctx: {
       const count = await withinMs(ctx.upstream.call('eth_getBlockTransactionCountByNumber', [numberToHex(head)]), headCheckTimeoutMs);
       if (typeof count === 'string') sealedCount = BigInt(count);
     } catch {
-      // unknown: the block at the head's height does not reach it
+      return ctx.view(); // as for the head: the node cannot say (in time), the view answers as it is
     }
   }
   const reaches = (candidate: ViewState) => {
