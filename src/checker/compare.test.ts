@@ -87,6 +87,32 @@ describe('compareValues', () => {
     ]);
   });
 
+  it("a transaction of a block being built may lack blockTimestamp (no block hash yet), but not a sealed block's, nor a log", () => {
+    const gatewayTx = { blockHash: null, value: '0x1' };
+    const nodeTx = { blockHash: root, blockTimestamp: '0x6b08', value: '0x1' };
+    const building = compareValues('eth_getTransactionByHash', gatewayTx, nodeTx, partial, emptyComparison());
+    expect(building.mismatches).toEqual([]);
+    expect(building.notCompared.map((entry) => entry.field)).toContain('eth_getTransactionByHash.blockTimestamp');
+    const inBlock = compareValues(
+      'eth_getBlockByNumber[full]',
+      { transactions: [gatewayTx] },
+      { transactions: [nodeTx] },
+      partial,
+      emptyComparison(),
+    );
+    expect(inBlock.mismatches).toEqual([]);
+    const sealed = compareValues('eth_getTransactionByHash', { ...gatewayTx, blockHash: root }, nodeTx, complete, emptyComparison());
+    expect(sealed.mismatches).toEqual([{ field: 'eth_getTransactionByHash.blockTimestamp', gateway: undefined, node: '0x6b08' }]);
+    const log = compareValues(
+      'eth_getLogs',
+      [{ blockHash: null }],
+      [{ blockHash: root, blockTimestamp: '0x6b08' }],
+      partial,
+      emptyComparison(),
+    );
+    expect(log.mismatches.map((m) => m.field)).toEqual(['eth_getLogs[].blockTimestamp']);
+  });
+
   it('a complete block being built may leave a placeholder, but a value it gives must be right', () => {
     const out = compareValues(
       'eth_getBlockByNumber[hashes]',

@@ -93,12 +93,16 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 /**
  * What a block being built may leave open, by the last key of a path: its own hash in every
- * object that names it, and the sealing fields of its header.
+ * object that names it (and the block timestamp its transactions give only with that hash), and
+ * the sealing fields of its header.
  */
 function openBeforeSealing(field: string, key: string, path: string, shape: BlockShape | undefined, gateway: unknown): string | undefined {
   if (!shape?.building) return undefined;
   if (key === 'blockHash' && isPlaceholder(gateway))
     return 'the hash of a block being built is not known before sealing (gateway: null or zero)';
+  // go-ethereum gives `blockTimestamp` only with a block hash; a transaction of a block being built has neither.
+  if (key === 'blockTimestamp' && gateway === undefined && (field.startsWith('eth_getTransactionBy') || path === `transactions[].${key}`))
+    return 'a transaction of a block being built has no block timestamp yet, as a go-ethereum transaction without a block hash';
   if (field.startsWith('eth_getBlockBy') && path === key && SEALING_FIELDS.has(key)) {
     if (isPartial(shape)) return 'a partial block (the first transactions of the sealed block) cannot know what sealing fixes';
     if (isPlaceholder(gateway)) return 'a block being built cannot know what sealing fixes (gateway: a placeholder)';

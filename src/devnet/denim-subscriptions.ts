@@ -9,6 +9,7 @@ import { handleText, type RpcCall } from '../jsonrpc/protocol.ts';
 import type { DenimBlock } from './denim-producer.ts';
 import { withBlockMillis, withMillis, type DenimHeads } from './denim-rpc.ts';
 import type { Engine } from './edr-chain.ts';
+import { shapeHeader } from './op-geth-shape.ts';
 
 /**
  * The Denim devnet's JSON-RPC over WebSocket, on the HTTP port (as a node serves both): every
@@ -51,7 +52,7 @@ export function createDenimSubscriptions(options: { engine: Engine; heads: Denim
     if (!header) return; // replaced before it could be announced; its replacement follows
     const logs = (withMillis(heads, 'eth_getLogs', await engine.call('eth_getLogs', [{ blockHash: block.hash }])) ?? []) as Json[];
     if (block.replaced && lastLogs?.hash === block.replaced) broadcastLogs(lastLogs.logs.map((log) => ({ ...log, removed: true })));
-    const { transactions: _transactions, ...rest } = withBlockMillis(heads, header) as Json;
+    const rest = shapeHeader(withBlockMillis(heads, header) as Json);
     for (const [socket, subs] of sockets) for (const [id, sub] of subs) if (sub.kind === 'newHeads') notify(socket, id, rest);
     broadcastLogs(logs);
     lastLogs = { hash: block.hash, logs };

@@ -11,6 +11,7 @@ import { handleText, type RpcCall } from '../jsonrpc/protocol.ts';
 import { hash32, hexBytes } from '../schemas/hex.ts';
 import type { Engine } from './edr-chain.ts';
 import type { Producer } from './producer.ts';
+import { createOpGethShape, pendingBlockAsLatest } from './op-geth-shape.ts';
 import { createSealedFilters } from './sealed-filters.ts';
 import { atSealedHead, hideTrialBlocks } from './sealed-view.ts';
 
@@ -18,7 +19,8 @@ import { atSealedHead, hideTrialBlocks } from './sealed-view.ts';
  * The devnet's JSON-RPC over HTTP: EDR answers the standard methods; the devnet adds
  * eth_sendRawTransaction (held until the next flashblock; deposits wait for the next block's
  * index 0) and eth_getBlockReceipts (EDR lacks it). Methods that would move the chain behind the
- * producer's back (evm_*, hardhat_*) are refused.
+ * producer's back (evm_*, hardhat_*) are refused. Blocks and transactions are answered in
+ * op-geth's shape (op-geth-shape.ts), whichever devnet mode serves them.
  */
 export interface RpcServer {
   readonly port: number;
@@ -110,6 +112,7 @@ export function asNodeCallError(error: unknown): never {
 
 export function createDispatch(engine: Engine, producer: Producer, sendAnswerDelayMs = 0): (call: RpcCall) => Promise<unknown> {
   const filters = createSealedFilters();
+  const shape = createOpGethShape();
   return async (call) => {
     const method = call.method;
     if (/^(evm|hardhat)_/.test(method)) {
@@ -135,7 +138,7 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
       return hash;
     }
     if (method === 'eth_getBlockReceipts') {
-      const [id] = parseParams(blockReceiptsParams, call.params, method);
+      const [id] = pendingBlockAsLatest(method, parseParams(blockReceiptsParams, call.params, method)) as [string];
       return engine.exclusive(async (rpc) => {
         const head = producer.sealedHead?.();
         const at = head === undefined || id.length === 66 ? { params: [id] } : atSealedHead(head, method, [id]);
@@ -151,7 +154,7 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
         return receipts;
       });
     }
-    const params = parseParams(paramsArray, call.params, method) ?? [];
+    const params = pendingBlockAsLatest(method, parseParams(paramsArray, call.params, method) ?? []);
     const answered = await engine
       .exclusive(async (rpc) => {
         // The flashblocks devnet answers as of its sealed head (see sealed-view.ts); the Denim one has no trial blocks.
@@ -160,7 +163,7 @@ export function createDispatch(engine: Engine, producer: Producer, sendAnswerDel
         const at = head === undefined ? { params } : atSealedHead(head, method, params);
         if ('answer' in at) return at.answer;
         const result = await rpc(method, method === 'eth_call' ? withCallerFunds(at.params) : at.params);
-        return head === undefined ? result : hideTrialBlocks(head, method, result);
+        return shape.answer(rpc, method, head === undefined ? result : hideTrialBlocks(head, method, result));
       })
       .catch((error: unknown) => {
         if (method === 'eth_call' || method === 'eth_estimateGas') asNodeCallError(error);

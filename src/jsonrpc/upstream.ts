@@ -35,15 +35,31 @@ class UpstreamTimeout extends Error {}
 
 class UpstreamAborted extends Error {}
 
-/** POSTs `body`; resolves with the status and the text, rejects on transport failure, timeout or abort. */
-function post(target: URL, body: string, timeoutMs: number, signal?: AbortSignal): Promise<{ status: number; text: string }> {
+/**
+ * A kept-alive socket the server closed just as it was reused (its idle timeout): the request
+ * never reached the server, so it is sent once more on a new socket, as Node's http documentation
+ * advises (`request.reusedSocket`).
+ */
+class StaleSocket extends Error {}
+
+/**
+ * POSTs `body` (on a pooled keep-alive socket, or on a new one of its own when `fresh`); resolves
+ * with the status and the text, rejects on transport failure, timeout or abort.
+ */
+function post(
+  target: URL,
+  body: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+  fresh = false,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const request = send(
       target,
       {
         method: 'POST',
-        agent: agentFor(target),
+        agent: fresh ? false : agentFor(target),
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
       },
       (response) => {
@@ -68,11 +84,24 @@ function post(target: URL, body: string, timeoutMs: number, signal?: AbortSignal
     };
     request.on('error', (error) => {
       settle();
-      reject(error);
+      const code = (error as NodeJS.ErrnoException).code;
+      reject(
+        request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') ? new StaleSocket(error.message, { cause: error }) : error,
+      );
     });
     if (signal?.aborted) abort();
     request.end(body);
   });
+}
+
+/** `post`, sent once more on a socket of its own when the kept-alive one it reused was already closed. */
+async function postOnce(target: URL, body: string, timeoutMs: number, signal?: AbortSignal): Promise<{ status: number; text: string }> {
+  try {
+    return await post(target, body, timeoutMs, signal);
+  } catch (error) {
+    if (!(error instanceof StaleSocket)) throw error;
+    return post(target, body, timeoutMs, signal, true);
+  }
 }
 
 /**
@@ -99,7 +128,7 @@ export async function exchange(
   const target = typeof url === 'string' ? new URL(url) : url;
   let answer: { status: number; text: string };
   try {
-    answer = await post(target, JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }), options.timeoutMs, options.signal);
+    answer = await postOnce(target, JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }), options.timeoutMs, options.signal);
   } catch (error) {
     return error instanceof UpstreamTimeout
       ? { kind: 'timeout' }

@@ -303,6 +303,32 @@ function createGrowingRoots() {
   };
 }
 
+/** A withdrawal as JSON-RPC gives it (hex quantities). */
+export interface RpcWithdrawal {
+  readonly index: string;
+  readonly validatorIndex: string;
+  readonly address: string;
+  readonly amount: string;
+}
+
+/**
+ * A block's `size` as go-ethereum's `Block.Size()` counts it: the RLP length of
+ * `[header, transactions, uncles, withdrawals]` (no uncles on OP chains), where a typed
+ * transaction is a byte string holding its EIP-2718 encoding (so its string header counts) and a
+ * legacy one its RLP list.
+ *
+ * @example blockSize(headerFromRpc(block), raws, block.withdrawals) // '0x2347'
+ */
+export function blockSize(header: BlockHeader, raws: readonly Hex[], withdrawals: readonly RpcWithdrawal[]): Hex {
+  const body = [
+    fromRlp(encodeHeader(header)),
+    raws.map((raw) => (hexToNumber(slice(raw, 0, 1)) >= 0xc0 ? fromRlp(raw) : raw)),
+    [],
+    withdrawals.map((w) => [w.index, w.validatorIndex, w.address, w.amount].map((q) => (BigInt(q) === 0n ? '0x' : numberToHex(BigInt(q))))),
+  ];
+  return numberToHex(size(toRlp(body as never)));
+}
+
 /** sha256 of no requests: the EIP-7685 `requestsHash` of every OP Stack block since Isthmus. */
 const emptyRequestsHash: Hex = sha256('0x');
 
@@ -362,18 +388,13 @@ export async function rebuildHeaderFields(block: PendingBlock, root?: Hex, reque
   // as seen on an earlier block that was (forks only ever switch on).
   const isthmus = exact ? matchesWith : requestsFrom !== undefined && base.number >= requestsFrom;
   const rebuilt = isthmus ? withRequests : base;
-  const body = [
-    fromRlp(encodeHeader(rebuilt)),
-    // A typed transaction is a byte string in the block; a legacy one is its RLP list.
-    block.transactions.map((tx) => (hexToNumber(slice(tx.raw, 0, 1)) >= 0xc0 ? fromRlp(tx.raw) : tx.raw)),
-    [],
-    header.withdrawals.map((w) =>
-      [w.index, w.validatorIndex, w.address, w.amount].map((q) => (BigInt(q) === 0n ? '0x' : numberToHex(BigInt(q)))),
-    ),
-  ];
   return {
     transactionsRoot,
-    size: numberToHex(size(toRlp(body as never))),
+    size: blockSize(
+      rebuilt,
+      block.transactions.map((tx) => tx.raw as Hex),
+      header.withdrawals,
+    ),
     ...(isthmus ? { requestsHash: emptyRequestsHash } : {}),
     exact,
   };
@@ -385,7 +406,8 @@ export async function rebuildHeaderFields(block: PendingBlock, root?: Hex, reque
  *   (`transactionsRoot`, `size`, `requestsHash`, `excessBlobGas`...) and `timestampMs`;
  * - flashblocks source: hash 0x00..00 as on Base before Denim (the final hash is not known before
  *   sealing), the fields the feed does not send rebuilt by `rebuildHeaderFields`.
- * Transactions as hashes or full objects.
+ * Transactions as hashes or full objects. No `totalDifficulty`: op-geth (as go-ethereum since the
+ * merge) gives none.
  */
 export async function formatPendingBlock(block: PendingBlock, full: boolean, formatter: TransactionFormatter): Promise<RpcObject> {
   const header = block.header;
@@ -409,7 +431,6 @@ export async function formatPendingBlock(block: PendingBlock, full: boolean, for
     receiptsRoot: header.receiptsRoot,
     miner: header.miner,
     difficulty: '0x0',
-    totalDifficulty: '0x0',
     extraData: header.extraData,
     size: header.size ?? rebuilt!.size,
     gasLimit: header.gasLimit,

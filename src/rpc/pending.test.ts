@@ -26,24 +26,51 @@ function holding(numbers: readonly bigint[], hashed = false, state: ViewState = 
   }
   return state;
 }
-const node = (head: bigint | 'hang') => ({
-  call: () => (head === 'hang' ? new Promise<never>(() => {}) : Promise.resolve(`0x${head.toString(16)}`)),
+/** A node at `head` whose block at the head holds `sealedTransactions` transactions. */
+const node = (head: bigint | 'hang', sealedTransactions = 1) => ({
+  call: (method: string) =>
+    head === 'hang'
+      ? new Promise<never>(() => {})
+      : Promise.resolve(`0x${(method === 'eth_getBlockTransactionCountByNumber' ? BigInt(sealedTransactions) : head).toString(16)}`),
 });
 
 describe('pendingView', () => {
-  it('the node behind or level with the newest held block: the view as it is, at once', async () => {
+  it('the node behind the newest held block, or level with a complete one (blocks source): the view as it is, at once', async () => {
     const state = holding([10n, 11n, 12n]);
-    for (const head of [9n, 12n]) {
-      expect(await pendingView({ view: () => state, states$: new Subject(), upstream: node(head) })).toBe(state);
+    expect(await pendingView({ view: () => state, states$: new Subject(), upstream: node(11n) })).toBe(state);
+    const complete = holding([10n, 11n, 12n], true);
+    for (const head of [11n, 12n]) {
+      expect(await pendingView({ view: () => complete, states$: new Subject(), upstream: node(head) })).toBe(complete);
     }
   });
 
-  it('the node one block past: the view that reaches it, or after the wait nothing held (latest)', async () => {
+  it('the node level with the block being built (flashblocks source): the view if it holds every sealed transaction, else the next, or latest', async () => {
+    // The node sealed 12 with a last flashblock the view has not read: the view's 12 lacks its
+    // last transactions, and a nonce read from it would be older than the node's latest.
     const state = holding([10n, 11n, 12n]);
+    const held = BigInt(newestHeld(state)!.transactions.length);
+    expect(await pendingView({ view: () => state, states$: new Subject(), upstream: node(12n, Number(held)) })).toBe(state);
+    const states$ = new Subject<ViewState>();
+    const waiting = pendingView({ view: () => state, states$, upstream: node(12n, Number(held) + 1) });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const next = holding([13n], false, state);
+    states$.next(next);
+    expect(await waiting).toBe(next);
+    const stale = await pendingView({ view: () => state, states$: new Subject(), upstream: node(12n, Number(held) + 1) });
+    expect(stale.blocks).toEqual([]);
+    // A node that says its head but not the count: the view as it is, as when it does not say its head.
+    const noCount = {
+      call: (method: string) => (method === 'eth_blockNumber' ? Promise.resolve('0xc') : Promise.reject(new Error('socket hang up'))),
+    };
+    expect(await pendingView({ view: () => state, states$: new Subject(), upstream: noCount })).toBe(state);
+  });
+
+  it('the node one block past: the view that reaches it, or after the wait nothing held (latest)', async () => {
+    const state = holding([10n, 11n, 12n], true);
     const states$ = new Subject<ViewState>();
     const waiting = pendingView({ view: () => state, states$, upstream: node(13n) });
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const next = holding([13n], false, state);
+    const next = holding([13n], true, state);
     states$.next(next);
     expect(await waiting).toBe(next);
     const started = Date.now();

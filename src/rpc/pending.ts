@@ -30,9 +30,13 @@ export const viewCatchUpBlocks = 3n;
 export const headCheckTimeoutMs = 500;
 
 /**
- * The view a pending read answers from, held against the node's head (one `eth_blockNumber`):
- * - the node is not past the newest held block (or does not say within `headCheckTimeoutMs`): the
- *   view as it is;
+ * The view a pending read answers from, held against the node's head (one `eth_blockNumber`). The
+ * newest held block "reaches" the head when it is above it, or at its height and complete: a
+ * blocks source holds complete blocks; a flashblocks block at the head's height is sealed at the
+ * node, and the view may not have read its last flashblock yet, so it reaches the head only when
+ * it holds at least the sealed block's transactions (one `eth_getBlockTransactionCountByNumber`):
+ * - the newest held block reaches the head (or the node does not say its head, or that count,
+ *   within `headCheckTimeoutMs`): the view as it is;
  * - the node is past it by at most `viewCatchUpBlocks`: the first view, within `viewCatchUpMs`,
  *   whose newest block reaches the node's head (or that holds nothing);
  * - otherwise (further behind, or not caught up in time): the view with nothing held, so `pending`
@@ -50,21 +54,30 @@ export async function pendingView(ctx: {
   if (!newest) return state;
   let head: bigint;
   try {
-    let timeout: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timeout = setTimeout(() => reject(new Error('no head in time')), headCheckTimeoutMs);
-    });
-    try {
-      head = BigInt((await Promise.race([ctx.upstream.call('eth_blockNumber', []), late])) as string);
-    } finally {
-      clearTimeout(timeout);
-    }
+    head = BigInt((await withinMs(ctx.upstream.call('eth_blockNumber', []), headCheckTimeoutMs)) as string);
   } catch {
     return ctx.view(); // the node cannot say (in time): the view answers as it is
   }
+  /** Transactions of the node's block at the head, asked only when a block being built is at its height. */
+  let sealedCount: bigint | undefined;
+  const building = (candidate: ViewState) => {
+    const top = newestHeld(candidate);
+    return top !== undefined && top.number === head && heldBlockHash(top) === undefined;
+  };
+  if (building(ctx.view())) {
+    try {
+      const count = await withinMs(ctx.upstream.call('eth_getBlockTransactionCountByNumber', [numberToHex(head)]), headCheckTimeoutMs);
+      if (typeof count === 'string') sealedCount = BigInt(count);
+    } catch {
+      return ctx.view(); // as for the head: the node cannot say (in time), the view answers as it is
+    }
+  }
   const reaches = (candidate: ViewState) => {
     const top = newestHeld(candidate);
-    return top === undefined || top.number >= head;
+    if (top === undefined || top.number > head) return true;
+    if (top.number < head) return false;
+    if (heldBlockHash(top) !== undefined) return true;
+    return sealedCount !== undefined && BigInt(top.transactions.length) >= sealedCount;
   };
   const now = ctx.view();
   if (reaches(now)) return now;
@@ -74,6 +87,19 @@ export async function pendingView(ctx: {
     { defaultValue: undefined },
   );
   return caughtUp ?? { ...now, blocks: [] };
+}
+
+/** `work`'s result, or a rejection when it takes longer than `ms`. */
+async function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timeout: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timeout = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timeout);
+  }
 }
 
 /**

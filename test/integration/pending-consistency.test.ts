@@ -267,6 +267,8 @@ describe.each([1, 2, 3])('pending on a flashblocks source, %i block(s) held, the
         return numberToHex(String(address).toLowerCase() === untouched ? untouchedBalance(n) : senderBalance(n));
       },
       eth_getTransactionCount: ([, block]) => numberToHex(senderNonce(at(block))),
+      // Each sealed block holds the three transactions the view pre-confirmed for it.
+      eth_getBlockTransactionCountByNumber: ([block]) => (at(block), '0x3'),
       eth_getTransactionByHash: () => null,
       eth_getTransactionReceipt: () => null,
     });
