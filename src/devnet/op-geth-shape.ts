@@ -1,5 +1,5 @@
 import { hexToBigInt, numberToHex, type Hex } from 'viem';
-import { blockSize, type RpcWithdrawal } from '../rpc/format.ts';
+import { blockSize, type RpcWithdrawal } from '../rpc/header-fields.ts';
 import { rawTransaction } from '../source/raw-transaction.ts';
 import { headerFromRpc, headerHash } from '../stateless/header.ts';
 

@@ -10,13 +10,8 @@ import { orderedTrieRoot } from '../stateless/receipts.ts';
 import { blockBuilder, signedTransfers } from '../../test/helpers/view-records.ts';
 import { assertSchemaValid, schemaErrors } from '../../test/helpers/openrpc-schema.ts';
 import { sharedPath } from '../../test/helpers/shared.ts';
-import {
-  createTransactionFormatter,
-  formatPendingBlock,
-  formatTransaction,
-  rebuildHeaderFields,
-  type ParsedTransaction,
-} from './format.ts';
+import { createTransactionFormatter, formatPendingBlock, formatTransaction, type ParsedTransaction } from './format.ts';
+import { rebuildHeaderFields } from './header-fields.ts';
 
 /** A pending block of the view holding `count` signed transfers. */
 async function pendingBlock(number: bigint, count: number, nonce: number): Promise<PendingBlock> {

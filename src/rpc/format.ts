@@ -1,27 +1,9 @@
-import {
-  bytesToHex,
-  fromRlp,
-  hexToBytes,
-  hexToBigInt,
-  hexToNumber,
-  numberToHex,
-  recoverTransactionAddress,
-  keccak256,
-  sha256,
-  size,
-  slice,
-  toRlp,
-  type Hex,
-  type TransactionSerialized,
-} from 'viem';
-import { MerklePatriciaTrie } from '@ethereumjs/mpt';
-import { RLP } from '@ethereumjs/rlp';
-import { encodeHeader, headerHash, type BlockHeader } from '../stateless/header.ts';
-import { orderedTrieRoot } from '../stateless/receipts.ts';
+import { hexToBigInt, numberToHex, recoverTransactionAddress, type TransactionSerialized } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
 import type { RpcReceipt } from '../records/blocks.ts';
 import { maxPendingBlocks, type PendingBlock } from '../view/state.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
+import { createGrowingRoots, emptyUnclesHash, rebuildHeaderFields, type RebuiltHeaderFields } from './header-fields.ts';
 
 /**
  * Wire formatting of the view's pending data into JSON-RPC objects: the one place where the
@@ -65,9 +47,6 @@ export type ParsedTransaction = ReturnType<typeof parseTransaction> & {
   mint?: bigint;
   isSystemTx?: boolean;
 };
-
-/** Keccak of the empty uncle list: pending blocks have no uncles. */
-const emptyUnclesHash: Hex = keccak256(toRlp([]));
 
 export interface TransactionFormatter {
   /** A pending transaction object: `blockHash: null`, `blockNumber` and `transactionIndex` set. */
@@ -254,150 +233,6 @@ export function formatTransaction(parsed: ParsedTransaction, place: TransactionP
 /** The real hash and millisecond time of a block from the blocks source (absent on flashblocks blocks). */
 function denimFields(block: PendingBlock): { hash?: string; timestampMs?: string } {
   return block.header as { hash?: string; timestampMs?: string };
-}
-
-/**
- * The transactions root of each flashblocks block, grown flashblock by flashblock: a block's
- * transactions only ever grow within its payload, so each step puts only the new ones into the
- * trie it kept (keys rlp(index), @ethereumjs/mpt). Rebuilding the whole trie at every step cost
- * ~1 ms a transaction on a loaded 2-core machine, 380 ms for a 400-transaction block, per
- * flashblock. A block seen with another payload, or with fewer or other transactions than the
- * trie holds, starts a new trie.
- */
-function createGrowingRoots() {
-  interface Growing {
-    readonly payloadId: string;
-    readonly trie: MerklePatriciaTrie;
-    /** Hash of the last transaction put, and how many were put. */
-    lastHash: string | undefined;
-    count: number;
-    /** Puts run one after another. */
-    queue: Promise<unknown>;
-  }
-  const byNumber = new Map<bigint, Growing>();
-  return {
-    rootOf(block: PendingBlock): Promise<Hex> {
-      const txs = block.transactions;
-      let growing = byNumber.get(block.number);
-      const fits = (g: Growing): boolean =>
-        g.payloadId === block.payloadId && g.count <= txs.length && (g.count === 0 || txs[g.count - 1]!.hash === g.lastHash);
-      if (!growing || !fits(growing)) {
-        growing = { payloadId: block.payloadId, trie: new MerklePatriciaTrie(), lastHash: undefined, count: 0, queue: Promise.resolve() };
-        byNumber.set(block.number, growing);
-      }
-      const g = growing;
-      const root = g.queue.then(async () => {
-        // Another step of the same block may have grown the trie past this one meanwhile.
-        if (!fits(g)) return orderedTrieRoot(txs.map((tx) => tx.raw));
-        for (let i = g.count; i < txs.length; i++) await g.trie.put(RLP.encode(i), hexToBytes(txs[i]!.raw));
-        g.count = txs.length;
-        g.lastHash = txs.at(-1)?.hash;
-        return bytesToHex(g.trie.root());
-      });
-      g.queue = root.catch(() => undefined);
-      return root;
-    },
-    dropBelow(number: bigint): void {
-      for (const held of byNumber.keys()) if (held < number) byNumber.delete(held);
-    },
-  };
-}
-
-/** A withdrawal as JSON-RPC gives it (hex quantities). */
-export interface RpcWithdrawal {
-  readonly index: string;
-  readonly validatorIndex: string;
-  readonly address: string;
-  readonly amount: string;
-}
-
-/**
- * A block's `size` as go-ethereum's `Block.Size()` counts it: the RLP length of
- * `[header, transactions, uncles, withdrawals]` (no uncles on OP chains), where a typed
- * transaction is a byte string holding its EIP-2718 encoding (so its string header counts) and a
- * legacy one its RLP list.
- *
- * @example blockSize(headerFromRpc(block), raws, block.withdrawals) // '0x2347'
- */
-export function blockSize(header: BlockHeader, raws: readonly Hex[], withdrawals: readonly RpcWithdrawal[]): Hex {
-  const body = [
-    fromRlp(encodeHeader(header)),
-    raws.map((raw) => (hexToNumber(slice(raw, 0, 1)) >= 0xc0 ? fromRlp(raw) : raw)),
-    [],
-    withdrawals.map((w) => [w.index, w.validatorIndex, w.address, w.amount].map((q) => (BigInt(q) === 0n ? '0x' : numberToHex(BigInt(q))))),
-  ];
-  return numberToHex(size(toRlp(body as never)));
-}
-
-/** sha256 of no requests: the EIP-7685 `requestsHash` of every OP Stack block since Isthmus. */
-const emptyRequestsHash: Hex = sha256('0x');
-
-/** The header fields a pending block answers with that are not in the record of a flashblocks block. */
-export interface RebuiltHeaderFields {
-  readonly transactionsRoot: Hex;
-  readonly size: Hex;
-  /** Present when the rebuilt header with it hashes to the builder's hash (an Isthmus+ chain). */
-  readonly requestsHash?: Hex;
-  /** The rebuilt header hashes to the builder's hash: every field, and so `size`, is the block's. */
-  readonly exact: boolean;
-}
-
-/**
- * A flashblocks block's missing header fields, rebuilt from what the record holds:
- * - `transactionsRoot`: the ordered trie (keys rlp(index)) of the raw transactions, by
- *   @ethereumjs/mpt (src/stateless/receipts.ts), as the node computes it when it seals the block;
- * - `requestsHash`: the empty-requests hash when the header with it hashes to the flashblock's
- *   `block_hash` (the builder's hash of the block so far), so a chain past Isthmus gets it; when
- *   neither header hashes to it, when the block is at or above `requestsFrom` (the lowest block
- *   seen with it, kept by the formatter);
- * - `size`: the RLP length of `[header, transactions, [], withdrawals]`. It is exact when the
- *   rebuilt header hashes to the builder's hash; when it does not (a builder that sends a zero
- *   state root between flashblocks hashes another header), each field still has the width the
- *   sealed header gives it, so only `requestsHash` (33 bytes) can be wrong, and only there.
- */
-export async function rebuildHeaderFields(block: PendingBlock, root?: Hex, requestsFrom?: bigint): Promise<RebuiltHeaderFields> {
-  const header = block.header;
-  const transactionsRoot = root ?? (await orderedTrieRoot(block.transactions.map((tx) => tx.raw)));
-  const base: BlockHeader = {
-    parentHash: header.parentHash as Hex,
-    sha3Uncles: emptyUnclesHash,
-    miner: header.miner as Hex,
-    stateRoot: header.stateRoot as Hex,
-    transactionsRoot,
-    receiptsRoot: header.receiptsRoot as Hex,
-    logsBloom: header.logsBloom as Hex,
-    difficulty: 0n,
-    number: BigInt(header.number),
-    gasLimit: BigInt(header.gasLimit),
-    gasUsed: BigInt(header.gasUsed),
-    timestamp: BigInt(header.timestamp),
-    extraData: header.extraData as Hex,
-    mixHash: header.prevRandao as Hex,
-    nonce: '0x0000000000000000',
-    baseFeePerGas: BigInt(header.baseFeePerGas),
-    withdrawalsRoot: header.withdrawalsRoot as Hex,
-    blobGasUsed: BigInt(header.blobGasUsed ?? 0),
-    excessBlobGas: BigInt(header.excessBlobGas ?? 0),
-    parentBeaconBlockRoot: header.parentBeaconBlockRoot as Hex,
-  };
-  const withRequests: BlockHeader = { ...base, requestsHash: emptyRequestsHash };
-  const builderHash = header.flashblockHash.toLowerCase();
-  const matchesWith = headerHash(withRequests) === builderHash;
-  const exact = matchesWith || headerHash(base) === builderHash;
-  // Not reproducible (a builder hashing another header between flashblocks): the chain's fork
-  // as seen on an earlier block that was (forks only ever switch on).
-  const isthmus = exact ? matchesWith : requestsFrom !== undefined && base.number >= requestsFrom;
-  const rebuilt = isthmus ? withRequests : base;
-  return {
-    transactionsRoot,
-    size: blockSize(
-      rebuilt,
-      block.transactions.map((tx) => tx.raw as Hex),
-      header.withdrawals,
-    ),
-    ...(isthmus ? { requestsHash: emptyRequestsHash } : {}),
-    exact,
-  };
 }
 
 /**

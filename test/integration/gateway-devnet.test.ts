@@ -7,7 +7,7 @@ import { eventually } from '../helpers/context.ts';
 import { startDevnetGateway, type DevnetGateway } from '../helpers/devnet-gateway.ts';
 import { validatingFetch } from '../helpers/openrpc-schema.ts';
 import { topics } from '../../src/records/topics.ts';
-import { rebuildHeaderFields } from '../../src/rpc/format.ts';
+import { rebuildHeaderFields } from '../../src/rpc/header-fields.ts';
 import { blockRecordSchema } from '../../src/records/blocks.ts';
 import type { PendingBlock } from '../../src/view/state.ts';
 import { readTopic } from '../helpers/execution-harness.ts';
