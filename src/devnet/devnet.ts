@@ -111,6 +111,29 @@ export function devnetEngineOptions(
   };
 }
 
+/** The flashblocks devnet's own metrics (flashblocks, transactions, blocks by outcome, build time, feed clients). */
+function devnetMetrics(registry: NonNullable<DevnetOptions['metrics']>) {
+  return {
+    flashblocks: counter(registry, 'flashlog_devnet_flashblocks_total', 'flashblocks the devnet sent'),
+    transactions: counter(
+      registry,
+      'flashlog_devnet_preconfirmed_transactions_total',
+      'transactions the devnet pre-confirmed (deposits included)',
+    ),
+    blocks: counter(registry, 'flashlog_devnet_blocks_total', 'blocks the devnet sealed, as pre-confirmed or reorged (--reorg-every)', [
+      'outcome',
+    ]),
+    build: histogram(
+      registry,
+      'flashlog_devnet_flashblock_build_seconds',
+      'time to build one flashblock (trial-mine the block so far, read it, revert)',
+      [],
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5],
+    ),
+    clients: gauge(registry, 'flashlog_devnet_feed_clients', 'WebSocket clients of the flashblocks feed'),
+  };
+}
+
 export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet> {
   const logger = options.logger ?? pino({ level: 'silent' });
   const host = options.host ?? '127.0.0.1';
@@ -152,30 +175,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     : undefined;
   if (history) await engine.exclusive((call) => history.start(call));
 
-  const metrics = options.metrics
-    ? {
-        flashblocks: counter(options.metrics, 'flashlog_devnet_flashblocks_total', 'flashblocks the devnet sent'),
-        transactions: counter(
-          options.metrics,
-          'flashlog_devnet_preconfirmed_transactions_total',
-          'transactions the devnet pre-confirmed (deposits included)',
-        ),
-        blocks: counter(
-          options.metrics,
-          'flashlog_devnet_blocks_total',
-          'blocks the devnet sealed, as pre-confirmed or reorged (--reorg-every)',
-          ['outcome'],
-        ),
-        build: histogram(
-          options.metrics,
-          'flashlog_devnet_flashblock_build_seconds',
-          'time to build one flashblock (trial-mine the block so far, read it, revert)',
-          [],
-          [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5],
-        ),
-        clients: gauge(options.metrics, 'flashlog_devnet_feed_clients', 'WebSocket clients of the flashblocks feed'),
-      }
-    : undefined;
+  const metrics = options.metrics ? devnetMetrics(options.metrics) : undefined;
   const flashblockListeners = new Set<(flashblock: SentFlashblock) => void>();
   const sealedListeners = new Set<(block: SealedBlock) => void>();
   // The feed server starts first so the very first flashblock can be broadcast.

@@ -56,6 +56,79 @@ function prng(seed: number): () => number {
   };
 }
 
+/** A load transaction of `type`, signed: legacy and EIP-2930 pay FEES.maxFeePerGas as their gas price. */
+function signLoadTransaction(
+  signer: PrivateKeyAccount,
+  base: { chainId: number; nonce: number; gas: bigint; value: bigint; data?: Hex; to?: Hex },
+  type: 'eip1559' | 'legacy' | 'eip2930',
+): Promise<Hex> {
+  if (type === 'legacy') return signer.signTransaction({ ...base, type: 'legacy', gasPrice: FEES.maxFeePerGas });
+  if (type === 'eip2930')
+    return signer.signTransaction({
+      ...base,
+      type: 'eip2930',
+      gasPrice: FEES.maxFeePerGas,
+      accessList: base.to ? [{ address: base.to, storageKeys: [] }] : [],
+    });
+  return signer.signTransaction({ ...base, type: 'eip1559', ...FEES });
+}
+
+/** The load's `n`th user deposit: half call the workload contract (two logs), half fund an account. */
+function loadDeposit(n: bigint, random: () => number, workload: Hex, accounts: LoadOptions['accounts']): Hex {
+  const from = `0x${keccak256(toHex(`devnet deposit ${n}`)).slice(-40)}` as Hex;
+  const callsWorkload = random() < 0.5;
+  return encodeDeposit({
+    sourceHash: sourceHash(0n, keccak256(toHex(`devnet l1 ${n}`)), n),
+    from,
+    to: callsWorkload ? workload : accounts[Math.floor(random() * accounts.length)]!.address,
+    mint: 10n ** 15n * BigInt(1 + Math.floor(random() * 100)),
+    value: 0n,
+    gas: 300_000n,
+    isSystemTx: false,
+    data: callsWorkload
+      ? encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'emitMany', args: [2n, toHex(`deposit ${n}`)] })
+      : '0x',
+  });
+}
+
+/** What the load sends next, by the workload mix (transfers, ERC-20, logs, reverts, deployments, deposits). */
+function nextLoadCall(
+  random: () => number,
+  other: Hex,
+  token: Hex,
+  workload: Hex,
+): 'deposit' | { kind: string; request: { to?: Hex; data?: Hex; value?: bigint; gas: bigint }; type?: 'eip1559' | 'legacy' | 'eip2930' } {
+  const roll = random();
+  if (roll < 0.3) {
+    const type = random() < 0.2 ? 'legacy' : random() < 0.1 ? 'eip2930' : 'eip1559';
+    // An EIP-2930 transfer lists the recipient: 2,400 gas more.
+    return {
+      kind: 'transfer',
+      request: { to: other, value: BigInt(1 + Math.floor(random() * 1e9)), gas: type === 'eip2930' ? 23_400n : 21_000n },
+      type,
+    };
+  }
+  if (roll < 0.55) {
+    const args = [other, BigInt(1 + Math.floor(random() * 1e6))] as const;
+    return {
+      kind: 'erc20',
+      request: { to: token, data: encodeFunctionData({ abi: DevnetToken.abi, functionName: 'transfer', args }), gas: 80_000n },
+    };
+  }
+  if (roll < 0.7) {
+    const count = 3 + Math.floor(random() * 10);
+    const args = [BigInt(count), numberToHex(Math.floor(random() * 2 ** 32), { size: 32 })] as const;
+    const data = encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'emitMany', args });
+    return { kind: 'logs', request: { to: workload, data, gas: 60_000n + 40_000n * BigInt(count) } };
+  }
+  if (roll < 0.8) {
+    const data = encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'failWith', args: ['devnet: reverted on purpose'] });
+    return { kind: 'revert', request: { to: workload, data, gas: 100_000n } };
+  }
+  if (roll < 0.85) return { kind: 'deploy', request: { data: DevnetWorkload.bytecode, gas: 1_500_000n } };
+  return 'deposit';
+}
+
 export async function startLoad(options: LoadOptions): Promise<Load> {
   const { engine, producer, logger, chainId } = options;
   const random = prng(options.seed ?? 1337);
@@ -87,17 +160,7 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
       data: request.data,
       ...(request.to ? { to: request.to } : {}),
     };
-    const raw =
-      type === 'legacy'
-        ? await signer.signTransaction({ ...base, type: 'legacy', gasPrice: FEES.maxFeePerGas })
-        : type === 'eip2930'
-          ? await signer.signTransaction({
-              ...base,
-              type: 'eip2930',
-              gasPrice: FEES.maxFeePerGas,
-              accessList: request.to ? [{ address: request.to, storageKeys: [] }] : [],
-            })
-          : await signer.signTransaction({ ...base, type: 'eip1559', ...FEES });
+    const raw = await signLoadTransaction(signer, base, type);
     nonces.set(signer.address, nonce + 1);
     // Not awaited here: the engine queue keeps submission order, so a tick's transactions go in
     // while a flashblock is being built instead of one at a time behind it. `settle` awaits them.
@@ -124,22 +187,7 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
 
   function deposit(): void {
     depositCount += 1n;
-    const from = `0x${keccak256(toHex(`devnet deposit ${depositCount}`)).slice(-40)}` as Hex;
-    const callsWorkload = random() < 0.5;
-    deposits.push(
-      encodeDeposit({
-        sourceHash: sourceHash(0n, keccak256(toHex(`devnet l1 ${depositCount}`)), depositCount),
-        from,
-        to: callsWorkload ? workload : options.accounts[Math.floor(random() * options.accounts.length)]!.address,
-        mint: 10n ** 15n * BigInt(1 + Math.floor(random() * 100)),
-        value: 0n,
-        gas: 300_000n,
-        isSystemTx: false,
-        data: callsWorkload
-          ? encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'emitMany', args: [2n, toHex(`deposit ${depositCount}`)] })
-          : '0x',
-      }),
-    );
+    deposits.push(loadDeposit(depositCount, random, workload, options.accounts));
     counts.deposit = (counts.deposit ?? 0) + 1;
   }
 
@@ -162,48 +210,9 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
   async function one(): Promise<void> {
     const signer = signers[next++ % signers.length]!;
     const other = signers[Math.floor(random() * signers.length)]!;
-    const roll = random();
-    if (roll < 0.3) {
-      const type = random() < 0.2 ? 'legacy' : random() < 0.1 ? 'eip2930' : 'eip1559';
-      // An EIP-2930 transfer lists the recipient: 2,400 gas more.
-      await send(
-        'transfer',
-        signer,
-        { to: other.address, value: BigInt(1 + Math.floor(random() * 1e9)), gas: type === 'eip2930' ? 23_400n : 21_000n },
-        type,
-      );
-    } else if (roll < 0.55) {
-      await send('erc20', signer, {
-        to: token,
-        data: encodeFunctionData({
-          abi: DevnetToken.abi,
-          functionName: 'transfer',
-          args: [other.address, BigInt(1 + Math.floor(random() * 1e6))],
-        }),
-        gas: 80_000n,
-      });
-    } else if (roll < 0.7) {
-      const count = 3 + Math.floor(random() * 10);
-      await send('logs', signer, {
-        to: workload,
-        data: encodeFunctionData({
-          abi: DevnetWorkload.abi,
-          functionName: 'emitMany',
-          args: [BigInt(count), numberToHex(Math.floor(random() * 2 ** 32), { size: 32 })],
-        }),
-        gas: 60_000n + 40_000n * BigInt(count),
-      });
-    } else if (roll < 0.8) {
-      await send('revert', signer, {
-        to: workload,
-        data: encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'failWith', args: ['devnet: reverted on purpose'] }),
-        gas: 100_000n,
-      });
-    } else if (roll < 0.85) {
-      await send('deploy', signer, { data: DevnetWorkload.bytecode, gas: 1_500_000n });
-    } else {
-      deposit();
-    }
+    const call = nextLoadCall(random, other.address, token, workload);
+    if (call === 'deposit') deposit();
+    else await send(call.kind, signer, call.request, call.type);
   }
 
   let stopped = false;

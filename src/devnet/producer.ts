@@ -94,6 +94,17 @@ export function l1AttributesFor(l2Number: bigint, l2Timestamp: bigint): L1Attrib
   };
 }
 
+/** The `sender:nonce` of a raw user transaction, or null when it does not parse. */
+async function keyOf(raw: Hex): Promise<string | null> {
+  try {
+    const tx = parseTransaction(raw);
+    const from = await recoverTransactionAddress({ serializedTransaction: raw as never });
+    return `${from.toLowerCase()}:${BigInt(tx.nonce ?? 0)}`;
+  } catch {
+    return null;
+  }
+}
+
 export function createProducer(options: ProducerOptions): Producer {
   const { engine, logger } = options;
   const perBlock = Math.max(1, Math.round(options.blockTimeMs / options.flashblockMs));
@@ -187,17 +198,6 @@ export function createProducer(options: ProducerOptions): Producer {
         current = await seal(call, block);
       }
     });
-  }
-
-  /** The `sender:nonce` of a raw user transaction, or null when it does not parse. */
-  async function keyOf(raw: Hex): Promise<string | null> {
-    try {
-      const tx = parseTransaction(raw);
-      const from = await recoverTransactionAddress({ serializedTransaction: raw as never });
-      return `${from.toLowerCase()}:${BigInt(tx.nonce ?? 0)}`;
-    } catch {
-      return null;
-    }
   }
 
   const loop = createTickLoop(options.flashblockMs, tick, logger, 'flashblock tick');

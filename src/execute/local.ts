@@ -150,13 +150,28 @@ function verdict(
   return attempt === 0 ? `mismatch: ${failed.join(',')}` : null;
 }
 
+/** The fork cache's counters and the forks alive, as gauges (after every flashblock). */
+function reportForks(
+  counters: ReturnType<typeof executorMetrics>,
+  forkCache: Awaited<ReturnType<typeof createForkCache>>,
+  alive: number,
+): void {
+  const { cacheGauge, forksAlive } = counters;
+  cacheGauge.set({ stat: 'hits' }, forkCache.stats.hits);
+  cacheGauge.set({ stat: 'misses' }, forkCache.stats.misses);
+  cacheGauge.set({ stat: 'shared' }, forkCache.stats.shared);
+  cacheGauge.set({ stat: 'upstream_requests' }, forkCache.stats.upstreamRequests);
+  cacheGauge.set({ stat: 'answers' }, forkCache.cachedAnswers());
+  forksAlive.set(alive);
+}
+
 export async function createLocalExecutor(options: LocalExecutorOptions): Promise<LocalExecutor> {
   const { logger } = options;
   const stateDiffMode = options.stateDiff ?? 'storage';
   const maxChainedBlocks = options.maxChainedBlocks ?? 32;
   const maxForkTransactions = options.maxForkTransactions ?? 1000;
   const counters = executorMetrics(options.metrics);
-  const { rebuilds, duration, gasTotal, cacheGauge, forksAlive } = counters;
+  const { rebuilds, duration, gasTotal } = counters;
 
   const forkCache = await createForkCache({ upstreamUrl: options.upstreamUrl, timeoutMs: options.timeoutMs });
   const forks = createForkLifecycle({
@@ -279,12 +294,7 @@ export async function createLocalExecutor(options: LocalExecutorOptions): Promis
         throw error;
       } finally {
         end();
-        cacheGauge.set({ stat: 'hits' }, forkCache.stats.hits);
-        cacheGauge.set({ stat: 'misses' }, forkCache.stats.misses);
-        cacheGauge.set({ stat: 'shared' }, forkCache.stats.shared);
-        cacheGauge.set({ stat: 'upstream_requests' }, forkCache.stats.upstreamRequests);
-        cacheGauge.set({ stat: 'answers' }, forkCache.cachedAnswers());
-        forksAlive.set(forks.alive());
+        reportForks(counters, forkCache, forks.alive());
       }
     },
     onCanonical() {
