@@ -4,7 +4,6 @@ import type { Upstream } from '../jsonrpc/upstream.ts';
 import { pendingAccount, type PendingBlock, type ViewState } from '../view/state.ts';
 import { diffAsOverrides, type StateOverrides } from '../schemas/state-overrides.ts';
 import type { AccountDiff } from '../records/blocks.ts';
-import type { BlockParam } from './params.ts';
 
 /**
  * What `pending` means, one definition per source, the same for every method:
@@ -164,11 +163,6 @@ export function canonicalBase(state: ViewState): string {
   const earliest = state.blocks[0];
   if (earliest) return numberToHex(earliest.number - 1n);
   return state.canonical >= 0n ? numberToHex(state.canonical) : 'latest';
-}
-
-export function pendingBlockOf(state: ViewState, param: BlockParam): PendingBlock | undefined {
-  if (param.kind === 'tag' && param.tag === 'pending') return newestHeld(state);
-  return undefined;
 }
 
 /**
