@@ -1,14 +1,8 @@
-import { createClient, http } from 'viem';
 import { ConfigError } from '../src/errors.ts';
-import type { CallRpc } from '../src/jsonrpc/protocol.ts';
+import { httpCallRpc } from '../src/jsonrpc/protocol.ts';
 import { proofRequestFromChains } from '../src/prover/request-from-chain.ts';
 import { proofRequestToWire } from '../src/prover/request.ts';
 import type { Command } from './command.ts';
-
-const rpc = (url: string, timeoutMs: number): CallRpc => {
-  const client = createClient({ transport: http(url, { timeout: timeoutMs, retryCount: 2 }) });
-  return (method, params) => client.request({ method: method as never, params: params as never });
-};
 
 /**
  * `flashlog proof-request --l1-rpc URL --l2-rpc URL --block-number N`: prints a ProofRequest (Base's
@@ -35,7 +29,7 @@ export const proofRequestCommand: Command = {
         `--agreed-block-number (FLASHLOG_AGREED_BLOCK_NUMBER): got ${agreed}, expected a block below --block-number (${config.blockNumber})`,
       );
     const request = await proofRequestFromChains(
-      { l1: rpc(config.l1Rpc, config.rpcTimeoutMs), l2: rpc(config.l2Rpc, config.rpcTimeoutMs) },
+      { l1: httpCallRpc(config.l1Rpc, config.rpcTimeoutMs), l2: httpCallRpc(config.l2Rpc, config.rpcTimeoutMs) },
       { claimedBlock: config.blockNumber, agreedBlock: agreed },
     );
     process.stdout.write(`${JSON.stringify(proofRequestToWire(request), null, 2)}\n`);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createClient, http, type Address } from 'viem';
+import type { Address } from 'viem';
 import { ConfigError, errorMessage } from '../src/errors.ts';
 import { chainNames, configHashes } from '../src/prover/config-hash.ts';
 import { createEnclaveClient } from '../src/prover/host/enclave-client.ts';
@@ -7,17 +7,12 @@ import { createProverHost } from '../src/prover/host/host.ts';
 import { createSignerRegistry } from '../src/prover/host/signer-registry.ts';
 import { parseEndpoint } from '../src/prover/transport.ts';
 import { collectWitness } from '../src/prover/host/witness.ts';
-import type { CallRpc } from '../src/jsonrpc/protocol.ts';
+import { httpCallRpc } from '../src/jsonrpc/protocol.ts';
 import { knownRollupConfigs } from '../src/stateless/chains.ts';
 import { parseRollupConfig } from '../src/stateless/rollup-config.ts';
 import { serviceSettings, type Command } from './command.ts';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-
-const rpc = (url: string, timeoutMs: number): CallRpc => {
-  const client = createClient({ transport: http(url, { timeout: timeoutMs, retryCount: 2 }) });
-  return (method, params) => client.request({ method: method as never, params: params as never });
-};
 
 /**
  * `flashlog prover-host`: the JSON-RPC prover host in front of one or more enclaves. Startup
@@ -59,8 +54,8 @@ export const proverHostCommand: Command = {
     if (endpoints.length > 1 && !config.registry) {
       throw new ConfigError(`--registry (FLASHLOG_REGISTRY): required with more than one --enclave (got ${endpoints.length})`);
     }
-    const l1 = rpc(config.l1Rpc, config.rpcTimeoutMs);
-    const l2 = rpc(config.l2Rpc, config.rpcTimeoutMs);
+    const l1 = httpCallRpc(config.l1Rpc, config.rpcTimeoutMs);
+    const l2 = httpCallRpc(config.l2Rpc, config.rpcTimeoutMs);
     let chainId = config.l2ChainId;
     if (chainId === undefined) {
       try {
