@@ -45,7 +45,7 @@ module.exports = {
       to: { path: '^src/devnet/' },
     },
     // No folder loops: the folders below depend one way. Lowest first:
-    //   schemas, wire, jsonrpc  <  records  <  log  <  chain, view  <  execute, simulate, source  <  rpc, prover, devnet  <  streams
+    //   schemas, wire, jsonrpc, evm  <  records  <  log  <  chain, view  <  execute, simulate, source  <  rpc, prover, devnet  <  streams
     // (records/ is the log's contract: every topic's schema, value type, fast check and encoder, and
     // the catalogue the JSON Schemas come from. log/ and the domains above read it; it reads none of them.)
     {
@@ -76,6 +76,14 @@ module.exports = {
       comment: 'The JSON-RPC edge (framing, body reader, the one client) depends on nothing but errors.',
       from: { path: '^src/jsonrpc/', pathNot: notTests },
       to: { path: '^src/[^/]+/', pathNot: '^src/jsonrpc/' },
+    },
+    {
+      name: 'evm-is-below-every-engine',
+      severity: 'error',
+      comment:
+        "src/evm/ holds the EVMs flashlog runs (EDR's one provider setup, the one receipt encoder): execute/, simulate/, stateless/, devnet/ and rpc/ use it; it imports nothing of src/ but the error catalogue and the shared schemas.",
+      from: { path: '^src/evm/', pathNot: notTests },
+      to: { path: '^(src|streams)/', pathNot: '^src/evm/|^src/errors[.]ts$|^src/schemas/' },
     },
     {
       name: 'no-folder-loop:chain-and-view-below-engines',
@@ -112,6 +120,7 @@ module.exports = {
         path: [
           '^src/devnet/(devnet|denim-devnet|edr-chain|rollover)[.]ts$',
           '^src/execute/(edr|local)[.]ts$',
+          '^src/evm/edr[.]ts$',
           '^src/log/(kafka/kafka|open)[.]ts$',
           '^(node:)?child_process$',
           'node_modules/(kafkajs|@nomicfoundation/edr)/',

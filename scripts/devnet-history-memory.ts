@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import { createDevnet } from '../src/devnet/devnet.ts';
-import { releaseDroppedProviders } from '../src/execute/edr.ts';
+import { releaseDroppedProviders } from '../src/evm/edr.ts';
 import { leastSquaresSlope, selfAnonMiB } from './sample-process.ts';
 
 const { values } = parseArgs({

@@ -41,7 +41,7 @@ import { startForkSource } from '../src/devnet/fork-source.ts';
 import { createHistoryRing, type RingBlock, type RingReceipt } from '../src/devnet/history-ring.ts';
 import { l1AttributesFor } from '../src/devnet/producer.ts';
 import { addTouched, createStateMirror, emptyTouched, type PrestateDiff } from '../src/devnet/state-mirror.ts';
-import { releaseDroppedProviders } from '../src/execute/edr.ts';
+import { releaseDroppedProviders } from '../src/evm/edr.ts';
 import { selfAnonMiB } from './sample-process.ts';
 
 const { values } = parseArgs({

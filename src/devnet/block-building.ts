@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { keccak256, numberToHex, toHex, type Hex } from 'viem';
-import { logsBloom } from '../execute/bloom.ts';
-import { receiptsRoot } from '../execute/receipts-root.ts';
+import { fromRpcReceipt, logsBloom, orderedTrieRoot, receiptsRoot } from '../evm/receipts.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 import { l1AttributesDeposit, type L1Attributes } from './deposit.ts';
 import {
@@ -14,7 +13,6 @@ import {
   type MinedReceipt,
 } from './sent-flashblock.ts';
 import { headerFromRpc, headerHash as hashHeader, type HeaderField } from '../stateless/header.ts';
-import { orderedTrieRoot } from '../stateless/receipts.ts';
 
 /** The header fields of an Isthmus (Prague) block, as EDR answers eth_getBlockByNumber (hex strings). */
 export type HeaderFields = Readonly<Record<HeaderField, Hex>>;
@@ -250,7 +248,7 @@ export function createBlockBuilding(options: BuildOptions) {
       stateRoot: ZERO32,
       transactionsRoot: await orderedTrieRoot(all.map(rawOf)),
       // EDR receipts carry every field the consensus encoding reads (status, cumulative gas, bloom, logs, deposit fields).
-      receiptsRoot: await receiptsRoot(block.receipts as unknown as Parameters<typeof receiptsRoot>[0]),
+      receiptsRoot: await receiptsRoot(block.receipts.map(fromRpcReceipt)),
       logsBloom: logsBloom(block.receipts.flatMap((receipt) => receipt.logs)),
       gasUsed: numberToHex(block.gasUsed),
     };

@@ -3,7 +3,7 @@ import { bytesToHex, hexToBytes } from 'viem';
 import { DevnetL1Block } from './contracts/bytecode.ts';
 import { L1_BLOCK_PREDEPLOY, l1BlockStorage, type L1Attributes } from './deposit.ts';
 import { JsonRpcError } from '../errors.ts';
-import { edrContext, withMaxCachedStates } from '../execute/edr.ts';
+import { createOpProvider, edrCaller, edrContext } from '../evm/edr.ts';
 
 /**
  * The devnet's EVM: one EDR provider of the OP chain type (deposits, L1 data fee, operator fee),
@@ -96,52 +96,20 @@ export type GenesisAccount = Awaited<ReturnType<typeof genesisAccounts>>[number]
  * chain goes on from that block, its state read lazily from the URL).
  */
 export async function createChainProvider(options: EngineOptions, fork?: ForkPoint): Promise<Provider> {
-  // One EDR context per process, shared with the local executor (src/execute/edr.ts): EDR warns
-  // "Please only initialize EdrContext once per process" when `run --devnet` makes a second one.
-  const { edr, context } = await edrContext();
-  const genesisState = fork ? (fork.accounts ?? []) : await genesisAccounts(options);
-  return withMaxCachedStates(options.maxCachedStates ?? DEVNET_MAX_CACHED_STATES, () =>
-    context.createProvider(
-      edr.OP_CHAIN_TYPE,
-      {
-        allowBlocksWithSameTimestamp: options.sameTimestampBlocks ?? false,
-        allowUnlimitedContractSize: false,
-        // A reverting eth_call is an error (with the revert data), as on a node, not a `0x` result.
-        bailOnCallFailure: true,
-        bailOnTransactionFailure: false,
-        chainId: options.chainId,
-        networkId: options.chainId,
-        coinbase: hexToBytes(options.coinbase),
-        defaultTransactionGasLimit: 30_000_000n,
-        genesisState,
-        hardfork: 'isthmus',
-        initialBaseFeePerGas: options.initialBaseFeePerGas,
-        minGasPrice: 0n,
-        mining: { autoMine: false, blockGasLimit: options.blockGasLimit, memPool: { order: edr.MineOrdering.Fifo } },
-        network: fork
-          ? {
-              url: fork.url,
-              blockNumber: fork.blockNumber,
-              ...(fork.cacheDir ? { cacheDir: fork.cacheDir } : {}),
-              // EDR refuses to execute on a chain id it does not know without its hardforks.
-              chainOverrides: [
-                {
-                  chainId: options.chainId,
-                  name: `flashlog-devnet-${options.chainId}`,
-                  hardforkActivationOverrides: [{ condition: { blockNumber: 0n }, hardfork: 'isthmus' }],
-                },
-              ],
-            }
-          : { genesisBlockGasLimit: options.blockGasLimit, genesisBlockTime: options.genesisTime },
-        observability: {},
-        ownedAccounts: [],
-        precompileOverrides: [],
-      } as Parameters<typeof context.createProvider>[1],
-      { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
-      { subscriptionCallback: () => {} },
-      new edr.ContractDecoder(),
-    ),
-  );
+  return createOpProvider({
+    chainId: options.chainId,
+    coinbase: options.coinbase,
+    hardfork: 'isthmus',
+    initialBaseFeePerGas: options.initialBaseFeePerGas,
+    blockGasLimit: options.blockGasLimit,
+    bailOnCallFailure: true,
+    allowBlocksWithSameTimestamp: options.sameTimestampBlocks ?? false,
+    genesisState: fork ? (fork.accounts ?? []) : await genesisAccounts(options),
+    network: fork
+      ? { url: fork.url, blockNumber: fork.blockNumber, cacheDir: fork.cacheDir }
+      : { genesisBlockGasLimit: options.blockGasLimit, genesisBlockTime: options.genesisTime },
+    maxCachedStates: options.maxCachedStates ?? DEVNET_MAX_CACHED_STATES,
+  });
 }
 
 /** An engine whose provider can be replaced (a rollover, src/devnet/rollover.ts). */
@@ -155,26 +123,13 @@ export async function createEngine(options: EngineOptions): Promise<ReplaceableE
 }
 
 export function engineOver(first: Provider): ReplaceableEngine {
-  let provider = first;
-  let nextId = 1;
-  async function raw<T>(method: string, params: readonly unknown[] = []): Promise<T> {
-    const response = await provider.handleRequest(
-      JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }, (_key, value) =>
-        typeof value === 'bigint' ? `0x${value.toString(16)}` : value,
-      ),
-    );
-    const body = (typeof response.data === 'string' ? JSON.parse(response.data) : response.data) as {
-      result?: T;
-      error?: { code: number; message: string; data?: unknown };
-    };
-    if (body.error) {
-      // EDR puts the request it was given in `data`: noise for our callers (its id is ours, not theirs).
-      const data = body.error.data;
-      const echoed = typeof data === 'object' && data !== null && 'jsonrpc' in data;
-      throw new JsonRpcError(body.error.code, body.error.message, data === undefined || echoed ? {} : { data });
-    }
-    return body.result as T;
-  }
+  // EDR puts the request it was given in an error's `data`: noise for our callers (its id is ours, not theirs).
+  const asJsonRpcError = (_method: string, error: { code: number; message: string; data?: unknown }) => {
+    const echoed = typeof error.data === 'object' && error.data !== null && 'jsonrpc' in error.data;
+    return new JsonRpcError(error.code, error.message, error.data === undefined || echoed ? {} : { data: error.data });
+  };
+  let caller = edrCaller(first, asJsonRpcError);
+  const raw = <T>(method: string, params: readonly unknown[] = []): Promise<T> => caller.call<T>(method, params);
 
   let tail: Promise<unknown> = Promise.resolve();
   function exclusive<T>(work: (call: <R = unknown>(method: string, params?: readonly unknown[]) => Promise<R>) => Promise<T>): Promise<T> {
@@ -186,7 +141,7 @@ export function engineOver(first: Provider): ReplaceableEngine {
     call: (method, params) => exclusive((call) => call(method, params)),
     exclusive,
     replace(next) {
-      provider = next;
+      caller = edrCaller(next, asJsonRpcError);
     },
   };
 }

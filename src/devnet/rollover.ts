@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { bytesToHex, numberToHex, type Hex } from 'viem';
 import { errorMessage } from '../errors.ts';
-import { releaseDroppedProviders } from '../execute/edr.ts';
+import { releaseDroppedProviders } from '../evm/edr.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
 import type { Call } from './block-building.ts';
 import { createChainProvider, genesisAccounts, type EngineOptions, type ReplaceableEngine } from './edr-chain.ts';

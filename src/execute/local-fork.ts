@@ -1,6 +1,7 @@
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
-import { createForkProvider, releaseDroppedProviders, type EdrCaller } from './edr.ts';
+import { releaseDroppedProviders, type EdrCaller } from '../evm/edr.ts';
+import { createForkProvider } from './edr.ts';
 import { ExecutionError } from './execution-error.ts';
 import type { ForkCache } from './fork-cache.ts';
 

@@ -1,7 +1,7 @@
 import type { AssembledBlock } from '../chain/assemble.ts';
 import { errorMessage } from '../errors.ts';
 import type { AccountDiff } from '../records/blocks.ts';
-import type { EdrCaller } from './edr.ts';
+import type { EdrCaller } from '../evm/edr.ts';
 import { ExecutionError } from './execution-error.ts';
 
 /** The fields of a mined block the local executor reads and checks. */

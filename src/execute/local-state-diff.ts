@@ -2,7 +2,7 @@ import type { AssembledBlock } from '../chain/assemble.ts';
 import type { AccountDiff, RpcReceipt } from '../records/blocks.ts';
 import type { Logger } from '../obs/logger.ts';
 import { errorMessage } from '../errors.ts';
-import type { EdrCaller } from './edr.ts';
+import type { EdrCaller } from '../evm/edr.ts';
 
 /**
  * The local executor's state diff of the block so far (`--state-diff`), accumulated in `diff`

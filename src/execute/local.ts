@@ -2,7 +2,7 @@ import type { AssembledBlock } from '../chain/assemble.ts';
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
-import type { EdrCaller } from './edr.ts';
+import type { EdrCaller } from '../evm/edr.ts';
 import { ExecutionError } from './execution-error.ts';
 import { createForkCache, type ForkCache } from './fork-cache.ts';
 import { createForkLifecycle } from './local-fork.ts';

@@ -5,10 +5,9 @@ import { counter, type Registry } from '../obs/metrics.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
 import type { AccountDiff, RpcReceipt } from '../records/blocks.ts';
 import type { RpcLog } from '../records/logs.ts';
-import { logsBloom } from './bloom.ts';
+import { fromRpcReceipt, logsBloom, receiptsRoot } from '../evm/receipts.ts';
 import { ExecutionError } from './local.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
-import { receiptsRoot } from './receipts-root.ts';
 
 /**
  * The `metadata` executor: receipts from the era A/B flashblock metadata (`metadata.receipts`,
@@ -111,7 +110,7 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
   async function check(block: AssembledBlock, state: Running): Promise<string[]> {
     const failed: string[] = [];
     if (state.cumulativeGas !== BigInt(block.header.gasUsed)) failed.push('gas_used');
-    const root = await receiptsRoot(state.receipts);
+    const root = await receiptsRoot(state.receipts.map(fromRpcReceipt));
     if (root !== block.header.receiptsRoot.toLowerCase()) failed.push('receipts_root');
     checks?.inc({ result: failed.length ? 'mismatch' : 'match' });
     for (const field of failed) mismatches?.inc({ field });

@@ -6,7 +6,7 @@ import { parseTransaction, serializeTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
 import { apply, initialViewState, type PendingBlock } from '../view/state.ts';
 import { headerFromRpc, headerHash } from '../stateless/header.ts';
-import { orderedTrieRoot } from '../stateless/receipts.ts';
+import { orderedTrieRoot } from '../evm/receipts.ts';
 import { blockBuilder, signedTransfers } from '../../test/helpers/view-records.ts';
 import { assertSchemaValid, schemaErrors } from '../../test/helpers/openrpc-schema.ts';
 import { sharedPath } from '../../test/helpers/shared.ts';

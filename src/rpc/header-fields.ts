@@ -2,7 +2,7 @@ import { bytesToHex, fromRlp, hexToBytes, hexToNumber, keccak256, numberToHex, s
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
 import { encodeHeader, headerHash, type BlockHeader } from '../stateless/header.ts';
-import { orderedTrieRoot } from '../stateless/receipts.ts';
+import { orderedTrieRoot } from '../evm/receipts.ts';
 import type { PendingBlock } from '../view/state.ts';
 
 /**

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { concat, encodeFunctionData, hexToBytes, numberToHex, parseAbi, toFunctionSelector, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { edrContext as sharedEdrContext } from '../../src/execute/edr.ts';
+import { edrContext as sharedEdrContext } from '../../src/evm/edr.ts';
 
 /**
  * A local chain: EDR's provider (real EVM, real block hashes, eth_getProof) served over JSON-RPC

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { concat, keccak256, numberToHex, pad, toFunctionSelector, toRlp, type Hex } from 'viem';
 import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
 import type { AssembledBlock } from '../../src/chain/assemble.ts';
-import { edrCaller, edrContext, type EdrCaller } from '../../src/execute/edr.ts';
+import { createOpProvider, edrCaller, edrContext, type EdrCaller } from '../../src/evm/edr.ts';
 import { transactionHash } from '../../src/wire/tx-hash.ts';
 
 /**
@@ -95,36 +95,23 @@ interface Header {
 }
 
 export async function startOpUpstream(options: { chainId?: bigint } = {}): Promise<OpUpstream> {
-  const { edr, context } = await edrContext();
+  const { edr } = await edrContext();
   const chainId = options.chainId ?? 84_532_001n;
-  const provider = await context.createProvider(
-    edr.OP_CHAIN_TYPE,
-    {
-      allowBlocksWithSameTimestamp: false,
-      allowUnlimitedContractSize: false,
-      bailOnCallFailure: false,
-      bailOnTransactionFailure: false,
-      chainId,
-      networkId: chainId,
-      coinbase: Uint8Array.from(Buffer.from('4200000000000000000000000000000000000011', 'hex')),
-      defaultTransactionGasLimit: 30_000_000n,
-      genesisState: [
-        ...edr.opGenesisState(edr.OpHardfork.Isthmus),
-        ...accounts.map((account) => ({ address: Uint8Array.from(Buffer.from(account.address.slice(2), 'hex')), balance: 10n ** 24n })),
-      ],
-      hardfork: 'isthmus',
-      initialBaseFeePerGas: 1_000_000n,
-      minGasPrice: 0n,
-      mining: { autoMine: false, blockGasLimit: 60_000_000n, memPool: { order: edr.MineOrdering.Fifo } },
-      network: { genesisBlockGasLimit: 60_000_000n, genesisBlockTime: 1_700_000_000n },
-      observability: {},
-      ownedAccounts: [],
-      precompileOverrides: [],
-    } as Parameters<typeof context.createProvider>[1],
-    { enable: false, decodeConsoleLogInputsCallback: () => [], printLineCallback: () => {} },
-    { subscriptionCallback: () => {} },
-    new edr.ContractDecoder(),
-  );
+  const provider = await createOpProvider({
+    chainId,
+    coinbase: '0x4200000000000000000000000000000000000011',
+    hardfork: 'isthmus',
+    initialBaseFeePerGas: 1_000_000n,
+    blockGasLimit: 60_000_000n,
+    bailOnCallFailure: false,
+    allowBlocksWithSameTimestamp: false,
+    genesisState: [
+      ...edr.opGenesisState(edr.OpHardfork.Isthmus),
+      ...accounts.map((account) => ({ address: Uint8Array.from(Buffer.from(account.address.slice(2), 'hex')), balance: 10n ** 24n })),
+    ],
+    network: { genesisBlockGasLimit: 60_000_000n, genesisBlockTime: 1_700_000_000n },
+    maxCachedStates: 100_000,
+  });
   const engine = edrCaller(provider);
   let tail: Promise<unknown> = Promise.resolve();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {

@@ -4,8 +4,7 @@ import type { Hex } from 'viem';
 import { flashblockSchema } from '../../src/schemas/flashblock.ts';
 import { assemble, caughtUp, rpc, sealedBlocks, sendTransfers, subscribe, until, type RpcBlock } from '../helpers/devnet-feed.ts';
 import { keccak256, toHex } from 'viem';
-import { logsBloom } from '../../src/execute/bloom.ts';
-import { receiptsRoot } from '../../src/execute/receipts-root.ts';
+import { fromRpcReceipt, logsBloom, receiptsRoot, type RpcConsensusReceipt } from '../../src/evm/receipts.ts';
 import { encodeDeposit } from '../../src/devnet/deposit.ts';
 import { headerHash, type HeaderFields } from '../../src/devnet/block-building.ts';
 import { createDevnet, type Devnet, type DevnetOptions } from '../../src/devnet/devnet.ts';
@@ -61,11 +60,11 @@ describe('flashlog devnet', () => {
       );
       // Every flashblock's receipts_root, gas_used and logs_bloom are those of the block so far (the
       // middle ones are computed, not mined: block-building.ts); a middle one with new transactions carries state_root zero.
-      const receipts = await rpc<Parameters<typeof receiptsRoot>[0][number][]>(devnet.rpcUrl, 'eth_getBlockReceipts', [canonical.number]);
+      const receipts = await rpc<RpcConsensusReceipt[]>(devnet.rpcUrl, 'eth_getBlockReceipts', [canonical.number]);
       let count = 0;
       for (const frame of frames) {
         count += frame.diff.transactions.length;
-        expect(frame.diff.receipts_root).toBe(await receiptsRoot(receipts.slice(0, count)));
+        expect(frame.diff.receipts_root).toBe(await receiptsRoot(receipts.slice(0, count).map(fromRpcReceipt)));
         expect(BigInt(frame.diff.gas_used)).toBe(count === 0 ? 0n : BigInt(receipts[count - 1]!.cumulativeGasUsed));
         expect(frame.diff.logs_bloom).toBe(logsBloom(receipts.slice(0, count).flatMap((receipt) => receipt.logs)));
         if (frame.index > 0 && frame !== frames.at(-1) && frame.diff.transactions.length > 0)

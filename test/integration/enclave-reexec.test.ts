@@ -7,7 +7,7 @@ import { digestKey, type Preimage } from '../../src/prover/enclave-protocol.ts';
 import type { ProofRequest } from '../../src/prover/request.ts';
 import { collectWitness } from '../../src/prover/host/witness.ts';
 import { decodeHeaderRlp, encodeHeader, headerFromRpc } from '../../src/stateless/header.ts';
-import { orderedTrieNodes, orderedTrieRoot } from '../../src/stateless/receipts.ts';
+import { orderedTrieNodes, orderedTrieRoot } from '../../src/evm/receipts.ts';
 import { collectBlockWitness } from '../../src/stateless/witness-rpc.ts';
 import { devnetRollupConfig } from '../../src/stateless/chains.ts';
 import { executeBlock } from '../../src/stateless/execute-block.ts';

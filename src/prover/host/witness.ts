@@ -1,7 +1,7 @@
 import { concat, hexToBytes, keccak256, numberToHex, type Hex } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../../errors.ts';
-import { orderedTrieNodes } from '../../stateless/receipts.ts';
+import { orderedTrieNodes } from '../../evm/receipts.ts';
 import { collectBlockWitness } from '../../stateless/witness-rpc.ts';
 import { bootKeys, isthmusTime, type EnclaveCheck } from '../boot-info.ts';
 import { headerRlpFromRpc, rpcHeaderSchema, type RpcHeader } from '../header-preimage.ts';
