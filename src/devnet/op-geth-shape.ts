@@ -2,6 +2,7 @@ import { hexToBigInt, numberToHex, type Hex } from 'viem';
 import { blockSize, type RpcWithdrawal } from '../rpc/header-fields.ts';
 import { rawTransaction } from '../source/raw-transaction.ts';
 import { headerFromRpc, headerHash } from '../stateless/header.ts';
+import { BLOCK_NUMBER_AT } from './sealed-view.ts';
 
 /**
  * The devnet's JSON-RPC answers in the shape op-geth gives them.
@@ -122,16 +123,6 @@ export function goEthereumSize(block: Json): Hex | undefined {
   return blockSize(header, raws, (Array.isArray(block.withdrawals) ? block.withdrawals : []) as RpcWithdrawal[]);
 }
 
-/** Where each method that reads a block by number takes it (eth_getLogs: in its filter). */
-const BLOCK_PARAM_AT: Readonly<Record<string, number>> = {
-  eth_getBlockByNumber: 0,
-  eth_getBlockTransactionCountByNumber: 0,
-  eth_getTransactionByBlockNumberAndIndex: 0,
-  eth_getUncleCountByBlockNumber: 0,
-  eth_getUncleByBlockNumberAndIndex: 0,
-  eth_getBlockReceipts: 0,
-};
-
 /**
  * A block read at `pending` as op-geth serves it by default (without
  * `--rollup.computependingblock`, miner.Pending): the latest block, with its hash, number and
@@ -141,7 +132,7 @@ const BLOCK_PARAM_AT: Readonly<Record<string, number>> = {
  * @example pendingBlockAsLatest('eth_getBlockByNumber', ['pending', true]) // ['latest', true]
  */
 export function pendingBlockAsLatest(method: string, params: readonly unknown[]): unknown[] {
-  const at = BLOCK_PARAM_AT[method];
+  const at = BLOCK_NUMBER_AT[method];
   if (at !== undefined) return params.map((param, i) => (i === at && param === 'pending' ? 'latest' : param));
   if (method === 'eth_getLogs' && isObject(params[0])) {
     const filter = { ...params[0] };

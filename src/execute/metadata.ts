@@ -8,6 +8,7 @@ import type { RpcLog } from '../records/logs.ts';
 import { fromRpcReceipt, logsBloom, receiptsRoot } from '../evm/receipts.ts';
 import { ExecutionError } from './local.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
+import { pendingLog } from './pending-receipt.ts';
 
 /**
  * The `metadata` executor: receipts from the era A/B flashblock metadata (`metadata.receipts`,
@@ -156,18 +157,9 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
         const summary = await summarizeTransaction(tx.raw, baseFee);
         const cumulative = BigInt(meta.cumulativeGasUsed);
         const transactionIndex = hex(block.firstNew + offset);
-        const logs: RpcLog[] = meta.logs.map((log) => ({
-          address: log.address,
-          topics: log.topics,
-          data: log.data,
-          blockNumber,
-          blockHash: ZERO_HASH,
-          blockTimestamp: block.header.timestamp,
-          transactionHash: tx.hash,
-          transactionIndex,
-          logIndex: hex(state.logCount++),
-          removed: false,
-        }));
+        const logs: RpcLog[] = meta.logs.map((log) =>
+          pendingLog(log, { blockNumber, block, transactionHash: tx.hash, transactionIndex, logIndex: hex(state.logCount++) }),
+        );
         const status = typeof meta.status === 'boolean' ? (meta.status ? '0x1' : '0x0') : hex(BigInt(meta.status));
         receipts.push({
           transactionHash: tx.hash,
