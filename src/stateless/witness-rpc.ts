@@ -109,17 +109,18 @@ export async function collectBlockWitness(rpc: CallRpc, number: bigint): Promise
   } catch {
     executionWitness = undefined;
   }
+  const gathered = (source: 'debug_executionWitness' | 'eth_getProof') => ({
+    parentHeader: parent,
+    header: { ...block, transactions: undefined },
+    blockHash: block.hash,
+    transactions,
+    preimages: Object.fromEntries(preimages),
+    source,
+  });
   const parsed = executionWitnessSchema.safeParse(executionWitness);
   if (parsed.success) {
     for (const value of [...parsed.data.state, ...(parsed.data.codes ?? []), ...(parsed.data.headers ?? [])]) add(value);
-    return {
-      parentHeader: parent,
-      header: { ...block, transactions: undefined },
-      blockHash: block.hash,
-      transactions,
-      preimages: Object.fromEntries(preimages),
-      source: 'debug_executionWitness',
-    };
+    return gathered('debug_executionWitness');
   }
 
   const touched = new Map<string, Set<Hex>>();
@@ -151,12 +152,5 @@ export async function collectBlockWitness(rpc: CallRpc, number: bigint): Promise
     if (proof.data.codeHash.toLowerCase() !== emptyCodeHash && proof.data.codeHash !== `0x${'00'.repeat(32)}`)
       add((await rpc('eth_getCode', [address, at])) as Hex);
   }
-  return {
-    parentHeader: parent,
-    header: { ...block, transactions: undefined },
-    blockHash: block.hash,
-    transactions,
-    preimages: Object.fromEntries(preimages),
-    source: 'eth_getProof',
-  };
+  return gathered('eth_getProof');
 }
