@@ -236,7 +236,7 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     mixHash: attributes.prevRandao,
     nonce: '0x0000000000000000',
     baseFeePerGas,
-    withdrawalsRoot: rules.active('canyon') ? (rules.active('isthmus') ? await messagePasserStorageRoot() : emptyTrieRoot) : undefined,
+    withdrawalsRoot: rules.active('canyon') ? (rules.active('isthmus') ? await withdrawalsRootOf(state) : emptyTrieRoot) : undefined,
     blobGasUsed: ecotone ? blobGasUsed : undefined,
     excessBlobGas: ecotone ? 0n : undefined,
     parentBeaconBlockRoot: ecotone ? attributes.parentBeaconBlockRoot : undefined,
@@ -245,6 +245,16 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
   encodeHeader(header);
   return { header, hash: headerHash(header), receipts, messagePasserStorageRoot, rules };
 }
+
+/**
+ * Isthmus's withdrawalsRoot: the message passer's storage root, as op-geth's StateDB.GetStorageRoot
+ * reads it — the zero hash when the account does not exist (a chain without the predeploy).
+ */
+async function withdrawalsRootOf(state: MerkleStateManager): Promise<Hex> {
+  const account = await state.getAccount(createAddressFromString(messagePasser));
+  return account ? bytesToHex(account.storageRoot) : zeroHash;
+}
+const zeroHash: Hex = `0x${'00'.repeat(32)}`;
 
 /** A system contract's storage writes (EIP-4788, EIP-2935), skipped while it has no code, as geth's system call does. */
 async function storeIfDeployed(state: MerkleStateManager, address: string, writes: [bigint, Hex][]) {
