@@ -40,13 +40,24 @@ describe("re-executing op-geth's Jovian blocks", () => {
     expect(BigInt(six.expected.header.baseFeePerGas)).toBeGreaterThan(BigInt(six.parentHeader.baseFeePerGas));
   });
 
+  it('covers a revert, a contract creation and an EIP-7702 transaction, each with the Jovian operator fee', async () => {
+    const four = await executeBlock(parseBlockFixture(raw('jovian-chain-4.json')).block);
+    const five = await executeBlock(parseBlockFixture(raw('jovian-chain-5.json')).block);
+    expect(four.receipts.map((receipt) => receipt.status)).toContain(0);
+    expect(four.receipts.some((receipt) => receipt.logs.length === 1)).toBe(true);
+    const setCode = five.receipts.find((receipt) => receipt.type === 4)!;
+    expect(setCode.logs).toHaveLength(1); // the delegated code ran in the delegating account
+    // operator fee scalar 7, constant 1,000 in L1Block (Jovian: gas · scalar · 100 + constant)
+    expect(setCode.operatorFee).toBe(setCode.gasUsed * 7n * 100n + 1_000n);
+  });
+
   it('refuses the block op-geth refused: DA footprint over the gas limit', async () => {
     const json = raw('jovian-chain-over-da-limit-5.json');
-    expect(json.expected.refusedByOpGeth).toBe('DA footprint 71040000 exceeds block gas limit 30000000');
+    expect(json.expected.refusedByOpGeth).toBe('DA footprint 79020000 exceeds block gas limit 30000000');
     await expect(executeBlock(parseBlockFixture(json).block)).rejects.toThrow(
       expect.objectContaining({
         code: 'BLOCK_INVALID',
-        message: expect.stringContaining('DA footprint 71040000 exceeds the block gas limit 30000000'),
+        message: expect.stringContaining('DA footprint 79020000 exceeds the block gas limit 30000000'),
       }),
     );
   });

@@ -23,12 +23,15 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/core/vm/program"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethdb"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/ethereum/go-ethereum/trie"
 	"github.com/ethereum/go-ethereum/triedb"
+	"github.com/holiman/uint256"
 )
 
 var (
@@ -36,6 +39,16 @@ var (
 	depositor = common.HexToAddress("0xDeaDDEaDDeAdDeAdDEAdDEaddeAddEAdDEAd0001")
 	recipient = common.HexToAddress("0x00000000000000000000000000000000000000aa")
 )
+
+var (
+	l1User = common.HexToAddress("0x00000000000000000000000000000000000000d1")
+	// logger stores the block number in slot 0 and emits an empty LOG0; reverter reverts with 32 bytes.
+	logger   = program.New().Op(vm.NUMBER).Push(0).Op(vm.SSTORE).Push(0).Push(0).Op(vm.LOG0).Op(vm.STOP).Bytes()
+	reverter = program.New().Push(0x2a).Push(0).Op(vm.MSTORE).Push(32).Push(0).Op(vm.REVERT).Bytes()
+)
+
+// initCode returns code that deploys runtime.
+func initCode(runtime []byte) []byte { return program.New().ReturnViaCodeCopy(runtime).Bytes() }
 
 const jovianTime = 30 // blocks at 10, 20 (Isthmus), 30 (Jovian activation), 40, 50, 60
 
@@ -118,6 +131,9 @@ func generate(scalarsBy []uint16, n int, mustInsert bool) chain {
 	}
 	signer := types.LatestSigner(&cfg)
 	nonce := uint64(0)
+	key2, _ := crypto.HexToECDSA("8a1f9a8f95be41cd7ccb6168179afb4504aefe388d1e14474d32c45c72ce7b7a")
+	loggerAt := crypto.CreateAddress(l1User, 0)
+	var reverterAt common.Address
 	minBaseFees := []uint64{0, 0, 5_000_000, 0, 0, 2_000_000_000, 0}
 	engine := beacon.New(ethash.NewFaker())
 	db, blocks, _ := core.GenerateChainWithGenesis(gspec, engine, n, func(i int, b *core.BlockGen) {
@@ -133,20 +149,48 @@ func generate(scalarsBy []uint16, n int, mustInsert bool) chain {
 		data := l1Info(parentJovian, scalarsBy[i], uint64(i))
 		b.AddTx(types.NewTx(&types.DepositTx{SourceHash: crypto.Keccak256Hash(data), From: depositor, To: &l1Block, Value: big.NewInt(0), Gas: 1_000_000, Data: data}))
 		if jovian && !parentJovian {
-			return // activation block: deposits only
+			// Activation block: deposits only. A user deposit with mint creates the logging contract.
+			b.AddTx(types.NewTx(&types.DepositTx{SourceHash: crypto.Keccak256Hash([]byte("create")), From: l1User, Mint: big.NewInt(1e18), Value: big.NewInt(0), Gas: 500_000, Data: initCode(logger)}))
+			return
 		}
-		n := 2 + i
-		for j := 0; j < n; j++ {
-			payload := make([]byte, 40*j*j)
-			for k := range payload {
-				payload[k] = byte(k*7 + j)
-			}
-			tx, err := types.SignTx(types.NewTx(&types.DynamicFeeTx{ChainID: cfg.ChainID, Nonce: nonce, To: &recipient, Value: big.NewInt(1), Gas: 300_000, GasFeeCap: big.NewInt(1e10), GasTipCap: big.NewInt(3), Data: payload}), signer, key)
+		sign := func(inner types.TxData) {
+			tx, err := types.SignTx(types.NewTx(inner), signer, key)
 			if err != nil {
 				panic(err)
 			}
 			nonce++
 			b.AddTx(tx)
+		}
+		fee := func(tx *types.DynamicFeeTx) *types.DynamicFeeTx {
+			tx.ChainID, tx.Nonce, tx.GasFeeCap, tx.GasTipCap = cfg.ChainID, nonce, big.NewInt(1e10), big.NewInt(3)
+			return tx
+		}
+		switch i {
+		case 3: // a contract creation, a call that stores and logs, a call that reverts
+			reverterAt = crypto.CreateAddress(sender, nonce)
+			sign(fee(&types.DynamicFeeTx{Gas: 200_000, Data: initCode(reverter)}))
+			sign(fee(&types.DynamicFeeTx{To: &loggerAt, Gas: 100_000}))
+			sign(fee(&types.DynamicFeeTx{To: &reverterAt, Gas: 100_000}))
+		case 4: // EIP-7702: the second key delegates to the logging contract, then is called; a deposit with mint and value
+			auth, err := types.SignSetCode(key2, types.SetCodeAuthorization{ChainID: *uint256.MustFromBig(cfg.ChainID), Address: loggerAt, Nonce: 0})
+			if err != nil {
+				panic(err)
+			}
+			delegator := crypto.PubkeyToAddress(key2.PublicKey)
+			tx, err := types.SignTx(types.NewTx(&types.SetCodeTx{ChainID: uint256.MustFromBig(cfg.ChainID), Nonce: nonce, GasTipCap: uint256.NewInt(3), GasFeeCap: uint256.NewInt(1e10), Gas: 200_000, To: delegator, Value: uint256.NewInt(0), AuthList: []types.SetCodeAuthorization{auth}}), signer, key)
+			if err != nil {
+				panic(err)
+			}
+			nonce++
+			b.AddTx(tx)
+			b.AddTx(types.NewTx(&types.DepositTx{SourceHash: crypto.Keccak256Hash([]byte("mint")), From: l1User, To: &recipient, Mint: big.NewInt(3e18), Value: big.NewInt(2e18), Gas: 100_000}))
+		}
+		for j := 0; j < 2+i; j++ {
+			payload := make([]byte, 40*j*j)
+			for k := range payload {
+				payload[k] = byte(k*7 + j)
+			}
+			sign(fee(&types.DynamicFeeTx{To: &recipient, Value: big.NewInt(1), Gas: 300_000, Data: payload}))
 		}
 	})
 	// op-geth validates the chain it made.
