@@ -7,6 +7,7 @@ import { bytesToHex, fromRlp, hexToBytes, sha256, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
 import { rip7212 } from '../simulate/chain-rules.ts';
 import { blockExtraData, nextBaseFee } from './base-fee.ts';
+import { blockDaFootprint } from './da-footprint.ts';
 import { installJumpAnalysisCache } from './jump-analysis-cache.ts';
 import { encodeHeader, headerHash, type BlockHeader } from './header.ts';
 import { l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
@@ -25,6 +26,8 @@ export interface PayloadAttributes {
   readonly parentBeaconBlockRoot?: Hex | undefined;
   /** Holocene: denominator ‖ elasticity, 8 bytes. */
   readonly eip1559Params?: Hex | undefined;
+  /** Jovian: the minimum base fee (wei), the last 8 bytes of the block's version-1 extraData. */
+  readonly minBaseFee?: bigint | undefined;
   /** Signed EIP-2718 transactions, deposits first. */
   readonly transactions: readonly Hex[];
 }
@@ -123,15 +126,12 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
   const rules = rulesAt(config, attributes.timestamp);
   if (!rules.active('regolith'))
     throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
-  if (rules.active('jovian'))
-    throw new FlashlogError(
-      'FORK_UNSUPPORTED',
-      `block at ${attributes.timestamp}: Jovian (DA footprint, minimum base fee) is not executed yet`,
-    );
   const number = parent.number + 1n;
   const parentHash = headerHash(parent);
   const baseFeePerGas = nextBaseFee(parent, config, rules);
-  const extraData = blockExtraData(rules, attributes.eip1559Params);
+  const extraData = blockExtraData(rules, attributes.eip1559Params, attributes.minBaseFee);
+  // Jovian: blobGasUsed holds the DA footprint, checked against the gas limit before execution as op-geth's body validation does.
+  const blobGasUsed = rules.active('jovian') ? blockDaFootprint(attributes.transactions, attributes.gasLimit) : 0n;
   const ecotone = rules.active('ecotone');
   if (ecotone && attributes.parentBeaconBlockRoot === undefined)
     throw new FlashlogError('ATTRIBUTES_INVALID', 'payload.parentBeaconBlockRoot: required from Ecotone on');
@@ -236,8 +236,8 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     mixHash: attributes.prevRandao,
     nonce: '0x0000000000000000',
     baseFeePerGas,
-    withdrawalsRoot: rules.active('canyon') ? (rules.active('isthmus') ? await messagePasserStorageRoot() : emptyTrieRoot) : undefined,
-    blobGasUsed: ecotone ? 0n : undefined,
+    withdrawalsRoot: rules.active('canyon') ? (rules.active('isthmus') ? await withdrawalsRootOf(state) : emptyTrieRoot) : undefined,
+    blobGasUsed: ecotone ? blobGasUsed : undefined,
     excessBlobGas: ecotone ? 0n : undefined,
     parentBeaconBlockRoot: ecotone ? attributes.parentBeaconBlockRoot : undefined,
     requestsHash: rules.active('isthmus') ? emptyRequestsHash : undefined,
@@ -245,6 +245,16 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
   encodeHeader(header);
   return { header, hash: headerHash(header), receipts, messagePasserStorageRoot, rules };
 }
+
+/**
+ * Isthmus's withdrawalsRoot: the message passer's storage root, as op-geth's StateDB.GetStorageRoot
+ * reads it — the zero hash when the account does not exist (a chain without the predeploy).
+ */
+async function withdrawalsRootOf(state: MerkleStateManager): Promise<Hex> {
+  const account = await state.getAccount(createAddressFromString(messagePasser));
+  return account ? bytesToHex(account.storageRoot) : zeroHash;
+}
+const zeroHash: Hex = `0x${'00'.repeat(32)}`;
 
 /** A system contract's storage writes (EIP-4788, EIP-2935), skipped while it has no code, as geth's system call does. */
 async function storeIfDeployed(state: MerkleStateManager, address: string, writes: [bigint, Hex][]) {

@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { size, slice, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../errors.ts';
 import type { BlockToExecute } from './execute-block.ts';
 import { headerFromRpc, type BlockHeader } from './header.ts';
+import { attributesFromExtraData } from './base-fee.ts';
 import { parseRollupConfig } from './rollup-config.ts';
 import type { RpcBlockWitness } from './witness-rpc.ts';
 import { witnessFromRecord } from './witness-state.ts';
@@ -26,6 +27,8 @@ export const blockFixtureSchema = z.object({
     parentBeaconBlockRoot: hex.nullish(),
     gasLimit: hex,
     eip1559Params: hex.nullish(),
+    /** Jovian on: a hex quantity (op-geth's Engine API also writes a JSON number); null before. */
+    minBaseFee: z.union([hex.regex(/^0x[0-9a-fA-F]{1,16}$/, 'expected a uint64 hex quantity'), z.number().int().nonnegative()]).nullish(),
     transactions: z.array(hex),
   }),
   expected: z.object({ blockHash: hex.regex(/^0x[0-9a-fA-F]{64}$/), header: z.unknown().optional() }),
@@ -57,6 +60,7 @@ export function parseBlockFixture(raw: unknown, where = 'fixture'): BlockFixture
         gasLimit: BigInt(payload.gasLimit),
         parentBeaconBlockRoot: (payload.parentBeaconBlockRoot ?? undefined) as `0x${string}` | undefined,
         eip1559Params: (payload.eip1559Params ?? undefined) as `0x${string}` | undefined,
+        minBaseFee: payload.minBaseFee === null || payload.minBaseFee === undefined ? undefined : BigInt(payload.minBaseFee),
         transactions: payload.transactions as `0x${string}`[],
       },
       witness: witnessFromRecord(parsed.data.preimages),
@@ -85,8 +89,8 @@ export async function readBlockFixture(path: string): Promise<BlockFixture> {
 /**
  * The fixture file of a block collected from an L2 node ({@link RpcBlockWitness}), in the
  * `shared/fixtures/op-blocks` format: payload attributes taken from the block's own header
- * (timestamp, prevRandao, fee recipient, gas limit, beacon root, Holocene eip1559Params from
- * extraData), the expected hash and header the node's.
+ * (timestamp, prevRandao, fee recipient, gas limit, beacon root, Holocene eip1559Params and
+ * Jovian minBaseFee from extraData), the expected hash and header the node's.
  */
 export function fixtureJsonFromRpc(witness: RpcBlockWitness, rollupConfig: unknown): z.input<typeof blockFixtureSchema> {
   const header = witness.header as Record<string, string | undefined>;
@@ -100,7 +104,7 @@ export function fixtureJsonFromRpc(witness: RpcBlockWitness, rollupConfig: unkno
       feeRecipient: header.miner!,
       parentBeaconBlockRoot: header.parentBeaconBlockRoot,
       gasLimit: header.gasLimit!,
-      eip1559Params: size(extraData) >= 9 ? slice(extraData, 1, 9) : undefined,
+      ...attributesFromExtraData(extraData),
       transactions: [...witness.transactions],
     },
     expected: { blockHash: witness.blockHash, header: witness.header },

@@ -32,6 +32,9 @@ export interface TxFees {
   operatorCost(gas: bigint): bigint;
 }
 
+/** A storage word as an integer; an unset slot reads as empty bytes (0x), which is zero. */
+const wordValue = (word: Hex): bigint => (word === '0x' ? 0n : hexToBigInt(word));
+
 /** Bytes [from, to) of a 32-byte storage word, as an integer. */
 const field = (word: Hex, from: number, to: number): bigint => {
   const padded = word.slice(2).padStart(64, '0');
@@ -53,7 +56,7 @@ const calldataGas = (signed: Uint8Array): bigint => {
  * @example const fees = await txFees(rules, (slot) => readStorage(l1BlockAddress, slot))
  */
 export async function txFees(rules: BlockRules, read: ReadL1BlockSlot): Promise<TxFees> {
-  const l1BaseFee = hexToBigInt(await read(slot.l1BaseFee));
+  const l1BaseFee = wordValue(await read(slot.l1BaseFee));
   const operatorCost = async (): Promise<(gas: bigint) => bigint> => {
     if (!rules.active('isthmus')) return () => 0n;
     const word = await read(slot.operatorFee);
@@ -63,8 +66,8 @@ export async function txFees(rules: BlockRules, read: ReadL1BlockSlot): Promise<
     return (gas) => (gas * scalar) / 1_000_000n + constant;
   };
   const bedrock = async (): Promise<TxFees['l1Cost']> => {
-    const overhead = hexToBigInt(await read(slot.overhead));
-    const scalar = hexToBigInt(await read(slot.scalar));
+    const overhead = wordValue(await read(slot.overhead));
+    const scalar = wordValue(await read(slot.scalar));
     return (signed) => ((calldataGas(signed) + overhead) * l1BaseFee * scalar) / 1_000_000n;
   };
   let l1Cost: TxFees['l1Cost'];
@@ -77,7 +80,7 @@ export async function txFees(rules: BlockRules, read: ReadL1BlockSlot): Promise<
     if (baseFeeScalar === 0n && blobBaseFeeScalar === 0n) {
       l1Cost = await bedrock();
     } else {
-      const blobBaseFee = hexToBigInt(await read(slot.blobBaseFee));
+      const blobBaseFee = wordValue(await read(slot.blobBaseFee));
       const feeScaled = 16n * l1BaseFee * baseFeeScalar + blobBaseFee * blobBaseFeeScalar;
       l1Cost = rules.active('fjord')
         ? (signed) => {

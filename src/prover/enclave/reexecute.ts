@@ -1,5 +1,6 @@
-import { keccak256, size, slice, type Hex } from 'viem';
+import { keccak256, type Hex } from 'viem';
 import { errorMessage } from '../../errors.ts';
+import { attributesFromExtraData } from '../../stateless/base-fee.ts';
 import { compareHeaders } from '../../stateless/compare.ts';
 import { executeBlock } from '../../stateless/execute-block.ts';
 import { decodeHeaderRlp, type BlockHeader } from '../../stateless/header.ts';
@@ -28,7 +29,7 @@ export async function reexecuteBlock(config: RollupConfig, parentRlp: Hex, rlp: 
   const number = Number(header.number);
   try {
     const transactions = await readOrderedTrie(witness, header.transactionsRoot, `L2 block ${number} transaction`);
-    const eip1559Params = size(header.extraData) >= 9 ? slice(header.extraData, 1, 9) : undefined;
+    const { eip1559Params, minBaseFee } = attributesFromExtraData(header.extraData);
     const executed = await executeBlock({
       config,
       parent,
@@ -40,6 +41,7 @@ export async function reexecuteBlock(config: RollupConfig, parentRlp: Hex, rlp: 
         gasLimit: header.gasLimit,
         parentBeaconBlockRoot: header.parentBeaconBlockRoot,
         eip1559Params,
+        minBaseFee: minBaseFee === null ? undefined : BigInt(minBaseFee),
         transactions,
       },
     });
