@@ -7,6 +7,8 @@ import { FlashlogError } from '../errors.ts';
 import { blockExtraData, nextBaseFee } from './base-fee.ts';
 import { installJumpAnalysisCache } from './jump-analysis-cache.ts';
 import { opPrecompiles } from './precompiles.ts';
+import { refuseB20 } from './b20.ts';
+import { afterDenimBlock, beforeDenimBlock } from './denim.ts';
 import { encodeHeader, headerHash, type BlockHeader } from './header.ts';
 import { l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
 import { runDeposit, runUserTx, type TxReceipt } from './transactions.ts';
@@ -91,7 +93,7 @@ function ancestorHashes(parent: BlockHeader, witness: Witness) {
 export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock> {
   const { config, parent, attributes, witness } = input;
   await installJumpAnalysisCache();
-  const rules = rulesAt(config, attributes.timestamp);
+  const rules = rulesAt(config, attributes.timestamp, parent.timestamp);
   if (!rules.active('regolith'))
     throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
   if (rules.active('jovian'))
@@ -126,6 +128,7 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     blockchain: blockchain as never,
     evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never },
   });
+  refuseB20(vm.evm, rules);
   const headerData = (baseFee: bigint) => ({
     number,
     timestamp: attributes.timestamp,
@@ -158,6 +161,15 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     ]);
   if (rules.active('isthmus')) await storeIfDeployed(state, historyStorage, [[(number - 1n) % 8191n, parentHash]]);
 
+  const millisPart = await beforeDenimBlock({
+    state,
+    config,
+    rules,
+    number,
+    parentTimestamp: parent.timestamp,
+    transactions: attributes.transactions,
+  });
+
   const receipts: Receipt[] = [];
   let cumulativeGasUsed = 0n;
   let fees: TxFees | undefined;
@@ -177,6 +189,8 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     } catch (error) {
       if (error instanceof WitnessIncompleteError)
         throw new WitnessIncompleteError(error.key, error.context ? `${error.context}, ${where}` : where);
+      if (error instanceof FlashlogError && error.code === 'FORK_UNSUPPORTED')
+        throw new FlashlogError('FORK_UNSUPPORTED', `block ${number}, ${where}: ${error.message}`, { cause: error });
       throw new FlashlogError('BLOCK_INVALID', `${where}: ${(error as Error).message}`, { cause: error });
     }
     cumulativeGasUsed += receipt.gasUsed;
@@ -184,6 +198,7 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
   }
   if (cumulativeGasUsed > attributes.gasLimit)
     throw new FlashlogError('BLOCK_INVALID', `gas used ${cumulativeGasUsed} exceeds the gas limit ${attributes.gasLimit}`);
+  await afterDenimBlock(state, number, millisPart, receipts[1]?.status);
 
   const stateRoot = bytesToHex(await state.getStateRoot());
   const messagePasserStorageRoot = async (): Promise<Hex> => {
