@@ -68,7 +68,9 @@ export function baseTimeDepositMillis(transactions: readonly Hex[], number: bigi
     throw refuse(number, `tx[1] calldata ${data} is not setTimestampMillisPart(uint16): ${(error as Error).message}`);
   }
   // 36 bytes exactly, the uint16 left-padded with zeros (the re-encoding is the only accepted form).
-  expect('calldata', data, encodeFunctionData({ abi: baseTimeAbi, functionName: 'setTimestampMillisPart', args: [millis] }));
+  const canonical =
+    millis <= 0xffff ? encodeFunctionData({ abi: baseTimeAbi, functionName: 'setTimestampMillisPart', args: [millis] }) : undefined;
+  if (data !== canonical) throw refuse(number, `tx[1] calldata ${data} is not setTimestampMillisPart(uint16) in its 36-byte form`);
   if (!BASE_TIME_MILLIS_PARTS.includes(millis))
     throw refuse(number, `tx[1] sets the millisecond part ${millis}, expected one of ${BASE_TIME_MILLIS_PARTS.join(', ')}`);
   return millis;
@@ -77,8 +79,11 @@ export function baseTimeDepositMillis(transactions: readonly Hex[], number: bigi
 /** BaseTime's `uint16` in slot 0 (byte offset 30, the word's low two bytes). */
 export async function baseTimeMillisPart(state: MerkleStateManager): Promise<number> {
   const word = await state.getStorage(createAddressFromString(BASE_TIME_PREDEPLOY), hexToBytes(slotKey(0n)));
-  return Number(bytesToBigInt(word) & 0xffffn);
+  return Number(wordValue(word) & 0xffffn);
 }
+
+/** A storage value as the state manager returns it (no bytes for zero). */
+const wordValue = (word: Uint8Array) => (word.length === 0 ? 0n : bytesToBigInt(word));
 
 interface DenimBlock {
   readonly state: MerkleStateManager;
@@ -135,7 +140,7 @@ export async function afterDenimBlock(
  */
 async function installBaseTime({ state, config, number }: DenimBlock) {
   const proxy = createAddressFromString(BASE_TIME_PREDEPLOY);
-  const slot = async (key: Hex) => bytesToBigInt(await state.getStorage(proxy, hexToBytes(key)));
+  const slot = async (key: Hex) => wordValue(await state.getStorage(proxy, hexToBytes(key)));
   if ((await slot(IMPLEMENTATION_SLOT)) !== 0n) return; // linked already (governance): kept
   const account = await state.getAccount(proxy);
   if (!account || (await state.getCode(proxy)).length === 0)
