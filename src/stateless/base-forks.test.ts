@@ -190,7 +190,28 @@ describe('Denim (Base): tx[1] the BaseTime deposit, 200 ms steps, BaseTime insta
       "Denim block 42: its time 1001600 ms (timestamp 1001, millisecond part 600) is not its parent's 1001200 ms + 200",
     );
     await expect(block(devnet, state, 1002, 1001, 400)).rejects.toThrow('is not its parent');
-    expect(await block(base, state, denim - 1, denim - 3, 0)).toBeUndefined(); // before Denim: nothing checked
+  });
+
+  it("the depositor's setter call appears only as tx[1] of a Denim block (base/base validate_child_transactions)", async () => {
+    const { state, proxy } = await denimChain(devnet);
+    await state.putStorage(proxy, hexToBytes(slotKey(0n)), hexToBytes(numberToHex(800)));
+    const run = (config: RollupConfig, timestamp: number, parentTimestamp: number, transactions: Hex[]) =>
+      beforeDenimBlock({
+        state,
+        config,
+        rules: rulesAt(config, BigInt(timestamp), BigInt(parentTimestamp)),
+        number: 5n,
+        parentTimestamp: BigInt(parentTimestamp),
+        transactions,
+      });
+    await expect(run(devnet, 1001, 1000, [l1Info, baseTimeDeposit(0), baseTimeDeposit(200)])).rejects.toThrow(
+      'Denim block 5: tx[2] is a depositor call of setTimestampMillisPart besides tx[1]',
+    );
+    await expect(run(devnet, 998, 996, [l1Info, baseTimeDeposit(0)])).rejects.toThrow(
+      'block 5: tx[1] is a depositor call of setTimestampMillisPart before Denim',
+    );
+    const { azul_time: _a, beryl_time: _b, cobalt_time: _c, denim_time: _d, ...opLadder } = devnet;
+    expect(await run(parseRollupConfig(opLadder), 998, 996, [l1Info, baseTimeDeposit(0)])).toBeUndefined(); // not a Base chain: not checked
   });
 
   it('after the block: the deposit succeeded and BaseTime holds its millisecond part', async () => {

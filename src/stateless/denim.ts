@@ -1,6 +1,6 @@
 import type { MerkleStateManager } from '@ethereumjs/statemanager';
 import { Account, createAddressFromString } from '@ethereumjs/util';
-import { bytesToBigInt, decodeFunctionData, encodeFunctionData, hexToBytes, keccak256, type Hex } from 'viem';
+import { bytesToBigInt, decodeFunctionData, encodeFunctionData, hexToBytes, keccak256, toFunctionSelector, type Hex } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
 import {
   BASE_TIME_DEPOSIT_GAS,
@@ -13,7 +13,7 @@ import {
 } from '../chain/basetime.ts';
 import { FlashlogError } from '../errors.ts';
 import { slotKey } from './l1-cost.ts';
-import type { BlockRules, RollupConfig } from './rollup-config.ts';
+import { baseForks, ladderOf, type BlockRules, type RollupConfig } from './rollup-config.ts';
 
 /**
  * Base's Denim in the stateless executor (base/docs `upgrades/denim/200ms-native-blocks.mdx`;
@@ -23,7 +23,8 @@ import type { BlockRules, RollupConfig } from './rollup-config.ts';
  *   0 on the first Denim block, so a header timestamp may equal its parent's;
  * - on the first Denim block, before any transaction, the BaseTime implementation is installed
  *   and the proxy's EIP-1967 implementation slot set (when still zero);
- * - after the block, the deposit succeeded and BaseTime holds its millisecond part.
+ * - after the block, the deposit succeeded and BaseTime holds its millisecond part;
+ * - on a Base chain no other depositor call of the setter appears, before Denim or after.
  * Not checked: the deposit's source hash (its preimage, `DepositSourceDomain::BaseTime`, is
  * UNCONFIRMED), and the first block's gas limit ÷ 10 / denominator × 10 (derivation, which
  * hands execution the header's values).
@@ -76,6 +77,21 @@ export function baseTimeDepositMillis(transactions: readonly Hex[], number: bigi
   return millis;
 }
 
+/** A deposit from the depositor account calling BaseTime's setter (base/base `is_protocol_authorized_setter`). */
+function isProtocolSetter(raw: Hex): boolean {
+  if (!raw.toLowerCase().startsWith('0x7e')) return false;
+  try {
+    const tx = parseTransaction(raw) as unknown as { from?: string; to?: string | null; data?: Hex };
+    return (
+      tx.from?.toLowerCase() === DEPOSITOR_ACCOUNT &&
+      tx.to?.toLowerCase() === BASE_TIME_PREDEPLOY &&
+      (tx.data ?? '0x').toLowerCase().startsWith(toFunctionSelector(baseTimeAbi[0]))
+    );
+  } catch {
+    return false;
+  }
+}
+
 /** BaseTime's `uint16` in slot 0 (byte offset 30, the word's low two bytes). */
 export async function baseTimeMillisPart(state: MerkleStateManager): Promise<number> {
   const word = await state.getStorage(createAddressFromString(BASE_TIME_PREDEPLOY), hexToBytes(slotKey(0n)));
@@ -100,7 +116,17 @@ interface DenimBlock {
  */
 export async function beforeDenimBlock(block: DenimBlock): Promise<number | undefined> {
   const { state, rules, number, parentTimestamp } = block;
-  if (!rules.active('denim')) return undefined;
+  if (ladderOf(block.config) !== baseForks) return undefined;
+  // base/base `BaseTimeUpdateTx::validate_child_transactions`: the depositor's setter call is
+  // only ever tx[1] of a Denim block.
+  const denim = rules.active('denim');
+  const extra = block.transactions.findIndex((raw, index) => (index !== 1 || !denim) && isProtocolSetter(raw));
+  if (extra >= 0)
+    throw new FlashlogError(
+      'BLOCK_INVALID',
+      `${denim ? 'Denim block' : 'block'} ${number}: tx[${extra}] is a depositor call of setTimestampMillisPart ${denim ? 'besides tx[1]' : 'before Denim'}`,
+    );
+  if (!denim) return undefined;
   const millis = baseTimeDepositMillis(block.transactions, number);
   if (rules.activationBlock('denim')) {
     if (millis !== 0) throw refuse(number, `the first Denim block's millisecond part is ${millis}, expected 0`);
