@@ -115,6 +115,17 @@ describe('Osaka on L2 (Karst, Azul)', () => {
     expect(before.executionGasUsed).not.toBe(BigInt(square.gas)); // EIP-2565 prices it at 200
   });
 
+  it('EIP-7918 and the blob schedule leave an L2 block alone: excessBlobGas 0 gives BLOBBASEFEE 1, as before Osaka', async () => {
+    for (const at of [karst - 1, karst]) {
+      const { evm, common } = await evmAt(op, at);
+      const header = { timestamp: BigInt(at), gasLimit: 30_000_000n, baseFeePerGas: 1n, excessBlobGas: 0n, blobGasUsed: 0n };
+      const block = createBlock({ header, withdrawals: [] }, { common, skipConsensusFormatValidation: true });
+      // BLOBBASEFEE, PUSH0, MSTORE, PUSH1 32, PUSH0, RETURN
+      const result = await evm.runCode({ code: hexToBytes('0x4a5f5260205ff3'), gasLimit: 100_000n, block });
+      expect(BigInt(bytesToHex(result.returnValue))).toBe(1n);
+    }
+  });
+
   it('EIP-7825: a user transaction over 2^24 gas is invalid from Karst on, a deposit over it still runs', async () => {
     const { rules, common } = await evmAt(op, karst);
     const state = new MerkleStateManager();
