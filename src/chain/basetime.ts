@@ -8,6 +8,17 @@ import { decodeFunctionData, parseAbi, type Hex } from 'viem';
  */
 export const BASE_TIME_PREDEPLOY: Hex = '0x4200000000000000000000000000000000000030';
 export const DEPOSITOR_ACCOUNT: Hex = '0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001';
+/** The BaseTime deposit's gas limit. */
+export const BASE_TIME_DEPOSIT_GAS = 1_000_000n;
+/** The millisecond parts of a 200 ms block schedule, the only ones a BaseTime deposit sets on Base. */
+export const BASE_TIME_MILLIS_PARTS: readonly number[] = [0, 200, 400, 600, 800];
+/**
+ * Where Denim's activation installs the BaseTime implementation, and the hash of the runtime code
+ * it installs (base/base BaseTime predeploy: `IMPLEMENTATION_ADDRESS`, `IMPLEMENTATION_CODE_HASH`,
+ * code from base/contracts 4848ec70).
+ */
+export const BASE_TIME_IMPLEMENTATION: Hex = '0xc0d3c0d3c0d3c0d3c0d3c0d3c0d3c0d3c0d30030';
+export const BASE_TIME_IMPLEMENTATION_CODE_HASH: Hex = '0x9c4c8a497a69d0b8f2ba67be0bee7a1373186055978c3be6ec3068e0ec27f32a';
 export const baseTimeAbi = parseAbi([
   'function setTimestampMillisPart(uint16 millisPart)',
   'function timestampMillisPart() view returns (uint16)',

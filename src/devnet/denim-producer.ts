@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { encodeFunctionData, keccak256, numberToHex, toHex, type Hex } from 'viem';
-import { BASE_TIME_PREDEPLOY, baseTimeAbi } from '../chain/basetime.ts';
+import { BASE_TIME_DEPOSIT_GAS, BASE_TIME_PREDEPLOY, baseTimeAbi } from '../chain/basetime.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 import { encodeDeposit, l1AttributesDeposit, sourceHash } from './deposit.ts';
 import type { Engine } from './edr-chain.ts';
@@ -76,7 +76,7 @@ export function baseTimeDeposit(number: bigint, millisPart: number): Hex {
     to: BASE_TIME_PREDEPLOY,
     mint: 0n,
     value: 0n,
-    gas: 1_000_000n,
+    gas: BASE_TIME_DEPOSIT_GAS,
     isSystemTx: false,
     data: encodeFunctionData({ abi: baseTimeAbi, functionName: 'setTimestampMillisPart', args: [millisPart] }),
   });

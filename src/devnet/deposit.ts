@@ -38,7 +38,6 @@ export function encodeDeposit(deposit: Deposit): Hex {
   ]);
 }
 
-export const DEPOSITOR_ACCOUNT: Hex = '0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001';
 export const L1_BLOCK_PREDEPLOY: Hex = '0x4200000000000000000000000000000000000015';
 
 /** Source hash of a deposit: keccak256(bytes32(domain) || keccak256(payload)) (spec: domain 0 user, 1 L1 info). */

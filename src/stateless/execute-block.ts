@@ -1,14 +1,15 @@
 import { createBlock, createBlockHeader } from '@ethereumjs/block';
 import { Common, Mainnet } from '@ethereumjs/common';
-import { getActivePrecompiles, type ExecResult, type PrecompileInput } from '@ethereumjs/evm';
-import { createAddressFromString, type Address } from '@ethereumjs/util';
+import { createAddressFromString } from '@ethereumjs/util';
 import { createVM } from '@ethereumjs/vm';
 import { bytesToHex, fromRlp, hexToBytes, sha256, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
-import { rip7212 } from '../simulate/chain-rules.ts';
 import { blockExtraData, nextBaseFee } from './base-fee.ts';
 import { blockDaFootprint } from './da-footprint.ts';
 import { installJumpAnalysisCache } from './jump-analysis-cache.ts';
+import { opPrecompiles } from './precompiles.ts';
+import { refuseB20 } from './b20.ts';
+import { afterDenimBlock, beforeDenimBlock } from './denim.ts';
 import { encodeHeader, headerHash, type BlockHeader } from './header.ts';
 import { l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
 import { runDeposit, runUserTx, type TxReceipt } from './transactions.ts';
@@ -57,34 +58,6 @@ const beaconRoots = '0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02' as const;
 const historyStorage = '0x0000F90827F1C53a10cb7A02335B175320002935' as const;
 const emptyRequestsHash = sha256('0x');
 const emptyOmmersHash: Hex = '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347';
-const P256VERIFY = '0x0000000000000000000000000000000000000100';
-const BN256_PAIRING = '0x0000000000000000000000000000000000000008';
-/** Granite's cap on bn256Pairing input (427 pairs), OP Stack granite/exec-engine.md. */
-const GRANITE_PAIRING_MAX_BYTES = 112_687;
-
-/** OP Stack precompiles beyond the Ethereum hardfork's: RIP-7212 from Fjord, Granite's pairing cap. */
-function opPrecompiles(common: Common, rules: BlockRules) {
-  const out: { address: Address; function: (input: PrecompileInput) => ExecResult | Promise<ExecResult> }[] = [];
-  if (rules.active('fjord')) out.push({ address: createAddressFromString(P256VERIFY), function: rip7212 });
-  if (rules.active('granite')) {
-    const pairing = getActivePrecompiles(common).get(BN256_PAIRING.slice(2)) as (
-      input: PrecompileInput,
-    ) => ExecResult | Promise<ExecResult>;
-    out.push({
-      address: createAddressFromString(BN256_PAIRING),
-      function: (input) =>
-        input.data.length > GRANITE_PAIRING_MAX_BYTES
-          ? {
-              returnValue: new Uint8Array(0),
-              executionGasUsed: input.gasLimit,
-              exceptionError: { error: 'out of gas', errorType: 'EVMError' } as never,
-            }
-          : pairing(input),
-    });
-  }
-  return out;
-}
-
 /** Hashes of ancestors for BLOCKHASH: the parent's, then older ones from header preimages. */
 function ancestorHashes(parent: BlockHeader, witness: Witness) {
   const parentHash = headerHash(parent);
@@ -123,7 +96,7 @@ function ancestorHashes(parent: BlockHeader, witness: Witness) {
 export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock> {
   const { config, parent, attributes, witness } = input;
   await installJumpAnalysisCache();
-  const rules = rulesAt(config, attributes.timestamp);
+  const rules = rulesAt(config, attributes.timestamp, parent.timestamp);
   if (!rules.active('regolith'))
     throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
   const number = parent.number + 1n;
@@ -155,6 +128,7 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     blockchain: blockchain as never,
     evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never },
   });
+  refuseB20(vm.evm, rules);
   const headerData = (baseFee: bigint) => ({
     number,
     timestamp: attributes.timestamp,
@@ -187,6 +161,15 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     ]);
   if (rules.active('isthmus')) await storeIfDeployed(state, historyStorage, [[(number - 1n) % 8191n, parentHash]]);
 
+  const millisPart = await beforeDenimBlock({
+    state,
+    config,
+    rules,
+    number,
+    parentTimestamp: parent.timestamp,
+    transactions: attributes.transactions,
+  });
+
   const receipts: Receipt[] = [];
   let cumulativeGasUsed = 0n;
   let fees: TxFees | undefined;
@@ -206,6 +189,8 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     } catch (error) {
       if (error instanceof WitnessIncompleteError)
         throw new WitnessIncompleteError(error.key, error.context ? `${error.context}, ${where}` : where);
+      if (error instanceof FlashlogError && error.code === 'FORK_UNSUPPORTED')
+        throw new FlashlogError('FORK_UNSUPPORTED', `block ${number}, ${where}: ${error.message}`, { cause: error });
       throw new FlashlogError('BLOCK_INVALID', `${where}: ${(error as Error).message}`, { cause: error });
     }
     cumulativeGasUsed += receipt.gasUsed;
@@ -213,6 +198,7 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
   }
   if (cumulativeGasUsed > attributes.gasLimit)
     throw new FlashlogError('BLOCK_INVALID', `gas used ${cumulativeGasUsed} exceeds the gas limit ${attributes.gasLimit}`);
+  await afterDenimBlock(state, number, millisPart, receipts[1]?.status);
 
   const stateRoot = bytesToHex(await state.getStateRoot());
   const messagePasserStorageRoot = async (): Promise<Hex> => {

@@ -8,6 +8,7 @@ import { FlashlogError } from '../errors.ts';
  */
 const time = z.number().int().nonnegative().nullish();
 const baseFeeParams = z.object({ max_change_denominator: z.number().int().positive(), elasticity_multiplier: z.number().int().positive() });
+const hex = z.string().regex(/^0x([0-9a-fA-F]{2})*$/, 'expected 0x-prefixed hex bytes');
 export const rollupConfigSchema = z.object({
   l2_chain_id: z.number().int().positive(),
   block_time: z.number().int().positive(),
@@ -20,6 +21,18 @@ export const rollupConfigSchema = z.object({
   holocene_time: time,
   isthmus_time: time,
   jovian_time: time,
+  /** OP "Upgrade 19" (OP Mainnet, Unichain and the superchain's chains). */
+  karst_time: time,
+  /** Base's own forks after Jovian (Base does not adopt Karst). */
+  azul_time: time,
+  beryl_time: time,
+  cobalt_time: time,
+  denim_time: time,
+  /**
+   * flashlog's own field: the runtime code the Denim activation installs at the BaseTime
+   * implementation address, for a chain (a devnet) whose code flashlog does not carry.
+   */
+  base_time_implementation_code: hex.nullish(),
   chain_op_config: z
     .object({
       eip1559Elasticity: z.number().int().positive(),
@@ -32,9 +45,20 @@ export const rollupConfigSchema = z.object({
 });
 export type RollupConfig = z.infer<typeof rollupConfigSchema>;
 
-/** The OP Stack forks block execution tells apart, oldest first. */
-export const opForks = ['regolith', 'canyon', 'delta', 'ecotone', 'fjord', 'granite', 'holocene', 'isthmus', 'jovian'] as const;
-export type OpFork = (typeof opForks)[number];
+/** The forks every OP Stack chain shares, oldest first, up to Jovian. */
+const commonForks = ['regolith', 'canyon', 'delta', 'ecotone', 'fjord', 'granite', 'holocene', 'isthmus', 'jovian'] as const;
+/** The OP (superchain) ladder: Karst after Jovian. */
+export const opForks = [...commonForks, 'karst'] as const;
+/** Base's ladder (base/base `BaseUpgrade::EXECUTION_VARIANTS` + Denim): Azul, Beryl, Cobalt, Denim after Jovian. */
+export const baseForks = [...commonForks, 'azul', 'beryl', 'cobalt', 'denim'] as const;
+export type OpFork = (typeof opForks)[number] | (typeof baseForks)[number];
+const baseOnly = ['azul', 'beryl', 'cobalt', 'denim'] as const;
+
+/** The ladder a config's fork times name: Base's when it sets a Base fork, else OP's. */
+export function ladderOf(config: RollupConfig): readonly OpFork[] {
+  return baseOnly.some((fork) => isSet(config[`${fork}_time`])) ? baseForks : opForks;
+}
+const isSet = (value: number | null | undefined): value is number => value !== null && value !== undefined;
 
 /** The rules of one block: which forks are active at its timestamp, and the EIP-1559 parameters. */
 export interface BlockRules {
@@ -45,8 +69,11 @@ export interface BlockRules {
   activationBlock(fork: OpFork): boolean;
   /** The newest active fork, or 'bedrock'. */
   readonly fork: OpFork | 'bedrock';
-  /** The Ethereum hardfork whose EVM the block runs: Isthmus → prague, Ecotone → cancun, Canyon → shanghai. */
-  readonly evmHardfork: 'paris' | 'shanghai' | 'cancun' | 'prague';
+  /**
+   * The Ethereum hardfork whose EVM the block runs: Karst or Azul → osaka, Isthmus → prague,
+   * Ecotone → cancun, Canyon → shanghai.
+   */
+  readonly evmHardfork: 'paris' | 'shanghai' | 'cancun' | 'prague' | 'osaka';
   readonly denominator: bigint;
   readonly elasticity: bigint;
 }
@@ -57,7 +84,7 @@ export interface BlockRules {
  * @example parseRollupConfig(fixture.rollupConfig)
  */
 export function parseRollupConfig(raw: unknown, where = 'rollupConfig'): RollupConfig {
-  const parsed = rollupConfigSchema.safeParse(raw);
+  const parsed = rollupConfigSchema.safeParse(flattenBaseUpgrades(raw));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new FlashlogError('ROLLUP_CONFIG_INVALID', `${where}.${issue.path.join('.')}: ${issue.message}`);
@@ -65,19 +92,50 @@ export function parseRollupConfig(raw: unknown, where = 'rollupConfig'): RollupC
   if (!parsed.data.chain_op_config && !(parsed.data.base_fee_params && parsed.data.canyon_base_fee_params)) {
     throw new FlashlogError('ROLLUP_CONFIG_INVALID', `${where}: expected chain_op_config or base_fee_params and canyon_base_fee_params`);
   }
+  const base = baseOnly.find((fork) => isSet(parsed.data[`${fork}_time`]));
+  if (base && isSet(parsed.data.karst_time))
+    throw new FlashlogError('ROLLUP_CONFIG_INVALID', `${where}.karst_time: a chain on Base's ladder (${base}_time) has no Karst`);
   return parsed.data;
 }
 
 /**
- * The rules at `timestamp`. A fork is active from its time on, and so is every fork before it
- * (kona and op-node cascade: a chain that set only holocene_time has Canyon too).
+ * base/base writes its own forks in a nested `base` object (`crates/common/genesis/src/chain/upgrade.rs`,
+ * `BaseUpgradeConfig`: `azul` alias `v1`, `beryl` alias `v2`, `cobalt` alias `v3`, `denim`); read
+ * them as the flat `<fork>_time` fields, so such a config is not silently taken for an OP chain.
  */
-export function rulesAt(config: RollupConfig, timestamp: bigint): BlockRules {
-  const times = opForks.map((fork) => config[`${fork}_time`]);
+function flattenBaseUpgrades(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || !('base' in raw)) return raw;
+  const { base, ...rest } = raw as { base: unknown } & Record<string, unknown>;
+  if (typeof base !== 'object' || base === null) return raw;
+  const nested = base as Record<string, unknown>;
+  const pick = (...names: string[]) => names.map((name) => nested[name]).find((value) => value !== undefined && value !== null);
+  const flat: Record<string, unknown> = { ...rest };
+  for (const [fork, alias] of [
+    ['azul', 'v1'],
+    ['beryl', 'v2'],
+    ['cobalt', 'v3'],
+    ['denim', undefined],
+  ] as const) {
+    const value = alias ? pick(fork, alias) : pick(fork);
+    if (value !== undefined) flat[`${fork}_time`] ??= value;
+  }
+  return flat;
+}
+
+/**
+ * The rules at `timestamp`. A fork is active from its time on, and so is every fork before it in
+ * the chain's ladder (kona and op-node cascade: a chain that set only holocene_time has Canyon
+ * too; a Base chain that set only denim_time has Azul too). A fork of the other ladder is never
+ * active. `parentTimestamp` tells the activation block apart where blocks can share a second
+ * (Denim); without it the parent is taken `block_time` earlier.
+ */
+export function rulesAt(config: RollupConfig, timestamp: bigint, parentTimestamp?: bigint): BlockRules {
+  const ladder = ladderOf(config);
+  const times = ladder.map((fork) => config[`${fork}_time`]);
   const activeAt = (index: number, at: bigint): boolean =>
-    times.slice(index).some((forkTime) => forkTime !== null && forkTime !== undefined && BigInt(forkTime) <= at);
-  const active = (fork: OpFork) => activeAt(opForks.indexOf(fork), timestamp);
-  const newest = [...opForks].reverse().find(active) ?? 'bedrock';
+    index >= 0 && times.slice(index).some((forkTime) => isSet(forkTime) && BigInt(forkTime) <= at);
+  const active = (fork: OpFork) => activeAt(ladder.indexOf(fork), timestamp);
+  const newest = [...ladder].reverse().find(active) ?? 'bedrock';
   const canyon = active('canyon');
   const op = config.chain_op_config;
   const denominator = op
@@ -86,14 +144,23 @@ export function rulesAt(config: RollupConfig, timestamp: bigint): BlockRules {
       : op.eip1559Denominator
     : (canyon ? config.canyon_base_fee_params! : config.base_fee_params!).max_change_denominator;
   const elasticity = op ? op.eip1559Elasticity : (canyon ? config.canyon_base_fee_params! : config.base_fee_params!).elasticity_multiplier;
+  const parent = parentTimestamp ?? timestamp - BigInt(config.block_time);
   return {
     chainId: config.l2_chain_id,
     timestamp,
     active,
-    activationBlock: (fork) =>
-      active(fork) && (timestamp < BigInt(config.block_time) || !activeAt(opForks.indexOf(fork), timestamp - BigInt(config.block_time))),
+    activationBlock: (fork) => active(fork) && (parent < 0n || !activeAt(ladder.indexOf(fork), parent)),
     fork: newest,
-    evmHardfork: active('isthmus') ? 'prague' : active('ecotone') ? 'cancun' : canyon ? 'shanghai' : 'paris',
+    evmHardfork:
+      active('karst') || active('azul')
+        ? 'osaka'
+        : active('isthmus')
+          ? 'prague'
+          : active('ecotone')
+            ? 'cancun'
+            : canyon
+              ? 'shanghai'
+              : 'paris',
     denominator: BigInt(denominator),
     elasticity: BigInt(elasticity),
   };

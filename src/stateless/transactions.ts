@@ -8,6 +8,7 @@ import { bytesToHex, type Hex } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
 import { FlashlogError } from '../errors.ts';
 import { feeVaults, type TxFees } from './l1-cost.ts';
+import { depositTxParams } from './osaka.ts';
 import type { Receipt } from './receipts.ts';
 import type { BlockRules } from './rollup-config.ts';
 
@@ -77,7 +78,7 @@ export async function runDeposit(
       value: deposit.value ?? 0n,
       data: deposit.data ?? '0x',
     },
-    { common, freeze: false },
+    { common, freeze: false, params: depositTxParams },
   );
   (tx as { getSenderAddress: () => Address }).getSenderAddress = () => from;
   const version = rules.active('canyon') ? { depositNonce, depositReceiptVersion: 1n } : { depositNonce };
@@ -90,7 +91,9 @@ export async function runDeposit(
       skipBlockGasLimitValidation: true,
     });
     return receiptOf(0x7e, result, result.totalGasSpent, version);
-  } catch {
+  } catch (error) {
+    // flashlog's own refusals (a witness gap, a fork rule it does not run) are not the EVM's.
+    if (error instanceof FlashlogError) throw error;
     // A failed deposit: everything but the mint is undone, the nonce still moves, all gas is used.
     const account = (await state.getAccount(from)) ?? new Account();
     account.nonce += 1n;

@@ -74,7 +74,7 @@ export const proverSettings = {
     schema: z.string().min(1).optional(),
     expects: 'a path to a rollup config JSON (op-node/kona form)',
     describe:
-      'prover-host, execute-block: the L2 rollup config to re-execute with, for a chain flashlog does not know by id (the prover host sends it as boot local key 6)',
+      'prover-host, execute-block: the L2 rollup config to re-execute with (the prover host sends it as boot local key 6); default: the built-in one of OP Mainnet, OP Sepolia, Unichain, Unichain Sepolia, Base, Base Sepolia and the devnet, by chain id',
   }),
   blockNumber: setting({
     schema: integer(1).optional(),
