@@ -54,10 +54,14 @@ export function rlpFields(code: ErrorCode): RlpFields {
  * naming `what` and the offset (`base` + 0) when the item is malformed or cut short.
  */
 export function readRlpItem(data: Uint8Array, code: ErrorCode, what: string, base: number): { item: RlpItem; size: number } {
-  try {
-    const decoded = RLP.decode(data, true);
-    return { item: decoded.data, size: data.length - decoded.remainder.length };
-  } catch (error) {
-    throw new FlashlogError(code, `${what} at offset ${base}: ${(error as Error).message}`, { cause: error });
+  // RLP.decode copies the remainder after the item, so it is given a window that grows until the
+  // item fits: reading many items from a large buffer stays linear in its size.
+  for (let window = Math.min(data.length, 4096); ; window = Math.min(data.length, window * 8)) {
+    try {
+      const decoded = RLP.decode(data.subarray(0, window), true);
+      return { item: decoded.data, size: window - decoded.remainder.length };
+    } catch (error) {
+      if (window >= data.length) throw new FlashlogError(code, `${what} at offset ${base}: ${(error as Error).message}`, { cause: error });
+    }
   }
 }

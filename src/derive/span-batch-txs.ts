@@ -1,6 +1,6 @@
 import { RLP } from '@ethereumjs/rlp';
 import { bigIntToUnpaddedBytes, bytesToBigInt } from '@ethereumjs/util';
-import { bytesToHex, concat, hexToBytes, type Hex } from 'viem';
+import { bytesToHex, concat, hexToBytes, pad, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
 import { readRlpItem, rlpFields, type RlpItem } from './rlp-fields.ts';
 import { encodeBitlist, encodeUvarint, type ByteReader } from './reader.ts';
@@ -204,7 +204,7 @@ export function spanBatchTxsOf(transactions: readonly Uint8Array[], chainId: big
       throw new FlashlogError('DERIVE_BATCH_INVALID', `transaction ${i}: type ${type} cannot go in a span batch`);
     const items = fields.list(RLP.decode(legacy ? tx : tx.subarray(1)) as RlpItem, `transaction ${i}`);
     const at = (index: number) => fields.bytes(items[index], `transaction ${i} field ${index}`);
-    const pad32 = (bytes: Uint8Array) => hexToBytes(bytesToHex(bytes, { size: 32 }));
+    const pad32 = (bytes: Uint8Array) => pad(bytes, { size: 32 });
     const [vItem, rItem, sItem] = [at(items.length - 3), at(items.length - 2), at(items.length - 1)];
     const v = bytesToBigInt(vItem);
     let txChain = chainId;
