@@ -1,6 +1,6 @@
 import { concat } from 'viem';
 import type { Transform } from 'node:stream';
-import { constants, createBrotliDecompress, createInflate } from 'node:zlib';
+import { constants, createBrotliDecompress, createInflateRaw } from 'node:zlib';
 import { FlashlogError } from '../errors.ts';
 import { readRlpItem } from './rlp-fields.ts';
 import { decodeSingularBatch, singularBatchType, type SingularBatch } from './singular-batch.ts';
@@ -75,11 +75,12 @@ export async function decompressChannel(channel: Uint8Array, rules: ChannelReadR
   const first = channel[0]!;
   const nibble = first & 0x0f;
   if (nibble === 8 || nibble === 15) {
-    // Z_SYNC_FLUSH: a stream cut short gives what it holds instead of an error (op-node reads on until it fails).
-    return {
-      compression: 'zlib',
-      ...(await inflateBounded(createInflate({ finishFlush: constants.Z_SYNC_FLUSH }), channel, rules.maxRlpBytesPerChannel)),
-    };
+    checkZlibHeader(channel);
+    // The deflate stream after the 2-byte header, read raw: a stream cut short gives what it holds
+    // (Z_SYNC_FLUSH) and the Adler-32 trailer is not waited for, as op-node reads batches from
+    // the stream until it fails. Batches are the same either way: the checksum comes after them all.
+    const inflate = createInflateRaw({ finishFlush: constants.Z_SYNC_FLUSH });
+    return { compression: 'zlib', ...(await inflateBounded(inflate, channel.subarray(2), rules.maxRlpBytesPerChannel)) };
   }
   if (first === 1) {
     if (!rules.fjord)
@@ -90,6 +91,19 @@ export async function decompressChannel(channel: Uint8Array, rules: ChannelReadR
     'DERIVE_CHANNEL_INVALID',
     `channel byte 0: got 0x${first.toString(16).padStart(2, '0')}, expected a zlib header (low bits 8 or 15) or the brotli version 0x01`,
   );
+}
+
+/** The zlib header (RFC 1950) as Go's zlib reader checks it: deflate, a window up to 32 KiB, FCHECK, no dictionary. */
+function checkZlibHeader(channel: Uint8Array): void {
+  const fail = (detail: string): never => {
+    throw new FlashlogError('DERIVE_CHANNEL_INVALID', `channel zlib header: ${detail}`);
+  };
+  if (channel.length < 2) fail('cut short');
+  const [cmf, flg] = [channel[0]!, channel[1]!];
+  if ((cmf & 0x0f) !== 8) fail(`compression method ${cmf & 0x0f}, expected 8 (deflate)`);
+  if (cmf >> 4 > 7) fail(`window size 2^${(cmf >> 4) + 8}, expected at most 2^15`);
+  if ((cmf * 256 + flg) % 31 !== 0) fail(`check bits do not match (0x${cmf.toString(16)}${flg.toString(16).padStart(2, '0')})`);
+  if (flg & 0x20) fail('a preset dictionary, which channels do not use');
 }
 
 /** Runs `input` through `stream`, keeping at most `limit` bytes of output and what came before an error. */

@@ -40,8 +40,8 @@ export interface Bitlist {
  */
 export function createReader(data: Uint8Array, code: ErrorCode, base = 0): ByteReader {
   let at = 0;
-  const fail = (what: string, detail: string): never => {
-    throw new FlashlogError(code, `${what} at offset ${base + at}: ${detail}`);
+  const fail = (what: string, detail: string, from = at): never => {
+    throw new FlashlogError(code, `${what} at offset ${base + from}: ${detail}`);
   };
   const need = (count: number, what: string) => {
     if (data.length - at < count) fail(what, `needs ${count} bytes, ${data.length - at} left`);
@@ -71,17 +71,18 @@ export function createReader(data: Uint8Array, code: ErrorCode, base = 0): ByteR
       return value;
     },
     uvarint(what) {
+      const start = at;
       let value = 0n;
       for (let i = 0; i < 10; i++) {
-        if (at >= data.length) fail(what, 'the varint is cut short');
+        if (at >= data.length) fail(what, 'the varint is cut short', start);
         const byte = data[at]!;
         // The tenth byte may carry one bit only (bit 63); Go rejects more as an overflow.
-        if (i === 9 && byte > 1) fail(what, 'the varint overflows 64 bits');
+        if (i === 9 && byte > 1) fail(what, 'the varint overflows 64 bits', start);
         at++;
         value |= BigInt(byte & 0x7f) << BigInt(7 * i);
         if (byte < 0x80) return value;
       }
-      return fail(what, 'the varint overflows 64 bits');
+      return fail(what, 'the varint overflows 64 bits', start);
     },
     bitlist(bitLength, what) {
       const size = Math.ceil(bitLength / 8);
