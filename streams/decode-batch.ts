@@ -69,7 +69,10 @@ export const decodeBatchCommand: Command = {
     });
     const report = await decodeBatcherData(inputs, derivationRules(ctx.config.fork), chainOf(ctx.config));
     const json = batcherReportJson(report);
-    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+    // Wait for the pipe to take it all: the CLI exits right after `run`.
+    await new Promise<void>((resolve, reject) =>
+      process.stdout.write(`${JSON.stringify(json, null, 2)}\n`, (error) => (error ? reject(error) : resolve())),
+    );
     const failed =
       report.inputs.some((input) => input.error) ||
       report.channels.some(
