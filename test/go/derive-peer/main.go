@@ -6,6 +6,8 @@
 //	                     with the batches they hold, as JSON
 //	derive-peer decode   reads {chain, fjord, batcherData[], blobs[]} as JSON on stdin and prints
 //	                     the batches op-node decodes from them
+//	derive-peer bank     reads scenarios of batcher transactions in L1 blocks and prints the
+//	                     channels op-node's channel bank (or Holocene assembler) hands out
 package main
 
 import (
@@ -300,7 +302,7 @@ func readChannel(ch *derive.Channel, cfg *rollup.Config, fjord bool) channelJSON
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode")
+		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -308,8 +310,10 @@ func main() {
 		encode()
 	case "decode":
 		decode()
+	case "bank":
+		bank()
 	default:
-		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode")
+		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank")
 		os.Exit(2)
 	}
 }
