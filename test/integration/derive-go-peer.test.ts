@@ -85,7 +85,7 @@ function peerShape(entry: ChannelBatch): PeerBatch {
 const normalized = (batches: PeerBatch[]) =>
   batches.map((batch) => ({ ...batch, blocks: batch.blocks.map((block) => ({ ...block, transactions: block.transactions ?? [] })) }));
 
-function peerRun(mode: 'encode' | 'decode', input?: unknown): unknown {
+function peerRun(mode: 'encode' | 'decode' | 'bank', input?: unknown): unknown {
   const run = spawnSync(peer, [mode], {
     input: input === undefined ? undefined : JSON.stringify(input),
     encoding: 'utf8',
