@@ -122,7 +122,9 @@ export function deriveSpanBatch(raw: RawSpanBatch, chain: SpanBatchChain, where 
   let epoch = raw.l1OriginNumber;
   for (let i = raw.blockCount - 1; i >= 0; i--) {
     epochs[i] = epoch;
-    if (raw.originBits[i] && i > 0) epoch--;
+    // uint64 arithmetic, as op-node's: a batch claiming more origin changes than its origin number
+    // wraps around (and is refused by batch validation, not here).
+    if (raw.originBits[i] && i > 0) epoch = (epoch - 1n) & 0xffff_ffff_ffff_ffffn;
   }
   const transactions = spanBatchTransactions(raw.txs, chain.chainId, where);
   let next = 0;

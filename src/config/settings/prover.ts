@@ -32,7 +32,8 @@ export const proverSettings = {
   l2ChainId: setting({
     schema: integer(1).optional(),
     expects: 'a chain id',
-    describe: 'prover-host: L2 chain id (default: asked from the L2 RPC); decode-batch: the chain id span batch transactions are rebuilt with',
+    describe:
+      'prover-host: L2 chain id (default: asked from the L2 RPC); decode-batch: the chain id span batch transactions are rebuilt with',
   }),
   timeout: setting({
     schema: decimal(0.001),
