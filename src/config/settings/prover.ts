@@ -75,7 +75,7 @@ export const proverSettings = {
     schema: z.string().min(1).optional(),
     expects: 'a path to a rollup config JSON (op-node/kona form)',
     describe:
-      'prover-host, execute-block: the L2 rollup config to re-execute with, for a chain flashlog does not know by id (the prover host sends it as boot local key 6)',
+      'prover-host, execute-block: the L2 rollup config to re-execute with, for a chain flashlog does not know by id (the prover host sends it as boot local key 6); decode-batch: where span batches take the chain id, genesis time and block time',
   }),
   blockNumber: setting({
     schema: integer(1).optional(),
