@@ -68,18 +68,20 @@ describe('flashlog decode-batch', () => {
     }
   });
 
-  it('decodes the same batcher data from a blob (detected by its size) and from a hex file', async () => {
+  it('decodes the same batcher data from a blob (detected by its size) and from a hex file; --rollup-config stands for the flags', async () => {
     const tx = parseTransaction(bytesToHex(readFileSync(vector('raw_batcher_tx.hex'))));
     const blob = join(dir.path, 'batcher.blob');
     writeFileSync(blob, specBlob(hexToBytes(tx.data!)));
     const hexFile = join(dir.path, 'tx.hex');
     writeFileSync(hexFile, `${bytesToHex(readFileSync(vector('raw_batcher_tx.hex')))}\n`);
+    const rollupConfig = join(dir.path, 'rollup.json');
+    writeFileSync(rollupConfig, JSON.stringify({ l2_chain_id: 10, block_time: 2, genesis: { l2_time: 1_686_068_903 } }));
     const [fromTx, fromBlob, fromHex] = await Promise.all([
-      flashlog([vector('raw_batcher_tx.hex'), ...opMainnet]),
+      flashlog([vector('raw_batcher_tx.hex'), '--rollup-config', rollupConfig]),
       flashlog([blob, ...opMainnet]),
       flashlog([hexFile, ...opMainnet]),
     ]);
-    expect([fromBlob.code, fromHex.code]).toEqual([0, 0]);
+    expect([fromTx.code, fromBlob.code, fromHex.code]).toEqual([0, 0, 0]);
     const channels = (out: string) => (JSON.parse(out) as Report).channels;
     expect((JSON.parse(fromBlob.stdout) as Report).inputs[0]!.kind).toBe('blob');
     expect(channels(fromBlob.stdout)).toEqual(channels(fromTx.stdout));
