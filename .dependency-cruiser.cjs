@@ -128,6 +128,15 @@ module.exports = {
         ].join('|'),
       },
     },
+    // Derivation's decoding (src/derive/: frames, blobs, channels, batches) is pure: it reads
+    // bytes it is given and imports no server, log, source, devnet or prover, nor any I/O.
+    {
+      name: 'derive-is-pure',
+      severity: 'error',
+      comment: 'src/derive/ decodes what it is given: no rpc/, view/, log/, source/, devnet/ or prover/, no files or sockets.',
+      from: { path: '^src/derive/', pathNot: notTests },
+      to: { path: `^src/(rpc|view|log|source|devnet|prover)/|${io}` },
+    },
     // The prover's rooms: host/ (prover_prove, witness collection, enclave routing), enclave/
     // (checks, re-executes, signs), bridge/ (log <-> host). What two of them share (the enclave
     // protocol and its frames, the request, the journal, output roots, signatures, config hashes,

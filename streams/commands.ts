@@ -3,6 +3,7 @@ import { checkGatewayCommand } from './check-gateway.ts';
 import { devnetCommand } from './devnet.ts';
 import { enclaveCommand } from './enclave.ts';
 import { executeBlockCommand } from './execute-block.ts';
+import { decodeBatchCommand } from './decode-batch.ts';
 import { proverHostCommand } from './prover-host.ts';
 import { proverBridgeCommand } from './prover-bridge.ts';
 import { proveCommand } from './prove.ts';
@@ -24,6 +25,7 @@ export const commands: readonly Command[] = [
   proveCommand,
   verifyProposalCommand,
   executeBlockCommand,
+  decodeBatchCommand,
   runCommand,
   ingestCommand,
   serveCommand,

@@ -9,6 +9,7 @@ import { devnetSettings } from './settings/devnet.ts';
 import { proverSettings } from './settings/prover.ts';
 import { nodeSettings } from './settings/node.ts';
 import { checkerSettings } from './settings/checker.ts';
+import { deriveSettings } from './settings/derive.ts';
 import type { SettingSpec } from './settings/spec.ts';
 
 export type { SettingSpec } from './settings/spec.ts';
@@ -32,6 +33,7 @@ export const settings = {
   ...proverSettings,
   ...nodeSettings,
   ...checkerSettings,
+  ...deriveSettings,
 } satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof settings;

@@ -32,7 +32,8 @@ export const proverSettings = {
   l2ChainId: setting({
     schema: integer(1).optional(),
     expects: 'a chain id',
-    describe: 'prover-host: L2 chain id (default: asked from the L2 RPC)',
+    describe:
+      'prover-host: L2 chain id (default: asked from the L2 RPC); decode-batch: the chain id span batch transactions are rebuilt with',
   }),
   timeout: setting({
     schema: decimal(0.001),
@@ -74,7 +75,7 @@ export const proverSettings = {
     schema: z.string().min(1).optional(),
     expects: 'a path to a rollup config JSON (op-node/kona form)',
     describe:
-      'prover-host, execute-block: the L2 rollup config to re-execute with (the prover host sends it as boot local key 6); default: the built-in one of OP Mainnet, OP Sepolia, Unichain, Unichain Sepolia, Base, Base Sepolia and the devnet, by chain id',
+      'prover-host, execute-block: the L2 rollup config to re-execute with (the prover host sends it as boot local key 6); default: the built-in one of OP Mainnet, OP Sepolia, Unichain, Unichain Sepolia, Base, Base Sepolia and the devnet, by chain id; decode-batch: where span batches take the chain id, genesis time and block time',
   }),
   blockNumber: setting({
     schema: integer(1).optional(),
