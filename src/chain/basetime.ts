@@ -61,8 +61,11 @@ export function timestampMs(timestampSeconds: bigint, millisPart: number | null)
 }
 
 /**
- * The BaseTime deposit's source hash (base/base `BaseTimeDepositSource`, domain 3):
- * `keccak256(bytes32(3) ‖ keccak256(uint256(blockNumber)))`, one per L2 block number.
+ * The BaseTime deposit's source hash, domain 3: `keccak256(bytes32(3) ‖ keccak256(uint256(blockNumber)))`,
+ * as base/base `BaseTimeDepositSource { block_number }` computes it (crates/common/consensus/src/source.rs
+ * at a6869ca2, the form its `BaseTimeUpdateTx` builds and validates). Another stored version of that
+ * file keys it by L1 block hash and sequence number; which is final is UNCONFIRMED, so the stateless
+ * executor does not check it.
  */
 export function baseTimeSourceHash(blockNumber: bigint): Hex {
   return keccak256(concat([numberToHex(3, { size: 32 }), keccak256(numberToHex(blockNumber, { size: 32 }))]));
