@@ -95,6 +95,18 @@ describe('a Denim chain built by the engine', () => {
     }
   }, 120_000);
 
+  it('the activation block needs every node of its witness: without any one of them it is refused', async () => {
+    const block = byNumber(DENIM_BLOCK);
+    for (const key of block.witness.keys()) {
+      const short = new Map(block.witness);
+      short.delete(key);
+      await expect(executeBlock({ config, parent: block.parent, attributes: block.attributes, witness: short })).rejects.toMatchObject({
+        code: 'WITNESS_INCOMPLETE',
+        message: expect.stringContaining(key),
+      });
+    }
+  }, 60_000);
+
   it('test/fixtures/denim-chain holds this chain', () => {
     const write = process.env.WRITE_DENIM_CHAIN_FIXTURES === '1';
     if (write) mkdirSync(dir, { recursive: true });
