@@ -1,4 +1,5 @@
-import { decodeFunctionData, parseAbi, type Hex } from 'viem';
+import { concat, decodeFunctionData, encodeFunctionData, keccak256, numberToHex, parseAbi, type Hex } from 'viem';
+import { serializeTransaction } from 'viem/op-stack';
 
 /**
  * Base's Denim block time (docs.base.org, Denim specification): `tx[1]` of every block is the
@@ -57,4 +58,42 @@ export function baseTimeMillisPart(tx: BaseTimeCandidate | undefined): number | 
 /** `1000 × timestamp + millis part` (the millis part 0 when unknown). */
 export function timestampMs(timestampSeconds: bigint, millisPart: number | null): bigint {
   return timestampSeconds * 1000n + BigInt(millisPart ?? 0);
+}
+
+/**
+ * The BaseTime deposit's source hash, domain 3: `keccak256(bytes32(3) ‖ keccak256(uint256(blockNumber)))`,
+ * as base/base `BaseTimeDepositSource { block_number }` computes it (crates/common/consensus/src/source.rs
+ * at a6869ca2, the form its `BaseTimeUpdateTx` builds and validates). Another stored version of that
+ * file keys it by L1 block hash and sequence number; which is final is UNCONFIRMED, so the stateless
+ * executor does not check it.
+ */
+export function baseTimeSourceHash(blockNumber: bigint): Hex {
+  return keccak256(concat([numberToHex(3, { size: 32 }), keccak256(numberToHex(blockNumber, { size: 32 }))]));
+}
+
+/**
+ * The BaseTime deposit of block `blockNumber` (tx[1] of every Denim block; base/base
+ * `BaseTimeUpdateTx::try_new_with_deposit_tx`): type 0x7e, from the depositor account, to
+ * 0x4200…0030, mint and value 0, gas 1,000,000, not a system tx, 36 bytes of
+ * `setTimestampMillisPart(uint16)`. `from` is for a devnet whose engine cannot take Base's sender.
+ * @example baseTimeDeposit({ blockNumber: 9n, millisPart: 600 })
+ */
+export function baseTimeDeposit({ blockNumber, millisPart, from = DEPOSITOR_ACCOUNT }: BaseTimeDepositParameters): Hex {
+  return serializeTransaction({
+    type: 'deposit',
+    sourceHash: baseTimeSourceHash(blockNumber),
+    from,
+    to: BASE_TIME_PREDEPLOY,
+    mint: 0n,
+    value: 0n,
+    gas: BASE_TIME_DEPOSIT_GAS,
+    isSystemTx: false,
+    data: encodeFunctionData({ abi: baseTimeAbi, functionName: 'setTimestampMillisPart', args: [millisPart] }),
+  });
+}
+export interface BaseTimeDepositParameters {
+  readonly blockNumber: bigint;
+  /** 0, 200, 400, 600 or 800 on Base; not checked here (a test builds wrong ones on purpose). */
+  readonly millisPart: number;
+  readonly from?: Hex | undefined;
 }

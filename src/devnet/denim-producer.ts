@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { encodeFunctionData, keccak256, numberToHex, toHex, type Hex } from 'viem';
-import { BASE_TIME_DEPOSIT_GAS, BASE_TIME_PREDEPLOY, baseTimeAbi } from '../chain/basetime.ts';
+import { keccak256, numberToHex, toHex, type Hex } from 'viem';
+import { baseTimeDeposit } from '../chain/basetime.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
-import { encodeDeposit, l1AttributesDeposit, sourceHash } from './deposit.ts';
+import { l1AttributesDeposit } from './deposit.ts';
 import type { Engine } from './edr-chain.ts';
 import { createTickLoop } from './tick-loop.ts';
 import { l1AttributesFor, type Producer } from './producer.ts';
@@ -61,25 +61,11 @@ interface MinedBlock {
  * The `from` of the devnet's BaseTime deposit of block `number`: 0xdeaddeaddeaddeaddeadba5e ||
  * uint64(number). On Base it is the depositor account (0xdead…0001), but EDR refuses a deposit from
  * an account whose nonce is not 0, so each block needs a fresh sender, as the L1-attributes deposit
- * does (deposit.ts). Everything else is Base's: type 0x7e, to 0x4200…0030, gas 1,000,000, mint and
- * value 0, not a system tx, 36 bytes of `setTimestampMillisPart(uint16)` calldata.
+ * does (deposit.ts). Everything else is Base's deposit, built by the one function the stateless
+ * executor's Denim tests build it with (`baseTimeDeposit`, src/chain/basetime.ts).
  */
 export function baseTimeSender(number: bigint): Hex {
   return `0xdeaddeaddeaddeaddeadba5e${number.toString(16).padStart(16, '0')}`;
-}
-
-/** The BaseTime deposit of block `number`: unique per height, the same in a replacement. */
-export function baseTimeDeposit(number: bigint, millisPart: number): Hex {
-  return encodeDeposit({
-    sourceHash: sourceHash(1n, keccak256(toHex(`devnet basetime ${number}`)), number),
-    from: baseTimeSender(number),
-    to: BASE_TIME_PREDEPLOY,
-    mint: 0n,
-    value: 0n,
-    gas: BASE_TIME_DEPOSIT_GAS,
-    isSystemTx: false,
-    data: encodeFunctionData({ abi: baseTimeAbi, functionName: 'setTimestampMillisPart', args: [millisPart] }),
-  });
 }
 
 export function createDenimProducer(options: DenimProducerOptions): DenimProducer {
@@ -120,7 +106,10 @@ export function createDenimProducer(options: DenimProducerOptions): DenimProduce
     const seconds = ms / 1000n;
     await send(
       call,
-      [l1AttributesDeposit(l1AttributesFor(number, seconds), number), baseTimeDeposit(number, Number(ms % 1000n))],
+      [
+        l1AttributesDeposit(l1AttributesFor(number, seconds), number),
+        baseTimeDeposit({ blockNumber: number, millisPart: Number(ms % 1000n), from: baseTimeSender(number) }),
+      ],
       'a system deposit was',
     );
     await send(call, [...queuedDeposits.splice(0), ...(options.takeDeposits?.() ?? [])], 'a deposit was');

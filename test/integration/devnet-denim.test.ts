@@ -1,7 +1,7 @@
-import { decodeFunctionResult, encodeFunctionData, type Hex } from 'viem';
+import { decodeFunctionResult, encodeFunctionData, keccak256, type Hex } from 'viem';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BASE_TIME_PREDEPLOY, baseTimeAbi, baseTimeMillisPart } from '../../src/chain/basetime.ts';
+import { BASE_TIME_PREDEPLOY, baseTimeAbi, baseTimeDeposit, baseTimeMillisPart } from '../../src/chain/basetime.ts';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
 import { rpc, until } from '../helpers/devnet-feed.ts';
 
@@ -12,6 +12,7 @@ import { rpc, until } from '../helpers/devnet-feed.ts';
  * back `removed: true`.
  */
 interface Tx {
+  hash: Hex;
   type: Hex;
   from: Hex;
   to: Hex | null;
@@ -71,6 +72,10 @@ describe('devnet --denim', () => {
       expect(baseTime.input.slice(0, 10)).toBe('0x86bdf394');
       const millis = baseTimeMillisPart(baseTime)!;
       expect([0, 200, 400, 600, 800]).toContain(millis);
+      // Byte for byte the deposit the stateless engine's Denim chain carries, but for its sender
+      // (EDR takes a deposit only from an account whose nonce is 0).
+      expect(baseTime.from).not.toBe('0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001');
+      expect(baseTime.hash).toBe(keccak256(baseTimeDeposit({ blockNumber: n, millisPart: millis, from: baseTime.from })));
       const ms = BigInt(block.timestampMs!);
       expect(ms).toBe(BigInt(block.timestamp) * 1000n + BigInt(millis));
       expect(block.transactions.every((tx) => tx.blockTimestampMs === block.timestampMs)).toBe(true);
