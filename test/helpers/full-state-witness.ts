@@ -14,13 +14,13 @@ const emptyCodeHash = keccak256('0x');
  */
 export async function addStateNodes(state: MerkleStateManager, into: Map<Hex, Uint8Array>): Promise<void> {
   const trie = (state as unknown as { _trie: MerklePatriciaTrie })._trie;
-  const add = (node: { serialize(): Uint8Array }) => {
+  const add = async (node: { serialize(): Uint8Array }) => {
     const rlp = node.serialize();
     into.set(keccak256(rlp), rlp);
   };
   const accounts: Uint8Array[] = [];
-  await trie.walkAllNodes((node) => {
-    add(node);
+  await trie.walkAllNodes(async (node) => {
+    await add(node);
     if (node instanceof LeafMPTNode) accounts.push(node.value() as Uint8Array);
   });
   for (const value of accounts) {

@@ -112,8 +112,16 @@ function executionPayload(header: BlockHeader, hash: Hex, transactions: readonly
 async function buildAndSend(block: ScenarioBlock): Promise<void> {
   const executed = await build(block);
   const transactions = [...block.deposits, ...block.userTxs];
-  const status = await engine.newPayload(executionPayload(executed.header, executed.hash, transactions), executed.header.parentBeaconBlockRoot!);
-  expect({ block: block.number, ...status }).toEqual({ block: block.number, status: 'VALID', latestValidHash: executed.hash, validationError: null });
+  const status = await engine.newPayload(
+    executionPayload(executed.header, executed.hash, transactions),
+    executed.header.parentBeaconBlockRoot!,
+  );
+  expect({ block: block.number, ...status }).toEqual({
+    block: block.number,
+    status: 'VALID',
+    latestValidHash: executed.hash,
+    validationError: null,
+  });
   expect(await engine.setHead(executed.hash)).toMatchObject({ status: 'VALID' });
   const head = await node.rpc<{ hash: Hex; number: Hex }>('eth_getBlockByNumber', ['latest', false]);
   expect(head).toMatchObject({ hash: executed.hash, number: numberToHex(block.number) });

@@ -9,6 +9,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import {
   concat,
+  type Abi,
+  type EncodeFunctionDataParameters,
   encodeFunctionData,
   getContractAddress,
   keccak256,
@@ -21,7 +23,14 @@ import {
   type Hex,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { encodeDeposit, l1AttributesCalldata, sourceHash, DEPOSITOR_ACCOUNT, L1_BLOCK_PREDEPLOY, type L1Attributes } from '../../src/devnet/deposit.ts';
+import {
+  encodeDeposit,
+  l1AttributesCalldata,
+  sourceHash,
+  DEPOSITOR_ACCOUNT,
+  L1_BLOCK_PREDEPLOY,
+  type L1Attributes,
+} from '../../src/devnet/deposit.ts';
 
 export const CHAIN_ID = 901;
 export const GENESIS_TIME = 1_764_000_000n;
@@ -60,10 +69,16 @@ export const eip1559Params = (denominator: number, elasticity: number): Hex =>
   concat([numberToHex(denominator, { size: 4 }), numberToHex(elasticity, { size: 4 })]);
 
 /** The chain's users: keys derived from a fixed phrase, so every run signs the same transactions. */
-export const users: readonly PrivateKeyAccount[] = Array.from({ length: 12 }, (_, i) =>
-  privateKeyToAccount(keccak256(stringToHex(`flashlog op-geth oracle user ${i}`))),
-);
-const [A, B, C, D, E, F] = users as [PrivateKeyAccount, ...PrivateKeyAccount[]] & PrivateKeyAccount[];
+const user = (i: number) => privateKeyToAccount(keccak256(stringToHex(`flashlog op-geth oracle user ${i}`)));
+export const users: readonly PrivateKeyAccount[] = Array.from({ length: 12 }, (_, i) => user(i));
+const [A, B, C, D, E, F] = [0, 1, 2, 3, 4, 5].map((i) => users[i]!) as [
+  PrivateKeyAccount,
+  PrivateKeyAccount,
+  PrivateKeyAccount,
+  PrivateKeyAccount,
+  PrivateKeyAccount,
+  PrivateKeyAccount,
+];
 
 export interface CompiledContract {
   readonly abi: readonly unknown[];
@@ -95,13 +110,20 @@ export function compileOracleContracts(): { OracleL1Block: CompiledContract; Ora
     ),
   ) as {
     errors?: { severity: string; formattedMessage: string }[];
-    contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>>;
+    contracts: Record<
+      string,
+      Record<string, { abi: unknown[]; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>
+    >;
   };
   const errors = (output.errors ?? []).filter((error) => error.severity === 'error');
   if (errors.length) throw new Error(errors.map((error) => error.formattedMessage).join('\n'));
   const get = (file: string, name: string): CompiledContract => {
     const contract = output.contracts[file]![name]!;
-    return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}`, deployedBytecode: `0x${contract.evm.deployedBytecode.object}` };
+    return {
+      abi: contract.abi,
+      bytecode: `0x${contract.evm.bytecode.object}`,
+      deployedBytecode: `0x${contract.evm.deployedBytecode.object}`,
+    };
   };
   return { OracleL1Block: get('OracleL1Block.sol', 'OracleL1Block'), OracleProbe: get('OracleProbe.sol', 'OracleProbe') };
 }
@@ -135,7 +157,9 @@ export function l1InfoDeposit(n: bigint): Hex {
   const attributes = l1Attributes(n);
   const isthmus = l1AttributesCalldata(attributes);
   const data =
-    n > JOVIAN_BLOCK ? concat([JOVIAN_SELECTOR, `0x${isthmus.slice(10)}`, numberToHex(attributes.daFootprintGasScalar, { size: 2 })]) : isthmus;
+    n > JOVIAN_BLOCK
+      ? concat([JOVIAN_SELECTOR, `0x${isthmus.slice(10)}`, numberToHex(attributes.daFootprintGasScalar, { size: 2 })])
+      : isthmus;
   return encodeDeposit({
     sourceHash: sourceHash(1n, attributes.l1Hash, attributes.sequenceNumber),
     from: DEPOSITOR_ACCOUNT,
@@ -183,7 +207,7 @@ export async function scenario(probe: CompiledContract): Promise<ScenarioBlock[]
   const legacy = (from: PrivateKeyAccount, fields: { to: Hex; value: bigint }) =>
     from.signTransaction({ type: 'legacy', chainId: CHAIN_ID, nonce: nonce(from), gasPrice: parseGwei('40'), gas: 21_000n, ...fields });
   const call = (name: 'store' | 'clear' | 'fail', args: readonly unknown[] = []) =>
-    encodeFunctionData({ abi: probe.abi as never, functionName: name as never, args: args as never });
+    encodeFunctionData({ abi: probe.abi as Abi, functionName: name, args } as EncodeFunctionDataParameters);
   const depositNonces = new Map<string, bigint>();
   let logIndex = 0n;
   const deposit = (n: bigint, from: Hex, fields: { to: Hex | null; mint: bigint; value: bigint; gas: bigint; data?: Hex }) => {
@@ -218,7 +242,10 @@ export async function scenario(probe: CompiledContract): Promise<ScenarioBlock[]
   const at = (n: bigint) => GENESIS_TIME + n * BLOCK_TIME;
   const holocene = eip1559Params(EIP1559.denominatorCanyon, EIP1559.elasticity);
   const blocks: ScenarioBlock[] = [];
-  const add = (n: bigint, block: Omit<ScenarioBlock, 'number' | 'timestamp' | 'deposits' | 'eip1559Params' | 'minBaseFee'> & Partial<ScenarioBlock>) =>
+  const add = (
+    n: bigint,
+    block: Omit<ScenarioBlock, 'number' | 'timestamp' | 'deposits' | 'eip1559Params' | 'minBaseFee'> & Partial<ScenarioBlock>,
+  ) =>
     blocks.push({
       number: n,
       timestamp: at(n),
@@ -232,7 +259,11 @@ export async function scenario(probe: CompiledContract): Promise<ScenarioBlock[]
   add(1n, {
     covers: 'Isthmus: a deposit with mint and value, a contract creation, EIP-1559 and legacy transfers',
     deposits: [deposit(1n, DEPOSITORS.x, { to: B.address, mint: parseEther('5'), value: parseEther('1'), gas: 100_000n })],
-    userTxs: [await probeA.tx, await tx(B, { to: C.address, value: parseEther('0.1'), gas: 21_000n }), await legacy(C, { to: D.address, value: 12_345n })],
+    userTxs: [
+      await probeA.tx,
+      await tx(B, { to: C.address, value: parseEther('0.1'), gas: 21_000n }),
+      await legacy(C, { to: D.address, value: 12_345n }),
+    ],
   });
   const depositProbe = getContractAddress({ from: DEPOSITORS.y, nonce: 0n });
   add(2n, {
@@ -249,7 +280,9 @@ export async function scenario(probe: CompiledContract): Promise<ScenarioBlock[]
   });
   add(3n, {
     covers: 'Isthmus: a reverting deposit with mint, a storage deletion, a call to a delegated account',
-    deposits: [deposit(3n, DEPOSITORS.x, { to: depositProbe, mint: parseEther('2'), value: parseEther('0.5'), gas: 100_000n, data: call('fail') })],
+    deposits: [
+      deposit(3n, DEPOSITORS.x, { to: depositProbe, mint: parseEther('2'), value: parseEther('0.5'), gas: 100_000n, data: call('fail') }),
+    ],
     userTxs: [
       await tx(A, { to: probeA.address, data: call('clear'), gas: 100_000n }),
       await tx(E, { to: D.address, data: call('store', [9n]), gas: 100_000n }),
@@ -258,7 +291,10 @@ export async function scenario(probe: CompiledContract): Promise<ScenarioBlock[]
   });
   add(4n, {
     covers: 'Isthmus: the parent of the Jovian activation block',
-    userTxs: [await tx(C, { to: depositProbe, data: call('store', [3n]), gas: 100_000n }), await tx(D, { to: A.address, value: 7n, gas: 60_000n })],
+    userTxs: [
+      await tx(C, { to: depositProbe, data: call('store', [3n]), gas: 100_000n }),
+      await tx(D, { to: A.address, value: 7n, gas: 60_000n }),
+    ],
   });
   add(5n, {
     covers: 'Jovian activation block: deposits only, the Isthmus L1-info form, minBaseFee 2 gwei in extraData',
@@ -283,7 +319,15 @@ export async function scenario(probe: CompiledContract): Promise<ScenarioBlock[]
     covers: 'Jovian: the base fee raised by the parent DA footprint, new EIP-1559 parameters, minBaseFee 5 gwei',
     eip1559Params: eip1559Params(100, 4),
     minBaseFee: parseGwei('5'),
-    deposits: [deposit(8n, DEPOSITORS.x, { to: probeF.address, mint: parseEther('1'), value: parseEther('0.5'), gas: 200_000n, data: call('store', [8n]) })],
+    deposits: [
+      deposit(8n, DEPOSITORS.x, {
+        to: probeF.address,
+        mint: parseEther('1'),
+        value: parseEther('0.5'),
+        gas: 200_000n,
+        data: call('store', [8n]),
+      }),
+    ],
     userTxs: [
       await tx(B, { to: probeF.address, data: call('store', [1n]), gas: 100_000n }),
       await tx(A, { to: probeF.address, data: call('fail'), gas: 100_000n }),
@@ -301,7 +345,12 @@ export async function scenario(probe: CompiledContract): Promise<ScenarioBlock[]
 }
 
 /** The payload attributes of a scenario block, as op-geth's engine API takes them. */
-export function payloadAttributes(block: ScenarioBlock, transactions: readonly Hex[], noTxPool: boolean, feeRecipient = SEQUENCER_FEE_VAULT) {
+export function payloadAttributes(
+  block: ScenarioBlock,
+  transactions: readonly Hex[],
+  noTxPool: boolean,
+  feeRecipient = SEQUENCER_FEE_VAULT,
+) {
   return {
     timestamp: numberToHex(block.timestamp),
     prevRandao: keccak256(stringToHex(`prevRandao ${block.number}`)),

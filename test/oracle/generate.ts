@@ -29,14 +29,17 @@ function headerOnly(block: Record<string, unknown>): Record<string, unknown> {
 
 /** keccak256 → value for every state node, code and ancestor header of op-geth's witness, each checked. */
 async function preimagesOf(node: OpGethNode, number: bigint): Promise<Record<Hex, Hex>> {
-  const witness = await node.rpc<{ state: Hex[]; codes: Hex[]; headers: Record<string, unknown>[] }>('debug_executionWitness', [numberToHex(number)]);
+  const witness = await node.rpc<{ state: Hex[]; codes: Hex[]; headers: Record<string, unknown>[] }>('debug_executionWitness', [
+    numberToHex(number),
+  ]);
   const preimages = new Map<Hex, Hex>();
   const add = (value: Hex) => preimages.set(keccak256(value), value.toLowerCase() as Hex);
   for (const value of [...witness.state, ...witness.codes]) add(value);
   // Ancestor headers come as JSON: their RLP is the preimage of their hash.
   for (const json of witness.headers) {
     const rlp = encodeHeader(headerFromRpc(json, `debug_executionWitness(${number}).headers`));
-    if (keccak256(rlp) !== json.hash) throw new Error(`block ${number}: witness header ${String(json.hash)} re-encodes to ${keccak256(rlp)}`);
+    if (keccak256(rlp) !== json.hash)
+      throw new Error(`block ${number}: witness header ${String(json.hash)} re-encodes to ${keccak256(rlp)}`);
     add(rlp);
   }
   // An Isthmus header's withdrawalsRoot is the message passer's storage root: its account path.
@@ -60,7 +63,8 @@ async function main() {
       for (let tries = 0; ; tries++) {
         const status = await node.rpc<{ pending: Hex }>('txpool_status');
         if (Number(status.pending) === block.userTxs.length) break;
-        if (tries > 100) throw new Error(`block ${block.number}: the pool holds ${status.pending} pending, expected ${block.userTxs.length}`);
+        if (tries > 100)
+          throw new Error(`block ${block.number}: the pool holds ${status.pending} pending, expected ${block.userTxs.length}`);
         await sleep(50);
       }
       const attributes = payloadAttributes(block, block.deposits, block.userTxs.length === 0);
@@ -86,7 +90,10 @@ async function main() {
     writeFileSync(join(out, 'genesis.json'), `${JSON.stringify(genesis, null, 1)}\n`);
     let total = 0;
     for (const block of blocks) {
-      const json = await node.rpc<Record<string, unknown> & { transactions: Hex[]; hash: Hex }>('eth_getBlockByNumber', [numberToHex(block.number), false]);
+      const json = await node.rpc<Record<string, unknown> & { transactions: Hex[]; hash: Hex }>('eth_getBlockByNumber', [
+        numberToHex(block.number),
+        false,
+      ]);
       const parent = await node.rpc<Record<string, unknown>>('eth_getBlockByNumber', [numberToHex(block.number - 1n), false]);
       const raw = await Promise.all(json.transactions.map((hash) => node.rpc<Hex>('debug_getRawTransaction', [hash])));
       const attributes = payloadAttributes(block, raw, true);

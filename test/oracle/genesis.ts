@@ -8,7 +8,17 @@ import { execFileSync } from 'node:child_process';
 import { bytesToHex, keccak256, numberToHex, pad, parseEther, parseGwei, stringToHex, type Hex } from 'viem';
 import { edrContext } from '../../src/execute/edr.ts';
 import { L1_BLOCK_PREDEPLOY, l1BlockStorage } from '../../src/devnet/deposit.ts';
-import { CHAIN_ID, EIP1559, GAS_LIMIT, GENESIS_TIME, JOVIAN_TIME, eip1559Params, l1Attributes, users, type CompiledContract } from './chain.ts';
+import {
+  CHAIN_ID,
+  EIP1559,
+  GAS_LIMIT,
+  GENESIS_TIME,
+  JOVIAN_TIME,
+  eip1559Params,
+  l1Attributes,
+  users,
+  type CompiledContract,
+} from './chain.ts';
 
 interface GenesisAccount {
   balance: Hex;
@@ -33,7 +43,11 @@ export async function oracleGenesis(opGeth: string, l1Block: CompiledContract): 
       ...(account.nonce ? { nonce: numberToHex(account.nonce) } : {}),
       code: isL1Block ? l1Block.deployedBytecode : bytesToHex(account.code ?? new Uint8Array()),
       ...(storage.length
-        ? { storage: Object.fromEntries(storage.map((slot) => [pad(numberToHex(slot.index), { size: 32 }), pad(numberToHex(slot.value), { size: 32 })])) }
+        ? {
+            storage: Object.fromEntries(
+              storage.map((slot) => [pad(numberToHex(slot.index), { size: 32 }), pad(numberToHex(slot.value), { size: 32 })]),
+            ),
+          }
         : {}),
     };
   }
