@@ -46,6 +46,8 @@ let parent: BlockHeader;
 let witness: Map<Hex, Uint8Array>;
 
 beforeAll(async () => {
+  // A cold build of op-geth takes minutes (a warm Go cache: about 20 s); CI starts it ahead in
+  // .ci/run, and build.sh waits for that one instead of building twice.
   const { opGeth } = goPrograms();
   node = await startOpGeth(opGeth, genesis);
   engine = engineClient(node);
@@ -54,7 +56,7 @@ beforeAll(async () => {
   const full = await genesisWitness(genesis.alloc);
   expect(full.stateRoot).toBe(parent.stateRoot);
   witness = full.witness;
-}, 300_000);
+}, 1_500_000);
 
 afterAll(async () => {
   await node?.close();
