@@ -80,9 +80,13 @@ async function main() {
       const fcu = await engine.setHead(payload.blockHash);
       if (fcu.status !== 'VALID') throw new Error(`block ${block.number}: engine_forkchoiceUpdatedV3 ${JSON.stringify(fcu)}`);
       head = payload.blockHash;
-      const receipts = await node.rpc<{ status: Hex; type: Hex }[]>('eth_getBlockReceipts', [payload.blockHash]);
+      const receipts = await node.rpc<Record<string, Hex | undefined>[]>('eth_getBlockReceipts', [payload.blockHash]);
       const statuses = receipts.map((receipt) => `${receipt.type}:${receipt.status === '0x1' ? 'ok' : 'reverted'}`).join(' ');
-      console.log(`block ${block.number}: ${payload.blockHash}, transactions ${statuses}`);
+      const user = receipts.find((receipt) => receipt.type !== '0x7e');
+      const fees = user
+        ? `; first user tx: l1Fee ${user.l1Fee}, operatorFeeScalar ${user.operatorFeeScalar}, operatorFeeConstant ${user.operatorFeeConstant}, daFootprintGasScalar ${user.daFootprintGasScalar}`
+        : '';
+      console.log(`block ${block.number}: ${payload.blockHash}, transactions ${statuses}${fees}`);
     }
 
     mkdirSync(out, { recursive: true });
