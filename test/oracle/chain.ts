@@ -23,14 +23,7 @@ import {
   type Hex,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import {
-  encodeDeposit,
-  l1AttributesCalldata,
-  sourceHash,
-  DEPOSITOR_ACCOUNT,
-  L1_BLOCK_PREDEPLOY,
-  type L1Attributes,
-} from '../../src/devnet/deposit.ts';
+import { encodeDeposit, l1AttributesCalldata, sourceHash, L1_BLOCK_PREDEPLOY, type L1Attributes } from '../../src/devnet/deposit.ts';
 
 export const CHAIN_ID = 901;
 export const GENESIS_TIME = 1_764_000_000n;
@@ -43,6 +36,8 @@ export const GAS_LIMIT = 30_000_000n;
 /** OP Mainnet's EIP-1559 parameters (Canyon denominator 250, elasticity 6). */
 export const EIP1559 = { elasticity: 6, denominator: 50, denominatorCanyon: 250 } as const;
 export const SEQUENCER_FEE_VAULT: Hex = '0x4200000000000000000000000000000000000011';
+/** The depositor account (OP spec `deposits.md`): the sender of the L1-info deposit, the only caller OracleL1Block takes. */
+const DEPOSITOR: Hex = '0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001';
 
 /** The rollup config in kona's serde form (the op-blocks fixtures' `rollupConfig`). */
 export const rollupConfig = {
@@ -162,7 +157,7 @@ export function l1InfoDeposit(n: bigint): Hex {
       : isthmus;
   return encodeDeposit({
     sourceHash: sourceHash(1n, attributes.l1Hash, attributes.sequenceNumber),
-    from: DEPOSITOR_ACCOUNT,
+    from: DEPOSITOR,
     to: L1_BLOCK_PREDEPLOY,
     mint: 0n,
     value: 0n,
