@@ -6,7 +6,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { bytesToHex, keccak256, numberToHex, pad, parseEther, parseGwei, stringToHex, type Hex } from 'viem';
-import { edrContext } from '../../src/execute/edr.ts';
 import { L1_BLOCK_PREDEPLOY, l1BlockStorage } from '../../src/devnet/deposit.ts';
 import {
   CHAIN_ID,
@@ -33,7 +32,7 @@ const systemContracts = ['0x000f3df6d732807ef1319fb7b8bb8522d0beac02', '0x0000f9
 
 export async function oracleGenesis(opGeth: string, l1Block: CompiledContract): Promise<Record<string, unknown>> {
   const alloc: Record<string, GenesisAccount> = {};
-  const { edr } = await edrContext();
+  const edr = await import('@nomicfoundation/edr');
   for (const account of edr.opGenesisState(edr.OpHardfork.Isthmus)) {
     const address = bytesToHex(account.address);
     const isL1Block = address === L1_BLOCK_PREDEPLOY;
