@@ -45,7 +45,7 @@ module.exports = {
       to: { path: '^src/devnet/' },
     },
     // No folder loops: the folders below depend one way. Lowest first:
-    //   schemas, wire, jsonrpc  <  records  <  log  <  chain, view  <  execute, simulate, source  <  rpc, prover, devnet  <  streams
+    //   schemas, wire, jsonrpc  <  records  <  log  <  chain, view  <  evm  <  execute, simulate, stateless, source  <  rpc, prover, devnet  <  streams
     // (records/ is the log's contract: every topic's schema, value type, fast check and encoder, and
     // the catalogue the JSON Schemas come from. log/ and the domains above read it; it reads none of them.)
     {
@@ -95,6 +95,22 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/source/', pathNot: notTests },
       to: { path: '^src/(rpc|execute|simulate|prover|devnet)/' },
+    },
+    {
+      name: 'sources-import-no-log-or-view',
+      severity: 'error',
+      comment:
+        'src/source/ (the Source port, its adapters, create.ts) emits events and the records they are (src/records/); streams/ publishes them. A source imports nothing of the log (port, adapters, publisher) or of the view.',
+      from: { path: '^src/source/', pathNot: notTests },
+      to: { path: '^src/(log|view)/' },
+    },
+    {
+      name: 'evm-imports-no-server-view-log-or-source',
+      severity: 'error',
+      comment:
+        "src/evm/ (the engines: ethereumjs setup, EDR, the receipt encoder) sits below execute/, simulate/, stateless/, the prover and the devnet, which use it; it imports none of them, nor rpc/, view/, log/ or source/. Keyed on the path, so it holds from the folder's first file.",
+      from: { path: '^src/evm/', pathNot: notTests },
+      to: { path: '^src/(rpc|view|log|source|execute|simulate|stateless|prover|devnet)/|^streams/' },
     },
     {
       name: 'no-folder-loop:rpc-not-into-prover',

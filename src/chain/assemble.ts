@@ -1,21 +1,13 @@
 import type { Flashblock } from '../schemas/flashblock.ts';
 import type { MetadataReceipt } from '../schemas/flashblock.ts';
-import type { PendingHeader } from '../records/blocks.ts';
+import type { BlockRecordSource } from '../records/blocks.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 
 /**
  * A pre-confirmed block after a flashblock: `base` from index 0, every transaction so far, and the
  * running fields (gas used, roots, bloom, partial hash) of the latest diff.
  */
-export interface AssembledBlock {
-  readonly blockNumber: bigint;
-  readonly index: number;
-  readonly payloadId: string;
-  readonly header: PendingHeader;
-  /** Every transaction so far, in order; hash = keccak256 of the EIP-2718 bytes. */
-  readonly transactions: readonly { readonly hash: `0x${string}`; readonly raw: `0x${string}` }[];
-  /** Position in `transactions` of this flashblock's first new transaction. */
-  readonly firstNew: number;
+export interface AssembledBlock extends BlockRecordSource {
   /** Era A/B receipts of this flashblock's new transactions, by hash; null in era C. */
   readonly metadataReceipts: Readonly<Record<string, MetadataReceipt>> | null;
   /**

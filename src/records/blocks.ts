@@ -252,7 +252,9 @@ export interface BlockRecordSource {
   readonly index: number;
   readonly payloadId: string;
   readonly header: PendingHeader;
+  /** Every transaction so far, in order; hash = keccak256 of the EIP-2718 bytes. */
   readonly transactions: readonly { readonly hash: `0x${string}`; readonly raw: `0x${string}` }[];
+  /** Position in `transactions` of this flashblock's first new transaction. */
   readonly firstNew: number;
 }
 export interface BlockRecordExecution {

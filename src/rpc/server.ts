@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Observable } from 'rxjs';
+import type { SourceKind } from '../config/source-mode.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
 import type { Logger } from '../obs/logger.ts';
 import type { Registry } from '../obs/metrics.ts';
@@ -50,8 +51,8 @@ export interface GatewayOptions {
   readonly heartbeatMs?: number;
   /** Serve `GET /metrics` from `metrics` on this port (never in public mode). */
   readonly exposeMetrics?: boolean;
-  /** Where `newHeads` and `logs` come from (see createSubscriptionHub): `view` for the blocks source. */
-  readonly standardKinds?: 'view' | 'upstream';
+  /** The source mode (default flashblocks): where `newHeads` and `logs` come from (see createSubscriptionHub). */
+  readonly source?: SourceKind;
 }
 
 export interface Gateway {
@@ -72,7 +73,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     metrics: options.metrics,
     upstream,
-    ...(options.standardKinds ? { standardKinds: options.standardKinds } : {}),
+    ...(options.source ? { source: options.source } : {}),
   });
   const dispatch = createDispatch({ ...options, formatter, hub, limiter });
   const server: Server = createServer(createHttpHandler({ ...options, dispatch }));

@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { SourceKind } from '../../config/source-mode.ts';
 import { InvalidParamsError } from '../../errors.ts';
 import { parseParam } from '../../schemas/issue.ts';
 import { subscriptionKinds } from './registry.ts';
@@ -17,17 +18,17 @@ describe('the subscription kinds registry', () => {
   });
 
   it('offers newHeads and logs on a flashblocks chain only with an upstream, and reads them from the view on a blocks-source chain', () => {
-    const offered = (standardKinds: 'view' | 'upstream', upstream: boolean) =>
-      Object.fromEntries(subscriptionKinds.map((kind) => [kind.name, kind.reads({ standardKinds, upstream }) ?? null]));
-    expect(offered('upstream', false)).toEqual({
+    const offered = (source: SourceKind, upstream: boolean) =>
+      Object.fromEntries(subscriptionKinds.map((kind) => [kind.name, kind.reads({ source, upstream }) ?? null]));
+    expect(offered('flashblocks', false)).toEqual({
       pendingLogs: 'logs',
       newHeads: null,
       logs: null,
       newFlashblocks: 'flashblocks',
       newFlashblockTransactions: 'flashblocks',
     });
-    expect(offered('upstream', true)).toMatchObject({ newHeads: 'canonical', logs: 'canonical' });
-    expect(offered('view', false)).toMatchObject({ newHeads: 'flashblocks', logs: 'logs' });
+    expect(offered('flashblocks', true)).toMatchObject({ newHeads: 'canonical', logs: 'canonical' });
+    expect(offered('blocks', false)).toMatchObject({ newHeads: 'flashblocks', logs: 'logs' });
   });
 
   it("parses each kind's params with its schema; a bad one is -32602 naming the field", () => {
