@@ -95,9 +95,6 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
     throw error;
   }
   const execution = createExecutionMethods({
-    upstream,
-    logger,
-    metrics: ctx.metrics,
     gasCap: BigInt(config.callGasCap),
     timeoutMs: config.callTimeoutMs,
     simulateGenesis: config.simulateGenesis,

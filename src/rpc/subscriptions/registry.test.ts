@@ -1,5 +1,5 @@
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { moduleNamesIn } from '../../../test/helpers/module-names.ts';
 import type { SourceKind } from '../../config/source-mode.ts';
 import { InvalidParamsError } from '../../errors.ts';
 import { parseParam } from '../../schemas/issue.ts';
@@ -8,10 +8,7 @@ import { subscriptionKinds } from './registry.ts';
 /** The kinds registry is the one place a subscription kind is listed: every file under kinds/ is in it, once, under its own name. */
 describe('the subscription kinds registry', () => {
   it('lists every file under kinds/ exactly once, named as its file', () => {
-    const files = readdirSync(new URL('./kinds/', import.meta.url))
-      .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
-      .map((name) => name.slice(0, -3))
-      .sort();
+    const files = moduleNamesIn(new URL('./kinds/', import.meta.url));
     const names = subscriptionKinds.map((kind) => kind.name);
     expect([...names].sort()).toEqual(files);
     expect(new Set(names).size).toBe(names.length);
