@@ -43,7 +43,7 @@ async function resolveEndpoints(ctx: Context): Promise<Endpoints> {
   ctx.logger.info({ source: mode.source, decidedBy: mode.decidedBy }, 'source decided');
   if (config.devnet) {
     const { startDevnetForRun } = await import('./run-devnet.ts');
-    const devnet = await startDevnetForRun(ctx);
+    const devnet = await startDevnetForRun(ctx, mode.source);
     return mode.source === 'blocks'
       ? { source: 'blocks', feedUrls: [], rpcUrl: devnet.rpcUrl, rpcWsUrl: devnet.wsUrl, devnet }
       : { source: 'flashblocks', feedUrls: [devnet.wsUrl], rpcUrl: devnet.rpcUrl, rpcWsUrl: undefined, devnet };
