@@ -45,7 +45,7 @@ module.exports = {
       to: { path: '^src/devnet/' },
     },
     // No folder loops: the folders below depend one way. Lowest first:
-    //   schemas, wire, jsonrpc  <  records  <  log  <  chain, view  <  evm  <  execute, simulate, stateless, source  <  rpc, prover, devnet  <  streams
+    //   schemas, wire, jsonrpc  <  records  <  log  <  chain, view  <  execute, simulate, source  <  rpc, prover, devnet  <  streams
     // (records/ is the log's contract: every topic's schema, value type, fast check and encoder, and
     // the catalogue the JSON Schemas come from. log/ and the domains above read it; it reads none of them.)
     {
