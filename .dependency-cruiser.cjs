@@ -105,6 +105,22 @@ module.exports = {
       to: { path: '^src/(rpc|execute|simulate|prover|devnet)/' },
     },
     {
+      name: 'sources-import-no-log-or-view',
+      severity: 'error',
+      comment:
+        'src/source/ (the Source port, its adapters, create.ts) emits events and the records they are (src/records/); streams/ publishes them. A source imports nothing of the log (port, adapters, publisher) or of the view.',
+      from: { path: '^src/source/', pathNot: notTests },
+      to: { path: '^src/(log|view)/' },
+    },
+    {
+      name: 'evm-imports-no-server-view-log-or-source',
+      severity: 'error',
+      comment:
+        "src/evm/ (the engines: ethereumjs setup, EDR, the receipt encoder) sits below execute/, simulate/, stateless/, the prover and the devnet, which use it; it imports none of them, nor rpc/, view/, log/ or source/. Keyed on the path, so it holds from the folder's first file.",
+      from: { path: '^src/evm/', pathNot: notTests },
+      to: { path: '^src/(rpc|view|log|source|execute|simulate|stateless|prover|devnet)/|^streams/' },
+    },
+    {
       name: 'no-folder-loop:rpc-not-into-prover',
       severity: 'error',
       from: { path: '^src/rpc/', pathNot: notTests },

@@ -8,7 +8,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
 import type { Log } from '../src/log/port.ts';
 import { allTopics, topics } from '../src/records/topics.ts';
-import { createBlocksIngest } from '../streams/ingest-blocks.ts';
+import { createIngest } from '../streams/ingest.ts';
 import { createServe } from '../streams/serve.ts';
 import { benchContext, runWorker } from './gateway.ts';
 
@@ -211,7 +211,7 @@ export async function run(): Promise<Row[]> {
         { url: serve.gateway.wsUrl, count: SUBSCRIBERS, address: recorded.token, wsPath: require.resolve('ws') },
         (worker) => {
           void (async () => {
-            const ingest = createBlocksIngest(ctx, { log, rpcUrl: node.url, rpcWsUrl: node.wsUrl });
+            const ingest = createIngest(ctx, { log, endpoints: { source: 'blocks', rpcUrl: node.url, rpcWsUrl: node.wsUrl } });
             const done = ingest.run();
             await new Promise((resolve) => setTimeout(resolve, 300));
             await node.start(perSecond);

@@ -169,7 +169,7 @@ async function measureTopology(frames: Buffer[]): Promise<number> {
     const now = Date.now();
     const frames$ = from(frames.map((data) => ({ type: 'frame' as const, url: 'bench', data, binary: true, receivedAt: now })));
     const started = performance.now();
-    await createIngest(ctx, { log, urls: [], frames$ }).run();
+    await createIngest(ctx, { log, endpoints: { source: 'flashblocks' }, frames$ }).run();
     const rate = frames.length / ((performance.now() - started) / 1000);
     const [end] = await log.endOffsets(topics.blocks);
     if (Number(end?.offset ?? 0n) !== frames.length) throw new Error(`topology: ${end?.offset} block records, expected ${frames.length}`);

@@ -1,15 +1,13 @@
-import { fromEvent, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
 import { sourceModeOf } from '../src/config/source-mode.ts';
+import { createExecutor } from '../src/execute/create.ts';
 import type { Executor } from '../src/execute/port.ts';
 import type { Log } from '../src/log/port.ts';
 import type { WebSocketEvent } from '../src/rx/upstream-socket.ts';
-import { createFlashblocksSource } from '../src/source/flashblocks.ts';
-import type { SourceEvent } from '../src/source/port.ts';
+import { createSource, type SourceEndpoints } from '../src/source/create.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
-import { blocksSettings, safeHeadsOf, runBlocksIngest } from './ingest-blocks.ts';
-import { createExecution } from './ingest-execution.ts';
 import { warnIfUpstreamBehind } from './node-status.ts';
 import { openChainLog } from './log-chain.ts';
 import { createSourceIngest, type Ingest } from './source-ingest.ts';
@@ -17,39 +15,56 @@ import { createSourceIngest, type Ingest } from './source-ingest.ts';
 export type { Ingest };
 
 /**
- * The flashblocks ingest: the flashblocks source (src/source/flashblocks.ts) into the ingest
- * topology (source-ingest.ts), executing each flashblock for its receipts:
+ * The ingest: the source of the source mode (src/source/create.ts) into the ingest topology
+ * (source-ingest.ts), the one road from either source to the log. `run` composes the same.
  *
- *   ws (1..n) -> flashblocks source -> grew -> publish flashblock -> execute -> publish block, logs
- *   canonical heads --^ (optional, from ingest-execution.ts)
+ *   flashblocks: ws (1..n) + canonical heads (--rpc) -> source -> grew | lifecycle | replaced -> execute (grew) -> publish
+ *   blocks:      node newHeads / poll (--rpc, --rpc-ws)  -> source -> grew | lifecycle | replaced --------------> publish
+ *
+ * A flashblocks chain is reconciled with its canonical heads (sealed / reorg records) when its
+ * blocks are executed: the executor's logs are what a reorg withdraws.
  */
 export interface IngestDeps {
   readonly log: Log;
-  readonly urls: readonly string[];
-  readonly executor?: Executor;
-  /** Canonical head numbers from the upstream, when known (releases held flashblocks). */
-  readonly canonical$?: Observable<bigint>;
-  /** Frames from elsewhere (tests, replays) in addition to the URLs. */
+  /** Where the source reads (a SourceMode from sourceModeOf, or the endpoints of a test). */
+  readonly endpoints: SourceEndpoints;
+  /** Finds the receipts of flashblocks (none on the blocks source, whose node gives them). */
+  readonly executor?: Executor | undefined;
+  /** Frames from elsewhere (tests, replays) in addition to the feeds. */
   readonly frames$?: Observable<WebSocketEvent>;
-  /** Safe / finalized heads to publish alongside. */
-  readonly lifecycle$?: Observable<SourceEvent> | undefined;
 }
 
 export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
+  const executor = deps.endpoints.source === 'flashblocks' ? deps.executor : undefined;
+  const source = createSource(ctx, deps.endpoints, { reconcile: executor !== undefined, frames$: deps.frames$ });
+  return createSourceIngest(ctx, { log: deps.log, source, executor });
+}
+
+/** The executor of the settings (--executor, --state-diff), closed at shutdown after the ingest. */
+export async function createIngestExecutor(ctx: Context, rpcUrl: string | undefined): Promise<Executor> {
   const { config, logger, metrics } = ctx;
-  const source = createFlashblocksSource({
-    urls: deps.urls,
-    frames$: deps.frames$,
-    canonical$: deps.canonical$,
-    maxFrameBytes: config.maxFrameBytes,
-    aheadBlocks: config.aheadBlocks,
-    ws: { pingIntervalMs: config.pingIntervalMs, reconnectMinMs: config.reconnectMinMs, reconnectMaxMs: config.reconnectMaxMs },
-    stop$: fromEvent(ctx.shutdown.signal, 'abort'),
+  const executor = await createExecutor(config.executor, {
+    rpcUrl,
+    timeoutMs: config.rpcTimeoutMs,
     logger,
     metrics,
+    stateDiff: config.stateDiff,
   });
-  return createSourceIngest(ctx, { log: deps.log, source, executor: deps.executor, lifecycle$: deps.lifecycle$ });
+  ctx.shutdown.register('execution', () => executor.close(), { timeoutMs: config.drainTimeoutMs });
+  return executor;
 }
+
+/** The settings of the blocks source and of the safe/finalized heads (both sources). */
+export const blocksSettings = [
+  'rpc',
+  'rpcTimeoutMs',
+  'rpcWs',
+  'blocksPollMs',
+  'maxReorgBlocks',
+  'maxBackfillBlocks',
+  'lifecyclePollMs',
+  'consensusRpc',
+] as const;
 
 export const ingestCommand: Command = {
   name: 'ingest',
@@ -68,8 +83,6 @@ export const ingestCommand: Command = {
     'aheadBlocks',
     'produceBufferRecords',
     'drainTimeoutMs',
-    'rpc',
-    'rpcTimeoutMs',
     'executor',
     'stateDiff',
     'canonicalPollMs',
@@ -86,32 +99,27 @@ export const ingestCommand: Command = {
       throw new ConfigError(
         "--ws (FLASHLOG_WS) or --rpc (FLASHLOG_RPC): got neither, expected a flashblocks feed's ws:// URL, or a node's http(s):// JSON-RPC URL for its 200 ms blocks (or --network)",
       );
-    if (mode.source === 'blocks') return runBlocksIngest(ctx, mode);
-    const urls = mode.feedUrls;
-    if (urls.length === 0)
+    if (mode.source === 'blocks' && !mode.rpcUrl)
+      throw new ConfigError(
+        "--rpc (FLASHLOG_RPC): got nothing, expected the node's http:// or https:// JSON-RPC URL (--source blocks reads blocks and receipts from it)",
+      );
+    if (mode.source === 'flashblocks' && mode.feedUrls.length === 0)
       throw new ConfigError(
         "--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL (or --source blocks --rpc URL for a node's 200 ms blocks)",
       );
-    const rpcUrl = mode.rpcUrl;
-    void warnIfUpstreamBehind(rpcUrl, ctx.logger);
-    const log = await openChainLog(ctx, { writer: true, rpcUrl });
+    if (mode.source === 'flashblocks') void warnIfUpstreamBehind(mode.rpcUrl, ctx.logger);
+    const log = await openChainLog(ctx, { writer: true, rpcUrl: mode.rpcUrl });
     ctx.shutdown.register('log', () => log.close());
-    // Receipts (--executor) and reconciliation with canonical heads from --rpc (ingest-execution.ts).
-    const execution = await createExecution(ctx, { rpcUrl });
-    ctx.shutdown.register('execution', () => execution.close(), { timeoutMs: ctx.config.drainTimeoutMs });
-    const ingest = createIngest(ctx, {
-      log,
-      urls,
-      executor: execution.executor,
-      canonical$: execution.canonical$,
-      lifecycle$: safeHeadsOf(ctx, rpcUrl),
-    });
-    execution.start(ingest.publisher);
+    // Receipts of flashblocks (--executor); the blocks source's come from the node.
+    const executor = mode.source === 'flashblocks' ? await createIngestExecutor(ctx, mode.rpcUrl) : undefined;
+    const ingest = createIngest(ctx, { log, endpoints: mode, executor });
     const done = ingest.run();
     // Closed first (registered last): the executor and the log stay open until the work in flight
     // is done or abandoned (--drain-timeout-ms).
     ctx.shutdown.register('ingest', () => done.catch(() => {})); // a failure is the command's own error
-    ctx.logger.info({ upstreams: urls, log: log.kind }, 'ingest started');
+    if (mode.source === 'blocks')
+      ctx.logger.info({ rpc: mode.rpcUrl, rpcWs: mode.rpcWsUrl ?? null, log: log.kind }, 'ingest started (blocks source)');
+    else ctx.logger.info({ upstreams: mode.feedUrls, log: log.kind }, 'ingest started');
     await done;
     return 0;
   },

@@ -1,3 +1,4 @@
+import type { SourceKind } from '../src/config/source-mode.ts';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
 
@@ -5,8 +6,10 @@ import { ConfigError } from '../src/errors.ts';
  * Starts the local devnet in-process for `flashlog run --devnet` and registers it with shutdown.
  * Kept apart (and imported only with --devnet) so EDR is only loaded when it is needed.
  */
-export async function startDevnetForRun(ctx: Context): Promise<{ rpcUrl: string; wsUrl: string }> {
-  if (ctx.config.denim && ctx.config.devnetHistoryBlocks) {
+export async function startDevnetForRun(ctx: Context, source: SourceKind): Promise<{ rpcUrl: string; wsUrl: string }> {
+  // The devnet of the source mode (sourceModeOf: `--devnet --denim` is blocks): a Denim chain of 200 ms blocks, or a flashblocks feed.
+  const denim = source === 'blocks';
+  if (denim && ctx.config.devnetHistoryBlocks) {
     throw new ConfigError(
       `--devnet-history-blocks (FLASHLOG_DEVNET_HISTORY_BLOCKS): got ${ctx.config.devnetHistoryBlocks}, expected 0 with --denim (the Denim devnet has no bounded history yet)`,
     );
@@ -18,7 +21,7 @@ export async function startDevnetForRun(ctx: Context): Promise<{ rpcUrl: string;
     load: ctx.config.load,
     reorgEvery: ctx.config.reorgEvery,
     historyBlocks: ctx.config.devnetHistoryBlocks,
-    denim: ctx.config.denim,
+    denim,
     metadataReceipts: ctx.config.metadataReceipts,
   });
   ctx.shutdown.register('devnet', () => devnet.close());

@@ -3,10 +3,8 @@ import { ConfigError } from '../src/errors.ts';
 import type { Context } from '../src/context.ts';
 import { openChainLog } from './log-chain.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
-import { createIngest } from './ingest.ts';
-import { createExecution, type Execution } from './ingest-execution.ts';
+import { blocksSettings, createIngest, createIngestExecutor } from './ingest.ts';
 import { createServe, gatewaySettings } from './serve.ts';
-import { blocksSettings, createBlocksIngest, safeHeadsOf } from './ingest-blocks.ts';
 import { sourceModeOf, type SourceKind } from '../src/config/source-mode.ts';
 
 /**
@@ -45,7 +43,7 @@ async function resolveEndpoints(ctx: Context): Promise<Endpoints> {
   ctx.logger.info({ source: mode.source, decidedBy: mode.decidedBy }, 'source decided');
   if (config.devnet) {
     const { startDevnetForRun } = await import('./run-devnet.ts');
-    const devnet = await startDevnetForRun(ctx);
+    const devnet = await startDevnetForRun(ctx, mode.source);
     return mode.source === 'blocks'
       ? { source: 'blocks', feedUrls: [], rpcUrl: devnet.rpcUrl, rpcWsUrl: devnet.wsUrl, devnet }
       : { source: 'flashblocks', feedUrls: [devnet.wsUrl], rpcUrl: devnet.rpcUrl, rpcWsUrl: undefined, devnet };
@@ -72,39 +70,19 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
   const serve = await createServe(ctx, { log, rpcUrl, source: endpoints.source });
   const startedAt = Date.now();
   let counts = { flashblocks: 0, blocks: 0, reorgs: 0 };
-  let done: Promise<void>;
-  if (endpoints.source === 'blocks') {
-    const ingest = createBlocksIngest(ctx, { log, rpcUrl, rpcWsUrl: endpoints.rpcWsUrl, consensusRpcUrl: config.consensusRpc });
-    ctx.shutdown.register('ingest', () => done.catch(() => {})); // bounded by --drain-timeout-ms
-    const counted = ingest.events$.subscribe((event) => {
-      if (event.type === 'grew') counts = { ...counts, blocks: counts.blocks + 1 };
-      if (event.type === 'replaced') counts = { ...counts, reorgs: counts.reorgs + 1 };
-    });
-    ctx.shutdown.register('stats', () => counted.unsubscribe());
-    done = ingest.run();
-  } else {
-    // Receipts, logs and the state diff of pre-confirmed transactions (--executor, local EDR by
-    // default), and reconciliation with canonical heads from the upstream (sealed / reorg records).
-    let execution: Execution | undefined;
-    if (config.execute) {
-      execution = await createExecution(ctx, { rpcUrl });
-      ctx.shutdown.register('execution', () => execution!.close(), { timeoutMs: config.drainTimeoutMs });
-    }
-    const ingest = createIngest(ctx, {
-      log,
-      urls: feedUrls,
-      ...(execution ? { executor: execution.executor, canonical$: execution.canonical$ } : {}),
-      lifecycle$: safeHeadsOf(ctx, rpcUrl),
-    });
-    execution?.start(ingest.publisher);
-    ctx.shutdown.register('ingest', () => done.catch(() => {})); // bounded by --drain-timeout-ms
-    const counted = ingest.events$.subscribe((event) => {
-      if (event.type !== 'grew') return;
-      counts = { ...counts, flashblocks: counts.flashblocks + 1, blocks: counts.blocks + (event.block.index === 0 ? 1 : 0) };
-    });
-    ctx.shutdown.register('stats', () => counted.unsubscribe());
-    done = ingest.run();
-  }
+  // Receipts, logs and the state diff of pre-confirmed transactions (--executor, local EDR by
+  // default), which reconciliation with canonical heads needs (sealed / reorg records); the blocks
+  // source's receipts come from the node.
+  const executor = endpoints.source === 'flashblocks' && config.execute ? await createIngestExecutor(ctx, rpcUrl) : undefined;
+  const ingest = createIngest(ctx, { log, endpoints, executor });
+  ctx.shutdown.register('ingest', () => done.catch(() => {})); // bounded by --drain-timeout-ms
+  const counted = ingest.events$.subscribe((event) => {
+    if (event.type === 'replaced') counts = { ...counts, reorgs: counts.reorgs + 1 };
+    if (event.type !== 'grew') return;
+    counts = { ...counts, flashblocks: counts.flashblocks + 1, blocks: counts.blocks + (event.block.index === 0 ? 1 : 0) };
+  });
+  ctx.shutdown.register('stats', () => counted.unsubscribe());
+  const done = ingest.run();
   ctx.shutdown.register('gateway', () => serve.close());
   done.catch(() => {});
   return {

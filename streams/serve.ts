@@ -80,7 +80,9 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
           path: config.viewSnapshot || join(config.dataDir, deps.log.kind === 'kafka' ? 'view.kafka.snapshot.json' : 'view.snapshot.json'),
           intervalMs: config.viewSnapshotIntervalMs,
         };
-  const follow = !viewBlocksAreCanonical(deps.source ?? 'flashblocks');
+  const source = deps.source ?? 'flashblocks';
+  // On the blocks source every block of the view is canonical: the upstream's head is not followed.
+  const follow = !viewBlocksAreCanonical(source);
   const view = await materialize(ctx, {
     log: deps.log,
     heads$: upstreamHeads$(upstream, follow ? config.headPollMs : 0),
@@ -93,9 +95,6 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
     throw error;
   }
   const execution = createExecutionMethods({
-    upstream,
-    logger,
-    metrics: ctx.metrics,
     gasCap: BigInt(config.callGasCap),
     timeoutMs: config.callTimeoutMs,
     simulateGenesis: config.simulateGenesis,
@@ -122,7 +121,7 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
       maxLogsRange: config.maxLogsRange,
       methods: { ...execution.methods, ...deps.methods },
       exposeMetrics: config.metrics,
-      standardKinds: follow ? 'upstream' : 'view',
+      source,
     });
   } catch (error) {
     await execution.close();
@@ -138,7 +137,7 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
       ws: gateway.wsUrl,
       metrics: config.metrics && !config.public ? `${gateway.url}/metrics` : null,
       upstream: deps.rpcUrl,
-      source: deps.source ?? 'flashblocks',
+      source,
       public: config.public,
     },
     'gateway listening',

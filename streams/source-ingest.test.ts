@@ -90,8 +90,7 @@ describe('the ingest topology, fed by a Source adapter', () => {
     const log = createEmbeddedLog({ path: ':memory:' });
     await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1, retentionMs: -1, replication: 1 })));
     const events$ = new Subject<SourceEvent>();
-    const lifecycle$ = new Subject<SourceEvent>();
-    const ingest = createSourceIngest(ctx, { log, source: { kind: 'flashblocks', events$ }, lifecycle$ });
+    const ingest = createSourceIngest(ctx, { log, source: { kind: 'flashblocks', events$ } });
     const done = ingest.run();
 
     const { block, message } = unichainBlock();
@@ -137,11 +136,21 @@ describe('the ingest topology, fed by a Source adapter', () => {
       byHash: null,
       transactions: [],
       removedTransactions: [tx.hash as `0x${string}`],
+      index: 0,
       removedLogs: [{ ...emitted, removed: true }],
     });
-    lifecycle$.next({ type: 'lifecycle', level: 'safe', blockNumber: block.blockNumber - 1n, blockHash: `0x${'33'.repeat(32)}` });
+    events$.next({ type: 'lifecycle', level: 'safe', blockNumber: block.blockNumber - 1n, blockHash: `0x${'33'.repeat(32)}` });
+    // Canonical: a `sealed` record when it sealed a pre-confirmation held, nothing when none was.
+    const sealedHash = `0x${'44'.repeat(32)}` as const;
+    events$.next({
+      type: 'lifecycle',
+      level: 'canonical',
+      blockNumber: block.blockNumber - 2n,
+      blockHash: sealedHash,
+      sealedTransactions: [],
+    });
+    events$.next({ type: 'lifecycle', level: 'canonical', blockNumber: block.blockNumber - 3n, blockHash: `0x${'55'.repeat(32)}` });
     events$.complete();
-    lifecycle$.complete();
     await done;
 
     const flashblocks = (await readTopic(log, topics.flashblocks)).map((record) => flashblockRecordSchema.parse(JSON.parse(record.value)));
@@ -153,7 +162,15 @@ describe('the ingest topology, fed by a Source adapter', () => {
     const logs = (await readTopic(log, topics.logs)).map((record) => logRecordSchema.parse(JSON.parse(record.value)));
     expect(logs.map((value) => value.removed)).toEqual([false, true]);
     const chain = (await readTopic(log, topics.chain)).map((record) => chainRecordSchema.parse(JSON.parse(record.value)));
-    expect(chain.map((value) => value.type).sort()).toEqual(['reorg', 'safe']);
+    expect(chain.map((value) => value.type).sort()).toEqual(['reorg', 'safe', 'sealed']);
+    expect(chain.find((value) => value.type === 'sealed')).toEqual({
+      v: 1,
+      type: 'sealed',
+      blockNumber: `0x${(block.blockNumber - 2n).toString(16)}`,
+      blockHash: sealedHash,
+      transactions: [],
+    });
+    expect(chain.find((value) => value.type === 'reorg')).toMatchObject({ replacedBlockHash: emitted.blockHash });
     // Two block records appended: two latency samples, none from the other records.
     expect(await histogramCount(ctx, 'flashlog_ingest_latency_seconds')).toBe(2);
     await ctx.shutdown.run('test over');
@@ -206,6 +223,61 @@ describe('the ingest topology, fed by a Source adapter', () => {
     events$.complete();
     await done;
     expect(held.calls.map((block) => block.index)).toEqual(flashblocks.map(({ block }) => block.index));
+    await ctx.shutdown.run('test over');
+    await log.close();
+  });
+});
+
+describe('the ingest topology and a source that reconciles', () => {
+  it('tells the source of each execution as it starts; seals, reorgs and safe heads do not wait behind it, and the executor hears of them', async () => {
+    const ctx = testContext();
+    const log = await openMemoryLog();
+    const events$ = new Subject<SourceEvent>();
+    const held = heldExecutor();
+    const heard: string[] = [];
+    const executor: Executor = {
+      ...held.executor,
+      onCanonical: (n) => heard.push(`canonical ${n}`),
+      onReorg: (n) => heard.push(`reorg ${n}`),
+    };
+    const told: { index: number; output: Promise<unknown> }[] = [];
+    const source = {
+      kind: 'flashblocks' as const,
+      events$,
+      executing: (block: AssembledBlock, output: Promise<unknown>) => told.push({ index: block.index, output }),
+    };
+    const ingest = createSourceIngest(ctx, { log, source, executor });
+    const done = ingest.run();
+    const { block } = unichainBlock();
+    const n = block.blockNumber;
+    events$.next({ type: 'grew', block: { ...block, metadataReceipts: null }, receipts: null, receivedAt: Date.now() });
+    events$.next({ type: 'lifecycle', level: 'canonical', blockNumber: n - 1n, blockHash: `0x${'44'.repeat(32)}`, sealedTransactions: [] });
+    events$.next({
+      type: 'replaced',
+      blockNumber: n,
+      replacedHash: null,
+      byHash: `0x${'55'.repeat(32)}`,
+      transactions: [],
+      removedTransactions: [],
+      index: block.index,
+      removedLogs: [],
+    });
+    events$.next({ type: 'lifecycle', level: 'safe', blockNumber: n - 2n, blockHash: `0x${'33'.repeat(32)}` });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The execution holds the queue: the source was told of it; the seal, the reorg and the safe
+    // head did not wait behind it, and the executor heard of the canonical and the replaced block.
+    expect(told.map((entry) => entry.index)).toEqual([block.index]);
+    expect(heard).toEqual([`canonical ${n - 1n}`, `reorg ${n}`]);
+    await ingest.publisher.flush();
+    const chain = (await readTopic(log, topics.chain)).map((record) => chainRecordSchema.parse(JSON.parse(record.value)));
+    expect(chain.map((value) => value.type)).toEqual(['sealed', 'reorg', 'safe']);
+    expect(chain[1]).not.toHaveProperty('replacedBlockHash');
+    expect(await readTopic(log, topics.blocks)).toHaveLength(0);
+    held.release();
+    await expect(told[0]!.output).resolves.toEqual({ receipts: [], stateDiff: null });
+    events$.complete();
+    await done;
+    expect(await readTopic(log, topics.blocks)).toHaveLength(1);
     await ctx.shutdown.run('test over');
     await log.close();
   });

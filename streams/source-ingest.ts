@@ -1,6 +1,6 @@
-import { EMPTY, lastValueFrom, merge, tap, type Observable } from 'rxjs';
+import { filter, lastValueFrom, tap, type Observable } from 'rxjs';
 import { mergeGrowth } from '../src/chain/assemble.ts';
-import { blockRecords } from '../src/records/blocks.ts';
+import { blockRecords, type BlockRecord } from '../src/records/blocks.ts';
 import { flashblockRecord } from '../src/records/flashblocks.ts';
 import type { ExecutionOutput } from '../src/chain/execution-output.ts';
 import { drainWithin, type Context } from '../src/context.ts';
@@ -15,12 +15,17 @@ import { sourceEventRecords } from '../src/source/event-records.ts';
 import type { Source, SourceEvent } from '../src/source/port.ts';
 
 /**
- * The ingest topology, the same for every Source adapter (src/source/):
+ * The ingest topology, the same for every Source adapter (src/source/create.ts):
  *
- *   source (grew | replaced | lifecycle) -> grew: flashlog.flashblocks (feed message, if any, at once)
- *                                                 -> execute (when the source has no receipts) -> flashlog.blocks, flashlog.logs
- *                                         -> replaced: flashlog.chain reorg, flashlog.logs removed: true
- *   lifecycle$ (safe / finalized) ------> flashlog.chain
+ *   source -> grew: flashlog.flashblocks (the feed's message, if any)
+ *                   -> with receipts (or no executor): flashlog.blocks, flashlog.logs
+ *                   -> without: the execution queue -> execute (the source is told) -> flashlog.blocks, flashlog.logs
+ *          -> replaced: flashlog.chain reorg, flashlog.logs removed: true; the executor hears of it
+ *          -> lifecycle: flashlog.chain sealed (a canonical block that sealed a pre-confirmation), safe, finalized;
+ *             the executor hears of canonical blocks
+ *
+ * What needs no execution is published as it comes, in the source's order; only the blocks to
+ * execute wait in the queue, so a seal or a reorg never waits behind the executions queued.
  *
  * Latency (`flashlog_ingest_latency_seconds` for the flashblocks feed, `flashlog_blocks_latency_seconds`
  * for the blocks source) runs from when the source received a block to when its flashlog.blocks
@@ -38,8 +43,6 @@ export interface SourceIngestDeps {
   readonly source: Source;
   /** Finds receipts for `grew` events that carry none (the flashblocks feed). */
   readonly executor?: Executor | undefined;
-  /** Safe / finalized heads, published as they come, apart from the source's order. */
-  readonly lifecycle$?: Observable<SourceEvent> | undefined;
 }
 
 export interface Ingest {
@@ -97,7 +100,9 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
   /** Receipts for a block whose source has none, from the executor; null when execution failed. */
   async function execute(running: Executor, block: Extract<SourceEvent, { type: 'grew' }>['block']): Promise<ExecutionOutput | null> {
     try {
-      return await running.execute(block);
+      const output = (async () => running.execute(block))();
+      source.executing?.(block, output);
+      return await output;
     } catch (error) {
       executionErrors.inc();
       warnOnce(
@@ -111,41 +116,50 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
 
   let notExecutedAtShutdown = 0;
 
-  async function publish(event: SourceEvent): Promise<void> {
-    if (event.type !== 'grew') {
-      publisher.push(sourceEventRecords(event));
-      return;
-    }
-    // Once shutdown started, flashblocks still queued are published without executing them: their
-    // transactions reach the log at once instead of holding the exit behind the executor.
-    const skip = executor !== undefined && !event.receipts && ctx.shutdown.signal.aborted;
-    if (skip) notExecutedAtShutdown++;
-    // Awaited only when there is something to wait for: no extra turn per block without an executor.
-    const execution = event.receipts
-      ? { receipts: [...event.receipts], stateDiff: null }
-      : executor && !skip
-        ? await execute(executor, event.block)
-        : null;
-    const records = blockRecords(event.block, execution, event.receipts ? 'node' : skip ? null : (executor?.kind ?? null));
+  type Grew = Extract<SourceEvent, { type: 'grew' }>;
+  /** A `grew` event whose receipts the executor must find: it waits in the execution queue. */
+  const toExecute = (event: SourceEvent): boolean => event.type === 'grew' && !event.receipts && executor !== undefined;
+
+  function publishBlock(event: Grew, execution: ExecutionOutput | null, by: BlockRecord['executor']): void {
+    const records = blockRecords(event.block, execution, by);
     receivedAt.set(records[0]!, event.receivedAt);
     publisher.push(records);
   }
 
+  /** Publishes what needs no execution as it comes, in the source's order; the executor hears of canonical and replaced blocks. */
+  function publishNow(event: SourceEvent): void {
+    if (event.type === 'grew') {
+      if (event.message) publisher.push([flashblockRecord(event.block, event.message, event.receivedAt)]);
+      if (!toExecute(event))
+        publishBlock(event, event.receipts ? { receipts: [...event.receipts], stateDiff: null } : null, event.receipts ? 'node' : null);
+      return;
+    }
+    publisher.push(sourceEventRecords(event));
+    if (event.type === 'replaced') executor?.onReorg?.(event.blockNumber);
+    else if (event.level === 'canonical') executor?.onCanonical?.(event.blockNumber);
+  }
+
+  async function executeAndPublish(event: Grew): Promise<void> {
+    // Once shutdown started, flashblocks still queued are published without executing them: their
+    // transactions reach the log at once instead of holding the exit behind the executor.
+    if (ctx.shutdown.signal.aborted) {
+      notExecutedAtShutdown++;
+      publishBlock(event, null, null);
+      return;
+    }
+    publishBlock(event, await execute(executor!, event.block), executor!.kind);
+  }
+
   /** Two `grew` events to execute, of one block, the later continuing the earlier: one event. */
-  const mergeQueued = (earlier: SourceEvent, later: SourceEvent): SourceEvent | null => {
-    if (earlier.type !== 'grew' || later.type !== 'grew' || earlier.receipts || later.receipts || !executor) return null;
+  const mergeQueued = (earlier: Grew, later: Grew): Grew | null => {
     const block = mergeGrowth(earlier.block, later.block);
     return block ? { ...later, block, receivedAt: earlier.receivedAt } : null;
   };
 
-  const published$ = merge(
-    source.events$.pipe(
-      tap((event) => {
-        if (event.type === 'grew' && event.message) publisher.push([flashblockRecord(event.block, event.message, event.receivedAt)]);
-      }),
-      concatMapCoalescing(publish, mergeQueued, (count) => coalesced.inc(count)),
-    ),
-    (deps.lifecycle$ ?? EMPTY).pipe(tap((event) => publisher.push(sourceEventRecords(event)))),
+  const published$ = source.events$.pipe(
+    tap(publishNow),
+    filter((event): event is Grew => toExecute(event)),
+    concatMapCoalescing(executeAndPublish, mergeQueued, (count) => coalesced.inc(count)),
   );
 
   return {

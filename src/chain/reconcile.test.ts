@@ -102,31 +102,20 @@ describe('reconcile', () => {
   });
 
   it('logs accumulate across flashblocks; a block restarted from transaction 0 starts over', () => {
-    let state = reconcileStep(initialReconcileState(), {
-      type: 'preconfirmed',
-      blockNumber: 5n,
-      index: 0,
-      transactions: [h(1)],
-      newLogs: logsOf(5n, [h(1)]),
-      firstNew: 0,
-    }).state;
-    state = reconcileStep(state, {
-      type: 'preconfirmed',
-      blockNumber: 5n,
-      index: 1,
-      transactions: [h(1), h(2)],
-      newLogs: logsOf(5n, [h(1), h(2)]).slice(1),
-      firstNew: 1,
-    }).state;
+    /** Flashblock `index` of block 5: the transactions so far, the new ones' logs from `firstNew`. */
+    const flashblock = (state: ReconcileState, index: number, transactions: `0x${string}`[], firstNew: number) =>
+      reconcileStep(state, {
+        type: 'preconfirmed',
+        blockNumber: 5n,
+        index,
+        transactions,
+        newLogs: logsOf(5n, transactions).slice(firstNew),
+        firstNew,
+      }).state;
+    let state = flashblock(initialReconcileState(), 0, [h(1)], 0);
+    state = flashblock(state, 1, [h(1), h(2)], 1);
     expect(state.pending.get(5n)!.logs.map((log) => log.transactionHash)).toEqual([h(1), h(2)]);
-    state = reconcileStep(state, {
-      type: 'preconfirmed',
-      blockNumber: 5n,
-      index: 0,
-      transactions: [h(7)],
-      newLogs: logsOf(5n, [h(7)]),
-      firstNew: 0,
-    }).state;
+    state = flashblock(state, 0, [h(7)], 0);
     expect(state.pending.get(5n)!.logs.map((log) => log.transactionHash)).toEqual([h(7)]);
   });
 

@@ -54,7 +54,13 @@ export type ReconcileInput =
 
 export type ReconcileEvent =
   | { readonly type: 'sealed'; readonly record: ChainRecord }
-  | { readonly type: 'reorg'; readonly record: ChainRecord; readonly removedLogs: readonly LogRecordValue[] }
+  | {
+      readonly type: 'reorg';
+      readonly record: ChainRecord;
+      /** The flashblock index of the withdrawn pre-confirmation (each removed copy carries it). */
+      readonly index: number;
+      readonly removedLogs: readonly LogRecordValue[];
+    }
   | { readonly type: 'dropped'; readonly blockNumber: bigint; readonly reason: 'depth' | 'stale' };
 
 export const initialReconcileState = (maxPending = 3): ReconcileState => ({ canonical: null, pending: new Map(), maxPending });
@@ -122,6 +128,7 @@ export function reconcileStep(state: ReconcileState, input: ReconcileInput): { s
   events.push({
     type: 'reorg',
     record: { v: 1, type: 'reorg', blockNumber: hex(block.number), blockHash: block.hash, transactions, removedTransactions },
+    index: preconfirmed.index,
     removedLogs,
   });
   return { state: next, events };

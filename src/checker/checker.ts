@@ -26,9 +26,9 @@ export interface CheckerOptions {
   /** Stops recording when it aborts; what is recorded is still judged. */
   readonly signal: AbortSignal;
   /** Stop recording after this long (undefined: until `signal`). */
-  readonly durationMs?: number | undefined;
+  readonly durationMs?: number;
   /** Stop once this many heights are judged (compared or replaced). */
-  readonly maxBlocks?: number | undefined;
+  readonly maxBlocks?: number;
   /** Between two polls of the gateway's pending block. */
   readonly pollMs?: number;
   /** After the node seals a height, how long the gateway has to withdraw a version the node did not seal. */

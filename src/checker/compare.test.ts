@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { compareAnswers, compareKeyedLists, compareValues, emptyComparison, leafEqual, ONLY_GATEWAY, type BlockShape } from './compare.ts';
+import {
+  compareAnswers,
+  compareKeyedLists,
+  compareValues,
+  emptyComparison,
+  leafEqual,
+  ONLY_GATEWAY,
+  type Answer,
+  type BlockShape,
+} from './compare.ts';
 import { logKey } from './snapshot.ts';
 
 const complete: BlockShape = { building: false, transactions: 3, sealedTransactions: 3 };
@@ -7,6 +16,11 @@ const partial: BlockShape = { building: true, transactions: 2, sealedTransaction
 const builtComplete: BlockShape = { building: true, transactions: 5, sealedTransactions: 5 };
 const zero = `0x${'0'.repeat(64)}`;
 const root = `0x${'ab'.repeat(32)}`;
+/** compareValues / compareAnswers into a fresh comparison. */
+const values = (field: string, gateway: unknown, node: unknown, shape: BlockShape | undefined) =>
+  compareValues(field, gateway, node, shape, emptyComparison());
+const answers = (method: string, gateway: Answer, node: Answer, shape: BlockShape | undefined) =>
+  compareAnswers(method, gateway, node, shape, emptyComparison());
 
 describe('leafEqual', () => {
   it('compares hex case-insensitively but digit for digit', () => {
@@ -34,7 +48,7 @@ describe('compareValues', () => {
         { s: '0x1', v: '0x1' },
       ],
     };
-    const out = compareValues('eth_getBlockByNumber[full]', gateway, node, complete, emptyComparison());
+    const out = values('eth_getBlockByNumber[full]', gateway, node, complete);
     expect(out.mismatches).toEqual([
       { field: 'eth_getBlockByNumber[full].transactions[].s', gateway: '0x0ae3', node: '0xae3' },
       { field: 'eth_getBlockByNumber[full].transactions[].v', gateway: '0x1b', node: '0x1' },
@@ -44,29 +58,22 @@ describe('compareValues', () => {
   });
 
   it('a field the node has and the gateway lacks is a mismatch; one only the gateway has is listed, not counted', () => {
-    const out = compareValues(
-      'eth_getBlockByNumber[hashes]',
-      { a: '0x1', yParity: '0x0' },
-      { a: '0x1', requestsHash: root },
-      complete,
-      emptyComparison(),
-    );
+    const out = values('eth_getBlockByNumber[hashes]', { a: '0x1', yParity: '0x0' }, { a: '0x1', requestsHash: root }, complete);
     expect(out.mismatches).toEqual([{ field: 'eth_getBlockByNumber[hashes].requestsHash', gateway: undefined, node: root }]);
     expect(out.notCompared).toEqual([{ field: 'eth_getBlockByNumber[hashes].yParity', reason: ONLY_GATEWAY }]);
   });
 
   it('a list of another length is a mismatch of its length', () => {
-    const out = compareValues('eth_getBlockReceipts', [{ a: 1 }, { a: 2 }], [{ a: 1 }], complete, emptyComparison());
+    const out = values('eth_getBlockReceipts', [{ a: 1 }, { a: 2 }], [{ a: 1 }], complete);
     expect(out.mismatches).toEqual([{ field: 'eth_getBlockReceipts.length', gateway: 2, node: 1 }]);
   });
 
   it('a complete block with its hash compares every header field, zeros included', () => {
-    const out = compareValues(
+    const out = values(
       'eth_getBlockByNumber[hashes]',
       { hash: root, transactionsRoot: zero, size: '0x0' },
       { hash: root, transactionsRoot: root, size: '0x635' },
       complete,
-      emptyComparison(),
     );
     expect(out.mismatches.map((m) => m.field)).toEqual([
       'eth_getBlockByNumber[hashes].transactionsRoot',
@@ -77,7 +84,7 @@ describe('compareValues', () => {
   it('a partial block being built leaves the sealing fields and its hash out, with the reason, and compares the rest', () => {
     const gateway = { hash: zero, stateRoot: root, gasUsed: '0x10', gasLimit: '0x2', transactions: [{ blockHash: null, value: '0x1' }] };
     const node = { hash: root, stateRoot: zero, gasUsed: '0x99', gasLimit: '0x3', transactions: [{ blockHash: root, value: '0x1' }] };
-    const out = compareValues('eth_getBlockByNumber[full]', gateway, node, partial, emptyComparison());
+    const out = values('eth_getBlockByNumber[full]', gateway, node, partial);
     expect(out.mismatches).toEqual([{ field: 'eth_getBlockByNumber[full].gasLimit', gateway: '0x2', node: '0x3' }]);
     expect(out.notCompared.map((entry) => entry.field).sort()).toEqual([
       'eth_getBlockByNumber[full].gasUsed',
@@ -90,36 +97,23 @@ describe('compareValues', () => {
   it("a transaction of a block being built may lack blockTimestamp (no block hash yet), but not a sealed block's, nor a log", () => {
     const gatewayTx = { blockHash: null, value: '0x1' };
     const nodeTx = { blockHash: root, blockTimestamp: '0x6b08', value: '0x1' };
-    const building = compareValues('eth_getTransactionByHash', gatewayTx, nodeTx, partial, emptyComparison());
+    const building = values('eth_getTransactionByHash', gatewayTx, nodeTx, partial);
     expect(building.mismatches).toEqual([]);
     expect(building.notCompared.map((entry) => entry.field)).toContain('eth_getTransactionByHash.blockTimestamp');
-    const inBlock = compareValues(
-      'eth_getBlockByNumber[full]',
-      { transactions: [gatewayTx] },
-      { transactions: [nodeTx] },
-      partial,
-      emptyComparison(),
-    );
+    const inBlock = values('eth_getBlockByNumber[full]', { transactions: [gatewayTx] }, { transactions: [nodeTx] }, partial);
     expect(inBlock.mismatches).toEqual([]);
-    const sealed = compareValues('eth_getTransactionByHash', { ...gatewayTx, blockHash: root }, nodeTx, complete, emptyComparison());
+    const sealed = values('eth_getTransactionByHash', { ...gatewayTx, blockHash: root }, nodeTx, complete);
     expect(sealed.mismatches).toEqual([{ field: 'eth_getTransactionByHash.blockTimestamp', gateway: undefined, node: '0x6b08' }]);
-    const log = compareValues(
-      'eth_getLogs',
-      [{ blockHash: null }],
-      [{ blockHash: root, blockTimestamp: '0x6b08' }],
-      partial,
-      emptyComparison(),
-    );
+    const log = values('eth_getLogs', [{ blockHash: null }], [{ blockHash: root, blockTimestamp: '0x6b08' }], partial);
     expect(log.mismatches.map((m) => m.field)).toEqual(['eth_getLogs[].blockTimestamp']);
   });
 
   it('a complete block being built may leave a placeholder, but a value it gives must be right', () => {
-    const out = compareValues(
+    const out = values(
       'eth_getBlockByNumber[hashes]',
       { hash: zero, stateRoot: root, transactionsRoot: zero },
       { hash: root, stateRoot: zero, transactionsRoot: root },
       builtComplete,
-      emptyComparison(),
     );
     expect(out.mismatches).toEqual([{ field: 'eth_getBlockByNumber[hashes].stateRoot', gateway: root, node: zero }]);
     expect(out.notCompared.map((entry) => entry.field).sort()).toEqual([
@@ -129,46 +123,32 @@ describe('compareValues', () => {
   });
 
   it('a receipt of a block being built: its own gasUsed and logsBloom are compared (they are not the header)', () => {
-    const out = compareValues(
+    const out = values(
       'eth_getTransactionReceipt',
       { gasUsed: '0x5', logsBloom: zero, blockHash: null },
       { gasUsed: '0x6', logsBloom: zero, blockHash: root },
       partial,
-      emptyComparison(),
     );
     expect(out.mismatches).toEqual([{ field: 'eth_getTransactionReceipt.gasUsed', gateway: '0x5', node: '0x6' }]);
   });
 
   it('a wrong block hash is a mismatch even in a block being built', () => {
-    const out = compareValues(
-      'eth_getTransactionByHash',
-      { blockHash: `0x${'cd'.repeat(32)}` },
-      { blockHash: root },
-      partial,
-      emptyComparison(),
-    );
+    const out = values('eth_getTransactionByHash', { blockHash: `0x${'cd'.repeat(32)}` }, { blockHash: root }, partial);
     expect(out.mismatches).toHaveLength(1);
   });
 });
 
 describe('compareAnswers', () => {
   it('an error where the node has a result is a mismatch of <method>.error', () => {
-    const out = compareAnswers(
-      'eth_getBalance',
-      { error: { code: -32000, message: 'header not found' } },
-      { result: '0x1' },
-      undefined,
-      emptyComparison(),
-    );
+    const out = answers('eth_getBalance', { error: { code: -32000, message: 'header not found' } }, { result: '0x1' }, undefined);
     expect(out.mismatches).toEqual([{ field: 'eth_getBalance.error', gateway: 'error -32000: header not found', node: '0x1' }]);
   });
   it('the same error code on both sides is equal', () => {
-    const out = compareAnswers(
+    const out = answers(
       'eth_call',
       { error: { code: 3, message: 'execution reverted' } },
       { error: { code: 3, message: 'reverted' } },
       undefined,
-      emptyComparison(),
     );
     expect(out.mismatches).toEqual([]);
     expect(out.compared).toBe(1);

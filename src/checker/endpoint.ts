@@ -1,4 +1,4 @@
-import { exchange } from '../jsonrpc/upstream.ts';
+import { answeredOf, exchange } from '../jsonrpc/upstream.ts';
 import { errorMessage } from '../errors.ts';
 import type { Answer } from './compare.ts';
 
@@ -17,9 +17,8 @@ export function httpEndpoint(url: string, timeoutMs: number, signal?: AbortSigna
       const answer = await exchange(target, method, params, { timeoutMs, signal });
       switch (answer.kind) {
         case 'result':
-          return { result: answer.result };
         case 'error':
-          return { error: { code: answer.code, message: answer.message } };
+          return answeredOf(answer);
         case 'timeout':
           throw new Error(`${url} did not answer ${method} within ${timeoutMs} ms`);
         case 'unreachable':

@@ -10,9 +10,11 @@ import { networks, type NetworkName, type NetworkPreset } from './networks.ts';
  *   canonical block, so the upstream's head never drops one, and `newHeads`/`logs` come from the
  *   view.
  *
- * `--denim` (with `--devnet`), `--source blocks` and a Base `--network` preset all say `blocks`;
- * the gateway's internals (whether it follows the upstream's head, where `newHeads` is read) are
- * derived from this one value by {@link viewBlocksAreCanonical}.
+ * `--denim` (with `--devnet`), `--source blocks` and a Base `--network` preset all say `blocks`:
+ * the flags users type go through {@link sourceModeOf} once, and the value travels under one name,
+ * `source: SourceKind`, everywhere (the Source port's `kind`, src/source/create.ts, `serve`, the
+ * gateway and its subscription hub). What follows from it (whether the gateway follows the
+ * upstream's head, where `newHeads` and `logs` are read) is derived by {@link viewBlocksAreCanonical}.
  */
 export type SourceKind = 'flashblocks' | 'blocks';
 

@@ -116,6 +116,14 @@ export type Exchange =
   /** HTTP answered, but not with a JSON-RPC response; `json` says whether the body parsed at all. */
   | { readonly kind: 'malformed'; readonly status: number; readonly json: boolean; readonly detail: string };
 
+/** An exchange that got a JSON-RPC response: `{result}`, or `{error}` with its code and message. */
+export type Answered = { readonly result: unknown } | { readonly error: { readonly code: number; readonly message: string } };
+
+/** The JSON-RPC response of an exchange that got one; the other kinds are the caller's to word. */
+export function answeredOf(answer: Extract<Exchange, { kind: 'result' | 'error' }>): Answered {
+  return answer.kind === 'result' ? { result: answer.result } : { error: { code: answer.code, message: answer.message } };
+}
+
 let nextId = 1;
 
 /** Calls `method` at `url` (keep-alive, node:http) within `timeoutMs`, or until `signal` aborts. */

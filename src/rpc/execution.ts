@@ -1,5 +1,3 @@
-import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
 import type { ExecutionServices, Method, MethodSpec } from './method.ts';
 import { registry } from './registry.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
@@ -14,9 +12,6 @@ import { createSimulationPool } from '../simulate/pool.ts';
  * the time limit and the simulation threads, and is what the gateway is given.
  */
 export interface ExecutionOptions {
-  readonly upstream: Upstream;
-  readonly logger: Logger;
-  readonly metrics: Registry;
   /** Most gas one call (or one simulated block) may use. */
   readonly gasCap: bigint;
   /** Longest one request may execute before it is answered with an error. */

@@ -1,5 +1,5 @@
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { moduleNamesIn } from '../../test/helpers/module-names.ts';
 import { z } from 'zod';
 import { InvalidParamsError } from '../errors.ts';
 import { defineMethod, type MethodContext } from './method.ts';
@@ -8,10 +8,7 @@ import { methodSpecs, registry } from './registry.ts';
 /** The registry is the one place a method is listed: every file under methods/ is in it, once, under its own name. */
 describe('the method registry', () => {
   it('lists every file under methods/ exactly once, named as its file', () => {
-    const files = readdirSync(new URL('./methods/', import.meta.url))
-      .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
-      .map((name) => name.slice(0, -3))
-      .sort();
+    const files = moduleNamesIn(new URL('./methods/', import.meta.url));
     expect(registry.map((spec) => spec.name).sort()).toEqual(files);
     expect(methodSpecs.size).toBe(registry.length);
   });

@@ -1,15 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Observable } from 'rxjs';
-import type { Upstream } from '../jsonrpc/upstream.ts';
-import type { Logger } from '../obs/logger.ts';
-import type { Registry } from '../obs/metrics.ts';
-import type { ViewState } from '../view/state.ts';
+import type { SourceKind } from '../config/source-mode.ts';
 import { createTransactionFormatter } from './format.ts';
-import { createDispatch } from './gateway/dispatch.ts';
+import { createDispatch, type DispatchSettings } from './gateway/dispatch.ts';
 import { createHttpHandler } from './gateway/http.ts';
 import { attachWebSocket } from './gateway/websocket.ts';
-import type { Method } from './method.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { createSubscriptionHub } from './subscriptions/hub.ts';
 
@@ -20,29 +15,15 @@ import { createSubscriptionHub } from './subscriptions/hub.ts';
  * `gateway/dispatch.ts` (public mode's policy for every transport, the method table, its metrics) and the subscription hub
  * (`subscriptions/hub.ts`).
  */
-export interface GatewayOptions {
+export interface GatewayOptions extends DispatchSettings {
   readonly host: string;
   readonly port: number;
-  /** The current view (read per call). */
-  readonly view: () => ViewState;
-  /** Every new view state, for subscriptions (the first one seen is not notified). */
-  readonly states$: Observable<ViewState>;
-  readonly upstream: Upstream;
-  readonly logger: Logger;
-  readonly metrics: Registry;
-  readonly public: boolean;
-  /** Calls per second per client in public mode (a token bucket, one token per call on every transport). */
-  readonly rateLimit: number;
   /** The per-client budget, when not a token bucket of `rateLimit` (tests count what it is charged). */
   readonly limiter?: RateLimiter;
   readonly maxBodyBytes: number;
-  readonly maxBatch: number;
   readonly maxConnections: number;
   readonly maxSubscriptions: number;
   readonly maxBufferedBytes: number;
-  readonly maxLogsRange: number;
-  /** Extra or replacing methods (e.g. eth_call on pending state). */
-  readonly methods?: Readonly<Record<string, Method>>;
   /**
    * WebSocket heartbeat: every connection is pinged this often, and one that has not answered the
    * previous ping is closed (default 60 s): peers that are gone, or stopped reading, are found.
@@ -50,8 +31,8 @@ export interface GatewayOptions {
   readonly heartbeatMs?: number;
   /** Serve `GET /metrics` from `metrics` on this port (never in public mode). */
   readonly exposeMetrics?: boolean;
-  /** Where `newHeads` and `logs` come from (see createSubscriptionHub): `view` for the blocks source. */
-  readonly standardKinds?: 'view' | 'upstream';
+  /** The source mode (default flashblocks): where `newHeads` and `logs` come from (see createSubscriptionHub). */
+  readonly source?: SourceKind;
 }
 
 export interface Gateway {
@@ -72,7 +53,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     metrics: options.metrics,
     upstream,
-    ...(options.standardKinds ? { standardKinds: options.standardKinds } : {}),
+    ...(options.source ? { source: options.source } : {}),
   });
   const dispatch = createDispatch({ ...options, formatter, hub, limiter });
   const server: Server = createServer(createHttpHandler({ ...options, dispatch }));

@@ -8,6 +8,7 @@ import { createMetricsRegistry, type Registry } from '../obs/metrics.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
 import { createBlocksSource } from './blocks.ts';
 import type { SourceEvent } from './port.ts';
+import { transferReceipt } from '../../test/helpers/rpc-receipt.ts';
 
 /**
  * The blocks source's handling of bad input and outages, with a scripted node (a fake upstream:
@@ -36,32 +37,13 @@ function block(n: number, fork: string, parentFork: string, txs: Hex[] = []) {
   };
 }
 function receipt(blockHash: string, n: number, tx: Hex) {
-  return {
-    transactionHash: tx,
-    transactionIndex: '0x0',
-    blockHash,
-    blockNumber: toHex(n),
+  const at = { transactionIndex: '0x0', transactionHash: tx, blockHash, blockNumber: toHex(n) };
+  return transferReceipt({
+    ...at,
     from: ADDRESS,
     to: ADDRESS,
-    cumulativeGasUsed: '0x5208',
-    gasUsed: '0x5208',
-    contractAddress: null,
-    logsBloom: `0x${'0'.repeat(512)}`,
-    status: '0x1',
-    type: '0x2',
-    logs: [
-      {
-        address: ADDRESS,
-        topics: [],
-        data: '0x',
-        logIndex: '0x0',
-        transactionIndex: '0x0',
-        transactionHash: tx,
-        blockHash,
-        blockNumber: toHex(n),
-      },
-    ],
-  };
+    logs: [{ address: ADDRESS, topics: [], data: '0x', logIndex: '0x0', ...at }],
+  });
 }
 
 /** A node whose chain, availability and receipts the test changes as it goes. */
@@ -125,6 +107,15 @@ const headHeld = (run: ReturnType<typeof start>, n: number) => async () => {
   const data = await run.metrics.getSingleMetric('flashlog_blocks_source_head')!.get();
   return (data.values[0]?.value ?? 0) >= n;
 };
+/** A node with chain `a` from block `from` to `to`, and the source started on it, once it holds its head `a<head>`. */
+async function startedAt(from: number, to: number, head: number) {
+  const node = scriptedNode();
+  for (let n = from; n <= to; n++) node.add(block(n, 'a', 'a'));
+  node.script.head = hashOf(`a${head}`);
+  const run = start(node);
+  await until(headHeld(run, head));
+  return { node, run };
+}
 async function problems(metrics: Registry, reason: string): Promise<number> {
   const data = await metrics.getSingleMetric('flashlog_blocks_source_problems_total')!.get();
   return data.values.filter((sample) => sample.labels.reason === reason).reduce((sum, sample) => sum + sample.value, 0);
@@ -133,11 +124,7 @@ const grown = (events: SourceEvent[]) => events.flatMap((event) => (event.type =
 
 describe('blocks source: bad input and outages', () => {
   it('a node that stops answering: one log line, a metric, and every block after it comes back', async () => {
-    const node = scriptedNode();
-    for (let n = 0; n <= 12; n++) node.add(block(n, 'a', 'a'));
-    node.script.head = hashOf('a2');
-    const run = start(node);
-    await until(headHeld(run, 2));
+    const { node, run } = await startedAt(0, 12, 2);
     node.script.down = true;
     node.script.head = hashOf('a10');
     await until(() => node.script.refused >= 3);
@@ -173,11 +160,7 @@ describe('blocks source: bad input and outages', () => {
   });
 
   it('a block whose parent the node does not know: a metric, nothing published until it does', async () => {
-    const node = scriptedNode();
-    for (let n = 1; n <= 3; n++) node.add(block(n, 'a', 'a'));
-    node.script.head = hashOf('a3');
-    const run = start(node);
-    await until(headHeld(run, 3));
+    const { node, run } = await startedAt(1, 3, 3);
     const orphan = block(5, 'a', 'a');
     node.add(orphan);
     node.script.head = orphan.hash;

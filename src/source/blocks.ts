@@ -189,6 +189,7 @@ function replacedEvents(withdrawn: readonly ReadBlock[], segment: readonly ReadB
       byHash: by?.hash ?? null,
       transactions: by?.block.transactions.map((tx) => tx.hash) ?? [],
       removedTransactions: old.block.transactions.map((tx) => tx.hash).filter((hash) => !kept.has(hash)),
+      index: 0,
       removedLogs: old.receipts.flatMap((receipt) => receipt.logs).map((log) => ({ ...log, removed: true })),
     };
   });

@@ -1,4 +1,4 @@
-import { firstValueFrom, take, toArray } from 'rxjs';
+import { Subject, firstValueFrom, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { AssembledBlock } from '../chain/assemble.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
@@ -32,39 +32,85 @@ function scriptedUpstream() {
 const preconfirmed = (n: number, transactions: `0x${string}`[]) =>
   ({ blockNumber: BigInt(n), index: 0, firstNew: 0, transactions: transactions.map((h) => ({ hash: h })) }) as unknown as AssembledBlock;
 
-describe('the canonical-heads source', () => {
+const done = async () => ({ receipts: [], stateDiff: null });
+
+function heads(rpc: Upstream, metrics = createMetricsRegistry({ defaults: false })) {
+  const stop$ = new Subject<void>();
+  const canonical = createCanonicalHeads({ rpc, pollMs: 5, prefixGraceMs: 0, stop$, logger: createLogger({ level: 'silent' }), metrics });
+  return { canonical, stop: () => stop$.next(), metrics };
+}
+
+/** The `replaced` event of canonical block `n` (scripted hash 1000 + n) that withdrew a pre-confirmation. */
+const replaced = (n: number, transactions: string[], removedTransactions: string[], index: number, removedLogs: unknown[]) => ({
+  type: 'replaced',
+  blockNumber: BigInt(n),
+  replacedHash: null,
+  byHash: hash(1000 + n),
+  transactions,
+  removedTransactions,
+  index,
+  removedLogs,
+});
+
+describe('the canonical heads of a flashblocks chain', () => {
   it('seals a matching block, rides out an outage, then reads every block it missed, in order', async () => {
     const { rpc, script } = scriptedUpstream();
-    const metrics = createMetricsRegistry({ defaults: false });
-    const controller = new AbortController();
-    const heads = createCanonicalHeads({
-      rpc,
-      pollMs: 5,
-      prefixGraceMs: 0,
-      signal: controller.signal,
-      logger: createLogger({ level: 'silent' }),
-      metrics,
-    });
-    const steps = firstValueFrom(heads.canonical$.pipe(take(4), toArray()));
+    const { canonical, stop, metrics } = heads(rpc);
     script.blocks.set(10, [hash(1)]);
     script.blocks.set(12, [hash(2)]);
-    await heads.execute(preconfirmed(10, [hash(1)]), async () => ({ receipts: [], stateDiff: null }));
-    await heads.execute(preconfirmed(12, [hash(3)]), async () => ({ receipts: [], stateDiff: null }));
+    canonical.executing(preconfirmed(10, [hash(1)]), done());
+    canonical.executing(preconfirmed(12, [hash(3)]), done());
     script.head = 10;
-    heads.start();
-    await firstValueFrom(heads.canonical$); // block 10, the head at the first poll
+    const steps = firstValueFrom(canonical.steps$.pipe(take(4), toArray()));
+    await firstValueFrom(canonical.steps$); // block 10, the head at the first poll
     script.down = true;
     await new Promise((resolve) => setTimeout(resolve, 50));
     script.down = false;
     script.head = 13;
     const seen = await steps;
-    controller.abort();
-    await heads.close();
+    stop();
 
     expect(seen.map((step) => step.blockNumber)).toEqual([10n, 11n, 12n, 13n]);
-    expect(seen.map((step) => step.reconciled.map((event) => event.type))).toEqual([['sealed'], [], ['reorg'], []]);
+    expect(seen.map((step) => step.events.map((event) => event.type))).toEqual([['lifecycle'], ['lifecycle'], ['replaced'], ['lifecycle']]);
+    // Block 10 sealed its pre-confirmation; 11 and 13 were never pre-confirmed: canonical, nothing sealed.
+    expect(seen[0]!.events[0]).toEqual({
+      type: 'lifecycle',
+      level: 'canonical',
+      blockNumber: 10n,
+      blockHash: hash(1010),
+      sealedTransactions: [hash(1)],
+    });
+    expect(seen[1]!.events[0]).toEqual({ type: 'lifecycle', level: 'canonical', blockNumber: 11n, blockHash: hash(1011) });
+    expect(seen[2]!.events[0]).toEqual(replaced(12, [hash(2)], [hash(3)], 0, []));
     const errors = (await metrics.getSingleMetric('flashlog_upstream_errors_total')!.get()).values[0]?.value;
     expect(errors).toBeGreaterThan(0);
-    expect(heads.state().canonical).toBe(13n);
+    expect(canonical.state().canonical).toBe(13n);
+  }, 10_000);
+
+  it('waits for an execution in flight, and withdraws the logs it found that the canonical block does not hold', async () => {
+    const { rpc, script } = scriptedUpstream();
+    const { canonical, stop } = heads(rpc);
+    let finish!: () => void;
+    const log = {
+      transactionHash: hash(7),
+      transactionIndex: '0x0',
+      logIndex: '0x0',
+      address: `0x${'aa'.repeat(20)}`,
+      topics: [],
+      data: '0x',
+    };
+    const output = new Promise<{ receipts: never[]; stateDiff: null }>((resolve) => {
+      finish = () => resolve({ receipts: [{ logs: [log] }] as never[], stateDiff: null });
+    });
+    canonical.executing({ ...preconfirmed(20, [hash(7)]), index: 2 } as AssembledBlock, output);
+    script.blocks.set(20, [hash(8)]);
+    script.head = 20;
+    const step = firstValueFrom(canonical.steps$);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(canonical.state().canonical).toBeNull(); // still waiting for the execution
+    finish();
+    const { events } = await step;
+    stop();
+    expect(events).toEqual([replaced(20, [hash(8)], [hash(7)], 2, [{ ...log, removed: true }])]);
   }, 10_000);
 });

@@ -1,4 +1,4 @@
-import { Subject, type Observable } from 'rxjs';
+import { Observable, share, takeUntil } from 'rxjs';
 import { z } from 'zod';
 import type { AssembledBlock } from '../chain/assemble.ts';
 import { catchUpRange, outageStep, waitForPrefix, type Outage } from '../chain/canonical-follow.ts';
@@ -10,76 +10,97 @@ import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
 import { hash32 } from '../schemas/hex.ts';
 import { rpcLogSchema, type RpcLog } from '../records/logs.ts';
+import type { SourceEvent } from './port.ts';
 import { createPreconfirmedBlocks, type Reconciled } from './preconfirmed-blocks.ts';
 
 /**
- * The canonical-heads source, beside a flashblocks feed: polls the upstream's head every `pollMs`
- * and reconciles each canonical block with its pre-confirmation (src/chain/reconcile.ts), under
- * the rules of src/chain/canonical-follow.ts (catch-up window, prefix grace, outages).
+ * The canonical heads of a flashblocks chain, reconciled with its pre-confirmations: polls the
+ * upstream's head every `pollMs` and compares each canonical block with what was pre-confirmed and
+ * executed for its height (src/chain/reconcile.ts), under the rules of src/chain/canonical-follow.ts
+ * (catch-up window, prefix grace, outages). The flashblocks source (create.ts) merges the events
+ * into its own and feeds the numbers to its sequencer (held flashblocks are released).
  *
  *   poll eth_blockNumber -> eth_getBlockByNumber (+ eth_getLogs when the lists differ) -> reconcileStep
- *        -> canonical$: one step per canonical block, with its sealed | reorg event (none when the
- *           feed missed the block)
+ *        -> steps$: one step per canonical block: lifecycle canonical (sealing its pre-confirmation,
+ *           when one was held) or replaced (a reorg: the pre-confirmed logs it does not hold withdrawn)
  *
- * A pre-confirmed block is recorded when its flashblock reaches the executor, before execution
- * (`execute`), so a canonical head polled while the executor works does not look like a reorg:
- * the poll waits for the execution in flight. A canonical block that merely extends the
- * pre-confirmed list (its last flashblocks are still on the way) is looked at again at the next
- * poll, for up to `prefixGraceMs`.
+ * A pre-confirmed block is recorded when its execution starts (`executing`, told by the ingest),
+ * so a canonical head polled while the executor works does not look like a reorg: the poll waits
+ * for the execution in flight. A canonical block that merely extends the pre-confirmed list (its
+ * last flashblocks are still on the way) is looked at again at the next poll, for up to `prefixGraceMs`.
  *
  * The upstream may be down: a failed poll is counted and logged once, and the next poll starts
  * where the last good one ended. No canonical block is skipped, at most the last 16 are fetched.
  */
 export interface CanonicalHeadsOptions {
-  /** The upstream to poll; null for none (nothing is polled, `execute` still records). */
-  readonly rpc: Upstream | null;
+  readonly rpc: Upstream;
   /** 0 turns polling off. */
   readonly pollMs: number;
   readonly prefixGraceMs: number;
-  /** Aborted at shutdown: polling stops and `canonical$` completes. */
-  readonly signal: AbortSignal;
+  /** Emits at shutdown: polling stops and `steps$` completes. */
+  readonly stop$: Observable<unknown>;
   readonly logger: Logger;
   readonly metrics: Registry;
 }
 
-/** One canonical block reconciled: `reconciled` holds its sealed or reorg event, if it was pre-confirmed. */
+/** One canonical block reconciled, as the Source events it yields. */
 export interface CanonicalStep {
   readonly blockNumber: bigint;
-  readonly reconciled: readonly Reconciled[];
+  readonly events: readonly SourceEvent[];
 }
 
 export interface CanonicalHeads {
-  /** One step per canonical block, in order; completes at shutdown or close. */
-  readonly canonical$: Observable<CanonicalStep>;
-  /** Records the block's transactions, runs `run` (its execution), then adds the logs it found. */
-  execute(block: AssembledBlock, run: () => Promise<ExecutionOutput>): Promise<ExecutionOutput>;
-  start(): void;
+  /** One step per canonical block, in order; polls while subscribed (shared), completes at `stop$`. */
+  readonly steps$: Observable<CanonicalStep>;
+  /** Told of each execution as it starts: records the block's transactions, then the logs it finds. */
+  executing(block: AssembledBlock, output: Promise<ExecutionOutput>): void;
   /** Reconciliation state, for tests and stats. */
   state(): ReconcileState;
-  close(): Promise<void>;
 }
 
 const blockSchema = z.object({ number: z.string(), hash: hash32, transactions: z.array(hash32) });
 const lower = (hash: string) => hash.toLowerCase() as `0x${string}`;
 
+/** The Source event of canonical block `n` (hash `hash`) reconciled: sealed, replaced, or merely canonical. */
+export function canonicalEvent(n: bigint, hash: `0x${string}`, reconciled: Reconciled | undefined): SourceEvent {
+  if (reconciled?.type === 'reorg' && reconciled.record.type === 'reorg') {
+    const { record } = reconciled;
+    return {
+      type: 'replaced',
+      blockNumber: n,
+      replacedHash: null,
+      byHash: record.blockHash as `0x${string}`,
+      transactions: record.transactions as `0x${string}`[],
+      removedTransactions: record.removedTransactions as `0x${string}`[],
+      index: reconciled.index,
+      removedLogs: reconciled.removedLogs.map(({ v: _v, index: _index, ...log }) => log),
+    };
+  }
+  if (reconciled?.type === 'sealed' && reconciled.record.type === 'sealed') {
+    const { record } = reconciled;
+    return {
+      type: 'lifecycle',
+      level: 'canonical',
+      blockNumber: n,
+      blockHash: record.blockHash as `0x${string}`,
+      sealedTransactions: record.transactions as `0x${string}`[],
+    };
+  }
+  return { type: 'lifecycle', level: 'canonical', blockNumber: n, blockHash: hash };
+}
+
 export function createCanonicalHeads(options: CanonicalHeadsOptions): CanonicalHeads {
-  const { logger, metrics } = options;
+  const { logger, metrics, rpc } = options;
   const upstreamErrors = counter(metrics, 'flashlog_upstream_errors_total', 'failed upstream RPC requests, by purpose', ['purpose']);
   const canonicalHead = gauge(metrics, 'flashlog_canonical_block_number', 'latest canonical block reconciled');
-  const canonical$ = new Subject<CanonicalStep>();
   const book = createPreconfirmedBlocks({ logger, metrics });
-  let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  let polling: Promise<void> = Promise.resolve();
   const deferredSince = new Map<bigint, number>();
   let outage: Outage = null;
   let last: bigint | null = null;
 
   /** Reads canonical block `n` (and its logs when needed); null when it should wait for the next poll. */
-  async function readCanonical(
-    rpc: Upstream,
-    n: bigint,
-  ): Promise<{ hash: `0x${string}`; transactions: `0x${string}`[]; logs?: RpcLog[] } | null> {
+  async function readCanonical(n: bigint): Promise<{ hash: `0x${string}`; transactions: `0x${string}`[]; logs?: RpcLog[] } | null> {
     const block = blockSchema.parse(await rpc.call('eth_getBlockByNumber', [`0x${n.toString(16)}`, false]));
     const transactions = block.transactions.map(lower);
     if (!needsLogs(book.state(), { number: n, transactions })) return { hash: block.hash as `0x${string}`, transactions };
@@ -95,7 +116,7 @@ export function createCanonicalHeads(options: CanonicalHeadsOptions): CanonicalH
     return { hash: block.hash as `0x${string}`, transactions, logs };
   }
 
-  async function poll(rpc: Upstream): Promise<void> {
+  async function poll(emit: (step: CanonicalStep) => void): Promise<void> {
     let head: bigint;
     try {
       head = BigInt(z.string().parse(await rpc.call('eth_blockNumber', [])));
@@ -114,7 +135,7 @@ export function createCanonicalHeads(options: CanonicalHeadsOptions): CanonicalH
     for (let n = from; n <= head && !stopped; n++) {
       let block: Awaited<ReturnType<typeof readCanonical>>;
       try {
-        block = await readCanonical(rpc, n);
+        block = await readCanonical(n);
         if (!block) return;
       } catch (error) {
         upstreamErrors.inc({ purpose: 'canonical' });
@@ -123,43 +144,31 @@ export function createCanonicalHeads(options: CanonicalHeadsOptions): CanonicalH
       }
       deferredSince.delete(n);
       await book.executed(n);
-      const events = book.apply({ type: 'canonical', block: { number: n, ...block } });
+      const [reconciled] = book.apply({ type: 'canonical', block: { number: n, ...block } });
       last = n;
       canonicalHead.set(Number(n));
-      canonical$.next({ blockNumber: n, reconciled: events });
+      emit({ blockNumber: n, events: [canonicalEvent(n, block.hash, reconciled)] });
     }
   }
 
-  const stop = () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    canonical$.complete();
-  };
-  // The feed's sequencer completes once its inputs do: canonical heads end with shutdown.
-  options.signal.addEventListener('abort', stop, { once: true });
-
-  return {
-    canonical$: canonical$.asObservable(),
-    execute: book.execute,
-    state: book.state,
-    start() {
-      const rpc = options.rpc;
-      if (!rpc || options.pollMs === 0) return;
-      const tick = () => {
-        if (stopped) return;
-        polling = poll(rpc)
-          .catch((error: unknown) => logger.error({ err: errorMessage(error) }, 'canonical poll failed'))
-          .finally(() => {
-            if (!stopped) timer = setTimeout(tick, options.pollMs);
-          });
-      };
-      tick();
-    },
-    async close() {
+  const steps$ = new Observable<CanonicalStep>((subscriber) => {
+    if (options.pollMs === 0) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    stopped = false;
+    const tick = () => {
+      if (stopped) return;
+      poll((step) => subscriber.next(step))
+        .catch((error: unknown) => logger.error({ err: errorMessage(error) }, 'canonical poll failed'))
+        .finally(() => {
+          if (!stopped) timer = setTimeout(tick, options.pollMs);
+        });
+    };
+    tick();
+    return () => {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await polling;
-      canonical$.complete();
-    },
-  };
+    };
+  }).pipe(takeUntil(options.stop$), share());
+
+  return { steps$, executing: book.executing, state: book.state };
 }

@@ -20,7 +20,8 @@ import type { Source, SourceEvent } from './port.ts';
  * Each accepted flashblock is one `grew` event: the block assembled so far (receipts unknown:
  * the caller's executor finds them) and the feed's message, for flashlog.flashblocks. Reorgs and
  * canonical blocks are found by reconciling with the upstream's canonical heads
- * (`canonical-heads.ts`), not by the feed, so this adapter emits only `grew`.
+ * (`canonical-heads.ts`), not by the feed: `create.ts` merges those events with this adapter's
+ * `grew` events into the one flashblocks Source, and feeds the heads' numbers to `canonical$`.
  *
  * Bad frames, duplicates, gaps and blocks missing from the feed are dropped with a metric
  * (`flashlog_ingest_rejected_total{reason}`) and one log line per reason.

@@ -1,15 +1,18 @@
 import type { Observable } from 'rxjs';
 import type { AssembledBlock } from '../chain/assemble.ts';
+import type { ExecutionOutput } from '../chain/execution-output.ts';
+import type { SourceKind } from '../config/source-mode.ts';
 import type { RpcLog } from '../records/logs.ts';
 import type { RpcReceipt } from '../records/blocks.ts';
 
 /**
- * The Source port: where pre-confirmations come from. Adapters: the flashblocks feed
- * (`flashblocks.ts`) and the 200 ms blocks of a node after Denim (`blocks.ts`); streams/ingest.ts
- * wires either into the log the same way. Every adapter speaks one tagged union:
+ * The Source port: where pre-confirmations come from. Adapters: the flashblocks feed reconciled
+ * with the upstream's canonical heads (`flashblocks.ts`, `canonical-heads.ts`) and the 200 ms
+ * blocks of a node after Denim (`blocks.ts`); `create.ts` picks one by the source mode, and
+ * streams/ingest.ts wires either into the log the same way. Every adapter speaks one tagged union:
  *
  *   grew      a pre-confirmed block grew: new transactions, their receipts when known
- *   lifecycle a block became canonical, safe or finalized
+ *   lifecycle a block became canonical (sealing its pre-confirmation, when one was held), safe or finalized
  *   replaced  a block held was replaced (a reorg): every log it published is withdrawn
  */
 export type SourceEvent =
@@ -28,23 +31,36 @@ export type SourceEvent =
       readonly level: 'canonical' | 'safe' | 'finalized';
       readonly blockNumber: bigint;
       readonly blockHash: `0x${string}`;
+      /**
+       * `canonical` only: the canonical block's transactions when it sealed the pre-confirmation
+       * held for its height (a `sealed` record); absent when none was held (the feed missed it).
+       */
+      readonly sealedTransactions?: readonly `0x${string}`[];
     }
   | {
       readonly type: 'replaced';
       readonly blockNumber: bigint;
-      /** The hash of the withdrawn block. */
-      readonly replacedHash: `0x${string}`;
+      /** The hash of the withdrawn block; null when the source never knew it (a flashblocks pre-confirmation). */
+      readonly replacedHash: `0x${string}` | null;
       /** The block now at that height, when the new chain reaches it (else null). */
       readonly byHash: `0x${string}` | null;
       /** Its transactions, when known. */
       readonly transactions: readonly `0x${string}`[];
       readonly removedTransactions: readonly `0x${string}`[];
-      /** Every log of the withdrawn block, as it was published, now with `removed: true`. */
+      /** The flashblock index of the withdrawn pre-confirmation (0 for a 200 ms block). */
+      readonly index: number;
+      /** Every log of the withdrawn block the new chain does not hold, as it was published (published again with `removed: true`). */
       readonly removedLogs: readonly RpcLog[];
     };
 
 export interface Source {
-  readonly kind: 'flashblocks' | 'blocks';
+  readonly kind: SourceKind;
   /** Never completes on its own; completes at shutdown. */
   readonly events$: Observable<SourceEvent>;
+  /**
+   * Told of each execution of a `grew` block that came without receipts, as it starts (a source
+   * that reconciles compares canonical blocks with what was executed, and waits for an execution
+   * in flight). Absent on sources that need none.
+   */
+  readonly executing?: (block: AssembledBlock, output: Promise<ExecutionOutput>) => void;
 }

@@ -14,8 +14,8 @@ import { counter, type Registry } from '../obs/metrics.ts';
 export type Reconciled = Exclude<ReconcileEvent, { type: 'dropped' }>;
 
 export interface PreconfirmedBlocks {
-  /** Records the block's transactions, runs `run` (its execution), then adds the logs it found. */
-  execute(block: AssembledBlock, run: () => Promise<ExecutionOutput>): Promise<ExecutionOutput>;
+  /** Records the block's transactions as its execution starts, then the logs `output` finds. */
+  executing(block: AssembledBlock, output: Promise<ExecutionOutput>): void;
   /** Settles once block `n`'s execution in flight (if any) has. */
   executed(n: bigint): Promise<void> | undefined;
   /** Applies one input; returns the sealed / reorg events (dropped ones are only counted). */
@@ -36,7 +36,7 @@ export function createPreconfirmedBlocks(options: { readonly logger: Logger; rea
   ]);
   let state = initialReconcileState(3);
   /** Executions in flight by block: a canonical block is compared once its logs are known. */
-  const executing = new Map<bigint, Promise<void>>();
+  const executions = new Map<bigint, Promise<void>>();
 
   /** Applies one input; counts what it yields and returns the sealed / reorg events. */
   const apply = (input: ReconcileInput): Reconciled[] => {
@@ -65,9 +65,10 @@ export function createPreconfirmedBlocks(options: { readonly logger: Logger; rea
     return kept;
   };
 
-  async function execute(block: AssembledBlock, run: () => Promise<ExecutionOutput>): Promise<ExecutionOutput> {
+  /** Records the block's transactions at once, then the logs `output` finds (none when it fails). */
+  function executing(block: AssembledBlock, output: Promise<ExecutionOutput>): void {
     // The transaction list first: a canonical head polled during execution must find it, and
-    // wait for the logs (see `executing`).
+    // wait for the logs (see `executions`).
     apply({
       type: 'preconfirmed',
       blockNumber: block.blockNumber,
@@ -76,27 +77,21 @@ export function createPreconfirmedBlocks(options: { readonly logger: Logger; rea
       transactions: block.transactions.map((tx) => lower(tx.hash)),
       newLogs: [],
     });
-    const running = run();
-    executing.set(
-      block.blockNumber,
-      running.then(
-        () => undefined,
-        () => undefined,
-      ),
+    const settled = output.then(
+      (result) => {
+        state = withExecutedLogs(
+          state,
+          block.blockNumber,
+          result.receipts.flatMap((receipt) => receipt.logs),
+        );
+      },
+      () => undefined,
     );
-    let output: ExecutionOutput;
-    try {
-      output = await running;
-    } finally {
-      executing.delete(block.blockNumber);
-    }
-    state = withExecutedLogs(
-      state,
-      block.blockNumber,
-      output.receipts.flatMap((receipt) => receipt.logs),
-    );
-    return output;
+    executions.set(block.blockNumber, settled);
+    void settled.finally(() => {
+      if (executions.get(block.blockNumber) === settled) executions.delete(block.blockNumber);
+    });
   }
 
-  return { execute, executed: (n) => executing.get(n), apply, state: () => state };
+  return { executing, executed: (n) => executions.get(n), apply, state: () => state };
 }

@@ -15,6 +15,10 @@ function asLog(records: ProduceRecord[]): LogRecord[] {
 const applyAll = (state: ViewState, records: LogRecord[]): ViewState =>
   records.reduce((s, record) => apply(s, { type: 'record', record }), state);
 
+/** A flashlog.chain reorg record of block `blockNumber`: the canonical transactions kept, those removed. */
+const reorgRecord = (blockNumber: string, transactions: `0x${string}`[], removedTransactions: `0x${string}`[]) =>
+  chainRecord({ type: 'reorg', blockNumber, blockHash: `0x${'cd'.repeat(32)}`, transactions, removedTransactions });
+
 describe('view reducer', () => {
   it('accumulates flashblocks of a block; the change holds only the latest flashblock', async () => {
     const txs = await signedTransfers(3);
@@ -73,18 +77,7 @@ describe('view reducer', () => {
     const txs = await signedTransfers(3);
     const block = blockBuilder(200n);
     let state = applyAll(initialViewState(), asLog([...block.flashblock([txs[0]!, txs[1]!]), ...block.flashblock([txs[2]!])]));
-    state = applyAll(
-      state,
-      asLog([
-        chainRecord({
-          type: 'reorg',
-          blockNumber: '0xc8',
-          blockHash: `0x${'cd'.repeat(32)}`,
-          transactions: [txs[0]!.hash],
-          removedTransactions: [txs[1]!.hash, txs[2]!.hash],
-        }),
-      ]),
-    );
+    state = applyAll(state, asLog([reorgRecord('0xc8', [txs[0]!.hash], [txs[1]!.hash, txs[2]!.hash])]));
     expect(state.change.type).toBe('removed');
     if (state.change.type !== 'removed') return;
     expect(state.change.logs.map((log) => [log.transactionHash, log.removed])).toEqual([
@@ -93,18 +86,7 @@ describe('view reducer', () => {
     ]);
     expect(state.blocks).toEqual([]);
     // The same reorg again withdraws nothing more.
-    const again = applyAll(
-      state,
-      asLog([
-        chainRecord({
-          type: 'reorg',
-          blockNumber: '0xc8',
-          blockHash: `0x${'cd'.repeat(32)}`,
-          transactions: [txs[0]!.hash],
-          removedTransactions: [txs[1]!.hash, txs[2]!.hash],
-        }),
-      ]),
-    );
+    const again = applyAll(state, asLog([reorgRecord('0xc8', [txs[0]!.hash], [txs[1]!.hash, txs[2]!.hash])]));
     expect(again.change).toMatchObject({ type: 'removed', logs: [] });
   });
 
@@ -114,18 +96,7 @@ describe('view reducer', () => {
     let state = applyAll(initialViewState(), asLog(block.flashblock([txs[0]!, txs[1]!])));
     state = apply(state, { type: 'head', blockNumber: 211n });
     expect(state.blocks).toEqual([]);
-    state = applyAll(
-      state,
-      asLog([
-        chainRecord({
-          type: 'reorg',
-          blockNumber: '0xd2',
-          blockHash: `0x${'cd'.repeat(32)}`,
-          transactions: [txs[0]!.hash],
-          removedTransactions: [txs[1]!.hash],
-        }),
-      ]),
-    );
+    state = applyAll(state, asLog([reorgRecord('0xd2', [txs[0]!.hash], [txs[1]!.hash])]));
     expect(state.change).toMatchObject({ type: 'removed', logs: [{ transactionHash: txs[1]!.hash, removed: true }] });
   });
 });

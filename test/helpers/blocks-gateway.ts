@@ -4,7 +4,7 @@ import type { Log } from '../../src/log/port.ts';
 import { allTopics } from '../../src/records/topics.ts';
 import type { Config } from '../../src/config/settings.ts';
 import type { Context } from '../../src/context.ts';
-import { createBlocksIngest, type BlocksIngest } from '../../streams/ingest-blocks.ts';
+import { createIngest, type Ingest } from '../../streams/ingest.ts';
 import { createServe, type Serve } from '../../streams/serve.ts';
 import { tempDir, testContext } from './context.ts';
 
@@ -16,7 +16,7 @@ export interface BlocksGateway {
   readonly devnet: Devnet;
   readonly serve: Serve;
   readonly log: Log;
-  readonly ingest: BlocksIngest;
+  readonly ingest: Ingest;
   readonly ctx: Context;
   /** A second gateway over the same log, started now (a restarted replica). */
   startServe(): Promise<Serve>;
@@ -36,7 +36,10 @@ export async function startBlocksGateway(
   const log = createEmbeddedLog({ path: `${dir.path}/flashlog.db` });
   await log.ensureTopics(allTopics.map((name) => ({ name })));
   const serve = await createServe(ctx, { log, rpcUrl: devnet.rpcUrl, source: 'blocks' });
-  const ingest = createBlocksIngest(ctx, { log, rpcUrl: devnet.rpcUrl, rpcWsUrl: wsUrlFor ? await wsUrlFor(devnet) : devnet.wsUrl });
+  const ingest = createIngest(ctx, {
+    log,
+    endpoints: { source: 'blocks', rpcUrl: devnet.rpcUrl, rpcWsUrl: wsUrlFor ? await wsUrlFor(devnet) : devnet.wsUrl },
+  });
   const done = ingest.run();
   const extra: Serve[] = [];
   let stopped: Promise<void> | undefined;

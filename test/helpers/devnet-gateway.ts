@@ -41,7 +41,7 @@ export async function startDevnetGateway(
     stateDiff: config.stateDiff ?? 'full',
   });
   ctx.shutdown.register('executor', () => executor.close());
-  const ingestDone = createIngest(ctx, { log, urls: [devnet.wsUrl], executor }).run();
+  const ingestDone = createIngest(ctx, { log, endpoints: { source: 'flashblocks', feedUrls: [devnet.wsUrl] }, executor }).run();
   const serve = await createServe(ctx, { log, rpcUrl: upstreamOf(devnet) });
   return {
     devnet,

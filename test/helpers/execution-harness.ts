@@ -5,16 +5,16 @@ import type { Context } from '../../src/context.ts';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
 import { allTopics } from '../../src/records/topics.ts';
-import { createExecution, type Execution } from '../../streams/ingest-execution.ts';
-import { createIngest, type Ingest } from '../../streams/ingest.ts';
+import type { Executor } from '../../src/execute/port.ts';
+import { createIngest, createIngestExecutor, type Ingest } from '../../streams/ingest.ts';
 
 /**
- * flashlog's ingest with execution and reconciliation, in-process, over an in-memory embedded
+ * flashlog's ingest of a flashblocks chain (executed, reconciled with canonical heads), in-process, over an in-memory embedded
  * log: the composition `flashlog ingest --ws URL --rpc URL` runs, with the pieces exposed.
  */
 export interface FlashlogUnderTest {
   readonly log: Log;
-  readonly execution: Execution;
+  readonly executor: Executor;
   readonly ingest: Ingest;
   /** Shuts down and waits for everything accepted to be appended. */
   stop(): Promise<void>;
@@ -23,18 +23,22 @@ export interface FlashlogUnderTest {
 export async function startFlashlog(ctx: Context, options: { wsUrl: string; rpcUrl: string }): Promise<FlashlogUnderTest> {
   const log = createEmbeddedLog({ path: ':memory:' });
   await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1, retentionMs: -1, replication: 1 })));
-  const execution = await createExecution(ctx, { rpcUrl: options.rpcUrl });
-  const ingest = createIngest(ctx, { log, urls: [options.wsUrl], executor: execution.executor, canonical$: execution.canonical$ });
-  execution.start(ingest.publisher);
+  const executor = await createIngestExecutor(ctx, options.rpcUrl);
+  const ingest = createIngest(ctx, {
+    log,
+    endpoints: { source: 'flashblocks', feedUrls: [options.wsUrl], rpcUrl: options.rpcUrl },
+    executor,
+  });
   const done = ingest.run();
+  // As `flashlog ingest` does: closed first, so the executor closes once the work in flight is done.
+  ctx.shutdown.register('ingest', () => done.catch(() => {}));
   return {
     log,
-    execution,
+    executor,
     ingest,
     async stop() {
-      await ctx.shutdown.run('test over');
+      await ctx.shutdown.run('test over'); // closes the executor (registered with shutdown)
       await done;
-      await execution.close();
       await ingest.publisher.flush();
     },
   };

@@ -31,7 +31,7 @@ async function setup(urls: string[]) {
   cleanups.push(() => log.close());
   await log.ensureTopics(allTopics.map((name) => ({ name })));
   const ctx = testContext({ reconnectMinMs: 50, reconnectMaxMs: 200, maxFrameBytes: 1024 * 1024 });
-  const ingest = createIngest(ctx, { log, urls });
+  const ingest = createIngest(ctx, { log, endpoints: { source: 'flashblocks', feedUrls: urls } });
   const running = ingest.run();
   cleanups.push(async () => {
     await ctx.shutdown.run();

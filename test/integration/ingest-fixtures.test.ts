@@ -30,7 +30,7 @@ async function ingestFrom(
   await log.ensureTopics(allTopics.map((name) => ({ name })));
   const ctx = testContext();
   const executor = options.executor ? await options.executor(ctx) : undefined;
-  const ingest = createIngest(ctx, { log, urls: [server.url], ...(executor ? { executor } : {}) });
+  const ingest = createIngest(ctx, { log, endpoints: { source: 'flashblocks', feedUrls: [server.url] }, executor });
   const running = ingest.run();
   cleanups.push(async () => {
     await ctx.shutdown.run();

@@ -35,9 +35,6 @@ beforeAll(async () => {
   const logger = pino({ level: 'silent' });
   const metrics = new Registry();
   execution = createExecutionMethods({
-    upstream,
-    logger,
-    metrics,
     gasCap: 50_000_000n,
     timeoutMs: 60_000,
     simulateGenesis: FIXTURE_GENESIS,

@@ -209,7 +209,7 @@ beforeAll(async () => {
   view = await materialize(ctx, { log, heads$: of(head) });
   await view.replayed;
   const upstream = createUpstream(stub.url, { timeoutMs: 5000 });
-  execution = createExecutionMethods({ upstream, logger: ctx.logger, metrics: ctx.metrics, gasCap: 50_000_000n, timeoutMs: 10_000 });
+  execution = createExecutionMethods({ gasCap: 50_000_000n, timeoutMs: 10_000 });
   privateGateway = await startGateway({ public: false });
   const counted = createRateLimiter(1_000_000);
   publicGateway = await startGateway({

@@ -1,5 +1,5 @@
 import { errorMessage } from '../../errors.ts';
-import { exchange } from '../../jsonrpc/upstream.ts';
+import { answeredOf, exchange } from '../../jsonrpc/upstream.ts';
 import type { ProofError } from '../../records/proofs.ts';
 
 /** What a `prover_prove` call came back with: Base's JSON result, or the JSON-RPC error. */
@@ -20,9 +20,8 @@ export async function callProverHost(
   const answer = await exchange(url, 'prover_prove', [request], options);
   switch (answer.kind) {
     case 'result':
-      return { result: answer.result };
     case 'error':
-      return { error: { code: answer.code, message: answer.message } };
+      return answeredOf(answer);
     case 'timeout':
       return { error: { code: hostUnavailableCode, message: `prover host ${url} did not answer within ${options.timeoutMs} ms` } };
     case 'unreachable':

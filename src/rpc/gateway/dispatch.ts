@@ -39,6 +39,24 @@ export interface Dispatch {
   answer(text: string, caller: Caller): Promise<Answer>;
 }
 
+/** What the gateway's own options (GatewayOptions in ../server.ts) give the dispatch. */
+export interface DispatchSettings {
+  /** The current view (read per call). */
+  readonly view: () => ViewState;
+  /** Every new view state, for subscriptions (the first one seen is not notified). */
+  readonly states$: Observable<ViewState>;
+  readonly upstream: Upstream;
+  readonly logger: Logger;
+  readonly metrics: Registry;
+  readonly public: boolean;
+  /** Calls per second per client in public mode (a token bucket, one token per call on every transport). */
+  readonly rateLimit: number;
+  readonly maxBatch: number;
+  readonly maxLogsRange: number;
+  /** Extra or replacing methods (e.g. eth_call on pending state). */
+  readonly methods?: Readonly<Record<string, Method>>;
+}
+
 /**
  * The gateway's one dispatch: HTTP and WebSocket hand it each message as received, so its policy
  * holds on every transport alike, call by call (inside batches too):
@@ -49,21 +67,13 @@ export interface Dispatch {
  * then the method table (the registry, `methods` over it) or the upstream answers, with
  * per-method metrics (calls by outcome, duration) labelled by whether the view or the upstream did.
  */
-export function createDispatch(options: {
-  readonly view: () => ViewState;
-  readonly states$: Observable<ViewState>;
-  readonly upstream: Upstream;
-  readonly formatter: TransactionFormatter;
-  readonly maxLogsRange: number;
-  readonly maxBatch: number;
-  readonly methods?: Readonly<Record<string, Method>>;
-  readonly hub: SubscriptionHub;
-  readonly public: boolean;
-  readonly rateLimit: number;
-  readonly limiter: RateLimiter;
-  readonly logger: Logger;
-  readonly metrics: Registry;
-}): Dispatch {
+export function createDispatch(
+  options: DispatchSettings & {
+    readonly formatter: TransactionFormatter;
+    readonly hub: SubscriptionHub;
+    readonly limiter: RateLimiter;
+  },
+): Dispatch {
   const { logger, upstream, hub, limiter } = options;
   const table: Record<string, Method> = { ...builtin, ...options.methods };
   const limits = { maxLogsRange: options.maxLogsRange };

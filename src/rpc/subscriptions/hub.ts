@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Observable } from 'rxjs';
 import type { WebSocket } from 'ws';
+import type { SourceKind } from '../../config/source-mode.ts';
 import { InvalidParamsError, LimitExceededError } from '../../errors.ts';
 import type { Logger } from '../../obs/logger.ts';
 import { gauge, type Registry } from '../../obs/metrics.ts';
@@ -50,17 +51,17 @@ export function createSubscriptionHub(options: {
   limits: SubscriptionLimits;
   logger: Logger;
   metrics: Registry;
-  /** Where canonical blocks are read for `newHeads` and `logs` with `standardKinds: 'upstream'`. */
+  /** Where canonical blocks are read for `newHeads` and `logs` on a flashblocks chain. */
   upstream?: Upstream;
   /**
-   * Where `newHeads` and `logs` come from: `view` when each block of the view is canonical (the
-   * blocks source), `upstream` (the default) on a flashblocks chain, whose view holds pre-confirmed
-   * blocks. With `upstream` and no upstream, those two kinds are refused.
+   * The source mode, which says where `newHeads` and `logs` come from: the view on the blocks
+   * source (each block of the view is canonical), the upstream on a flashblocks chain (the default),
+   * whose view holds pre-confirmed blocks; there, without an upstream, those two kinds are refused.
    */
-  standardKinds?: 'view' | 'upstream';
+  source?: SourceKind;
 }): SubscriptionHub {
   const { limits, logger } = options;
-  const feed: Feed = { standardKinds: options.standardKinds ?? 'upstream', upstream: options.upstream !== undefined };
+  const feed: Feed = { source: options.source ?? 'flashblocks', upstream: options.upstream !== undefined };
   const offered = new Map<string, { spec: SubscriptionKind; source: KindSource }>();
   for (const spec of subscriptionKinds) {
     const source = spec.reads(feed);

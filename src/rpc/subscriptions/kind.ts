@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { z } from 'zod';
+import type { SourceKind } from '../../config/source-mode.ts';
 import type { ViewChange } from '../../view/state.ts';
 import type { CanonicalBlock } from '../canonical-blocks.ts';
 import type { TransactionFormatter } from '../format.ts';
@@ -21,10 +22,10 @@ import type { LogFilter } from '../params.ts';
  * });
  */
 
-/** How the gateway is fed: see `standardKinds` in hub.ts. */
+/** How the gateway is fed: see `source` in hub.ts. */
 export interface Feed {
-  /** `view`: each block of the view is canonical (the blocks source); `upstream`: a flashblocks chain. */
-  readonly standardKinds: 'view' | 'upstream';
+  /** The source mode: on `blocks` each block of the view is canonical (src/config/source-mode.ts `viewBlocksAreCanonical`). */
+  readonly source: SourceKind;
   /** Whether an upstream is there to read canonical blocks from. */
   readonly upstream: boolean;
 }

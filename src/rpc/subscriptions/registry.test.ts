@@ -1,5 +1,6 @@
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { moduleNamesIn } from '../../../test/helpers/module-names.ts';
+import type { SourceKind } from '../../config/source-mode.ts';
 import { InvalidParamsError } from '../../errors.ts';
 import { parseParam } from '../../schemas/issue.ts';
 import { subscriptionKinds } from './registry.ts';
@@ -7,27 +8,24 @@ import { subscriptionKinds } from './registry.ts';
 /** The kinds registry is the one place a subscription kind is listed: every file under kinds/ is in it, once, under its own name. */
 describe('the subscription kinds registry', () => {
   it('lists every file under kinds/ exactly once, named as its file', () => {
-    const files = readdirSync(new URL('./kinds/', import.meta.url))
-      .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
-      .map((name) => name.slice(0, -3))
-      .sort();
+    const files = moduleNamesIn(new URL('./kinds/', import.meta.url));
     const names = subscriptionKinds.map((kind) => kind.name);
     expect([...names].sort()).toEqual(files);
     expect(new Set(names).size).toBe(names.length);
   });
 
   it('offers newHeads and logs on a flashblocks chain only with an upstream, and reads them from the view on a blocks-source chain', () => {
-    const offered = (standardKinds: 'view' | 'upstream', upstream: boolean) =>
-      Object.fromEntries(subscriptionKinds.map((kind) => [kind.name, kind.reads({ standardKinds, upstream }) ?? null]));
-    expect(offered('upstream', false)).toEqual({
+    const offered = (source: SourceKind, upstream: boolean) =>
+      Object.fromEntries(subscriptionKinds.map((kind) => [kind.name, kind.reads({ source, upstream }) ?? null]));
+    expect(offered('flashblocks', false)).toEqual({
       pendingLogs: 'logs',
       newHeads: null,
       logs: null,
       newFlashblocks: 'flashblocks',
       newFlashblockTransactions: 'flashblocks',
     });
-    expect(offered('upstream', true)).toMatchObject({ newHeads: 'canonical', logs: 'canonical' });
-    expect(offered('view', false)).toMatchObject({ newHeads: 'flashblocks', logs: 'logs' });
+    expect(offered('flashblocks', true)).toMatchObject({ newHeads: 'canonical', logs: 'canonical' });
+    expect(offered('blocks', false)).toMatchObject({ newHeads: 'flashblocks', logs: 'logs' });
   });
 
   it("parses each kind's params with its schema; a bad one is -32602 naming the field", () => {

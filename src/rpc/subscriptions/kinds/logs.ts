@@ -1,3 +1,4 @@
+import { viewBlocksAreCanonical } from '../../../config/source-mode.ts';
 import { matchesFilter } from '../../params.ts';
 import { defineKind } from '../kind.ts';
 import { withLogFilter } from '../kind-params.ts';
@@ -14,7 +15,7 @@ import { withLogFilter } from '../kind-params.ts';
 export const logs = defineKind({
   name: 'logs',
   params: withLogFilter('logs'),
-  reads: (feed) => (feed.standardKinds === 'view' ? 'logs' : feed.upstream ? 'canonical' : undefined),
+  reads: (feed) => (viewBlocksAreCanonical(feed.source) ? 'logs' : feed.upstream ? 'canonical' : undefined),
   logFilter: (options) => options.filter,
   canonical: {
     wants: 'logs',

@@ -1,3 +1,4 @@
+import { viewBlocksAreCanonical } from '../../../config/source-mode.ts';
 import { formatPendingBlock } from '../../format.ts';
 import { defineKind } from '../kind.ts';
 import { kindOnly } from '../kind-params.ts';
@@ -12,7 +13,7 @@ import { kindOnly } from '../kind-params.ts';
 export const newHeads = defineKind({
   name: 'newHeads',
   params: kindOnly('newHeads'),
-  reads: (feed) => (feed.standardKinds === 'view' ? 'flashblocks' : feed.upstream ? 'canonical' : undefined),
+  reads: (feed) => (viewBlocksAreCanonical(feed.source) ? 'flashblocks' : feed.upstream ? 'canonical' : undefined),
   async flashblock(change, subscribers, out) {
     if (change.firstNew !== 0) return;
     const { transactions: _transactions, uncles: _uncles, ...header } = await formatPendingBlock(change.block, false, out.formatter);
