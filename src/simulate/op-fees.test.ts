@@ -1,9 +1,13 @@
-import { concat, hexToBigInt, numberToHex, padHex, type Hex } from 'viem';
+import { Common, Hardfork, Mainnet } from '@ethereumjs/common';
+import { createTx } from '@ethereumjs/tx';
+import { concat, hexToBigInt, hexToBytes, keccak256, numberToHex, padHex, stringToHex, toHex, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import { JsonRpcError } from '../errors.ts';
-import { feeVaults, l1BlockAddress } from '../stateless/l1-cost.ts';
+import { fastLzSize, feeVaults, l1BlockAddress } from '../stateless/l1-cost.ts';
 import { fixedRules, genesisRules, type ChainRules } from './chain-rules.ts';
 import type { ForkAccount } from './fork-state.ts';
+import { signedForm } from './op-fees.ts';
 import type { SimulatePayload } from './payload.ts';
 import { simulate, type SimulationContext } from './simulate-blocks.ts';
 
@@ -168,6 +172,40 @@ describe('eth_simulateV1 on an OP Stack chain: a call that pays for gas pays the
     const plain = await transferThenRead(context(fixedRules(31_337_000n)));
     expect([plain.l1Vault, plain.operatorVault, plain.baseFeeVault]).toEqual([0n, 0n, 0n]);
     expect(plain.sender).toBe(ETHER - 1n - plain.gasUsed * (plain.baseFee + plain.tip));
+  });
+});
+
+describe('the bytes a call is priced by (its transaction with a stand-in signature)', () => {
+  it("compress as the same transaction signed for real does, within FastLZ's one byte, and unlike its unsigned bytes", async () => {
+    const common = new Common({ chain: { ...Mainnet, chainId: 8453, name: 'base' }, hardfork: Hardfork.Prague });
+    const gaps: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const length = [0, 40, 200, 700, 3000][i % 5]!;
+      // half incompressible (hashes), half repetitive
+      const chunks = Array.from({ length: Math.ceil(length / 32) }, (_, j) =>
+        i % 2 ? keccak256(toHex(i * 1000 + j)) : padHex(toHex(j % 5), { size: 32 }),
+      );
+      const data = length === 0 ? '0x' : (concat(chunks).slice(0, 2 + 2 * length) as Hex);
+      const fields = {
+        nonce: i,
+        to: TARGET,
+        value: 5n,
+        gas: 90_000n,
+        maxFeePerGas: 2n * GWEI,
+        maxPriorityFeePerGas: 1_000n,
+        data,
+      } as const;
+      const account = privateKeyToAccount(keccak256(stringToHex(`sender ${i}`)));
+      const signed = hexToBytes(await account.signTransaction({ ...fields, chainId: 8453, type: 'eip1559' }));
+      const unsigned = createTx(
+        { ...fields, type: 2, chainId: 8453n, nonce: BigInt(i), gasLimit: fields.gas, v: 0n, r: 0n, s: 0n },
+        { common },
+      );
+      gaps.push(Math.abs(fastLzSize(signed) - fastLzSize(signedForm(unsigned))));
+      expect(fastLzSize(signed) - fastLzSize(unsigned.serialize())).toBeGreaterThan(60);
+    }
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(1);
+    expect(gaps.filter((gap) => gap === 0).length).toBeGreaterThan(50);
   });
 });
 

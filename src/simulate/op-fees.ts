@@ -111,10 +111,12 @@ export function opNextBaseFee(config: RollupConfig, parent: EvmHeader, baseExtra
  * Fjord's minimum size (about 170 compressed bytes) the fee does not depend on it at all.
  */
 export function signedForm(tx: TypedTransaction): Uint8Array {
-  const r = keccak256(tx.getHashedMessageToSign());
-  const s = keccak256(r);
+  const r = keccak256(tx.getHashedMessageToSign(), 'bytes');
+  // a signature's s is in the curve order's lower half (EIP-2): below 2^254 here
+  const s = keccak256(r, 'bytes');
+  s[0]! &= 0x3f;
   try {
-    return (tx as unknown as { addSignature(v: bigint, r: Hex, s: Hex, convertV?: boolean): TypedTransaction })
+    return (tx as unknown as { addSignature(v: bigint, r: Uint8Array, s: Uint8Array, convertV?: boolean): TypedTransaction })
       .addSignature(0n, r, s, true)
       .serialize();
   } catch {
