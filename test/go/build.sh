@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Builds the Go programs the tests run, into .ci/work/bin (ignored), once per version: go-ethereum's
 # geth (`go install` from the Go module proxy, keyed by its version) for the execution-apis replay,
-# and test/go/strictclient (keyed by a hash of its sources, so it is rebuilt only when they change).
-# Modules land in Go's own cache (GOMODCACHE, ~/go/pkg/mod by default). Prints two lines:
+# test/go/strictclient (keyed by a hash of its sources, so it is rebuilt only when they change), and
+# op-geth (Optimism's geth, the OP Stack oracle; built from test/go/op-geth, keyed by a hash of its
+# go.mod and go.sum, which pin the op-geth release). Modules land in Go's own cache (GOMODCACHE,
+# ~/go/pkg/mod by default). Prints three lines:
 #   geth <path>
 #   strictclient <path>
+#   op-geth <path>
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="$root/.ci/work/bin"
@@ -26,5 +29,14 @@ client_dir="$bin/strictclient-$key"
 if [ ! -x "$client_dir/strictclient" ]; then
   (cd "$src" && go build -buildvcs=false -o "$client_dir/strictclient.tmp" . && mv "$client_dir/strictclient.tmp" "$client_dir/strictclient") >&2
 fi
+
+op_src="$root/test/go/op-geth"
+op_key="$(cat "$op_src/go.mod" "$op_src/go.sum" | sha256sum | cut -c1-16)"
+op_dir="$bin/op-geth-$op_key"
+if [ ! -x "$op_dir/geth" ]; then
+  # cmd/geth is resolved through the module's replace (go-ethereum => op-geth).
+  (cd "$op_src" && go build -buildvcs=false -o "$op_dir/geth.tmp" github.com/ethereum/go-ethereum/cmd/geth && mv "$op_dir/geth.tmp" "$op_dir/geth") >&2
+fi
 echo "geth $geth_dir/geth"
 echo "strictclient $client_dir/strictclient"
+echo "op-geth $op_dir/geth"

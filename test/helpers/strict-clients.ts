@@ -11,6 +11,8 @@ export interface GoPrograms {
   readonly geth: string;
   /** test/go/strictclient: ethclient reading a gateway. */
   readonly strictclient: string;
+  /** op-geth, Optimism's geth (test/go/op-geth): the OP Stack oracle. */
+  readonly opGeth: string;
 }
 
 /** Builds (or finds) the Go programs; a cold build takes minutes, a warm one a second. */
@@ -22,8 +24,8 @@ export function goPrograms(): GoPrograms {
       .split('\n')
       .map((line) => line.split(' ') as [string, string]),
   );
-  if (!paths.geth || !paths.strictclient) throw new Error(`test/go/build.sh printed no paths: ${out}`);
-  return { geth: paths.geth, strictclient: paths.strictclient };
+  if (!paths.geth || !paths.strictclient || !paths['op-geth']) throw new Error(`test/go/build.sh printed no paths: ${out}`);
+  return { geth: paths.geth, strictclient: paths.strictclient, opGeth: paths['op-geth'] };
 }
 
 /** The venv's Python with web3.py (test/python/setup.sh). */
