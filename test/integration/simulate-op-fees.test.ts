@@ -30,7 +30,7 @@ import { goPrograms } from '../helpers/strict-clients.ts';
  * the oracle chain's blocks (test/fixtures/op-geth, Isthmus then Jovian, non-zero L1 fee
  * parameters and operator fee in L1Block), and a flashlog gateway forked from it (its upstream,
  * chain rules from the same genesis) simulates, on each block's parent, the user transactions of
- * that block as calls (`validation: true`, the block's time and fee recipient, L1Block's storage as
+ * that block as calls (with `validation`, and without it at the mined base fee; the block's time and fee recipient, L1Block's storage as
  * the block's L1-info deposit left it). Then, field by field:
  *   - against the block op-geth mined: the base fee, each call's status, gas used and logs, and
  *     the balances of every sender and of the four fee vaults after the calls (read by a last
@@ -222,9 +222,9 @@ describe('eth_simulateV1 on an OP Stack chain, against op-geth', () => {
     expect(simulated.map((f) => f.blockNumber).length).toBeGreaterThanOrEqual(2);
   });
 
-  it.each(simulated.map((f) => [f.blockNumber, f] as const))(
-    'block %i: calls pay what its transactions paid (base fee, L1 fee, operator fee, vaults); calls match op-geth eth_simulateV1',
-    async (number, fixture) => {
+  it.each(simulated.flatMap((f) => [[f.blockNumber, true, f] as const, [f.blockNumber, false, f] as const]))(
+    'block %i, validation %s: calls pay what its transactions paid (base fee, L1 fee, operator fee, vaults); calls match op-geth eth_simulateV1',
+    async (number, validation, fixture) => {
       const userTxs = fixture.payload.transactions.filter((tx) => !tx.startsWith('0x7e'));
       const calls = await Promise.all(userTxs.map(asCall));
       const senders = [...new Set(calls.map((call) => (call.from as string).toLowerCase()))];
@@ -244,16 +244,17 @@ describe('eth_simulateV1 on an OP Stack chain, against op-geth', () => {
       const parentHeader = await node.rpc<{ extraData: Hex }>('eth_getBlockByNumber', [parent, false]);
       const jovianParent = parentHeader.extraData.startsWith('0x01');
       const payload = {
-        validation: true,
+        validation,
         blockStateCalls: [
           {
             blockOverrides: {
               time: fixture.payload.timestamp,
               feeRecipient: fixture.payload.feeRecipient,
               prevRandao: fixture.payload.prevRandao,
-              // A Jovian parent's extraData (version 1, minBaseFee) is read by src/stateless/base-fee.ts
-              // once it has Jovian's rules; until then the mined base fee is given for those blocks.
-              ...(jovianParent ? { baseFeePerGas: mined.baseFeePerGas } : {}),
+              // Without validation the base fee is 0 unless given. A Jovian parent's extraData (version 1,
+              // minBaseFee) is read by src/stateless/base-fee.ts once it has Jovian's rules; until then
+              // the mined base fee is given for those blocks too.
+              ...(jovianParent || !validation ? { baseFeePerGas: mined.baseFeePerGas } : {}),
             },
             stateOverrides: {
               [l1BlockAddress]: { stateDiff: l1Slots },
