@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { createExecutionMethods, type ExecutionMethods } from '../../src/rpc/execution.ts';
 import { createGateway, type Gateway } from '../../src/rpc/server.ts';
+import * as baseFeeRules from '../../src/stateless/base-fee.ts';
 import { feeVaults, l1BlockAddress } from '../../src/stateless/l1-cost.ts';
 import { initialViewState } from '../../src/view/state.ts';
 import { engineClient, startOpGeth, type OpGethNode } from '../helpers/op-geth.ts';
@@ -47,6 +48,8 @@ const genesisPath = `${fixtureDir}genesis.json`;
 const SEQUENCER_FEE_VAULT = '0x4200000000000000000000000000000000000011';
 const READER = '0x00000000000000000000000000000000000be4d0';
 const READER_SENDER = '0x00000000000000000000000000000000000be4d1';
+/** Whether the stateless executor's EIP-1559 reads Jovian's extraData (the simulated base fee is then checked on Jovian blocks too). */
+const jovianBaseFee = 'jovianParams' in baseFeeRules;
 
 interface Fixture {
   blockNumber: number;
@@ -252,9 +255,9 @@ describe('eth_simulateV1 on an OP Stack chain, against op-geth', () => {
               feeRecipient: fixture.payload.feeRecipient,
               prevRandao: fixture.payload.prevRandao,
               // Without validation the base fee is 0 unless given. A Jovian parent's extraData (version 1,
-              // minBaseFee) is read by src/stateless/base-fee.ts once it has Jovian's rules; until then
-              // the mined base fee is given for those blocks too.
-              ...(jovianParent || !validation ? { baseFeePerGas: mined.baseFeePerGas } : {}),
+              // minBaseFee) is read by src/stateless/base-fee.ts once it has Jovian's rules
+              // (jovianParams); where it has not, the mined base fee is given for those blocks too.
+              ...((jovianParent && !jovianBaseFee) || !validation ? { baseFeePerGas: mined.baseFeePerGas } : {}),
             },
             stateOverrides: {
               [l1BlockAddress]: { stateDiff: l1Slots },
