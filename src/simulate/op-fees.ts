@@ -19,8 +19,10 @@ import type { ForkedState } from './fork-state.ts';
  * SkipTransactionChecks and no RollupCostData, so buyGas charges neither fee
  * (core/state_transition.go: `if !SkipNonceChecks && !SkipTransactionChecks`) and the L1 cost
  * function answers nil for empty cost data (core/types/rollup_cost.go: "Do not charge if there is
- * no rollup cost-data (e.g. RPC call or deposit)"), while the fee payment still refunds the unpaid
- * operator fee for unused gas to the sender and credits the operator fee vault. flashlog charges a
+ * no rollup cost-data (e.g. RPC call or deposit)"): its sender ends richer than the mined
+ * transaction's by the L1 fee and more, the L1 fee vault gets nothing, while the fee payment still
+ * credits the operator fee vault (and, in the source, refunds the unpaid operator fee for unused
+ * gas, refundIsthmusOperatorCost). flashlog charges a
  * simulated call what the chain would charge the transaction it stands for: the same fees as the
  * receipts of those transactions mined show (test/integration/simulate-op-fees.test.ts).
  */
