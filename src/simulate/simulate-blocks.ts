@@ -1,5 +1,6 @@
 import { createBlock, createBlockHeader, genWithdrawalsTrieRoot, type BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
+import type { RollupConfig } from '../stateless/rollup-config.ts';
 import { Account, createAddressFromString, hexToBytes, type Address, type Withdrawal } from '@ethereumjs/util';
 import { createVM } from '@ethereumjs/vm';
 import type { Hex } from 'viem';
@@ -8,6 +9,7 @@ import type { StateOverrides } from '../schemas/state-overrides.ts';
 import { ForkedState, type ForkSource } from './fork-state.ts';
 import type { BlockOverrides, SimulateCall, SimulatePayload } from './payload.ts';
 import { PrecompileMoves, applyOverrides } from './precompile-moves.ts';
+import { opBlock, opNextBaseFee } from './op-fees.ts';
 import { finishBlock, ZERO_HASH_BYTES, type JsonObject } from './simulated-block.ts';
 import { runCalls } from './simulated-call.ts';
 
@@ -35,6 +37,8 @@ export interface SimulationBase {
   readonly blobGasUsed: bigint;
   readonly miner: Hex;
   readonly difficulty: bigint;
+  /** Its extraData: an OP Stack chain's EIP-1559 parameters from Holocene on. */
+  readonly extraData?: Hex | undefined;
 }
 
 export interface SimulationContext {
@@ -50,6 +54,8 @@ export interface SimulationContext {
   readonly scheduled: boolean;
   /** Precompiles the chain has beyond its hardfork's (address -> ethereumjs precompile function). */
   readonly precompiles?: ReadonlyMap<string, unknown>;
+  /** An OP Stack chain's rollup config: its calls pay the L1 and operator fees, its base fee is the chain's (op-fees.ts). */
+  readonly rollup?: RollupConfig | undefined;
   /** State laid over the base before the first block (the pre-confirmed diff with `pending`). */
   readonly prestate?: StateOverrides;
   /** Gas all calls of the simulation may use together (geth's RPC gas cap). */
@@ -123,6 +129,7 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
     if (overrides.feeRecipient !== undefined) coinbase = createAddressFromString(overrides.feeRecipient);
     if (overrides.gasLimit !== undefined) gasLimit = BigInt(overrides.gasLimit);
     const { headerFields, baseFeePerGas, withdrawals } = await blockFields({
+      rollup: ctx.rollup,
       planned,
       overrides,
       parent,
@@ -157,6 +164,7 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
       budget,
       where: `params[0].blockStateCalls[${planned.entry?.index ?? 0}]`,
       limit: ctx,
+      op: ctx.rollup ? await opBlock(ctx.rollup, planned.timestamp, state) : undefined,
     });
     // every call's gas came out of the budget, as it comes out of the block
     budget -= gasUsed;
@@ -184,6 +192,7 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
 
 /** A simulated block's header fields before its calls run (geth's header template), its base fee and its withdrawals. */
 async function blockFields(input: {
+  rollup: RollupConfig | undefined;
   planned: PlannedBlock;
   overrides: BlockOverrides;
   parent: BlockHeader;
@@ -200,7 +209,9 @@ async function blockFields(input: {
     overrides.baseFeePerGas !== undefined
       ? BigInt(overrides.baseFeePerGas)
       : input.validation && common.isActivatedEIP(1559)
-        ? parent.calcNextBaseFee()
+        ? input.rollup
+          ? opNextBaseFee(input.rollup, parent, input.base.extraData ?? '0x', planned.timestamp)
+          : parent.calcNextBaseFee()
         : 0n;
   const withdrawals = (overrides.withdrawals ?? []).map((w) => ({
     index: BigInt(w.index),

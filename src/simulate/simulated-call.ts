@@ -21,6 +21,7 @@ import {
 } from '../errors.ts';
 import type { ForkedState } from './fork-state.ts';
 import type { SimulateCall } from './payload.ts';
+import { chargeUpfront, isChargedCall, settle, type OpBlock, type OpCharge } from './op-fees.ts';
 import { warmAsGeth, type PrecompileMoves } from './precompile-moves.ts';
 import { createTransferTracer, type TracedLog } from './transfers.ts';
 
@@ -181,6 +182,8 @@ export interface CallsContext {
   readonly where: string;
   /** Date.now() after which no further call starts, and the limit it stands for. */
   readonly limit: { readonly deadline?: number | undefined; readonly timeoutMs?: number | undefined };
+  /** On an OP Stack chain, the block's fee functions: a call that pays for gas pays the L1 and operator fees too. */
+  readonly op?: OpBlock | undefined;
 }
 
 /** Runs one block's calls in order, each on the state the one before left; nothing is committed beyond that state. */
@@ -210,6 +213,8 @@ export async function runCalls(
     const from = createAddressFromString(call.from ?? ZERO_ADDRESS.toString());
     await checkCall(tx, from, { state, validation, baseFeePerGas, callIndex: index });
     const free = !validation && ctx.flags.baseFeeOverridden && feeCap(tx) < baseFeePerGas;
+    const charge: OpCharge | undefined =
+      ctx.op && isChargedCall(tx, validation) ? await chargeUpfront(state, tx, from, ctx.op, feeCap(tx)) : undefined;
     const evm = vm.evm as EVM;
     const tracer = ctx.flags.traceTransfers ? createTransferTracer(evm, logCounter) : undefined;
     state.maskSenderCode(from);
@@ -236,6 +241,7 @@ export async function runCalls(
       state.unmaskSender();
       tracer?.stop();
     }
+    if (charge) await settle(state, from, ctx.op!, charge, result.totalGasSpent, free ? 0n : baseFeePerGas);
     gasUsed += result.totalGasSpent;
     blobGasUsed += result.blobGasUsed ?? 0n;
     budget -= result.totalGasSpent;

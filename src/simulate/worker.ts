@@ -25,7 +25,7 @@ function rulesFor(spec: RulesSpec): Promise<ChainRules> {
 }
 
 async function run(job: SimulationJob): Promise<unknown> {
-  const { common, scheduled, precompiles } = await rulesFor(job.rules);
+  const { common, scheduled, precompiles, rollup } = await rulesFor(job.rules);
   const call = (method: string, params: readonly unknown[]) =>
     createUpstream(job.upstreamUrl, { timeoutMs: Math.max(1, job.deadline - Date.now()) }).call(method, params);
   return simulate(job.payload, {
@@ -35,6 +35,7 @@ async function run(job: SimulationJob): Promise<unknown> {
     common,
     scheduled,
     precompiles,
+    rollup,
     prestate: job.prestate,
     gasCap: job.gasCap,
     deadline: job.deadline,

@@ -70,6 +70,7 @@ export const eth_simulateV1 = defineMethod({
       blobGasUsed: BigInt(header.blobGasUsed ?? 0),
       miner: (header.miner ?? `0x${'00'.repeat(20)}`) as `0x${string}`,
       difficulty: BigInt(header.difficulty ?? 0),
+      extraData: (header.extraData ?? '0x') as `0x${string}`,
     };
     return deps.pool.run({
       payload,
