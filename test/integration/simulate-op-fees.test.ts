@@ -159,7 +159,7 @@ beforeAll(async () => {
   const upstream = createUpstream(node.url, { timeoutMs: 30_000 });
   const logger = pino({ level: 'silent' });
   const metrics = new Registry();
-  execution = createExecutionMethods({ upstream, logger, metrics, gasCap: 50_000_000n, timeoutMs: 60_000, simulateGenesis: genesisPath });
+  execution = createExecutionMethods({ gasCap: 50_000_000n, timeoutMs: 60_000, simulateGenesis: genesisPath });
   gateway = await createGateway({
     host: '127.0.0.1',
     port: 0,
