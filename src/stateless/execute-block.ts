@@ -9,6 +9,7 @@ import { blockDaFootprint } from './da-footprint.ts';
 import { installJumpAnalysisCache } from './jump-analysis-cache.ts';
 import { opPrecompiles } from './precompiles.ts';
 import { refuseB20 } from './b20.ts';
+import { depositCoinbase, hideDepositCoinbase } from './deposit-coinbase.ts';
 import { afterDenimBlock, beforeDenimBlock } from './denim.ts';
 import { encodeHeader, headerHash, type BlockHeader } from './header.ts';
 import { l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
@@ -129,10 +130,10 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never },
   });
   refuseB20(vm.evm, rules);
-  const headerData = (baseFee: bigint) => ({
+  const headerData = (baseFee: bigint, coinbase: Hex = attributes.feeRecipient) => ({
     number,
     timestamp: attributes.timestamp,
-    coinbase: attributes.feeRecipient,
+    coinbase,
     gasLimit: attributes.gasLimit,
     baseFeePerGas: baseFee,
     mixHash: attributes.prevRandao,
@@ -146,11 +147,13 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     { common, skipConsensusFormatValidation: true },
   );
   // A deposit is validated against a zero base fee (it pays no fees) but executes in the real
-  // block: BASEFEE inside a deposit reads the block's base fee, as op-geth gives it.
+  // block: BASEFEE inside a deposit reads the block's base fee, as op-geth gives it. Its runTx
+  // coinbase is a sentinel, so the fee recipient's account is not read for it (deposit-coinbase.ts).
   const depositBlock = createBlock(
-    { header: createBlockHeader(headerData(0n), { common, skipConsensusFormatValidation: true }), withdrawals: [] },
+    { header: createBlockHeader(headerData(0n, depositCoinbase), { common, skipConsensusFormatValidation: true }), withdrawals: [] },
     { common, skipConsensusFormatValidation: true },
   );
+  hideDepositCoinbase(vm, state, attributes.feeRecipient);
   const runCall = vm.evm.runCall.bind(vm.evm);
   vm.evm.runCall = (opts) => runCall({ ...opts, block });
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { FlashlogError } from '../errors.ts';
 import { feeVaults, l1BlockAddress, slotKey } from './l1-cost.ts';
 import { messagePasser } from './execute-block.ts';
+import { encodeHeader, headerFromRpc } from './header.ts';
 import type { CallRpc } from '../jsonrpc/protocol.ts';
 
 /** Raw JSON-RPC: the method's result, or a thrown error naming the endpoint. */
@@ -23,8 +24,9 @@ export interface RpcBlockWitness {
 const executionWitnessSchema = z.object({
   state: z.array(z.string()),
   codes: z.array(z.string()).optional(),
-  headers: z.array(z.string()).optional(),
-  keys: z.array(z.string()).optional(),
+  // RLP hex (reth), or JSON-RPC header objects (op-geth v1.101702.3)
+  headers: z.array(z.union([z.string(), z.record(z.string(), z.unknown())])).optional(),
+  keys: z.unknown().optional(), // unused (op-geth: an object, reth: a list)
 });
 const proofSchema = z.object({
   accountProof: z.array(z.string()),
@@ -119,7 +121,14 @@ export async function collectBlockWitness(rpc: CallRpc, number: bigint): Promise
   });
   const parsed = executionWitnessSchema.safeParse(executionWitness);
   if (parsed.success) {
-    for (const value of [...parsed.data.state, ...(parsed.data.codes ?? []), ...(parsed.data.headers ?? [])]) add(value);
+    for (const value of [...parsed.data.state, ...(parsed.data.codes ?? [])]) add(value);
+    for (const header of parsed.data.headers ?? []) add(typeof header === 'string' ? header : encodeHeader(headerFromRpc(header)));
+    // op-geth leaves the L2ToL1MessagePasser out when the block does not touch it, but an Isthmus
+    // header's withdrawalsRoot is its storage root: its account path at the parent is added.
+    const proof = proofSchema.safeParse(await rpc('eth_getProof', [messagePasser, [], numberToHex(number - 1n)]));
+    if (!proof.success)
+      throw new FlashlogError('WITNESS_RPC', `eth_getProof(${messagePasser}) at block ${number - 1n}: ${proof.error.issues[0]!.message}`);
+    for (const node of proof.data.accountProof) add(node);
     return gathered('debug_executionWitness');
   }
 

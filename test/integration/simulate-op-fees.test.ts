@@ -20,10 +20,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { createExecutionMethods, type ExecutionMethods } from '../../src/rpc/execution.ts';
 import { createGateway, type Gateway } from '../../src/rpc/server.ts';
-import * as baseFeeRules from '../../src/stateless/base-fee.ts';
 import { feeVaults, l1BlockAddress } from '../../src/stateless/l1-cost.ts';
 import { initialViewState } from '../../src/view/state.ts';
-import { engineClient, startOpGeth, type OpGethNode } from '../helpers/op-geth.ts';
+import { replayOracleChain, startOpGeth, type OpGethNode, type OracleFixture } from '../helpers/op-geth.ts';
 import { goPrograms } from '../helpers/strict-clients.ts';
 
 /**
@@ -48,27 +47,10 @@ const genesisPath = `${fixtureDir}genesis.json`;
 const SEQUENCER_FEE_VAULT = '0x4200000000000000000000000000000000000011';
 const READER = '0x00000000000000000000000000000000000be4d0';
 const READER_SENDER = '0x00000000000000000000000000000000000be4d1';
-/** Whether the stateless executor's EIP-1559 reads Jovian's extraData (the simulated base fee is then checked on Jovian blocks too). */
-const jovianBaseFee = 'jovianParams' in baseFeeRules;
 
-interface Fixture {
-  blockNumber: number;
-  payload: {
-    timestamp: Hex;
-    prevRandao: Hex;
-    feeRecipient: Hex;
-    parentBeaconBlockRoot: Hex;
-    gasLimit: Hex;
-    eip1559Params: Hex;
-    minBaseFee: Hex | null;
-    transactions: Hex[];
-  };
-  expected: { blockHash: Hex };
-}
-
-const fixtures: Fixture[] = readdirSync(fixtureDir)
+const fixtures: OracleFixture[] = readdirSync(fixtureDir)
   .filter((name) => /^op-geth-\d+\.json$/.test(name))
-  .map((name) => JSON.parse(readFileSync(`${fixtureDir}${name}`, 'utf8')) as Fixture)
+  .map((name) => JSON.parse(readFileSync(`${fixtureDir}${name}`, 'utf8')) as OracleFixture)
   .sort((a, b) => a.blockNumber - b.blockNumber);
 /** Blocks with user transactions and no deposit besides the L1-info one. */
 const simulated = fixtures.filter(
@@ -132,29 +114,7 @@ async function flashlog<T>(method: string, params: unknown[]): Promise<T> {
 beforeAll(async () => {
   const { opGeth } = goPrograms();
   node = await startOpGeth(opGeth, JSON.parse(readFileSync(genesisPath, 'utf8')));
-  const engine = engineClient(node);
-  // op-geth builds each block again from the fixture's payload attributes, every transaction forced
-  let head = (await node.rpc<{ hash: Hex }>('eth_getBlockByNumber', ['0x0', false])).hash;
-  for (const fixture of fixtures) {
-    const { payload } = fixture;
-    const id = await engine.startBuilding(head, {
-      timestamp: payload.timestamp,
-      prevRandao: payload.prevRandao,
-      suggestedFeeRecipient: payload.feeRecipient,
-      withdrawals: [],
-      parentBeaconBlockRoot: payload.parentBeaconBlockRoot,
-      transactions: payload.transactions,
-      noTxPool: true,
-      gasLimit: payload.gasLimit,
-      eip1559Params: payload.eip1559Params,
-      minBaseFee: payload.minBaseFee === null ? undefined : Number(hexToBigInt(payload.minBaseFee)),
-    });
-    const built = await engine.getPayload(id);
-    expect(built.blockHash, `op-geth rebuilt block ${fixture.blockNumber}`).toBe(fixture.expected.blockHash);
-    expect((await engine.newPayload(built, payload.parentBeaconBlockRoot)).status).toBe('VALID');
-    expect(await engine.setHead(built.blockHash)).toMatchObject({ status: 'VALID' });
-    head = built.blockHash;
-  }
+  await replayOracleChain(node, fixtures);
   readerCode = compileReader();
   const upstream = createUpstream(node.url, { timeoutMs: 30_000 });
   const logger = pino({ level: 'silent' });
@@ -245,7 +205,6 @@ describe('eth_simulateV1 on an OP Stack chain, against op-geth', () => {
       );
       const mined = await node.rpc<{ baseFeePerGas: Hex }>('eth_getBlockByNumber', [at, false]);
       const parentHeader = await node.rpc<{ extraData: Hex }>('eth_getBlockByNumber', [parent, false]);
-      const jovianParent = parentHeader.extraData.startsWith('0x01');
       const payload = {
         validation,
         blockStateCalls: [
@@ -254,10 +213,9 @@ describe('eth_simulateV1 on an OP Stack chain, against op-geth', () => {
               time: fixture.payload.timestamp,
               feeRecipient: fixture.payload.feeRecipient,
               prevRandao: fixture.payload.prevRandao,
-              // Without validation the base fee is 0 unless given. A Jovian parent's extraData (version 1,
-              // minBaseFee) is read by src/stateless/base-fee.ts once it has Jovian's rules
-              // (jovianParams); where it has not, the mined base fee is given for those blocks too.
-              ...((jovianParent && !jovianBaseFee) || !validation ? { baseFeePerGas: mined.baseFeePerGas } : {}),
+              // Without validation the base fee is 0 unless given; with it, flashlog computes it from the
+              // parent (a Jovian parent's version-1 extraData and minBaseFee included) and must get the mined one.
+              ...(!validation ? { baseFeePerGas: mined.baseFeePerGas } : {}),
             },
             stateOverrides: {
               [l1BlockAddress]: { stateDiff: l1Slots },
@@ -312,10 +270,10 @@ describe('eth_simulateV1 on an OP Stack chain, against op-geth', () => {
       if (answer instanceof Error) {
         expect(answer.message).toContain('unexpected non-deposit transactions in Jovian activation block');
         const grandparent = await node.rpc<{ extraData: Hex }>('eth_getBlockByNumber', [numberToHex(number - 2), false]);
-        expect([jovianParent, grandparent.extraData.startsWith('0x01')], 'the parent is the Jovian activation block').toEqual([
-          true,
-          false,
-        ]);
+        expect(
+          [parentHeader.extraData.startsWith('0x01'), grandparent.extraData.startsWith('0x01')],
+          'the parent is the Jovian activation block',
+        ).toEqual([true, false]);
         return;
       }
       const [theirs] = answer;
