@@ -30,13 +30,11 @@ export const devnetRollupConfig: RollupConfig = {
 const superchainEip1559 = { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 };
 
 /**
- * OP Mainnet: ethereum-optimism/superchain-registry @8336d2ae `superchain/configs/mainnet/op.toml`
- * (`[hardforks]`, `[optimism]`). Regolith is not listed there: the registry activates it at
- * genesis for every chain (`ops/internal/manage/validation.go`, `RegolithTime: &genesisActivation`).
+ * The superchain's shared schedule, Regolith to Jovian, which OP Mainnet and Base mainnet (and
+ * their Sepolia chains) both followed: the registry's `superchain.toml` hardfork times, the same
+ * in base/base's `UpgradeConfig` (sources below, per chain).
  */
-export const opMainnetRollupConfig: RollupConfig = {
-  l2_chain_id: 10,
-  block_time: 2,
+const superchainMainnet = {
   regolith_time: 0,
   canyon_time: 1704992401,
   delta_time: 1708560000,
@@ -46,14 +44,8 @@ export const opMainnetRollupConfig: RollupConfig = {
   holocene_time: 1736445601,
   isthmus_time: 1746806401,
   jovian_time: 1764691201,
-  karst_time: 1783526401,
-  chain_op_config: superchainEip1559,
-};
-
-/** OP Sepolia: superchain-registry @8336d2ae `superchain/configs/sepolia/op.toml`. */
-export const opSepoliaRollupConfig: RollupConfig = {
-  l2_chain_id: 11155420,
-  block_time: 2,
+} as const;
+const superchainSepolia = {
   regolith_time: 0,
   canyon_time: 1699981200,
   delta_time: 1703203200,
@@ -63,6 +55,26 @@ export const opSepoliaRollupConfig: RollupConfig = {
   holocene_time: 1732633200,
   isthmus_time: 1744905600,
   jovian_time: 1763568001,
+} as const;
+
+/**
+ * OP Mainnet: ethereum-optimism/superchain-registry @8336d2ae `superchain/configs/mainnet/op.toml`
+ * (`[hardforks]`, `[optimism]`). Regolith is not listed there: the registry activates it at
+ * genesis for every chain (`ops/internal/manage/validation.go`, `RegolithTime: &genesisActivation`).
+ */
+export const opMainnetRollupConfig: RollupConfig = {
+  l2_chain_id: 10,
+  block_time: 2,
+  ...superchainMainnet,
+  karst_time: 1783526401,
+  chain_op_config: superchainEip1559,
+};
+
+/** OP Sepolia: superchain-registry @8336d2ae `superchain/configs/sepolia/op.toml`. */
+export const opSepoliaRollupConfig: RollupConfig = {
+  l2_chain_id: 11155420,
+  block_time: 2,
+  ...superchainSepolia,
   karst_time: 1781712001,
   chain_op_config: superchainEip1559,
 };
@@ -112,15 +124,7 @@ export const unichainSepoliaRollupConfig: RollupConfig = {
 export const baseMainnetRollupConfig: RollupConfig = {
   l2_chain_id: 8453,
   block_time: 2,
-  regolith_time: 0,
-  canyon_time: 1704992401,
-  delta_time: 1708560000,
-  ecotone_time: 1710374401,
-  fjord_time: 1720627201,
-  granite_time: 1726070401,
-  holocene_time: 1736445601,
-  isthmus_time: 1746806401,
-  jovian_time: 1764691201,
+  ...superchainMainnet,
   azul_time: 1779991200,
   beryl_time: 1782410400,
   cobalt_time: 1790791200,
@@ -136,15 +140,7 @@ export const baseMainnetRollupConfig: RollupConfig = {
 export const baseSepoliaRollupConfig: RollupConfig = {
   l2_chain_id: 84532,
   block_time: 2,
-  regolith_time: 0,
-  canyon_time: 1699981200,
-  delta_time: 1703203200,
-  ecotone_time: 1708534800,
-  fjord_time: 1716998400,
-  granite_time: 1723478400,
-  holocene_time: 1732633200,
-  isthmus_time: 1744905600,
-  jovian_time: 1763568001,
+  ...superchainSepolia,
   azul_time: 1776708000,
   beryl_time: 1781805600,
   cobalt_time: 1790186400,
