@@ -5,9 +5,9 @@ import { createDevnet } from '../src/devnet/devnet.ts';
 import { createEnclaveCore, zeroHash } from '../src/prover/enclave/core.ts';
 import { outputRootV0 } from '../src/prover/output-root.ts';
 import { collectWitness } from '../src/prover/host/witness.ts';
-import { executeBlock } from '../src/stateless/execute-block.ts';
-import { parseBlockFixture } from '../src/stateless/fixture.ts';
-import { encodeHeader, headerFromRpc } from '../src/stateless/header.ts';
+import { executeBlock } from '../src/evm/op/execute-block.ts';
+import { parseBlockFixture } from '../src/evm/op/fixture.ts';
+import { encodeHeader, headerFromRpc } from '../src/evm/op/header.ts';
 import { rpcCall } from '../test/helpers/prover-fixture.ts';
 import { sharedPath } from '../test/helpers/shared.ts';
 

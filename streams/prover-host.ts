@@ -8,8 +8,8 @@ import { createSignerRegistry } from '../src/prover/host/signer-registry.ts';
 import { parseEndpoint } from '../src/prover/transport.ts';
 import { collectWitness } from '../src/prover/host/witness.ts';
 import { httpCallRpc } from '../src/jsonrpc/protocol.ts';
-import { knownRollupConfigs } from '../src/stateless/chains.ts';
-import { parseRollupConfig } from '../src/stateless/rollup-config.ts';
+import { knownRollupConfigs } from '../src/evm/op/chains.ts';
+import { parseRollupConfig } from '../src/evm/op/rollup-config.ts';
 import { serviceSettings, type Command } from './command.ts';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;

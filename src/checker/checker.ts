@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Hex } from 'viem';
-import { BASE_TIME_PREDEPLOY } from '../chain/basetime.ts';
+import { BASE_TIME_PREDEPLOY } from '../evm/op/basetime.ts';
 import { errorMessage } from '../errors.ts';
 import { resultOf, type Endpoint } from './endpoint.ts';
 import { judgeHeight } from './judge.ts';

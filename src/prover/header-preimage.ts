@@ -1,7 +1,7 @@
 import { bytesToHex, keccak256, type Hex } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../errors.ts';
-import { decodeHeaderRlp, encodeHeader, headerFromRpc, type BlockHeader } from '../stateless/header.ts';
+import { decodeHeaderRlp, encodeHeader, headerFromRpc, type BlockHeader } from '../evm/op/header.ts';
 
 /**
  * Block headers as their RLP list (the Ethereum yellow paper order plus the London, Shanghai,
@@ -23,7 +23,7 @@ export interface DecodedHeader {
 
 /**
  * A header's fields the enclave reads, from its RLP (a keccak preimage), through the stateless
- * executor's header codec (src/stateless/header.ts), the one codec of the project.
+ * executor's header codec (src/evm/op/header.ts), the one codec of the project.
  */
 export function decodeHeader(rlp: Hex | Uint8Array, what = 'header'): DecodedHeader {
   const hex = typeof rlp === 'string' ? rlp : bytesToHex(rlp);

@@ -1,7 +1,7 @@
 import { bytesToHex, fromRlp, hexToBytes, hexToNumber, keccak256, numberToHex, sha256, size, slice, toRlp, type Hex } from 'viem';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
-import { encodeHeader, headerHash, type BlockHeader } from '../stateless/header.ts';
+import { encodeHeader, headerHash, type BlockHeader } from '../evm/op/header.ts';
 import { orderedTrieRoot } from '../evm/receipts.ts';
 import type { PendingBlock } from '../view/state.ts';
 
@@ -103,7 +103,7 @@ export interface RebuiltHeaderFields {
 /**
  * A flashblocks block's missing header fields, rebuilt from what the record holds:
  * - `transactionsRoot`: the ordered trie (keys rlp(index)) of the raw transactions, by
- *   @ethereumjs/mpt (src/stateless/receipts.ts), as the node computes it when it seals the block;
+ *   @ethereumjs/mpt (src/evm/op/receipts.ts), as the node computes it when it seals the block;
  * - `requestsHash`: the empty-requests hash when the header with it hashes to the flashblock's
  *   `block_hash` (the builder's hash of the block so far), so a chain past Isthmus gets it; when
  *   neither header hashes to it, when the block is at or above `requestsFrom` (the lowest block

@@ -1,6 +1,6 @@
 /**
  * src/simulate/: flashlog's own engine for `eth_simulateV1` (and, through chain-rules.ts, the
- * stateless re-execution in src/stateless/).
+ * stateless re-execution in src/evm/op/).
  *
  * Why ethereumjs and not EDR: a simulation executes over state that is not a chain EDR can hold,
  * read account by account from the upstream at a block (fork-state.ts) or from a witness, with

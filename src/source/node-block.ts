@@ -1,7 +1,7 @@
 import { numberToHex, type Hex } from 'viem';
 import { z } from 'zod';
 import type { AssembledBlock } from '../chain/assemble.ts';
-import { baseTimeMillisPart, timestampMs } from '../chain/basetime.ts';
+import { baseTimeMillisPart, timestampMs } from '../evm/op/basetime.ts';
 import { address, bloom, hash32, hexBytes, quantity } from '../schemas/hex.ts';
 import { rpcReceiptSchema, type RpcReceipt } from '../records/blocks.ts';
 import type { RpcLog } from '../records/logs.ts';

@@ -31,14 +31,14 @@ import {
   type Hex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { baseTimeDeposit, BASE_TIME_PREDEPLOY, DEPOSITOR_ACCOUNT } from '../../src/chain/basetime.ts';
+import { baseTimeDeposit, BASE_TIME_PREDEPLOY, DEPOSITOR_ACCOUNT } from '../../src/evm/op/basetime.ts';
 import { DevnetBaseTime } from '../../src/devnet/contracts/bytecode.ts';
 import { encodeDeposit, l1AttributesCalldata, l1BlockStorage, sourceHash, type L1Attributes } from '../../src/devnet/deposit.ts';
-import { executeBlock, type PayloadAttributes } from '../../src/stateless/execute-block.ts';
-import { headerToRpc, type BlockHeader } from '../../src/stateless/header.ts';
-import type { Receipt } from '../../src/stateless/receipts.ts';
-import { parseRollupConfig } from '../../src/stateless/rollup-config.ts';
-import { emptyTrieRoot } from '../../src/stateless/witness-state.ts';
+import { executeBlock, type PayloadAttributes } from '../../src/evm/op/execute-block.ts';
+import { headerToRpc, type BlockHeader } from '../../src/evm/op/header.ts';
+import type { Receipt } from '../../src/evm/op/receipts.ts';
+import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { emptyTrieRoot } from '../../src/evm/op/witness-state.ts';
 import { addStateNodes, genesisWitness } from './full-state-witness.ts';
 
 export const CHAIN_ID = 84_538_453;

@@ -3,7 +3,7 @@ import { RLP } from '@ethereumjs/rlp';
 import { MerkleStateManager } from '@ethereumjs/statemanager';
 import { createAccount, createAddressFromString } from '@ethereumjs/util';
 import { bytesToHex, hexToBytes, keccak256, type Hex } from 'viem';
-import { emptyTrieRoot } from '../../src/stateless/witness-state.ts';
+import { emptyTrieRoot } from '../../src/evm/op/witness-state.ts';
 
 const emptyCodeHash = keccak256('0x');
 

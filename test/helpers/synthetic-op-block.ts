@@ -4,9 +4,9 @@ import { createAccount, createAddressFromString, ValueEncoding, type BatchDBOp, 
 import { bytesToHex, concat, hexToBytes, keccak256, numberToHex, sha256, toFunctionSelector, toHex, toRlp, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { serializeTransaction } from 'viem/op-stack';
-import type { BlockHeader } from '../../src/stateless/header.ts';
-import { parseRollupConfig, type RollupConfig } from '../../src/stateless/rollup-config.ts';
-import { emptyTrieRoot, witnessFromRecord, type Witness } from '../../src/stateless/witness-state.ts';
+import type { BlockHeader } from '../../src/evm/op/header.ts';
+import { parseRollupConfig, type RollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { emptyTrieRoot, witnessFromRecord, type Witness } from '../../src/evm/op/witness-state.ts';
 
 /**
  * A small OP Stack chain built from nothing, for executing blocks of later forks without a node:

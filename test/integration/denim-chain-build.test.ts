@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { MerkleStateManager } from '@ethereumjs/statemanager';
 import { decodeEventLog, hexToBigInt, slice, type Hex } from 'viem';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { executeBlock } from '../../src/stateless/execute-block.ts';
+import { executeBlock } from '../../src/evm/op/execute-block.ts';
 import {
   buildDenimChain,
   config,
@@ -26,8 +26,8 @@ import {
 
 // The engine's state after a block is the next block's full witness: keep the state manager it made.
 const states = vi.hoisted(() => [] as unknown[]);
-vi.mock('../../src/stateless/witness-state.ts', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/stateless/witness-state.ts')>();
+vi.mock('../../src/evm/op/witness-state.ts', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/evm/op/witness-state.ts')>();
   return {
     ...original,
     createWitnessState: (...args: Parameters<typeof original.createWitnessState>) => {

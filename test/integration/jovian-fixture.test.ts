@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { concat, numberToHex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { executeBlock } from '../../src/stateless/execute-block.ts';
-import { fixtureJsonFromRpc, parseBlockFixture } from '../../src/stateless/fixture.ts';
-import { headerToRpc } from '../../src/stateless/header.ts';
+import { executeBlock } from '../../src/evm/op/execute-block.ts';
+import { fixtureJsonFromRpc, parseBlockFixture } from '../../src/evm/op/fixture.ts';
+import { headerToRpc } from '../../src/evm/op/header.ts';
 import { config, jovianTime, l1InfoCalldata, l1InfoDeposit, parentHeader, preState, userTx } from '../helpers/synthetic-op-block.ts';
 
 /**

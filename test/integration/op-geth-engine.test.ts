@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { MerkleStateManager } from '@ethereumjs/statemanager';
 import { numberToHex, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { executeBlock, type ExecutedBlock } from '../../src/stateless/execute-block.ts';
-import { parseBlockFixture } from '../../src/stateless/fixture.ts';
-import { encodeHeader, headerFromRpc, headerHash, headerToRpc, type BlockHeader } from '../../src/stateless/header.ts';
+import { executeBlock, type ExecutedBlock } from '../../src/evm/op/execute-block.ts';
+import { parseBlockFixture } from '../../src/evm/op/fixture.ts';
+import { encodeHeader, headerFromRpc, headerHash, headerToRpc, type BlockHeader } from '../../src/evm/op/header.ts';
 import { addStateNodes, genesisWitness } from '../helpers/full-state-witness.ts';
 import { engineClient, startOpGeth, type EngineClient, type OpGethNode } from '../helpers/op-geth.ts';
 import { goPrograms } from '../helpers/strict-clients.ts';
@@ -21,8 +21,8 @@ import { JOVIAN_BLOCK, compileOracleContracts, payloadAttributes, rollupConfig, 
 
 // The executor's state after a block is the next block's witness: keep the state manager it made.
 const states = vi.hoisted(() => [] as unknown[]);
-vi.mock('../../src/stateless/witness-state.ts', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/stateless/witness-state.ts')>();
+vi.mock('../../src/evm/op/witness-state.ts', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/evm/op/witness-state.ts')>();
   return {
     ...original,
     createWitnessState: (...args: Parameters<typeof original.createWitnessState>) => {

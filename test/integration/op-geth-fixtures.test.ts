@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { compareHeaders } from '../../src/stateless/compare.ts';
-import { executeBlock } from '../../src/stateless/execute-block.ts';
-import { parseBlockFixture } from '../../src/stateless/fixture.ts';
+import { compareHeaders } from '../../src/evm/op/compare.ts';
+import { executeBlock } from '../../src/evm/op/execute-block.ts';
+import { parseBlockFixture } from '../../src/evm/op/fixture.ts';
 import { JOVIAN_BLOCK } from '../oracle/chain.ts';
 
 /**

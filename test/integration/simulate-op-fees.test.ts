@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { createExecutionMethods, type ExecutionMethods } from '../../src/rpc/execution.ts';
 import { createGateway, type Gateway } from '../../src/rpc/server.ts';
-import { feeVaults, l1BlockAddress } from '../../src/stateless/l1-cost.ts';
+import { feeVaults, l1BlockAddress } from '../../src/evm/op/l1-cost.ts';
 import { initialViewState } from '../../src/view/state.ts';
 import { replayOracleChain, startOpGeth, type OpGethNode, type OracleFixture } from '../helpers/op-geth.ts';
 import { goPrograms } from '../helpers/strict-clients.ts';

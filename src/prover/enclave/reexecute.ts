@@ -1,11 +1,11 @@
 import { keccak256, type Hex } from 'viem';
 import { errorMessage } from '../../errors.ts';
-import { attributesFromExtraData } from '../../stateless/base-fee.ts';
-import { compareHeaders } from '../../stateless/compare.ts';
-import { executeBlock } from '../../stateless/execute-block.ts';
-import { decodeHeaderRlp, type BlockHeader } from '../../stateless/header.ts';
-import type { RollupConfig } from '../../stateless/rollup-config.ts';
-import { readOrderedTrie, WitnessIncompleteError, type Witness } from '../../stateless/witness-state.ts';
+import { attributesFromExtraData } from '../../evm/op/base-fee.ts';
+import { compareHeaders } from '../../evm/op/compare.ts';
+import { executeBlock } from '../../evm/op/execute-block.ts';
+import { decodeHeaderRlp, type BlockHeader } from '../../evm/op/header.ts';
+import type { RollupConfig } from '../../evm/op/rollup-config.ts';
+import { readOrderedTrie, WitnessIncompleteError, type Witness } from '../../evm/op/witness-state.ts';
 import { EnclaveRefusal } from './refusal.ts';
 
 /** One L2 block re-executed by the enclave: its output root's inputs, from the re-execution. */

@@ -12,7 +12,7 @@ import {
   parentHeader,
   preState,
   userTx,
-} from '../../test/helpers/synthetic-op-block.ts';
+} from '../../../test/helpers/synthetic-op-block.ts';
 import { executeBlock, type PayloadAttributes } from './execute-block.ts';
 import type { BlockHeader } from './header.ts';
 

@@ -32,7 +32,7 @@ const azul = base.azul_time!;
 const jovianOp = op.jovian_time!;
 const jovianBase = base.jovian_time!;
 
-const vectors = JSON.parse(readFileSync(new URL('../../test/fixtures/osaka/precompile-vectors.json', import.meta.url), 'utf8')) as {
+const vectors = JSON.parse(readFileSync(new URL('../../../test/fixtures/osaka/precompile-vectors.json', import.meta.url), 'utf8')) as {
   p256Verify: { name: string; input: Hex; expected: Hex; gas: number }[];
   modexpEip7883: { name: string; input: Hex; expected: Hex; gas: number }[];
 };

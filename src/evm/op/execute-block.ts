@@ -3,7 +3,7 @@ import { Common, Mainnet } from '@ethereumjs/common';
 import { createAddressFromString } from '@ethereumjs/util';
 import { createVM } from '@ethereumjs/vm';
 import { bytesToHex, fromRlp, hexToBytes, sha256, type Hex } from 'viem';
-import { FlashlogError } from '../errors.ts';
+import { FlashlogError } from '../../errors.ts';
 import { blockExtraData, nextBaseFee } from './base-fee.ts';
 import { blockDaFootprint } from './da-footprint.ts';
 import { installJumpAnalysisCache } from './jump-analysis-cache.ts';

@@ -6,7 +6,7 @@ import { Account, createAddressFromString, type Address } from '@ethereumjs/util
 import { runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
 import { bytesToHex, type Hex } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
-import { FlashlogError } from '../errors.ts';
+import { FlashlogError } from '../../errors.ts';
 import { feeVaults, type TxFees } from './l1-cost.ts';
 import { depositTxParams } from './osaka.ts';
 import type { Receipt } from './receipts.ts';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Hex } from 'viem';
 import { z } from 'zod';
-import { FlashlogError } from '../errors.ts';
+import { FlashlogError } from '../../errors.ts';
 import type { BlockToExecute } from './execute-block.ts';
 import { headerFromRpc, type BlockHeader } from './header.ts';
 import { attributesFromExtraData } from './base-fee.ts';

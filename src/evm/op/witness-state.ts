@@ -22,7 +22,7 @@ import {
   type DB,
 } from '@ethereumjs/util';
 import { bytesToHex, hexToBytes, keccak256, type Hex } from 'viem';
-import { FlashlogError } from '../errors.ts';
+import { FlashlogError } from '../../errors.ts';
 
 /** keccak256(rlp("")): the root of an empty trie. */
 export const emptyTrieRoot: Hex = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421';

@@ -1,7 +1,7 @@
 import { LibZip } from 'solady';
 import { concat, hexToBytes, numberToHex, toFunctionSelector, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { chainId, l1InfoCalldata, l1InfoDeposit, userTx } from '../../test/helpers/synthetic-op-block.ts';
+import { chainId, l1InfoCalldata, l1InfoDeposit, userTx } from '../../../test/helpers/synthetic-op-block.ts';
 import { attributesFromExtraData, blockExtraData, nextBaseFee } from './base-fee.ts';
 import { blockDaFootprint, daFootprintGasScalarOf, estimatedDaSize, txDaFootprint } from './da-footprint.ts';
 import type { BlockHeader } from './header.ts';

@@ -10,8 +10,8 @@ import {
   BASE_TIME_PREDEPLOY,
   DEPOSITOR_ACCOUNT,
   baseTimeAbi,
-} from '../chain/basetime.ts';
-import { FlashlogError } from '../errors.ts';
+} from './basetime.ts';
+import { FlashlogError } from '../../errors.ts';
 import { slotKey } from './l1-cost.ts';
 import { baseForks, ladderOf, type BlockRules, type RollupConfig } from './rollup-config.ts';
 

@@ -1,7 +1,7 @@
 import type { Common } from '@ethereumjs/common';
 import { EVMError, getActivePrecompiles, type ExecResult, type PrecompileInput } from '@ethereumjs/evm';
 import { createAddressFromString, type Address } from '@ethereumjs/util';
-import { rip7212 } from '../simulate/chain-rules.ts';
+import { rip7212 } from '../ethereumjs.ts';
 import type { BlockRules } from './rollup-config.ts';
 
 type Precompile = (input: PrecompileInput) => ExecResult | Promise<ExecResult>;

@@ -1,6 +1,6 @@
 import type { EVM, Message } from '@ethereumjs/evm';
 import { bytesToHex, type Hex } from 'viem';
-import { FlashlogError } from '../errors.ts';
+import { FlashlogError } from '../../errors.ts';
 import type { BlockRules } from './rollup-config.ts';
 
 /**

@@ -1,6 +1,6 @@
-import type { ConsensusReceipt } from '../evm/receipts.ts';
+import type { ConsensusReceipt } from '../receipts.ts';
 
-export { encodeReceipt, orBlooms, orderedTrieRoot, type ReceiptLog } from '../evm/receipts.ts';
+export { encodeReceipt, orBlooms, orderedTrieRoot, type ReceiptLog } from '../receipts.ts';
 
 /** A receipt of the stateless executor: the consensus fields and what the sender paid. */
 export interface Receipt extends ConsensusReceipt {
