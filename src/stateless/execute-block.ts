@@ -7,6 +7,7 @@ import { bytesToHex, fromRlp, hexToBytes, sha256, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
 import { rip7212 } from '../simulate/chain-rules.ts';
 import { blockExtraData, nextBaseFee } from './base-fee.ts';
+import { executionCrypto, type CryptoKind } from './crypto.ts';
 import { installJumpAnalysisCache } from './jump-analysis-cache.ts';
 import { encodeHeader, headerHash, type BlockHeader } from './header.ts';
 import { l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
@@ -115,11 +116,13 @@ function ancestorHashes(parent: BlockHeader, witness: Witness) {
  * BaseFeeVault instead of being burnt, the L1 fee to the L1FeeVault, the operator fee to the
  * OperatorFeeVault, the priority fee to the fee recipient.
  *
+ * `options.crypto`: `fast` (default) or `reference` (ethereumjs's pure-JS crypto), see crypto.ts.
+ *
  * @example const { hash } = await executeBlock({ config, parent, attributes, witness })
  */
-export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock> {
+export async function executeBlock(input: BlockToExecute, options: { crypto?: CryptoKind } = {}): Promise<ExecutedBlock> {
   const { config, parent, attributes, witness } = input;
-  await installJumpAnalysisCache();
+  const [crypto] = await Promise.all([executionCrypto(options.crypto), installJumpAnalysisCache()]);
   const rules = rulesAt(config, attributes.timestamp);
   if (!rules.active('regolith'))
     throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
@@ -136,8 +139,9 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
   if (ecotone && attributes.parentBeaconBlockRoot === undefined)
     throw new FlashlogError('ATTRIBUTES_INVALID', 'payload.parentBeaconBlockRoot: required from Ecotone on');
 
-  const common = new Common({ chain: { ...Mainnet, chainId: rules.chainId, name: `op-${rules.chainId}` }, hardfork: rules.evmHardfork });
-  const state = createWitnessState(witness, parent.stateRoot);
+  const chain = { ...Mainnet, chainId: rules.chainId, name: `op-${rules.chainId}` };
+  const common = new Common({ chain, hardfork: rules.evmHardfork, customCrypto: crypto.customCrypto });
+  const state = createWitnessState(witness, parent.stateRoot, common);
   const blockHash = ancestorHashes(parent, witness);
   const blockchain = {
     async getBlock(n: number) {
@@ -153,7 +157,7 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     common,
     stateManager: state,
     blockchain: blockchain as never,
-    evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never },
+    evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never, ...(crypto.bn254 ? { bn254: crypto.bn254 } : {}) },
   });
   const headerData = (baseFee: bigint) => ({
     number,
