@@ -7,7 +7,8 @@ import { bytesToHex, fromRlp, hexToBytes, sha256, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
 import { rip7212 } from '../simulate/chain-rules.ts';
 import { blockExtraData, nextBaseFee } from './base-fee.ts';
-import { executionCrypto, type CryptoKind } from './crypto.ts';
+import { executionCrypto } from './crypto.ts';
+import { useFastInterpreter } from './fast-interpreter.ts';
 import { installJumpAnalysisCache } from './jump-analysis-cache.ts';
 import { encodeHeader, headerHash, type BlockHeader } from './header.ts';
 import { l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
@@ -116,13 +117,14 @@ function ancestorHashes(parent: BlockHeader, witness: Witness) {
  * BaseFeeVault instead of being burnt, the L1 fee to the L1FeeVault, the operator fee to the
  * OperatorFeeVault, the priority fee to the fee recipient.
  *
- * `options.crypto`: `fast` (default) or `reference` (ethereumjs's pure-JS crypto), see crypto.ts.
+ * `options.reference`: run on ethereumjs's own pure-JS crypto and interpreter loop instead of
+ * crypto.ts and fast-interpreter.ts (the same results, slower; for comparison).
  *
  * @example const { hash } = await executeBlock({ config, parent, attributes, witness })
  */
-export async function executeBlock(input: BlockToExecute, options: { crypto?: CryptoKind } = {}): Promise<ExecutedBlock> {
+export async function executeBlock(input: BlockToExecute, options: { reference?: boolean } = {}): Promise<ExecutedBlock> {
   const { config, parent, attributes, witness } = input;
-  const [crypto] = await Promise.all([executionCrypto(options.crypto), installJumpAnalysisCache()]);
+  const [crypto] = await Promise.all([executionCrypto(options.reference ? 'reference' : 'fast'), installJumpAnalysisCache()]);
   const rules = rulesAt(config, attributes.timestamp);
   if (!rules.active('regolith'))
     throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
@@ -159,6 +161,7 @@ export async function executeBlock(input: BlockToExecute, options: { crypto?: Cr
     blockchain: blockchain as never,
     evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never, ...(crypto.bn254 ? { bn254: crypto.bn254 } : {}) },
   });
+  if (!options.reference) await useFastInterpreter(vm.evm);
   const headerData = (baseFee: bigint) => ({
     number,
     timestamp: attributes.timestamp,

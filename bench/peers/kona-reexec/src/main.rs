@@ -100,7 +100,6 @@ fn load(path: &str) -> Loaded {
         no_tx_pool: None,
         gas_limit: Some(f.payload.gas_limit.to()),
         eip_1559_params: f.payload.eip1559_params,
-        min_base_fee: None,
     };
     Loaded {
         name: path.rsplit('/').next().unwrap_or(path).to_string(),
@@ -112,8 +111,16 @@ fn load(path: &str) -> Loaded {
     }
 }
 
-/// Executes one fixture; returns (gas used, seconds in build_block).
-fn execute(fixture: &Loaded) -> (u64, f64) {
+/// CPU time of this process, in seconds (the bench machine is shared: wall time includes waiting).
+fn cpu_seconds() -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
+}
+
+/// Executes one fixture; returns (gas used, wall seconds, CPU seconds in build_block).
+fn execute(fixture: &Loaded) -> (u64, f64, f64) {
     let mut builder = StatelessL2Builder::new(
         &fixture.config,
         OpEvmFactory::default(),
@@ -122,14 +129,14 @@ fn execute(fixture: &Loaded) -> (u64, f64) {
         fixture.parent.clone().seal_slow(),
     );
     let attrs = fixture.attrs.clone();
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), cpu_seconds());
     let outcome = builder.build_block(attrs).unwrap_or_else(|e| panic!("{}: {e}", fixture.name));
-    let seconds = start.elapsed().as_secs_f64();
+    let (seconds, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu);
     if outcome.header.seal() != fixture.expected {
         eprintln!("{}: hash {} != expected {}", fixture.name, outcome.header.seal(), fixture.expected);
         std::process::exit(2);
     }
-    (outcome.header.gas_used, seconds)
+    (outcome.header.gas_used, seconds, cpu)
 }
 
 fn main() {
@@ -141,16 +148,18 @@ fn main() {
     }
     assert!(rounds >= 2 && !args.is_empty(), "usage: kona-reexec [--rounds N>=2] <fixture.json>...");
     let fixtures: Vec<Loaded> = args.iter().map(|p| load(p)).collect();
-    let (mut gas, mut cold_s, mut warm_s) = (0u64, 0f64, 0f64);
+    let (mut gas, mut cold_s, mut warm_s, mut cold_cpu, mut warm_cpu) = (0u64, 0f64, 0f64, 0f64, 0f64);
     let mut per_fixture = Vec::new();
     for round in 0..rounds {
         for fixture in &fixtures {
-            let (used, seconds) = execute(fixture);
+            let (used, seconds, cpu) = execute(fixture);
             if round == 0 {
                 gas += used;
                 cold_s += seconds;
+                cold_cpu += cpu;
             } else {
                 warm_s += seconds;
+                warm_cpu += cpu;
                 if round == rounds - 1 {
                     per_fixture.push(format!("\"{}\":{:.3}", fixture.name, seconds * 1e3));
                 }
@@ -159,13 +168,17 @@ fn main() {
     }
     let mgas = gas as f64 / 1e6;
     let warm_per_round = warm_s / (rounds - 1) as f64;
+    let warm_cpu_per_round = warm_cpu / (rounds - 1) as f64;
     println!(
-        "{{\"blocks\":{},\"mgas\":{mgas},\"coldMs\":{:.3},\"warmMs\":{:.3},\"coldMgasPerS\":{:.2},\"warmMgasPerS\":{:.2},\"lastRoundMs\":{{{}}}}}",
+        "{{\"blocks\":{},\"mgas\":{mgas},\"coldMs\":{:.3},\"warmMs\":{:.3},\"warmCpuMs\":{:.3},\"coldMgasPerS\":{:.2},\"warmMgasPerS\":{:.2},\"coldCpuMgasPerS\":{:.2},\"warmCpuMgasPerS\":{:.2},\"lastRoundMs\":{{{}}}}}",
         fixtures.len(),
         cold_s * 1e3,
         warm_per_round * 1e3,
+        warm_cpu_per_round * 1e3,
         mgas / cold_s,
         mgas / warm_per_round,
+        mgas / cold_cpu,
+        mgas / warm_cpu_per_round,
         per_fixture.join(",")
     );
 }
