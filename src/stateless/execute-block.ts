@@ -143,7 +143,7 @@ export async function executeBlock(input: BlockToExecute, options: { reference?:
 
   const chain = { ...Mainnet, chainId: rules.chainId, name: `op-${rules.chainId}` };
   const common = new Common({ chain, hardfork: rules.evmHardfork, customCrypto: crypto.customCrypto });
-  const state = createWitnessState(witness, parent.stateRoot, common);
+  const state = createWitnessState(witness, parent.stateRoot, common, options.reference);
   const blockHash = ancestorHashes(parent, witness);
   const blockchain = {
     async getBlock(n: number) {

@@ -132,6 +132,15 @@ async function runLegacy(self: InterpreterLike, code: Uint8Array, pc: number | u
 /** A 256-bit word as 32 big-endian bytes (stack values are in [0, 2^256)). */
 export function wordToBytes(word: bigint): Uint8Array {
   const out = new Uint8Array(32);
+  if (word <= 0xffffffffn) {
+    // Offsets, small counters and booleans: most words the EVM stores.
+    const small = Number(word);
+    out[28] = small >>> 24;
+    out[29] = (small >>> 16) & 0xff;
+    out[30] = (small >>> 8) & 0xff;
+    out[31] = small & 0xff;
+    return out;
+  }
   const view = new DataView(out.buffer);
   view.setBigUint64(0, BigInt.asUintN(64, word >> 192n));
   view.setBigUint64(8, BigInt.asUintN(64, word >> 128n));

@@ -107,11 +107,12 @@ async function naming<T>(what: () => string, read: () => Promise<T>): Promise<T>
 /**
  * A MerkleStateManager whose trie starts at `stateRoot` and reads nodes and code from the witness.
  * Code is keyed by its bare hash (no ethereumjs prefix), as in an execution witness. With `common`,
- * the tries and the state hash with its `customCrypto.keccak256` (see crypto.ts).
+ * the tries and the state hash with its `customCrypto.keccak256` (see crypto.ts). `reference`: as
+ * before the flush wrote only what changed and decoded accounts were kept (for comparison).
  *
  * @example const state = createWitnessState(witness, parent.stateRoot, common)
  */
-export function createWitnessState(witness: Witness, stateRoot: Hex, common?: Common): MerkleStateManager {
+export function createWitnessState(witness: Witness, stateRoot: Hex, common?: Common, reference = false): MerkleStateManager {
   const trie = new MerklePatriciaTrie({
     db: witnessDb(witness),
     root: hexToBytes(stateRoot),
@@ -128,7 +129,7 @@ export function createWitnessState(witness: Witness, stateRoot: Hex, common?: Co
   // ethereumjs decodes the cached RLP on every read; the EVM reads the same accounts many times.
   const decoded = new WeakMap<Uint8Array, Account>();
   state.getAccount = async (address: Address) => {
-    const cached = host._caches.account!.get(address);
+    const cached = reference ? undefined : host._caches.account!.get(address);
     if (cached !== undefined) {
       const rlp = cached.accountRLP;
       if (rlp === undefined) return undefined;
@@ -171,7 +172,7 @@ export function createWitnessState(witness: Witness, stateRoot: Hex, common?: Co
     );
   guardStorageWrites(state);
   deferStorageWrites(state);
-  const flush = orderedFlush(state, parent);
+  const flush = orderedFlush(state, reference ? undefined : parent);
   state.flush = async () => {};
   state.getStateRoot = () =>
     naming(
@@ -266,13 +267,13 @@ interface ParentValues {
  * changes as ethereumjs does by default (a slot set then cleared, a deletion collapsing a branch
  * before its sibling is written) reads nodes a witness does not carry.
  */
-function orderedFlush(state: MerkleStateManager, parent: ParentValues): () => Promise<void> {
+function orderedFlush(state: MerkleStateManager, parent: ParentValues | undefined): () => Promise<void> {
   const host = state as unknown as CacheHost;
   const unchanged = (before: Uint8Array | undefined, after: Uint8Array | undefined) =>
     before === undefined || after === undefined ? before === after : equalsBytes(before, after);
   return async () => {
     for (const [addressHex, { code }] of host._caches.code?.flush() ?? []) {
-      if (code === undefined || !parent.code.has(addressHex)) continue;
+      if (code === undefined || (parent && !parent.code.has(addressHex))) continue;
       const address = createAddressFromString(`0x${addressHex}`);
       const codeHash = host.keccakFunction(code);
       await host._getCodeDB().put(codeHash, code);
@@ -283,7 +284,7 @@ function orderedFlush(state: MerkleStateManager, parent: ParentValues): () => Pr
     for (const deletions of [false, true]) {
       for (const [addressHex, keyHex, value] of storage) {
         if (isDeletion(value) !== deletions) continue;
-        const before = parent.cleared.has(addressHex) ? undefined : parent.slots.get(addressHex + keyHex);
+        const before = !parent || parent.cleared.has(addressHex) ? undefined : parent.slots.get(addressHex + keyHex);
         if (before !== undefined && equalsBytes(before, RLP.decode(value ?? new Uint8Array(0)) as Uint8Array)) continue;
         const address = createAddressFromString(`0x${addressHex}`);
         const account = await state.getAccount(address);
@@ -300,7 +301,7 @@ function orderedFlush(state: MerkleStateManager, parent: ParentValues): () => Pr
     for (const deletions of [false, true]) {
       for (const [addressHex, { accountRLP }] of accounts) {
         if ((accountRLP === undefined) !== deletions) continue;
-        if (parent.accounts.has(addressHex) && unchanged(parent.accounts.get(addressHex), accountRLP)) continue;
+        if (parent?.accounts.has(addressHex) && unchanged(parent.accounts.get(addressHex), accountRLP)) continue;
         const key = hexToBytes(`0x${addressHex}`);
         await (accountRLP === undefined ? state['_trie'].del(key) : state['_trie'].put(key, accountRLP));
       }
