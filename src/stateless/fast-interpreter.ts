@@ -3,7 +3,9 @@
  * executor's, when not asked for the reference path). The library awaits an async `runStep` for
  * every opcode, so every ADD, PUSH or JUMP costs a promise and a microtask; most opcodes have a
  * fixed gas cost and a synchronous handler. Here those run inline (charge the fixed gas, advance the
- * program counter, call the library's own handler) and every other opcode goes through the
+ * program counter, call the library's own handler), and so do MLOAD, MSTORE, MSTORE8 and KECCAK256,
+ * whose dynamic gas (memory expansion, hashed words) is computed here with the library's own
+ * `subMemUsage` and `divCeil` instead of its async handlers; every other opcode goes through the
  * library's `runStep` as before. MLOAD, MSTORE and SLOAD convert between words and bytes without
  * the library's hex-string round trip and array spreads (the same values).
  *
@@ -24,7 +26,7 @@ type RunState = {
   shouldDoJumpAnalysis: boolean;
   eip7928PostTargetCallOog?: unknown;
   eip8037BurnLeftoverAfterCreateHaltOntoAlive?: boolean;
-  stack: { pop(): bigint; popN(n: number): bigint[]; push(value: bigint): void };
+  stack: { pop(): bigint; popN(n: number): bigint[]; peek(n: number): bigint[]; push(value: bigint): void };
   memory: { read(offset: number, size: number, avoidCopy?: boolean): Uint8Array; write(offset: number, size: number, value: Uint8Array): void };
   interpreter: { storageLoad(key: Uint8Array): Promise<Uint8Array> };
 };
@@ -43,6 +45,14 @@ type InterpreterLike = {
   useGas(amount: bigint, context?: unknown): void;
   _getValidJumpDestinations(code: Uint8Array): Analysis;
 };
+
+type GasUtil = {
+  subMemUsage(state: RunState, offset: bigint, length: bigint, common: unknown): bigint;
+  divCeil(a: bigint, b: bigint): bigint;
+};
+type Common = { param(name: string): bigint };
+/** Synchronous twins of the library's memory-only dynamic gas handlers (opcodes/gas.js), by opcode. */
+const syncGas: ((state: RunState, gas: bigint, common: Common) => bigint)[] = [];
 
 const fastEvms = new WeakSet<object>();
 let installed: Promise<void> | undefined;
@@ -63,6 +73,17 @@ export async function useFastInterpreter(evm: object): Promise<void> {
 async function install(): Promise<void> {
   const url = new URL('./interpreter.js', import.meta.resolve('@ethereumjs/evm'));
   const { Interpreter } = (await import(url.href)) as { Interpreter: { prototype: InterpreterLike } };
+  const { subMemUsage, divCeil } = (await import(new URL('./opcodes/util.js', url).href)) as GasUtil;
+  const memory = (size: bigint) => (state: RunState, gas: bigint, common: Common) =>
+    gas + subMemUsage(state, state.stack.peek(1)[0]!, size, common);
+  syncGas[0x51] = memory(32n); // MLOAD
+  syncGas[0x52] = memory(32n); // MSTORE
+  syncGas[0x53] = memory(1n); // MSTORE8
+  syncGas[0x20] = (state, gas, common) => {
+    // KECCAK256
+    const [offset, length] = state.stack.peek(2) as [bigint, bigint];
+    return gas + subMemUsage(state, offset, length, common) + common.param('keccak256WordGas') * divCeil(length, 32n);
+  };
   const original = Interpreter.prototype.run;
   Interpreter.prototype.run = function (this: InterpreterLike, code, opts = {}) {
     const common = this.common;
@@ -108,10 +129,11 @@ async function runLegacy(self: InterpreterLike, code: Uint8Array, pc: number | u
     state.opCode = opCode;
     try {
       const info = (entry ??= self.lookupOpInfo(opCode)).opcodeInfo;
-      if (info.dynamicGas || info.isAsync || info.isInvalid || state.eip7928PostTargetCallOog !== undefined) {
+      const gas = info.dynamicGas ? syncGas[opCode] : undefined;
+      if ((info.dynamicGas && !gas) || info.isAsync || info.isInvalid || state.eip7928PostTargetCallOog !== undefined) {
         await self.runStep(entry);
       } else {
-        self.useGas(info.feeBigInt, info);
+        self.useGas(gas ? gas(state, info.feeBigInt, common as unknown as Common) : info.feeBigInt, info);
         state.programCounter++;
         entry.opHandler(state, common);
       }
@@ -180,9 +202,14 @@ const fastHandlers = new Map<number, OpEntry['opHandler']>([
   ],
 ]);
 
-/** A storage value (up to 32 bytes, big-endian) as a word. */
-function bytesToWordLoose(bytes: Uint8Array): bigint {
+/** A storage value (up to 32 bytes, big-endian, as the trie keeps it: no leading zeros) as a word. */
+export function bytesToWordLoose(bytes: Uint8Array): bigint {
   if (bytes.length === 32) return bytesToWord(bytes);
+  if (bytes.length <= 6) {
+    let small = 0;
+    for (const byte of bytes) small = small * 256 + byte;
+    return BigInt(small);
+  }
   let word = 0n;
   for (const byte of bytes) word = (word << 8n) | BigInt(byte);
   return word;
