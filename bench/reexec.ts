@@ -123,8 +123,17 @@ async function fixtureRows(): Promise<Record<string, unknown>[]> {
   } else {
     const peer = runKona(kona.binary, files);
     const { warmMgasPerS, warmCpuMgasPerS, coldMgasPerS, coldCpuMgasPerS } = peer;
-    rows.push({ case: `kona-executor 0.4 (Rust, revm), the same ${peer.blocks} blocks`, warmMgasPerS, warmCpuMgasPerS, coldMgasPerS, coldCpuMgasPerS });
-    rows.push({ case: 'ratio: flashlog fast / kona', ...ratio(figures.fast, { warmMgasPerS, warmCpuMgasPerS, coldMgasPerS, coldCpuMgasPerS }) });
+    rows.push({
+      case: `kona-executor 0.4 (Rust, revm), the same ${peer.blocks} blocks`,
+      warmMgasPerS,
+      warmCpuMgasPerS,
+      coldMgasPerS,
+      coldCpuMgasPerS,
+    });
+    rows.push({
+      case: 'ratio: flashlog fast / kona',
+      ...ratio(figures.fast, { warmMgasPerS, warmCpuMgasPerS, coldMgasPerS, coldCpuMgasPerS }),
+    });
   }
   return rows;
 }

@@ -60,8 +60,7 @@ async function loadFast(): Promise<ExecutionCrypto> {
   const keccak256 = (message: Uint8Array): Uint8Array => hasher.init().update(message).digest('binary');
   const secp = nativeSecp256k1();
   const recover = secp
-    ? (signature: Uint8Array, recovery: number, message: Uint8Array) =>
-        secp.ecdsaRecover(signature, recovery, message, false).subarray(1)
+    ? (signature: Uint8Array, recovery: number, message: Uint8Array) => secp.ecdsaRecover(signature, recovery, message, false).subarray(1)
     : undefined;
   const ecrecover: CustomCrypto['ecrecover'] = recover
     ? (msgHash, v, r, s, chainId) => {

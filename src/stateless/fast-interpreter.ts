@@ -27,7 +27,10 @@ type RunState = {
   eip7928PostTargetCallOog?: unknown;
   eip8037BurnLeftoverAfterCreateHaltOntoAlive?: boolean;
   stack: { pop(): bigint; popN(n: number): bigint[]; peek(n: number): bigint[]; push(value: bigint): void };
-  memory: { read(offset: number, size: number, avoidCopy?: boolean): Uint8Array; write(offset: number, size: number, value: Uint8Array): void };
+  memory: {
+    read(offset: number, size: number, avoidCopy?: boolean): Uint8Array;
+    write(offset: number, size: number, value: Uint8Array): void;
+  };
   interpreter: { storageLoad(key: Uint8Array): Promise<Uint8Array> };
 };
 type OpInfo = { code: number; feeBigInt: bigint; dynamicGas: boolean; isAsync: boolean; isInvalid: boolean };
