@@ -146,6 +146,9 @@ export function createWitnessState(witness: Witness, stateRoot: Hex, common?: Co
     return account;
   };
   state.getStorage = async (address: Address, slot: Uint8Array) => {
+    const cached = reference || slot.length !== 32 ? undefined : host._caches.storage!.get(address, slot);
+    // What the library returns for a cached slot, without looking it up twice.
+    if (cached !== undefined) return RLP.decode(cached) as Uint8Array;
     const fromTrie = host._caches.storage!.get(address, slot) === undefined;
     const value = await naming(
       () => `storage ${address.toString()} slot ${bytesToHex(slot)}`,
