@@ -1,53 +1,145 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { keccak256, type Hex } from 'viem';
 import { createDevnet } from '../src/devnet/devnet.ts';
 import { createEnclaveCore, zeroHash } from '../src/prover/enclave/core.ts';
 import { outputRootV0 } from '../src/prover/output-root.ts';
 import { collectWitness } from '../src/prover/host/witness.ts';
-import { executeBlock } from '../src/evm/op/execute-block.ts';
-import { parseBlockFixture } from '../src/evm/op/fixture.ts';
+import { executeBlock, type BlockToExecute } from '../src/evm/op/execute-block.ts';
+import { parseBlockFixture, type BlockFixture } from '../src/evm/op/fixture.ts';
 import { encodeHeader, headerFromRpc } from '../src/evm/op/header.ts';
 import { rpcCall } from '../test/helpers/prover-fixture.ts';
 import { sharedPath } from '../test/helpers/shared.ts';
+import { konaBinary, runKona } from './peers/kona-reexec.ts';
 
 /**
- * Re-execution against today's header-only check, side by side in one run:
- *   - the 8 real OP Sepolia blocks (shared/fixtures/op-blocks): stateless re-execution from the
- *     witness vs. hashing the given header (what the header-only check does per block);
- *   - a devnet range: the enclave's Prove with --enclave-check reexecute vs. headers, on the same
- *     request preimages.
+ * Stateless re-execution, side by side in one run:
+ *   - the 8 real OP Sepolia blocks (shared/fixtures/op-blocks): flashlog's executor on its fast path
+ *     (crypto.ts, fast-interpreter.ts) and on the reference path (ethereumjs's pure-JS crypto and
+ *     interpreter loop, what re-execution ran on before), interleaved block by block so both see the
+ *     same machine; kona's executor (Rust, bench/peers/kona-reexec) on the same files; and hashing
+ *     the given header (what the header-only check does per block);
+ *   - a devnet range: the enclave's Prove with --enclave-check reexecute vs. headers.
+ *
+ * What the figures mean (also in docs/performance.md):
+ *   - warm Mgas/s: the 8 blocks' gas ÷ the time spent in executeBlock over them, after one warm-up
+ *     pass of each path in the same process (modules loaded, JIT warm), averaged over ROUNDS passes;
+ *     each execution gets a fresh copy of the witness, so no cache keyed by it carries over. `cpu`
+ *     columns divide by the process's CPU time in the same windows (this machine is shared: wall
+ *     time includes waiting for a core), the others by wall time. The headline ratio is on CPU time.
+ *   - cold Mgas/s: a fresh process (bench/children/reexec-cold.ts) importing the executor and
+ *     running each block once: module loading, WebAssembly compilation and an unwarmed JIT
+ *     included; process start and fixture parsing excluded.
+ *   - kona: the same definitions in its own process (round 1 cold, rounds 2-3 warm).
  */
 const fixtures = sharedPath('fixtures/op-blocks');
+const ROUNDS = 2;
+const here = fileURLToPath(new URL('.', import.meta.url));
 
-export async function run(): Promise<Record<string, unknown>[]> {
-  const rows: Record<string, unknown>[] = [];
-  const parsed = readdirSync(fixtures)
+type Mode = 'reference' | 'fast';
+const round2 = (value: number) => Number(value.toFixed(2));
+
+/** A fixture's block with its own copy of the witness (nothing keyed by the arrays is shared between runs). */
+const freshCopy = (block: BlockToExecute): BlockToExecute => ({
+  ...block,
+  witness: new Map([...block.witness].map(([key, value]) => [key, value.slice()])),
+});
+
+function coldRun(mode: Mode, files: string[]): { gas: number; ms: number; cpuMs: number } {
+  const child = spawnSync(process.execPath, [join(here, 'children', 'reexec-cold.ts'), mode, ...files], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
+  if (child.status !== 0) throw new Error(`reexec-cold ${mode}: ${child.stderr.trim()}`);
+  return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { gas: number; ms: number; cpuMs: number };
+}
+
+async function fixtureRows(): Promise<Record<string, unknown>[]> {
+  const files = readdirSync(fixtures)
     .filter((name) => name.startsWith('op-sepolia-') && name.endsWith('.json'))
     .sort()
-    .map((name) => parseBlockFixture(JSON.parse(readFileSync(join(fixtures, name), 'utf8')), name));
-  await executeBlock(parsed[0]!.block); // warm-up: module and JIT
+    .map((name) => join(fixtures, name));
+  const parsed = files.map((file) => parseBlockFixture(JSON.parse(readFileSync(file, 'utf8')), basename(file)));
+  const modes: Mode[] = ['reference', 'fast'];
+  const execute = async (mode: Mode, fixture: BlockFixture) => {
+    const block = freshCopy(fixture.block);
+    const [t0, cpu0] = [performance.now(), process.cpuUsage()];
+    const executed = await executeBlock(block, { reference: mode === 'reference' });
+    const cpu = process.cpuUsage(cpu0);
+    const timing = { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
+    if (executed.hash !== fixture.expectedHash) throw new Error(`${mode}: block ${executed.header.number}: hash differs`);
+    return { executed, ...timing };
+  };
+  for (const mode of modes) for (const fixture of parsed) await execute(mode, fixture); // warm-up
+  const totals = { reference: { ms: 0, cpuMs: 0 }, fast: { ms: 0, cpuMs: 0 } };
   let gas = 0n;
-  let reexecMs = 0;
   let headerMs = 0;
-  for (const fixture of parsed) {
-    const t0 = performance.now();
-    const executed = await executeBlock(fixture.block);
-    reexecMs += performance.now() - t0;
-    if (executed.hash !== fixture.expectedHash) throw new Error(`block ${executed.header.number}: hash differs`);
-    gas += executed.header.gasUsed;
-    const t1 = performance.now();
-    if (keccak256(encodeHeader(executed.header)) !== fixture.expectedHash) throw new Error('header hash');
-    headerMs += performance.now() - t1;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const fixture of parsed) {
+      for (const mode of round % 2 === 0 ? modes : [...modes].reverse()) {
+        const { executed, ms, cpuMs } = await execute(mode, fixture);
+        totals[mode].ms += ms;
+        totals[mode].cpuMs += cpuMs;
+        if (mode !== 'fast') continue;
+        if (round === 0) gas += executed.header.gasUsed;
+        const t1 = performance.now();
+        if (keccak256(encodeHeader(executed.header)) !== fixture.expectedHash) throw new Error('header hash');
+        headerMs += performance.now() - t1;
+      }
+    }
   }
-  rows.push({
-    case: `op-sepolia fixtures (${parsed.length} blocks, ${Number(gas) / 1e6} Mgas)`,
-    reexecBlocksPerS: Number((parsed.length / (reexecMs / 1000)).toFixed(2)),
-    reexecMgasPerS: Number((Number(gas) / 1e6 / (reexecMs / 1000)).toFixed(2)),
-    headerOnlyBlocksPerS: Math.round(parsed.length / (headerMs / 1000)),
-    headerOnlyOverReexec: Math.round(reexecMs / headerMs),
+  const mgas = Number(gas) / 1e6;
+  const perS = (ms: number) => round2(mgas / (ms / 1000));
+  const rows: Record<string, unknown>[] = [];
+  const figures: Record<Mode, { warmMgasPerS: number; warmCpuMgasPerS: number; coldMgasPerS: number; coldCpuMgasPerS: number }> =
+    {} as never;
+  for (const mode of modes) {
+    const cold = coldRun(mode, files);
+    figures[mode] = {
+      warmMgasPerS: perS(totals[mode].ms / ROUNDS),
+      warmCpuMgasPerS: perS(totals[mode].cpuMs / ROUNDS),
+      coldMgasPerS: perS(cold.ms),
+      coldCpuMgasPerS: perS(cold.cpuMs),
+    };
+    rows.push({
+      case: `flashlog ${mode === 'fast' ? 'fast path' : 'reference path (pure-JS crypto, library loop)'}, ${parsed.length} op-sepolia blocks, ${mgas.toFixed(2)} Mgas`,
+      ...figures[mode],
+      ...(mode === 'fast' ? { headerOnlyOverReexec: Math.round(totals.fast.ms / headerMs) } : {}),
+    });
+  }
+  const ratio = (a: typeof figures.fast, b: typeof figures.fast) => ({
+    warmMgasPerS: round2(a.warmMgasPerS / b.warmMgasPerS),
+    warmCpuMgasPerS: round2(a.warmCpuMgasPerS / b.warmCpuMgasPerS),
+    coldMgasPerS: round2(a.coldMgasPerS / b.coldMgasPerS),
+    coldCpuMgasPerS: round2(a.coldCpuMgasPerS / b.coldCpuMgasPerS),
   });
+  rows.push({ case: 'ratio: fast / reference', ...ratio(figures.fast, figures.reference) });
+  const kona = konaBinary();
+  if ('skipped' in kona) {
+    process.stderr.write(`reexec: kona peer skipped: ${kona.skipped}\n`);
+    rows.push({ case: `kona-executor peer skipped: ${kona.skipped}` });
+  } else {
+    const peer = runKona(kona.binary, files);
+    const { warmMgasPerS, warmCpuMgasPerS, coldMgasPerS, coldCpuMgasPerS } = peer;
+    rows.push({
+      case: `kona-executor 0.4 (Rust, revm), the same ${peer.blocks} blocks`,
+      warmMgasPerS,
+      warmCpuMgasPerS,
+      coldMgasPerS,
+      coldCpuMgasPerS,
+    });
+    rows.push({
+      case: 'ratio: flashlog fast / kona',
+      ...ratio(figures.fast, { warmMgasPerS, warmCpuMgasPerS, coldMgasPerS, coldCpuMgasPerS }),
+    });
+  }
+  return rows;
+}
 
+export async function run(): Promise<Record<string, unknown>[]> {
+  const rows = await fixtureRows();
   const devnet = await createDevnet({ blockTimeMs: 250, load: 60 });
   try {
     const call = rpcCall(devnet.rpcUrl);

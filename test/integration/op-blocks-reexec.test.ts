@@ -39,6 +39,13 @@ describe('re-executing real OP Sepolia and OP Mainnet blocks from their witnesse
     expect(executed.hash).toBe(fixture.expectedHash);
   });
 
+  it('the reference path (ethereumjs crypto and loop, every read written back) gives the same block and receipts', async () => {
+    const fixture = parseBlockFixture(raw(sepolia[0]!), sepolia[0]);
+    const [fast, reference] = [await executeBlock(fixture.block), await executeBlock(fixture.block, { reference: true })];
+    expect(reference.hash).toBe(fixture.expectedHash);
+    expect(reference.receipts).toEqual(fast.receipts);
+  });
+
   it('refuses a witness node with one flipped byte, naming it', () => {
     const json = raw(sepolia[0]!);
     const [key, value] = Object.entries(json.preimages as Record<string, string>)[7]!;

@@ -6,6 +6,8 @@ import { bytesToHex, fromRlp, hexToBytes, sha256, type Hex } from 'viem';
 import { FlashlogError } from '../../errors.ts';
 import { blockExtraData, nextBaseFee } from './base-fee.ts';
 import { blockDaFootprint } from './da-footprint.ts';
+import { executionCrypto } from './crypto.ts';
+import { useFastInterpreter } from './fast-interpreter.ts';
 import { installJumpAnalysisCache } from './jump-analysis-cache.ts';
 import { opPrecompiles } from './precompiles.ts';
 import { refuseB20 } from './b20.ts';
@@ -92,11 +94,14 @@ function ancestorHashes(parent: BlockHeader, witness: Witness) {
  * BaseFeeVault instead of being burnt, the L1 fee to the L1FeeVault, the operator fee to the
  * OperatorFeeVault, the priority fee to the fee recipient.
  *
+ * `options.reference`: run on ethereumjs's own pure-JS crypto and interpreter loop instead of
+ * crypto.ts and fast-interpreter.ts (the same results, slower; for comparison).
+ *
  * @example const { hash } = await executeBlock({ config, parent, attributes, witness })
  */
-export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock> {
+export async function executeBlock(input: BlockToExecute, options: { reference?: boolean } = {}): Promise<ExecutedBlock> {
   const { config, parent, attributes, witness } = input;
-  await installJumpAnalysisCache();
+  const [crypto] = await Promise.all([executionCrypto(options.reference ? 'reference' : 'fast'), installJumpAnalysisCache()]);
   const rules = rulesAt(config, attributes.timestamp, parent.timestamp);
   if (!rules.active('regolith'))
     throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
@@ -110,8 +115,9 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
   if (ecotone && attributes.parentBeaconBlockRoot === undefined)
     throw new FlashlogError('ATTRIBUTES_INVALID', 'payload.parentBeaconBlockRoot: required from Ecotone on');
 
-  const common = new Common({ chain: { ...Mainnet, chainId: rules.chainId, name: `op-${rules.chainId}` }, hardfork: rules.evmHardfork });
-  const state = createWitnessState(witness, parent.stateRoot);
+  const chain = { ...Mainnet, chainId: rules.chainId, name: `op-${rules.chainId}` };
+  const common = new Common({ chain, hardfork: rules.evmHardfork, customCrypto: crypto.customCrypto });
+  const state = createWitnessState(witness, parent.stateRoot, common, options.reference);
   const blockHash = ancestorHashes(parent, witness);
   const blockchain = {
     async getBlock(n: number) {
@@ -127,9 +133,10 @@ export async function executeBlock(input: BlockToExecute): Promise<ExecutedBlock
     common,
     stateManager: state,
     blockchain: blockchain as never,
-    evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never },
+    evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never, ...(crypto.bn254 ? { bn254: crypto.bn254 } : {}) },
   });
   refuseB20(vm.evm, rules);
+  if (!options.reference) await useFastInterpreter(vm.evm);
   const headerData = (baseFee: bigint, coinbase: Hex = attributes.feeRecipient) => ({
     number,
     timestamp: attributes.timestamp,

@@ -10,11 +10,15 @@
  * empty value (the trie library reads a node missing from its database as "absent", so the
  * database throws its own error before the library can swallow one).
  */
+import type { Common } from '@ethereumjs/common';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import {
+  Account,
   ValueEncoding,
+  createAccountFromRLP,
+  equalsBytes,
   bytesToHex as ejsBytesToHex,
   createAddressFromString,
   type Address,
@@ -102,31 +106,68 @@ async function naming<T>(what: () => string, read: () => Promise<T>): Promise<T>
 
 /**
  * A MerkleStateManager whose trie starts at `stateRoot` and reads nodes and code from the witness.
- * Code is keyed by its bare hash (no ethereumjs prefix), as in an execution witness.
+ * Code is keyed by its bare hash (no ethereumjs prefix), as in an execution witness. With `common`,
+ * the tries and the state hash with its `customCrypto.keccak256` (see crypto.ts). `reference`: as
+ * before the flush wrote only what changed and decoded accounts were kept (for comparison).
  *
- * @example const state = createWitnessState(witness, parent.stateRoot)
+ * @example const state = createWitnessState(witness, parent.stateRoot, common)
  */
-export function createWitnessState(witness: Witness, stateRoot: Hex): MerkleStateManager {
+export function createWitnessState(witness: Witness, stateRoot: Hex, common?: Common, reference = false): MerkleStateManager {
   const trie = new MerklePatriciaTrie({
     db: witnessDb(witness),
     root: hexToBytes(stateRoot),
     useKeyHashing: true,
     valueEncoding: ValueEncoding.Bytes,
+    ...(common ? { common } : {}),
   });
-  const state = new MerkleStateManager({ trie, prefixCodeHashes: false, caches: new Caches() });
+  const state = new MerkleStateManager({ trie, prefixCodeHashes: false, caches: new Caches(), ...(common ? { common } : {}) });
+  const host = state as unknown as CacheHost;
+  const parent: ParentValues = { accounts: new Map(), slots: new Map(), cleared: new Set(), code: new Set() };
   const getAccount = state.getAccount.bind(state);
   const getStorage = state.getStorage.bind(state);
   const getCode = state.getCode.bind(state);
-  state.getAccount = (address: Address) =>
-    naming(
+  // ethereumjs decodes the cached RLP on every read; the EVM reads the same accounts many times.
+  const decoded = new WeakMap<Uint8Array, Account>();
+  state.getAccount = async (address: Address) => {
+    const cached = reference ? undefined : host._caches.account!.get(address);
+    if (cached !== undefined) {
+      const rlp = cached.accountRLP;
+      if (rlp === undefined) return undefined;
+      let account = decoded.get(rlp);
+      if (!account) decoded.set(rlp, (account = createAccountFromRLP(rlp)));
+      return new Account(account.nonce, account.balance, account.storageRoot, account.codeHash);
+    }
+    const account = await naming(
       () => `account ${address.toString()}`,
       () => getAccount(address),
     );
-  state.getStorage = (address: Address, slot: Uint8Array) =>
-    naming(
+    const key = ejsBytesToHex(address.bytes).slice(2);
+    if (!parent.accounts.has(key)) parent.accounts.set(key, host._caches.account!.get(address)?.accountRLP);
+    return account;
+  };
+  state.getStorage = async (address: Address, slot: Uint8Array) => {
+    const cached = reference || slot.length !== 32 ? undefined : host._caches.storage!.get(address, slot);
+    // What the library returns for a cached slot, without looking it up twice.
+    if (cached !== undefined) return RLP.decode(cached) as Uint8Array;
+    const fromTrie = host._caches.storage!.get(address, slot) === undefined;
+    const value = await naming(
       () => `storage ${address.toString()} slot ${bytesToHex(slot)}`,
       () => getStorage(address, slot),
     );
+    const key = ejsBytesToHex(address.bytes).slice(2) + ejsBytesToHex(slot).slice(2);
+    if (fromTrie && !parent.slots.has(key)) parent.slots.set(key, value);
+    return value;
+  };
+  const clearStorage = state.clearStorage.bind(state);
+  state.clearStorage = async (address: Address) => {
+    parent.cleared.add(ejsBytesToHex(address.bytes).slice(2));
+    await clearStorage(address);
+  };
+  const putCode = state.putCode.bind(state);
+  state.putCode = async (address: Address, code: Uint8Array) => {
+    parent.code.add(ejsBytesToHex(address.bytes).slice(2));
+    await putCode(address, code);
+  };
   state.getCode = (address: Address) =>
     naming(
       () => `code of ${address.toString()}`,
@@ -134,7 +175,7 @@ export function createWitnessState(witness: Witness, stateRoot: Hex): MerkleStat
     );
   guardStorageWrites(state);
   deferStorageWrites(state);
-  const flush = orderedFlush(state);
+  const flush = orderedFlush(state, reference ? undefined : parent);
   state.flush = async () => {};
   state.getStateRoot = () =>
     naming(
@@ -206,7 +247,21 @@ type CacheHost = StorageTrieHost & {
   _caches: Caches;
   _writeContractStorage(address: Address, account: unknown, key: Uint8Array, value: Uint8Array): Promise<void>;
   _getCodeDB(): DB<Uint8Array, Uint8Array>;
+  keccakFunction(message: Uint8Array): Uint8Array;
 };
+
+/**
+ * What the block read from the parent state (first reads that reached the trie), so the flush
+ * writes only what changed: ethereumjs's caches hand back every account, slot and code read, and
+ * writing an unchanged leaf still re-hashes its path. `cleared`: accounts whose storage was wiped,
+ * whose slots are always written; `code`: accounts given code.
+ */
+interface ParentValues {
+  readonly accounts: Map<string, Uint8Array | undefined>;
+  readonly slots: Map<string, Uint8Array>;
+  readonly cleared: Set<string>;
+  readonly code: Set<string>;
+}
 
 /**
  * The trie is written once, when the state root is asked for, with the block's final values, and
@@ -215,20 +270,25 @@ type CacheHost = StorageTrieHost & {
  * changes as ethereumjs does by default (a slot set then cleared, a deletion collapsing a branch
  * before its sibling is written) reads nodes a witness does not carry.
  */
-function orderedFlush(state: MerkleStateManager): () => Promise<void> {
+function orderedFlush(state: MerkleStateManager, parent: ParentValues | undefined): () => Promise<void> {
   const host = state as unknown as CacheHost;
+  const unchanged = (before: Uint8Array | undefined, after: Uint8Array | undefined) =>
+    before === undefined || after === undefined ? before === after : equalsBytes(before, after);
   return async () => {
     for (const [addressHex, { code }] of host._caches.code?.flush() ?? []) {
-      if (code === undefined) continue;
+      if (code === undefined || (parent && !parent.code.has(addressHex))) continue;
       const address = createAddressFromString(`0x${addressHex}`);
-      await host._getCodeDB().put(hexToBytes(keccak256(code)), code);
-      await state.modifyAccountFields(address, { codeHash: hexToBytes(keccak256(code)) });
+      const codeHash = host.keccakFunction(code);
+      await host._getCodeDB().put(codeHash, code);
+      await state.modifyAccountFields(address, { codeHash });
     }
     const storage = host._caches.storage?.flush() ?? [];
     const isDeletion = (value: Uint8Array | undefined) => RLP.decode(value ?? new Uint8Array(0)).length === 0;
     for (const deletions of [false, true]) {
       for (const [addressHex, keyHex, value] of storage) {
         if (isDeletion(value) !== deletions) continue;
+        const before = !parent || parent.cleared.has(addressHex) ? undefined : parent.slots.get(addressHex + keyHex);
+        if (before !== undefined && equalsBytes(before, RLP.decode(value ?? new Uint8Array(0)) as Uint8Array)) continue;
         const address = createAddressFromString(`0x${addressHex}`);
         const account = await state.getAccount(address);
         if (account)
@@ -244,6 +304,7 @@ function orderedFlush(state: MerkleStateManager): () => Promise<void> {
     for (const deletions of [false, true]) {
       for (const [addressHex, { accountRLP }] of accounts) {
         if ((accountRLP === undefined) !== deletions) continue;
+        if (parent?.accounts.has(addressHex) && unchanged(parent.accounts.get(addressHex), accountRLP)) continue;
         const key = hexToBytes(`0x${addressHex}`);
         await (accountRLP === undefined ? state['_trie'].del(key) : state['_trie'].put(key, accountRLP));
       }
