@@ -7,6 +7,16 @@ import type { RollupConfig } from './rollup-config.ts';
  * Holocene on the parameters come from the parent's extraData; these are the pre-Holocene ones).
  */
 
+/** Regolith to Granite active from genesis (the devnet, and Unichain's chains, which launched after Granite's features). */
+const fromGenesisToGranite = {
+  regolith_time: 0,
+  canyon_time: 0,
+  delta_time: 0,
+  ecotone_time: 0,
+  fjord_time: 0,
+  granite_time: 0,
+} as const;
+
 /**
  * The devnet (EDR's OP chain type at Isthmus from genesis, EIP-1559 50/250 and elasticity 6, as
  * EDR builds its headers). `flashlog devnet --denim` runs the same chain id on the same EDR
@@ -15,18 +25,13 @@ import type { RollupConfig } from './rollup-config.ts';
 export const devnetRollupConfig: RollupConfig = {
   l2_chain_id: 1337,
   block_time: 1,
-  regolith_time: 0,
-  canyon_time: 0,
-  delta_time: 0,
-  ecotone_time: 0,
-  fjord_time: 0,
-  granite_time: 0,
+  ...fromGenesisToGranite,
   holocene_time: 0,
   isthmus_time: 0,
   chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
 };
 
-/** EIP-1559 parameters of the superchain registry's `[optimism]` table (the same for the four OP chains below). */
+/** EIP-1559 parameters of the superchain registry's `[optimism]` table (the same for the four OP chains below, and Base mainnet). */
 const superchainEip1559 = { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 };
 
 /**
@@ -83,12 +88,7 @@ export const opSepoliaRollupConfig: RollupConfig = {
 export const unichainRollupConfig: RollupConfig = {
   l2_chain_id: 130,
   block_time: 1,
-  regolith_time: 0,
-  canyon_time: 0,
-  delta_time: 0,
-  ecotone_time: 0,
-  fjord_time: 0,
-  granite_time: 0,
+  ...fromGenesisToGranite,
   holocene_time: 1736445601,
   isthmus_time: 1746806401,
   jovian_time: 1764691201,
@@ -100,12 +100,7 @@ export const unichainRollupConfig: RollupConfig = {
 export const unichainSepoliaRollupConfig: RollupConfig = {
   l2_chain_id: 1301,
   block_time: 1,
-  regolith_time: 0,
-  canyon_time: 0,
-  delta_time: 0,
-  ecotone_time: 0,
-  fjord_time: 0,
-  granite_time: 0,
+  ...fromGenesisToGranite,
   holocene_time: 1734559200,
   isthmus_time: 1744905600,
   jovian_time: 1763568001,
@@ -129,7 +124,7 @@ export const baseMainnetRollupConfig: RollupConfig = {
   beryl_time: 1782410400,
   cobalt_time: 1790791200,
   denim_time: 1793901600,
-  chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
+  chain_op_config: superchainEip1559,
 };
 
 /**
