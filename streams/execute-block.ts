@@ -13,6 +13,7 @@ import type { Command } from './command.ts';
 async function fixtureFromNode(config: Config): Promise<BlockFixture> {
   const client = createClient({ transport: http(config.l2Rpc!, { timeout: config.rpcTimeoutMs, retryCount: 2 }) });
   const call = (method: string, params: readonly unknown[]) => client.request({ method: method as never, params: params as never });
+  const chainId = Number(BigInt((await call('eth_chainId', [])) as string));
   let rollupConfig: unknown;
   if (config.rollupConfig) {
     try {
@@ -20,8 +21,12 @@ async function fixtureFromNode(config: Config): Promise<BlockFixture> {
     } catch (error) {
       throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): ${errorMessage(error)}`);
     }
+    const configured = (rollupConfig as { l2_chain_id?: unknown } | null)?.l2_chain_id;
+    if (configured !== chainId)
+      throw new ConfigError(
+        `--rollup-config (FLASHLOG_ROLLUP_CONFIG): l2_chain_id is ${JSON.stringify(configured)}, but ${config.l2Rpc} serves chain ${chainId}`,
+      );
   } else {
-    const chainId = Number(BigInt((await call('eth_chainId', [])) as string));
     rollupConfig = knownRollupConfigs.get(chainId);
     if (!rollupConfig)
       throw new ConfigError(
@@ -44,7 +49,7 @@ export const executeBlockCommand: Command = {
   name: 'execute-block',
   summary: "re-execute a block from its witness and compare its header and hash with the chain's",
   usage:
-    'flashlog execute-block FIXTURE.json [--json]      flashlog execute-block --l2-rpc URL --block-number N [--rollup-config FILE] [--json]',
+    'flashlog execute-block FIXTURE.json [--json]\n       flashlog execute-block --l2-rpc URL --block-number N [--rollup-config FILE] [--json]',
   settings: ['logLevel', 'json', 'l2Rpc', 'blockNumber', 'rollupConfig', 'rpcTimeoutMs'],
   longRunning: false,
   async run(ctx, positionals) {
@@ -54,6 +59,8 @@ export const executeBlockCommand: Command = {
       throw new ConfigError('expected FIXTURE.json, or --l2-rpc URL with --block-number N (not both)');
     }
     if (!fromNode && (!file || extra.length > 0)) throw new ConfigError(`expected one FIXTURE.json, got ${JSON.stringify(positionals)}`);
+    if (!fromNode && ctx.config.rollupConfig)
+      throw new ConfigError('--rollup-config (FLASHLOG_ROLLUP_CONFIG): applies to --l2-rpc; a FIXTURE.json carries its own rollupConfig');
     let fixture: BlockFixture;
     try {
       fixture = fromNode ? await fixtureFromNode(ctx.config) : await readBlockFixture(file!);

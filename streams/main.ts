@@ -11,7 +11,7 @@ const overview = (): string =>
   [
     "flashlog: an OP Stack chain's pre-confirmations (a flashblocks feed, or a node's 200 ms blocks) as a replayable log, a materialized view and a pending JSON-RPC gateway.",
     '',
-    'Usage: flashlog <command> [options]      flashlog <command> --help',
+    'Usage: flashlog <command> [options]\n       flashlog <command> --help',
     '',
     'Commands:',
     ...commands.map((command) => `  ${command.name.padEnd(16)}${command.summary}`),

@@ -11,6 +11,8 @@ export interface FlashlogProcess {
   waitFor(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Resolves with the exit code. */
   readonly exited: Promise<number | null>;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -51,6 +53,7 @@ export function spawnFlashlog(args: readonly string[], env: Record<string, strin
     child,
     lines,
     exited,
+    stderr: () => stderr,
     waitFor(match, timeoutMs = 15_000) {
       return new Promise((resolve, reject) => {
         const check = () => {

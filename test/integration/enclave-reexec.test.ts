@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { hexToBytes, keccak256, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
@@ -93,6 +96,17 @@ describe("the devnet's own blocks re-executed from an eth_getProof witness", () 
       differing: [],
       hash: blocks.get(4)!.hash,
     });
+  }, 60_000);
+
+  it('refuses a --rollup-config of another chain than the node serves, naming both', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flashlog-rollup-'));
+    const file = join(dir, 'rollup.json');
+    writeFileSync(file, JSON.stringify({ ...devnetRollupConfig, l2_chain_id: 1000 }));
+    const run = spawnFlashlog(['execute-block', '--l2-rpc', devnet.rpcUrl, '--block-number', '4', '--rollup-config', file]);
+    expect(await run.exited).toBe(2);
+    expect(run.stderr()).toContain('l2_chain_id is 1000, but');
+    expect(run.stderr()).toContain('serves chain 1337');
+    rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 });
 

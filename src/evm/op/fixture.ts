@@ -5,6 +5,7 @@ import { FlashlogError } from '../../errors.ts';
 import type { BlockToExecute } from './execute-block.ts';
 import { headerFromRpc, type BlockHeader } from './header.ts';
 import { attributesFromExtraData } from './base-fee.ts';
+import { knownRollupConfigs } from './chains.ts';
 import { parseRollupConfig } from './rollup-config.ts';
 import type { RpcBlockWitness } from './witness-rpc.ts';
 import { witnessFromRecord } from './witness-state.ts';
@@ -15,10 +16,12 @@ import { witnessFromRecord } from './witness-state.ts';
  * the expected block hash (and header, where known).
  */
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/, 'expected 0x-hex');
+/** Byte strings (transactions, preimages): whole bytes, so an odd length is named here, not by a decoder. */
+const bytes = z.string().regex(/^0x([0-9a-fA-F]{2})*$/, 'expected 0x-hex of whole bytes (an even number of digits)');
 export const blockFixtureSchema = z.object({
   chainId: z.number().int().positive().optional(),
   blockNumber: z.number().int().nonnegative().optional(),
-  rollupConfig: z.unknown(),
+  rollupConfig: z.unknown().optional(),
   parentHeader: z.unknown(),
   payload: z.object({
     timestamp: hex,
@@ -29,10 +32,10 @@ export const blockFixtureSchema = z.object({
     eip1559Params: hex.nullish(),
     /** Jovian on: a hex quantity (op-geth's Engine API also writes a JSON number); null before. */
     minBaseFee: z.union([hex.regex(/^0x[0-9a-fA-F]{1,16}$/, 'expected a uint64 hex quantity'), z.number().int().nonnegative()]).nullish(),
-    transactions: z.array(hex),
+    transactions: z.array(bytes),
   }),
   expected: z.object({ blockHash: hex.regex(/^0x[0-9a-fA-F]{64}$/), header: z.unknown().optional() }),
-  preimages: z.record(z.string(), hex),
+  preimages: z.record(z.string(), bytes),
 });
 
 export interface BlockFixture {
@@ -41,17 +44,36 @@ export interface BlockFixture {
   readonly expectedHeader?: BlockHeader | undefined;
 }
 
-/** Parses a fixture's JSON, naming the field that does not fit. */
+/** What a fixture's field holds, shortened for an error message. */
+const shown = (value: unknown): string => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+};
+
+/**
+ * Parses a fixture's JSON, naming the field that does not fit and what it held. A fixture without
+ * `rollupConfig` takes the built-in config of its `chainId` (chains.ts), if flashlog knows it.
+ */
 export function parseBlockFixture(raw: unknown, where = 'fixture'): BlockFixture {
-  const parsed = blockFixtureSchema.safeParse(raw);
+  const parsed = blockFixtureSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new FlashlogError('FIXTURE_INVALID', `${where}.${issue.path.join('.')}: ${issue.message}`);
+    const got = 'input' in issue && issue.input !== undefined ? ` (got ${shown(issue.input)})` : '';
+    throw new FlashlogError('FIXTURE_INVALID', `${where}.${issue.path.join('.')}: ${issue.message}${got}`);
   }
-  const { payload, expected } = parsed.data;
+  const { payload, expected, chainId } = parsed.data;
+  let rollupConfig = parsed.data.rollupConfig;
+  if (rollupConfig === undefined) {
+    rollupConfig = chainId === undefined ? undefined : knownRollupConfigs.get(chainId);
+    if (rollupConfig === undefined)
+      throw new FlashlogError(
+        'FIXTURE_INVALID',
+        `${where}.rollupConfig: missing, and ${chainId === undefined ? 'no chainId names a chain' : `chain ${chainId} has no built-in config`} to take it from`,
+      );
+  }
   return {
     block: {
-      config: parseRollupConfig(parsed.data.rollupConfig, `${where}.rollupConfig`),
+      config: parseRollupConfig(rollupConfig, `${where}.rollupConfig`),
       parent: headerFromRpc(parsed.data.parentHeader, `${where}.parentHeader`),
       attributes: {
         timestamp: BigInt(payload.timestamp),
