@@ -22,8 +22,14 @@ function bytesOf(argument: string): Uint8Array {
   } catch (error) {
     throw new ConfigError(`INPUT ${argument}: ${errorMessage(error)}`);
   }
-  const text = raw.toString('latin1').trim();
-  if (/^(0x)?([0-9a-fA-F]{2})+$/.test(text)) return hexToBytes(text.startsWith('0x') ? (text as `0x${string}`) : `0x${text}`);
+  if (raw.length === 0) throw new ConfigError(`INPUT ${argument}: empty`);
+  // Hex text, also as xxd -p or fold write it (line breaks and spaces between digits).
+  const text = raw.toString('latin1').replace(/\s+/g, '');
+  if (/^(0x)?[0-9a-fA-F]+$/.test(text)) {
+    const digits = text.startsWith('0x') ? text.slice(2) : text;
+    if (digits.length % 2 !== 0) throw new ConfigError(`INPUT ${argument}: hex text with an odd number of digits (${digits.length})`);
+    return hexToBytes(`0x${digits}`);
+  }
   return new Uint8Array(raw.buffer, raw.byteOffset, raw.length);
 }
 

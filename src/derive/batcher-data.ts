@@ -152,7 +152,9 @@ export async function decodeBatcherData(
         }
       }
     } catch (error) {
-      report = { ...report, error: errorMessage(error) };
+      // One line: viem's errors carry a blank line, docs and its version after the first.
+      const message = (error as { shortMessage?: unknown }).shortMessage;
+      report = { ...report, error: typeof message === 'string' ? message : errorMessage(error).split('\n')[0]! };
     }
     reports.push(report);
   }

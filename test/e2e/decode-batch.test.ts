@@ -109,5 +109,34 @@ describe('flashlog decode-batch', () => {
     expect(missing.stderr).toMatch(/^flashlog decode-batch: INPUT .*nope\.bin: ENOENT/);
     const none = await flashlog([]);
     expect(none.code).toBe(2);
+    const empty = join(dir.path, 'empty.bin');
+    writeFileSync(empty, '');
+    expect(await flashlog([empty])).toMatchObject({ code: 2, stderr: expect.stringMatching(/INPUT .*empty\.bin: empty/) });
+    const odd = join(dir.path, 'odd.hex');
+    writeFileSync(odd, readFileSync(vector('batch.hex'), 'latin1').slice(0, 1001));
+    expect(await flashlog(['--batch-input', 'channel', odd])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/odd\.hex: hex text with an odd number of digits \(1001\)/),
+    });
+    const text = join(dir.path, 'text.txt');
+    writeFileSync(text, 'hello\n');
+    const notATransaction = await flashlog([text]);
+    expect(notATransaction.code).toBe(1);
+    expect((JSON.parse(notATransaction.stdout) as Report).inputs[0]!.error).not.toContain('\n');
+  });
+
+  it('reads hex text broken over lines, as xxd -p and fold write it', async () => {
+    const folded = join(dir.path, 'folded.hex');
+    writeFileSync(
+      folded,
+      (
+        readFileSync(vector('batch.hex'), 'latin1')
+          .trim()
+          .match(/.{1,60}/g) ?? []
+      ).join('\n'),
+    );
+    const run = await flashlog(['--batch-input', 'channel', folded]);
+    expect(run.code).toBe(0);
+    expect((JSON.parse(run.stdout) as Report).channels[0]!.batches[0]!.blockCount).toBe(143);
   });
 });
