@@ -68,10 +68,10 @@ function payloadWords(data: Hex, words: number): Hex[] | string {
 }
 
 /** An unsigned number in the low `bytes` of a word, or why not. */
-function uintWord(data: Hex, bytes: number, name: string): bigint | string {
+function uintWord(data: Hex, bytes: number): bigint | string {
   const words = payloadWords(data, 1);
   if (typeof words === 'string') return words;
-  if (!zeroHigh(words[0]!, bytes)) return `${name}: padding is not empty`;
+  if (!zeroHigh(words[0]!, bytes)) return 'padding is not empty';
   return hexToBigInt(words[0]!);
 }
 
@@ -108,7 +108,7 @@ export function applyConfigUpdateLog(config: SystemConfig, log: L1Log, rules: Sy
       return { ...config, overhead: `0x${'00'.repeat(32)}`, scalar };
     }
     case 2n: {
-      const gasLimit = uintWord(data, 8, 'gas limit');
+      const gasLimit = uintWord(data, 8);
       return typeof gasLimit === 'string' ? `gas limit: ${gasLimit}` : { ...config, gasLimit };
     }
     case 3n:
@@ -128,11 +128,11 @@ export function applyConfigUpdateLog(config: SystemConfig, log: L1Log, rules: Sy
       return typeof words === 'string' ? `operator fee params: ${words}` : { ...config, operatorFeeParams: words[0]! };
     }
     case 6n: {
-      const minBaseFee = uintWord(data, 8, 'min base fee');
+      const minBaseFee = uintWord(data, 8);
       return typeof minBaseFee === 'string' ? `min base fee: ${minBaseFee}` : { ...config, minBaseFee };
     }
     case 7n: {
-      const scalar = uintWord(data, 2, 'DA footprint gas scalar');
+      const scalar = uintWord(data, 2);
       return typeof scalar === 'string' ? `DA footprint gas scalar: ${scalar}` : { ...config, daFootprintGasScalar: Number(scalar) };
     }
     default:

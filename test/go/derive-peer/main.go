@@ -8,6 +8,9 @@
 //	                     the batches op-node decodes from them
 //	derive-peer bank     reads scenarios of batcher transactions in L1 blocks and prints the
 //	                     channels op-node's channel bank (or Holocene assembler) hands out
+//	derive-peer attributes  reads synthetic L1 blocks (header, receipts with TransactionDeposited
+//	                     and ConfigUpdate logs) and prints op-node's deposits, SystemConfig
+//	                     updates, L1-info deposit and payload attributes for them
 package main
 
 import (
@@ -302,7 +305,7 @@ func readChannel(ch *derive.Channel, cfg *rollup.Config, fjord bool) channelJSON
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank")
+		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|attributes")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -312,8 +315,10 @@ func main() {
 		decode()
 	case "bank":
 		bank()
+	case "attributes":
+		attributes()
 	default:
-		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank")
+		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|attributes")
 		os.Exit(2)
 	}
 }
