@@ -7,6 +7,8 @@ import { encodeDeposit, sourceDomain, sourceHash } from './deposit-tx.ts';
 import { l1BlockInfoOf, l1InfoCalldataOf, l1InfoDeposit, l1InfoFormAt, type L1BlockInfo } from './l1-info-deposit.ts';
 import type { SystemConfig } from './system-config.ts';
 
+const parseDeposit = (tx: Hex) => parseTransaction(tx) as ReturnType<typeof parseTransaction> & { isSystemTx?: boolean };
+
 const info: L1BlockInfo = {
   number: 19_000_000n,
   timestamp: 1_700_000_000n,
@@ -82,7 +84,7 @@ describe('the L1-info deposit', () => {
   });
 
   it('is a 1M-gas call from the depositor to L1Block since Regolith, a 150M-gas system call before', () => {
-    const regolith = parseTransaction(encodeDeposit(l1InfoDeposit(info, rulesAt(rollup, 302n))));
+    const regolith = parseDeposit(encodeDeposit(l1InfoDeposit(info, rulesAt(rollup, 302n))));
     expect(regolith).toMatchObject({
       sourceHash: sourceHash(sourceDomain.l1Info, info.hash, info.sequenceNumber),
       from: '0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001',
@@ -91,7 +93,7 @@ describe('the L1-info deposit', () => {
       data: l1InfoCalldataOf(info, 'jovian'),
     });
     expect(regolith.isSystemTx).toBeFalsy();
-    const bedrock = parseTransaction(encodeDeposit(l1InfoDeposit(info, rulesAt(rollup, 0n))));
+    const bedrock = parseDeposit(encodeDeposit(l1InfoDeposit(info, rulesAt(rollup, 0n))));
     expect(bedrock).toMatchObject({ gas: 150_000_000n, isSystemTx: true });
   });
 

@@ -5,6 +5,8 @@ import { depositLog, opaqueData, portal, type DepositFields } from '../../test/h
 import { encodeDeposit, sourceDomain, sourceHash } from './deposit-tx.ts';
 import { decodeDepositLog, userDeposits, type L1Receipt } from './user-deposits.ts';
 
+const parseDeposit = (tx: Hex) => parseTransaction(tx) as ReturnType<typeof parseTransaction> & { isSystemTx?: boolean };
+
 const place = { l1BlockHash: `0x${'ab'.repeat(32)}` as Hex, l1BlockNumber: 1234n };
 const fields: DepositFields = {
   from: '0x1111111111111111111111111111111111111111',
@@ -18,7 +20,7 @@ const fields: DepositFields = {
 
 describe('userDeposits', () => {
   it("decodes a TransactionDeposited log into the deposit viem's OP parser reads back", () => {
-    const tx = parseTransaction(encodeDeposit(decodeDepositLog(depositLog(fields, 7), place)));
+    const tx = parseDeposit(encodeDeposit(decodeDepositLog(depositLog(fields, 7), place)));
     expect(tx).toMatchObject({
       type: 'deposit',
       sourceHash: sourceHash(sourceDomain.userDeposit, place.l1BlockHash, 7n),

@@ -17,7 +17,8 @@ import { sourceDomain, sourceHash, type Deposit } from './deposit-tx.ts';
  *   72      1     isCreation (non-zero: a creation, `to` is ignored)
  *   73      …     data
  *
- * Only successful receipts count. A log of the portal with this topic that does not fit is an
+ * (viem's `opaqueDataToDepositData` reads only 1 as a creation; op-node reads any non-zero byte,
+ * so the fields are sliced here.) Only successful receipts count. A log of the portal with this topic that does not fit is an
  * error, as in op-node (`UnmarshalDepositLogEvent`): its block cannot be derived.
  */
 export const transactionDepositedEvent = parseAbiItem(

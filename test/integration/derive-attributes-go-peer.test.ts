@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { bytesToHex, concat, hexToBigInt, numberToHex, pad, type Hex } from 'viem';
+import { bytesToHex, concat, hexToBigInt, numberToHex, pad, slice, type Hex } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { attributesFor, l1BlobBaseFee, type PayloadAttributes } from '../../src/derive/attributes.ts';
 import { encodeDeposit } from '../../src/derive/deposit-tx.ts';
@@ -127,6 +127,14 @@ const word = (value: bigint) => pad(numberToHex(value), { size: 32 });
 /** A log without its index: a deposit or a config update, well-formed or not, or a log derivation skips. */
 const logArb: fc.Arbitrary<Omit<L1Log, 'logIndex'>> = fc.oneof(
   { weight: 6, arbitrary: depositFields.map((d) => depositLog(d, 0)) },
+  // isCreation is any non-zero byte.
+  {
+    weight: 1,
+    arbitrary: depositFields.map((d) => {
+      const opaque = opaqueData(d);
+      return depositLog(d, 0, 0n, concat([slice(opaque, 0, 72), '0x02', `0x${opaque.slice(2 + 2 * 73)}`]));
+    }),
+  },
   // Malformed deposits: each one fails its whole block in op-node.
   { weight: 1, arbitrary: depositFields.map((d) => depositLog(d, 0, 1n)) },
   { weight: 1, arbitrary: depositFields.map((d) => depositLog(d, 0, 0n, opaqueData(d).slice(0, 2 + 2 * 72) as Hex)) },
