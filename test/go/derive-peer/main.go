@@ -11,6 +11,8 @@
 //	derive-peer attributes  reads synthetic L1 blocks (header, receipts with TransactionDeposited
 //	                     and ConfigUpdate logs) and prints op-node's deposits, SystemConfig
 //	                     updates, L1-info deposit and payload attributes for them
+//	derive-peer checkbatch  prints op-node's verdict (CheckBatch) on singular batches against
+//	                     L1 blocks, a safe head and an inclusion block
 package main
 
 import (
@@ -305,7 +307,7 @@ func readChannel(ch *derive.Channel, cfg *rollup.Config, fjord bool) channelJSON
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|attributes")
+		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|attributes|checkbatch")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -317,8 +319,10 @@ func main() {
 		bank()
 	case "attributes":
 		attributes()
+	case "checkbatch":
+		checkBatch()
 	default:
-		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|attributes")
+		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|attributes|checkbatch")
 		os.Exit(2)
 	}
 }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/ethereum-optimism/optimism/op-node/rollup"
+	"github.com/ethereum-optimism/optimism/op-node/rollup/derive"
+	"github.com/ethereum-optimism/optimism/op-service/eth"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/log"
+)
+
+// checkbatch mode: op-node's CheckBatch over singular batches, each against L1 blocks from the
+// current epoch on, an L2 safe head and the L1 block that included it. Prints one verdict per
+// case: drop, accept, undecided, future or past.
+
+type blockRef struct {
+	Hash      common.Hash `json:"hash"`
+	Number    uint64      `json:"number"`
+	Timestamp uint64      `json:"timestamp"`
+}
+
+type checkCase struct {
+	L1Blocks  []blockRef `json:"l1Blocks"`
+	SafeHead  blockRef   `json:"safeHead"`
+	Inclusion blockRef   `json:"inclusion"`
+	Batch     struct {
+		ParentHash   common.Hash     `json:"parentHash"`
+		EpochNumber  uint64          `json:"epochNumber"`
+		EpochHash    common.Hash     `json:"epochHash"`
+		Timestamp    uint64          `json:"timestamp"`
+		Transactions []hexutil.Bytes `json:"transactions"`
+	} `json:"batch"`
+}
+
+var verdicts = map[derive.BatchValidity]string{derive.BatchDrop: "drop", derive.BatchAccept: "accept", derive.BatchUndecided: "undecided", derive.BatchFuture: "future", derive.BatchPast: "past"}
+
+func checkBatch() {
+	var input struct {
+		Rollup rollup.Config `json:"rollup"`
+		Cases  []checkCase   `json:"cases"`
+	}
+	must(json.NewDecoder(os.Stdin).Decode(&input))
+	logger := log.NewLogger(log.DiscardHandler())
+	out := []string{}
+	for _, c := range input.Cases {
+		var l1 []eth.L1BlockRef
+		for _, b := range c.L1Blocks {
+			l1 = append(l1, eth.L1BlockRef{Hash: b.Hash, Number: b.Number, Time: b.Timestamp})
+		}
+		safe := eth.L2BlockRef{Hash: c.SafeHead.Hash, Number: c.SafeHead.Number, Time: c.SafeHead.Timestamp}
+		batch := &derive.SingularBatch{ParentHash: c.Batch.ParentHash, EpochNum: rollup.Epoch(c.Batch.EpochNumber), EpochHash: c.Batch.EpochHash,
+			Timestamp: c.Batch.Timestamp, Transactions: c.Batch.Transactions}
+		inclusion := eth.L1BlockRef{Hash: c.Inclusion.Hash, Number: c.Inclusion.Number, Time: c.Inclusion.Timestamp}
+		validity := derive.CheckBatch(context.Background(), &input.Rollup, logger, l1, safe, &derive.BatchWithL1InclusionBlock{Batch: batch, L1InclusionBlock: inclusion}, nil)
+		verdict, ok := verdicts[validity]
+		if !ok {
+			panic(fmt.Sprintf("unknown batch validity %d", validity))
+		}
+		out = append(out, verdict)
+	}
+	result, err := json.Marshal(out)
+	must(err)
+	fmt.Println(string(result))
+}

@@ -1,0 +1,110 @@
+import fc from 'fast-check';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { bytesToHex, type Hex } from 'viem';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { checkSingularBatch, type BatchVerdict } from '../../src/derive/batch-validity.ts';
+import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+
+/**
+ * Singular-batch validation against op-node's own `CheckBatch` (derive-peer checkbatch): for random
+ * batches around a safe head, near the sequencing window, the sequencer drift (before and after
+ * Fjord), Holocene's future/past rules and the fork activation blocks, flashlog's verdict is
+ * op-node's.
+ */
+const build = fileURLToPath(new URL('../go/derive-peer/build.sh', import.meta.url));
+let peer = '';
+beforeAll(() => {
+  peer = execFileSync('bash', [build], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 20 * 60_000 }).trim();
+}, 20 * 60_000);
+
+const t0 = 1_750_000_000;
+const rollupJson = {
+  l2_chain_id: 901,
+  block_time: 2,
+  seq_window_size: 20,
+  max_sequencer_drift: 600,
+  regolith_time: 0,
+  canyon_time: 0,
+  delta_time: 0,
+  ecotone_time: 0,
+  fjord_time: t0,
+  granite_time: t0,
+  holocene_time: t0 + 4000,
+  isthmus_time: t0 + 8000,
+  jovian_time: t0 + 12_000,
+  chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
+};
+const rules = { rollup: parseRollupConfig(rollupJson), seqWindowSize: 20n, maxSequencerDrift: 600n };
+
+const hash = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => bytesToHex(bytes));
+const txArb = fc.oneof(
+  { weight: 6, arbitrary: fc.uint8Array({ minLength: 2, maxLength: 20 }).map((b) => Uint8Array.of(0x02, ...b)) },
+  { weight: 1, arbitrary: fc.constantFrom(0x7e, 0x04, 0x7d, 0x01).map((type) => Uint8Array.of(type, 0xc0)) },
+  { weight: 1, arbitrary: fc.constant(new Uint8Array()) },
+);
+const caseArb = fc
+  .record({
+    epochNumber: fc.integer({ min: 100, max: 1_000_000 }),
+    epochTime: fc.constantFrom(t0 - 3000, t0 - 100, t0 + 3900, t0 + 7990, t0 + 11_998, t0 + 20_000),
+    nextGap: fc.oneof(fc.integer({ min: 1, max: 30 }), fc.constantFrom(602, 1802)),
+    l1Count: fc.constantFrom(0, 1, 2, 2, 2),
+    headAhead: fc.constantFrom(0, 2, 10, 600, 1800, 2000),
+    headHash: hash,
+    timestampShift: fc.constantFrom(-2, 0, 0, 0, 0, 0, 0, 2),
+    parentMatches: fc.constantFrom(true, true, true, true, true, true, true, false),
+    epochShift: fc.constantFrom(-1, 0, 0, 0, 0, 1, 1, 2),
+    epochHashMatches: fc.constantFrom(true, true, true, true, true, true, true, false),
+    inclusionDelay: fc.constantFrom(0, 1, 5, 20, 21),
+    inclusionTime: fc.constantFrom(t0 - 10, t0 + 3999, t0 + 4000, t0 + 9000),
+    otherHash: hash,
+    hashes: fc.tuple(hash, hash),
+    transactions: fc.oneof(fc.constant([] as Uint8Array[]), fc.array(txArb, { minLength: 1, maxLength: 3 })),
+  })
+  .map((r) => {
+    const l1 = [
+      { hash: r.hashes[0], number: BigInt(r.epochNumber), timestamp: BigInt(r.epochTime) },
+      { hash: r.hashes[1], number: BigInt(r.epochNumber + 1), timestamp: BigInt(r.epochTime + r.nextGap) },
+    ];
+    const safeHead = { hash: r.headHash, number: 5000n, timestamp: BigInt(r.epochTime + r.headAhead) };
+    const epochNumber = BigInt(r.epochNumber + r.epochShift);
+    const origin = l1.find((block) => block.number === epochNumber);
+    const batch = {
+      type: 'singular' as const,
+      parentHash: r.parentMatches ? safeHead.hash : r.otherHash,
+      epochNumber,
+      epochHash: r.epochHashMatches && origin ? origin.hash : r.otherHash,
+      timestamp: safeHead.timestamp + 2n + BigInt(r.timestampShift),
+      transactions: r.transactions,
+    };
+    const inclusion = { hash: r.otherHash, number: epochNumber + BigInt(r.inclusionDelay), timestamp: BigInt(r.inclusionTime) };
+    return { l1Blocks: l1.slice(0, r.l1Count), safeHead, batch, inclusion };
+  });
+
+const json = (value: unknown) => JSON.parse(JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))) as unknown;
+
+describe("singular-batch validation against op-node's CheckBatch (derive-peer checkbatch)", () => {
+  it("gives op-node's verdict on every batch, every verdict met", () => {
+    const cases = fc.sample(caseArb, { numRuns: 5000, seed: 29 });
+    const input = {
+      rollup: rollupJson,
+      cases: cases.map((c) => json({ ...c, batch: { ...c.batch, transactions: c.batch.transactions.map((tx) => bytesToHex(tx)) } })),
+    };
+    const run = spawnSync(peer, ['checkbatch'], { input: JSON.stringify(input), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    if (run.status !== 0) throw new Error(`derive-peer checkbatch exited ${run.status}: ${run.stderr}`);
+    const expected = JSON.parse(run.stdout) as BatchVerdict[];
+    const ours = cases.map((c) => checkSingularBatch(c, rules));
+    const mismatches = ours.flatMap((result, i) =>
+      result.verdict === expected[i]
+        ? []
+        : [{ case: i, op: expected[i], flashlog: result.verdict, reason: result.reason, input: input.cases[i] }],
+    );
+    expect(mismatches.slice(0, 3)).toEqual([]);
+    const counts = Object.fromEntries(
+      ['accept', 'drop', 'undecided', 'future', 'past'].map((v) => [v, expected.filter((e) => e === v).length]),
+    );
+    for (const [verdict, count] of Object.entries(counts)) expect(count, `${verdict} cases`).toBeGreaterThan(10);
+    const reasons = new Set(ours.filter((o) => o.verdict === 'drop').map((o) => o.reason.replace(/[0-9]+|0x[0-9a-f]+/g, '')));
+    expect(reasons.size).toBeGreaterThan(10);
+  });
+});
