@@ -88,7 +88,9 @@ describe("singular-batch validation against op-node's CheckBatch (derive-peer ch
     const cases = fc.sample(caseArb, { numRuns: 5000, seed: 29 });
     const input = {
       rollup: rollupJson,
-      cases: cases.map((c) => json({ ...c, batch: { ...c.batch, transactions: c.batch.transactions.map((tx) => bytesToHex(tx)) } })),
+      cases: cases.map((c) =>
+        json({ ...c, batch: { ...c.batch, transactions: (c.batch.transactions as readonly Uint8Array[]).map((tx) => bytesToHex(tx)) } }),
+      ),
     };
     const run = spawnSync(peer, ['checkbatch'], { input: JSON.stringify(input), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     if (run.status !== 0) throw new Error(`derive-peer checkbatch exited ${run.status}: ${run.stderr}`);
