@@ -105,12 +105,22 @@ export function checkSingularBatch(check: BatchCheck, rules: BatchValidityRules)
     }
   }
 
-  for (const [index, tx] of batch.transactions.entries()) {
-    if (tx.length === 0) return verdict('drop', `transaction ${index} is empty`);
-    const type = tx[0];
-    if (type === depositType) return verdict('drop', `transaction ${index} is a deposit`);
-    if (type === setCodeType && !l2.active('isthmus')) return verdict('drop', `transaction ${index} is SetCode before Isthmus`);
-    if (type === postExecType) return verdict('drop', `transaction ${index} is a PostExec transaction (${bytesToHex(tx.subarray(0, 1))})`);
-  }
+  const refused = sequencerTransactionProblem(batch.transactions, l2.active('isthmus'));
+  if (refused) return verdict('drop', refused);
   return verdict('accept', 'the next block');
+}
+
+/**
+ * Why a batch's transaction list cannot be a sequencer's, or undefined: an empty transaction, a
+ * deposit, SetCode before Isthmus, op-node's PostExec type.
+ */
+export function sequencerTransactionProblem(transactions: readonly Uint8Array[], isthmus: boolean): string | undefined {
+  for (const [index, tx] of transactions.entries()) {
+    if (tx.length === 0) return `transaction ${index} is empty`;
+    const type = tx[0];
+    if (type === depositType) return `transaction ${index} is a deposit`;
+    if (type === setCodeType && !isthmus) return `transaction ${index} is SetCode before Isthmus`;
+    if (type === postExecType) return `transaction ${index} is a PostExec transaction (${bytesToHex(tx.subarray(0, 1))})`;
+  }
+  return undefined;
 }

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { bytesToHex, type Hex } from 'viem';
+import { bytesToHex, slice } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkSingularBatch, type BatchVerdict } from '../../src/derive/batch-validity.ts';
+import { checkSpanBatch } from '../../src/derive/span-batch-validity.ts';
 import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
 
 /**
@@ -81,9 +82,60 @@ const caseArb = fc
     return { l1Blocks: l1.slice(0, r.l1Count), safeHead, batch, inclusion };
   });
 
+/** Span batches around a safe head: their start against the next timestamp, epochs, checks, drift and transactions. */
+const spanCaseArb = fc
+  .record({
+    epochNumber: fc.integer({ min: 100, max: 1_000_000 }),
+    epochTime: fc.constantFrom(t0 - 3000, t0 - 100, t0 + 3900, t0 + 7990, t0 + 11_998, t0 + 20_000),
+    gaps: fc.tuple(fc.oneof(fc.integer({ min: 1, max: 12 }), fc.constantFrom(602, 1802)), fc.integer({ min: 1, max: 12 })),
+    l1Count: fc.constantFrom(0, 1, 2, 3, 3, 3),
+    headAhead: fc.constantFrom(0, 2, 10, 600, 1800, 2000),
+    headOriginShift: fc.constantFrom(-1, 0, 0, 0, 1),
+    hashes: fc.tuple(hash, hash, hash, hash, hash),
+    startShift: fc.constantFrom(-4, -2, -1, 0, 0, 0, 0, 0, 2),
+    epochStartShift: fc.constantFrom(-1, 0, 0, 0, 1, 1, 2),
+    epochSteps: fc.array(fc.constantFrom(0, 0, 1), { minLength: 0, maxLength: 3 }),
+    parentMatches: fc.constantFrom(true, true, true, true, true, true, true, false),
+    originMatches: fc.constantFrom(true, true, true, true, true, true, true, false),
+    inclusionDelay: fc.constantFrom(0, 1, 5, 20, 21),
+    inclusionTime: fc.constantFrom(t0 - 10, t0 + 3999, t0 + 4000, t0 + 9000),
+    transactions: fc.array(fc.oneof(fc.constant([] as Uint8Array[]), fc.array(txArb, { minLength: 1, maxLength: 2 })), {
+      minLength: 4,
+      maxLength: 4,
+    }),
+  })
+  .map((r) => {
+    let time = BigInt(r.epochTime);
+    const l1 = [0, 1, 2].map((i) => {
+      if (i > 0) time += BigInt(r.gaps[i - 1]!);
+      return { hash: r.hashes[i]!, number: BigInt(r.epochNumber + i), timestamp: time };
+    });
+    const safeHead = {
+      hash: r.hashes[3],
+      number: 5000n,
+      timestamp: BigInt(r.epochTime + r.headAhead),
+      l1OriginNumber: BigInt(r.epochNumber + r.headOriginShift),
+    };
+    let epoch = BigInt(r.epochNumber + r.epochStartShift);
+    const start = safeHead.timestamp + 2n + BigInt(r.startShift);
+    const blocks = [0, ...r.epochSteps].map((step, i) => {
+      epoch += BigInt(i === 0 ? 0 : step);
+      return { timestamp: start + 2n * BigInt(i), epochNumber: epoch, transactions: r.transactions[i]! as readonly Uint8Array[] };
+    });
+    const lastOrigin = l1.find((block) => block.number === epoch);
+    const batch = {
+      type: 'span' as const,
+      parentCheck: r.parentMatches ? slice(safeHead.hash, 0, 20) : slice(r.hashes[4], 0, 20),
+      l1OriginCheck: r.originMatches && lastOrigin ? slice(lastOrigin.hash, 0, 20) : slice(r.hashes[4], 0, 20),
+      blocks,
+    };
+    const inclusion = { hash: r.hashes[4], number: blocks[0]!.epochNumber + BigInt(r.inclusionDelay), timestamp: BigInt(r.inclusionTime) };
+    return { l1Blocks: l1.slice(0, r.l1Count), safeHead, batch, inclusion };
+  });
+
 const json = (value: unknown) => JSON.parse(JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))) as unknown;
 
-describe("singular-batch validation against op-node's CheckBatch (derive-peer checkbatch)", () => {
+describe("batch validation against op-node's CheckBatch (derive-peer checkbatch)", () => {
   it("gives op-node's verdict on every batch, every verdict met", () => {
     const cases = fc.sample(caseArb, { numRuns: 5000, seed: 29 });
     const input = {
@@ -109,4 +161,40 @@ describe("singular-batch validation against op-node's CheckBatch (derive-peer ch
     const reasons = new Set(ours.filter((o) => o.verdict === 'drop').map((o) => o.reason.replace(/[0-9]+|0x[0-9a-f]+/g, '')));
     expect(reasons.size).toBeGreaterThan(10);
   });
+
+  it("gives op-node's verdict on every span batch (one that overlaps the safe chain stays undecided, as in op-node without the safe blocks)", () => {
+    const cases = fc.sample(spanCaseArb, { numRuns: 5000, seed: 29 });
+    const input = {
+      rollup: rollupJson,
+      cases: cases.map((c) =>
+        json({
+          ...c,
+          batch: undefined,
+          span: {
+            ...c.batch,
+            blocks: c.batch.blocks.map((block) => ({ ...block, transactions: block.transactions.map((tx) => bytesToHex(tx)) })),
+          },
+        }),
+      ),
+    };
+    const expected = peerVerdicts(input);
+    const ours = cases.map((c) => checkSpanBatch(c, rules));
+    const mismatches = ours.flatMap((result, i) =>
+      result.verdict === expected[i]
+        ? []
+        : [{ case: i, op: expected[i], flashlog: result.verdict, reason: result.reason, input: input.cases[i] }],
+    );
+    expect(mismatches.slice(0, 3)).toEqual([]);
+    for (const verdict of ['accept', 'drop', 'undecided', 'future', 'past'])
+      expect(expected.filter((e) => e === verdict).length, `${verdict} cases`).toBeGreaterThan(10);
+    expect(new Set(ours.filter((o) => o.verdict === 'drop').map((o) => o.reason.replace(/[0-9]+|0x[0-9a-f]+/g, ''))).size).toBeGreaterThan(
+      10,
+    );
+  });
 });
+
+function peerVerdicts(input: unknown): BatchVerdict[] {
+  const run = spawnSync(peer, ['checkbatch'], { input: JSON.stringify(input), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (run.status !== 0) throw new Error(`derive-peer checkbatch exited ${run.status}: ${run.stderr}`);
+  return JSON.parse(run.stdout) as BatchVerdict[];
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -14,7 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/log"
 )
 
-// checkbatch mode: op-node's CheckBatch over singular batches, each against L1 blocks from the
+// checkbatch mode: op-node's CheckBatch over singular and span batches, each against L1 blocks from the
 // current epoch on, an L2 safe head and the L1 block that included it. Prints one verdict per
 // case: drop, accept, undecided, future or past.
 
@@ -24,17 +25,43 @@ type blockRef struct {
 	Timestamp uint64      `json:"timestamp"`
 }
 
+type spanBlock struct {
+	Timestamp    uint64          `json:"timestamp"`
+	EpochNumber  uint64          `json:"epochNumber"`
+	Transactions []hexutil.Bytes `json:"transactions"`
+}
+
 type checkCase struct {
-	L1Blocks  []blockRef `json:"l1Blocks"`
-	SafeHead  blockRef   `json:"safeHead"`
-	Inclusion blockRef   `json:"inclusion"`
-	Batch     struct {
+	L1Blocks []blockRef `json:"l1Blocks"`
+	SafeHead struct {
+		blockRef
+		L1OriginNumber uint64 `json:"l1OriginNumber"`
+	} `json:"safeHead"`
+	Inclusion blockRef `json:"inclusion"`
+	// Span, when set, is the batch checked (a span batch); else Batch (a singular batch).
+	Span *struct {
+		ParentCheck   hexutil.Bytes `json:"parentCheck"`
+		L1OriginCheck hexutil.Bytes `json:"l1OriginCheck"`
+		Blocks        []spanBlock   `json:"blocks"`
+	} `json:"span"`
+	Batch struct {
 		ParentHash   common.Hash     `json:"parentHash"`
 		EpochNumber  uint64          `json:"epochNumber"`
 		EpochHash    common.Hash     `json:"epochHash"`
 		Timestamp    uint64          `json:"timestamp"`
 		Transactions []hexutil.Bytes `json:"transactions"`
 	} `json:"batch"`
+}
+
+// noSafeBlocks is an L2 with no safe blocks to fetch: a span batch that overlaps the safe chain
+// stays undecided.
+type noSafeBlocks struct{}
+
+func (noSafeBlocks) L2BlockRefByNumber(context.Context, uint64) (eth.L2BlockRef, error) {
+	return eth.L2BlockRef{}, errors.New("no safe blocks")
+}
+func (noSafeBlocks) PayloadByNumber(context.Context, uint64) (*eth.ExecutionPayloadEnvelope, error) {
+	return nil, errors.New("no safe blocks")
 }
 
 var verdicts = map[derive.BatchValidity]string{derive.BatchDrop: "drop", derive.BatchAccept: "accept", derive.BatchUndecided: "undecided", derive.BatchFuture: "future", derive.BatchPast: "past"}
@@ -52,11 +79,20 @@ func checkBatch() {
 		for _, b := range c.L1Blocks {
 			l1 = append(l1, eth.L1BlockRef{Hash: b.Hash, Number: b.Number, Time: b.Timestamp})
 		}
-		safe := eth.L2BlockRef{Hash: c.SafeHead.Hash, Number: c.SafeHead.Number, Time: c.SafeHead.Timestamp}
-		batch := &derive.SingularBatch{ParentHash: c.Batch.ParentHash, EpochNum: rollup.Epoch(c.Batch.EpochNumber), EpochHash: c.Batch.EpochHash,
+		safe := eth.L2BlockRef{Hash: c.SafeHead.Hash, Number: c.SafeHead.Number, Time: c.SafeHead.Timestamp, L1Origin: eth.BlockID{Number: c.SafeHead.L1OriginNumber}}
+		var batch derive.Batch = &derive.SingularBatch{ParentHash: c.Batch.ParentHash, EpochNum: rollup.Epoch(c.Batch.EpochNumber), EpochHash: c.Batch.EpochHash,
 			Timestamp: c.Batch.Timestamp, Transactions: c.Batch.Transactions}
+		if c.Span != nil {
+			span := &derive.SpanBatch{ChainID: input.Rollup.L2ChainID}
+			copy(span.ParentCheck[:], c.Span.ParentCheck)
+			copy(span.L1OriginCheck[:], c.Span.L1OriginCheck)
+			for _, b := range c.Span.Blocks {
+				span.Batches = append(span.Batches, &derive.SpanBatchElement{EpochNum: rollup.Epoch(b.EpochNumber), Timestamp: b.Timestamp, Transactions: b.Transactions})
+			}
+			batch = span
+		}
 		inclusion := eth.L1BlockRef{Hash: c.Inclusion.Hash, Number: c.Inclusion.Number, Time: c.Inclusion.Timestamp}
-		validity := derive.CheckBatch(context.Background(), &input.Rollup, logger, l1, safe, &derive.BatchWithL1InclusionBlock{Batch: batch, L1InclusionBlock: inclusion}, nil)
+		validity := derive.CheckBatch(context.Background(), &input.Rollup, logger, l1, safe, &derive.BatchWithL1InclusionBlock{Batch: batch, L1InclusionBlock: inclusion}, noSafeBlocks{})
 		verdict, ok := verdicts[validity]
 		if !ok {
 			panic(fmt.Sprintf("unknown batch validity %d", validity))
