@@ -103,6 +103,9 @@ const spanCaseArb = fc
       minLength: 4,
       maxLength: 4,
     }),
+    safeHashes: fc.tuple(hash, hash, hash, hash),
+    safeKnown: fc.constantFrom(0, 4, 4, 4, 4, 2),
+    safeMatches: fc.constantFrom(true, true, true, true, true, false),
   })
   .map((r) => {
     let time = BigInt(r.epochTime);
@@ -123,14 +126,31 @@ const spanCaseArb = fc
       return { timestamp: start + 2n * BigInt(i), epochNumber: epoch, transactions: r.transactions[i]! as readonly Uint8Array[] };
     });
     const lastOrigin = l1.find((block) => block.number === epoch);
+    // The safe chain: the safe head and the three blocks before it, mostly the blocks the batch repeats.
+    const safeBlocks = [0, 1, 2, 3].slice(0, r.safeKnown).map((k) => {
+      const timestamp = safeHead.timestamp - 2n * BigInt(k);
+      const repeated = blocks.find((block) => block.timestamp === timestamp);
+      const same = repeated && (r.safeMatches || k !== 1);
+      return {
+        ref: {
+          hash: k === 0 ? safeHead.hash : r.safeHashes[k]!,
+          number: safeHead.number - BigInt(k),
+          timestamp,
+          l1OriginNumber: same ? repeated.epochNumber : safeHead.l1OriginNumber,
+        },
+        // A safe block never holds an empty transaction (op-node would index its type byte).
+        transactions: same ? repeated.transactions.filter((tx) => tx.length > 0) : [Uint8Array.of(0x02, k)],
+      };
+    });
+    const parentHash = safeBlocks.find((block) => block.ref.timestamp === start - 2n)?.ref.hash ?? safeHead.hash;
     const batch = {
       type: 'span' as const,
-      parentCheck: r.parentMatches ? slice(safeHead.hash, 0, 20) : slice(r.hashes[4], 0, 20),
+      parentCheck: r.parentMatches ? slice(parentHash, 0, 20) : slice(r.hashes[4], 0, 20),
       l1OriginCheck: r.originMatches && lastOrigin ? slice(lastOrigin.hash, 0, 20) : slice(r.hashes[4], 0, 20),
       blocks,
     };
     const inclusion = { hash: r.hashes[4], number: blocks[0]!.epochNumber + BigInt(r.inclusionDelay), timestamp: BigInt(r.inclusionTime) };
-    return { l1Blocks: l1.slice(0, r.l1Count), safeHead, batch, inclusion };
+    return { l1Blocks: l1.slice(0, r.l1Count), safeHead, batch, inclusion, safeBlocks };
   });
 
 const json = (value: unknown) => JSON.parse(JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? Number(v) : v))) as unknown;
@@ -162,7 +182,7 @@ describe("batch validation against op-node's CheckBatch (derive-peer checkbatch)
     expect(reasons.size).toBeGreaterThan(10);
   });
 
-  it("gives op-node's verdict on every span batch (one that overlaps the safe chain stays undecided, as in op-node without the safe blocks)", () => {
+  it("gives op-node's verdict on every span batch, one that overlaps the safe chain held against the safe blocks", () => {
     const cases = fc.sample(spanCaseArb, { numRuns: 5000, seed: 29 });
     const input = {
       rollup: rollupJson,
@@ -170,6 +190,7 @@ describe("batch validation against op-node's CheckBatch (derive-peer checkbatch)
         json({
           ...c,
           batch: undefined,
+          safeBlocks: c.safeBlocks.map((block) => ({ ...block.ref, transactions: block.transactions.map((tx) => bytesToHex(tx)) })),
           span: {
             ...c.batch,
             blocks: c.batch.blocks.map((block) => ({ ...block, transactions: block.transactions.map((tx) => bytesToHex(tx)) })),
@@ -178,7 +199,13 @@ describe("batch validation against op-node's CheckBatch (derive-peer checkbatch)
       ),
     };
     const expected = peerVerdicts(input);
-    const ours = cases.map((c) => checkSpanBatch(c, rules));
+    const ours = cases.map((c) =>
+      checkSpanBatch(c, rules, (number) => {
+        const block = c.safeBlocks.find((safe) => safe.ref.number === number);
+        // op-node's payload opens with the L1-info deposit; one deposit here too.
+        return block && { ref: block.ref, transactions: [Uint8Array.of(0x7e), ...block.transactions] };
+      }),
+    );
     const mismatches = ours.flatMap((result, i) =>
       result.verdict === expected[i]
         ? []

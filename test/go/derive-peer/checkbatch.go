@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
 
 	"github.com/ethereum-optimism/optimism/op-node/rollup"
@@ -12,7 +13,9 @@ import (
 	"github.com/ethereum-optimism/optimism/op-service/eth"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/log"
+	"github.com/ethereum/go-ethereum/params"
 )
 
 // checkbatch mode: op-node's CheckBatch over singular and span batches, each against L1 blocks from the
@@ -38,6 +41,8 @@ type checkCase struct {
 		L1OriginNumber uint64 `json:"l1OriginNumber"`
 	} `json:"safeHead"`
 	Inclusion blockRef `json:"inclusion"`
+	// SafeBlocks are the safe chain's blocks a span batch may overlap.
+	SafeBlocks []safeBlock `json:"safeBlocks"`
 	// Span, when set, is the batch checked (a span batch); else Batch (a singular batch).
 	Span *struct {
 		ParentCheck   hexutil.Bytes `json:"parentCheck"`
@@ -53,15 +58,48 @@ type checkCase struct {
 	} `json:"batch"`
 }
 
-// noSafeBlocks is an L2 with no safe blocks to fetch: a span batch that overlaps the safe chain
-// stays undecided.
-type noSafeBlocks struct{}
-
-func (noSafeBlocks) L2BlockRefByNumber(context.Context, uint64) (eth.L2BlockRef, error) {
-	return eth.L2BlockRef{}, errors.New("no safe blocks")
+type safeBlock struct {
+	blockRef
+	L1OriginNumber uint64          `json:"l1OriginNumber"`
+	Transactions   []hexutil.Bytes `json:"transactions"`
 }
-func (noSafeBlocks) PayloadByNumber(context.Context, uint64) (*eth.ExecutionPayloadEnvelope, error) {
-	return nil, errors.New("no safe blocks")
+
+// safeChain serves the case's safe blocks; a payload opens with the L1-info deposit op-node builds
+// for the block's L1 origin (PayloadToBlockRef reads the origin from it). An unknown block is an
+// error, which leaves the batch undecided.
+type safeChain struct {
+	cfg    *rollup.Config
+	blocks []safeBlock
+}
+
+func (s safeChain) find(n uint64) (safeBlock, error) {
+	for _, b := range s.blocks {
+		if b.Number == n {
+			return b, nil
+		}
+	}
+	return safeBlock{}, errors.New("unknown safe block")
+}
+
+func (s safeChain) L2BlockRefByNumber(_ context.Context, n uint64) (eth.L2BlockRef, error) {
+	b, err := s.find(n)
+	return eth.L2BlockRef{Hash: b.Hash, Number: b.Number, Time: b.Timestamp, L1Origin: eth.BlockID{Number: b.L1OriginNumber}}, err
+}
+
+func (s safeChain) PayloadByNumber(_ context.Context, n uint64) (*eth.ExecutionPayloadEnvelope, error) {
+	b, err := s.find(n)
+	if err != nil {
+		return nil, err
+	}
+	origin := eth.HeaderBlockInfo(&types.Header{Number: new(big.Int).SetUint64(b.L1OriginNumber), BaseFee: big.NewInt(1), Difficulty: new(big.Int)})
+	info, err := derive.L1InfoDepositBytes(s.cfg, params.SepoliaChainConfig, eth.SystemConfig{}, 0, origin, b.Timestamp)
+	must(err)
+	txs := []eth.Data{info}
+	for _, tx := range b.Transactions {
+		txs = append(txs, eth.Data(tx))
+	}
+	return &eth.ExecutionPayloadEnvelope{ExecutionPayload: &eth.ExecutionPayload{BlockHash: b.Hash, BlockNumber: eth.Uint64Quantity(b.Number),
+		Timestamp: eth.Uint64Quantity(b.Timestamp), Transactions: txs}}, nil
 }
 
 var verdicts = map[derive.BatchValidity]string{derive.BatchDrop: "drop", derive.BatchAccept: "accept", derive.BatchUndecided: "undecided", derive.BatchFuture: "future", derive.BatchPast: "past"}
@@ -92,7 +130,7 @@ func checkBatch() {
 			batch = span
 		}
 		inclusion := eth.L1BlockRef{Hash: c.Inclusion.Hash, Number: c.Inclusion.Number, Time: c.Inclusion.Timestamp}
-		validity := derive.CheckBatch(context.Background(), &input.Rollup, logger, l1, safe, &derive.BatchWithL1InclusionBlock{Batch: batch, L1InclusionBlock: inclusion}, noSafeBlocks{})
+		validity := derive.CheckBatch(context.Background(), &input.Rollup, logger, l1, safe, &derive.BatchWithL1InclusionBlock{Batch: batch, L1InclusionBlock: inclusion}, safeChain{cfg: &input.Rollup, blocks: c.SafeBlocks})
 		verdict, ok := verdicts[validity]
 		if !ok {
 			panic(fmt.Sprintf("unknown batch validity %d", validity))
