@@ -92,7 +92,7 @@ const spanCaseArb = fc
     headAhead: fc.constantFrom(0, 2, 10, 600, 1800, 2000),
     headOriginShift: fc.constantFrom(-1, 0, 0, 0, 1),
     hashes: fc.tuple(hash, hash, hash, hash, hash),
-    startShift: fc.constantFrom(-4, -2, -1, 0, 0, 0, 0, 0, 2),
+    startShift: fc.constantFrom(-4, -4, -4, -2, -2, -1, 0, 0, 0, 0, 0, 2),
     epochStartShift: fc.constantFrom(-1, 0, 0, 0, 1, 1, 2),
     epochSteps: fc.array(fc.constantFrom(0, 0, 1), { minLength: 0, maxLength: 3 }),
     parentMatches: fc.constantFrom(true, true, true, true, true, true, true, false),
@@ -105,7 +105,7 @@ const spanCaseArb = fc
     }),
     safeHashes: fc.tuple(hash, hash, hash, hash),
     safeKnown: fc.constantFrom(0, 4, 4, 4, 4, 2),
-    safeMatches: fc.constantFrom(true, true, true, true, true, false),
+    safeDiffers: fc.constantFrom('nothing', 'nothing', 'nothing', 'nothing', 'nothing', 'everything', 'bytes', 'origin'),
   })
   .map((r) => {
     let time = BigInt(r.epochTime);
@@ -130,16 +130,23 @@ const spanCaseArb = fc
     const safeBlocks = [0, 1, 2, 3].slice(0, r.safeKnown).map((k) => {
       const timestamp = safeHead.timestamp - 2n * BigInt(k);
       const repeated = blocks.find((block) => block.timestamp === timestamp);
-      const same = repeated && (r.safeMatches || k !== 1);
+      // The block before the safe head differs from the batch's as `safeDiffers` says.
+      const differs = k === 1 ? r.safeDiffers : 'nothing';
+      const same = repeated && differs !== 'everything';
+      // A safe block never holds an empty transaction (op-node would index its type byte).
+      const repeatedTransactions = repeated ? repeated.transactions.filter((tx) => tx.length > 0) : [];
       return {
         ref: {
           hash: k === 0 ? safeHead.hash : r.safeHashes[k]!,
           number: safeHead.number - BigInt(k),
           timestamp,
-          l1OriginNumber: same ? repeated.epochNumber : safeHead.l1OriginNumber,
+          l1OriginNumber: same ? repeated.epochNumber + (differs === 'origin' ? 1n : 0n) : safeHead.l1OriginNumber,
         },
-        // A safe block never holds an empty transaction (op-node would index its type byte).
-        transactions: same ? repeated.transactions.filter((tx) => tx.length > 0) : [Uint8Array.of(0x02, k)],
+        transactions: !same
+          ? [Uint8Array.of(0x02, k)]
+          : differs === 'bytes'
+            ? repeatedTransactions.map((tx) => Uint8Array.of(...tx.subarray(0, -1), tx.at(-1)! ^ 1))
+            : repeatedTransactions,
       };
     });
     const parentHash = safeBlocks.find((block) => block.ref.timestamp === start - 2n)?.ref.hash ?? safeHead.hash;
