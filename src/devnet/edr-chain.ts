@@ -1,7 +1,8 @@
 import type { Provider } from '@nomicfoundation/edr';
 import { bytesToHex, hexToBytes } from 'viem';
 import { DevnetL1Block } from './contracts/bytecode.ts';
-import { L1_BLOCK_PREDEPLOY, l1BlockStorage, type L1Attributes } from './deposit.ts';
+import { l1BlockPredeploy } from '../derive/l1-info-deposit.ts';
+import { l1BlockStorage, type L1Attributes } from './deposit.ts';
 import { JsonRpcError } from '../errors.ts';
 import { createOpProvider, edrCaller, edrContext } from '../evm/edr.ts';
 
@@ -64,7 +65,7 @@ export async function genesisAccounts(
     ...edr
       .opGenesisState(edr.OpHardfork.Isthmus)
       .map((account) =>
-        bytesToHex(account.address) === L1_BLOCK_PREDEPLOY
+        bytesToHex(account.address) === l1BlockPredeploy
           ? { ...account, code: hexToBytes(DevnetL1Block.deployedBytecode), storage: l1BlockStorage(options.genesisL1Attributes) }
           : account,
       ),

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { encodeAbiParameters, encodeFunctionData, getContractAddress, keccak256, numberToHex, toHex, type Hex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { DevnetToken, DevnetWorkload } from './contracts/bytecode.ts';
-import { encodeDeposit, sourceHash } from './deposit.ts';
+import { encodeDeposit, sourceHash } from '../derive/deposit-tx.ts';
 import type { Engine } from './edr-chain.ts';
 import type { Producer } from './producer.ts';
 

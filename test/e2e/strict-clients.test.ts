@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { encodeFunctionData, parseAbi } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { L1_BLOCK_PREDEPLOY } from '../../src/devnet/deposit.ts';
+import { l1BlockPredeploy } from '../../src/derive/l1-info-deposit.ts';
 import { devnetAccounts, LOAD_ACCOUNTS } from '../../src/devnet/devnet.ts';
 import { tempDir } from '../helpers/context.ts';
 import { spawnFlashlog, type FlashlogProcess } from '../helpers/flashlog-process.ts';
@@ -42,7 +42,7 @@ afterAll(async () => {
 // view both devnets have.
 const account = devnetAccounts()[LOAD_ACCOUNTS + 1]!.address;
 const call = {
-  to: L1_BLOCK_PREDEPLOY,
+  to: l1BlockPredeploy,
   data: encodeFunctionData({ abi: parseAbi(['function number() view returns (uint64)']), functionName: 'number' }),
 };
 

@@ -33,7 +33,8 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { baseTimeDeposit, BASE_TIME_PREDEPLOY, DEPOSITOR_ACCOUNT } from '../../src/evm/op/basetime.ts';
 import { DevnetBaseTime } from '../../src/devnet/contracts/bytecode.ts';
-import { encodeDeposit, l1AttributesCalldata, l1BlockStorage, sourceHash, type L1Attributes } from '../../src/devnet/deposit.ts';
+import { encodeDeposit, sourceHash } from '../../src/derive/deposit-tx.ts';
+import { l1AttributesCalldata, l1BlockStorage, type L1Attributes } from '../../src/devnet/deposit.ts';
 import { executeBlock, type PayloadAttributes } from '../../src/evm/op/execute-block.ts';
 import { headerToRpc, type BlockHeader } from '../../src/evm/op/header.ts';
 import type { Receipt } from '../../src/evm/op/receipts.ts';

@@ -23,7 +23,9 @@ import {
   type Hex,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { encodeDeposit, l1AttributesCalldata, sourceHash, L1_BLOCK_PREDEPLOY, type L1Attributes } from '../../src/devnet/deposit.ts';
+import { encodeDeposit, sourceHash } from '../../src/derive/deposit-tx.ts';
+import { l1BlockPredeploy } from '../../src/derive/l1-info-deposit.ts';
+import { l1AttributesCalldata, type L1Attributes } from '../../src/devnet/deposit.ts';
 
 export const CHAIN_ID = 901;
 export const GENESIS_TIME = 1_764_000_000n;
@@ -158,7 +160,7 @@ export function l1InfoDeposit(n: bigint): Hex {
   return encodeDeposit({
     sourceHash: sourceHash(1n, attributes.l1Hash, attributes.sequenceNumber),
     from: DEPOSITOR,
-    to: L1_BLOCK_PREDEPLOY,
+    to: l1BlockPredeploy,
     mint: 0n,
     value: 0n,
     gas: 1_000_000n,

@@ -6,7 +6,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { bytesToHex, keccak256, numberToHex, pad, parseEther, parseGwei, stringToHex, type Hex } from 'viem';
-import { L1_BLOCK_PREDEPLOY, l1BlockStorage } from '../../src/devnet/deposit.ts';
+import { l1BlockPredeploy } from '../../src/derive/l1-info-deposit.ts';
+import { l1BlockStorage } from '../../src/devnet/deposit.ts';
 import {
   CHAIN_ID,
   EIP1559,
@@ -35,7 +36,7 @@ export async function oracleGenesis(opGeth: string, l1Block: CompiledContract): 
   const edr = await import('@nomicfoundation/edr');
   for (const account of edr.opGenesisState(edr.OpHardfork.Isthmus)) {
     const address = bytesToHex(account.address);
-    const isL1Block = address === L1_BLOCK_PREDEPLOY;
+    const isL1Block = address === l1BlockPredeploy;
     const storage = isL1Block ? l1BlockStorage(l1Attributes(0n)) : (account.storage ?? []);
     alloc[address] = {
       balance: numberToHex(account.balance ?? 0n),

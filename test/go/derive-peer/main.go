@@ -8,6 +8,11 @@
 //	                     the batches op-node decodes from them
 //	derive-peer bank     reads scenarios of batcher transactions in L1 blocks and prints the
 //	                     channels op-node's channel bank (or Holocene assembler) hands out
+//	derive-peer attributes  reads synthetic L1 blocks (header, receipts with TransactionDeposited
+//	                     and ConfigUpdate logs) and prints op-node's deposits, SystemConfig
+//	                     updates, L1-info deposit and payload attributes for them
+//	derive-peer checkbatch  prints op-node's verdict (CheckBatch) on singular batches against
+//	                     L1 blocks, a safe head and an inclusion block
 package main
 
 import (
@@ -302,7 +307,7 @@ func readChannel(ch *derive.Channel, cfg *rollup.Config, fjord bool) channelJSON
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank")
+		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|attributes|checkbatch")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -312,8 +317,12 @@ func main() {
 		decode()
 	case "bank":
 		bank()
+	case "attributes":
+		attributes()
+	case "checkbatch":
+		checkBatch()
 	default:
-		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank")
+		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|attributes|checkbatch")
 		os.Exit(2)
 	}
 }
