@@ -25,16 +25,11 @@ async function blocksOf(count: number, txsPerBlock = 3, dataBytes = 60): Promise
     // Block 2 is empty: a batch carries blocks with no user transaction too.
     for (let t = 0; i !== 2 && t < txsPerBlock; t++) {
       const data = numberToHex(nonce, { size: dataBytes });
+      const common = { chainId: 1337, nonce: nonce++, gas: 100_000n, to: '0x4200000000000000000000000000000000000016', data } as const;
       transactions.push(
-        await account.signTransaction({
-          type: t % 2 ? 'legacy' : 'eip1559',
-          chainId: 1337,
-          nonce: nonce++,
-          gas: 100_000n,
-          ...(t % 2 ? { gasPrice: 1_000_000_000n } : { maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1n }),
-          to: '0x4200000000000000000000000000000000000016',
-          data,
-        }),
+        await (t % 2
+          ? account.signTransaction({ ...common, type: 'legacy', gasPrice: 1_000_000_000n })
+          : account.signTransaction({ ...common, type: 'eip1559', maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1n })),
       );
     }
     const epoch = 1000n + BigInt(Math.floor(i / 6));
