@@ -51,7 +51,9 @@ export const devnetCommand: Command = {
       );
     }
     if (config.batcherL1Rpc && !config.batcherKey) {
-      throw new ConfigError('--batcher-key (FLASHLOG_BATCHER_KEY): missing, expected the private key the batcher signs with when --batcher-l1-rpc is set');
+      throw new ConfigError(
+        '--batcher-key (FLASHLOG_BATCHER_KEY): missing, expected the private key the batcher signs with when --batcher-l1-rpc is set',
+      );
     }
     if (config.batcherL1Rpc && config.denim) {
       throw new ConfigError('--batcher-l1-rpc (FLASHLOG_BATCHER_L1_RPC): not supported with --denim yet; expected the flashblocks devnet');

@@ -75,11 +75,15 @@ describe('the batcher encoder', () => {
     const out = encodeChannelOut(blocks, { kind, compression, channelId, target, chain, maxFrameBytes: 400 });
     if (target === 'calldata') expect(out.frames.length).toBeGreaterThan(2);
     const inputs: BatcherInput[] = out.data.map((data, i) =>
-      target === 'blob' ? { kind: 'blob', bytes: encodeBlob(data), label: `blob ${i}` } : { kind: 'calldata', bytes: data, label: `tx ${i}` },
+      target === 'blob'
+        ? { kind: 'blob', bytes: encodeBlob(data), label: `blob ${i}` }
+        : { kind: 'calldata', bytes: data, label: `tx ${i}` },
     );
     const report = await decodeBatcherData(inputs, derivationRules('jovian'), chain);
     expect(report.inputs.map((input) => input.error)).toEqual(inputs.map(() => undefined));
-    expect(report.channels.map((channel) => [channel.id, channel.compression, channel.read?.end.reason])).toEqual([[channelId, compression, 'end']]);
+    expect(report.channels.map((channel) => [channel.id, channel.compression, channel.read?.end.reason])).toEqual([
+      [channelId, compression, 'end'],
+    ]);
     const batches = report.channels[0]!.read!.batches;
     const decoded = batches.flatMap((entry) => (entry.type === 'singular' ? [entry.batch] : entry.batch!.blocks));
     expect(decoded.map(shape)).toEqual(blocks.map(shape));

@@ -82,7 +82,10 @@ export function encodeBatches(blocks: readonly BatchBlock[], kind: BatchKind, ch
   blocks.forEach((block, i) => {
     const expected = first.timestamp + chain.blockTime * BigInt(i);
     if (block.timestamp !== expected) {
-      throw new FlashlogError('DERIVE_BATCH_INVALID', `span batch block ${i}: timestamp ${block.timestamp}, expected ${expected} (first + i · block time)`);
+      throw new FlashlogError(
+        'DERIVE_BATCH_INVALID',
+        `span batch block ${i}: timestamp ${block.timestamp}, expected ${expected} (first + i · block time)`,
+      );
     }
     const previous = blocks[i - 1];
     const step = previous ? block.epochNumber - previous.epochNumber : 0n;
@@ -94,7 +97,10 @@ export function encodeBatches(blocks: readonly BatchBlock[], kind: BatchKind, ch
     }
   });
   if (first.timestamp < chain.l2GenesisTime) {
-    throw new FlashlogError('DERIVE_BATCH_INVALID', `span batch: first timestamp ${first.timestamp} is before genesis ${chain.l2GenesisTime}`);
+    throw new FlashlogError(
+      'DERIVE_BATCH_INVALID',
+      `span batch: first timestamp ${first.timestamp} is before genesis ${chain.l2GenesisTime}`,
+    );
   }
   const content = encodeRawSpanBatch({
     relTimestamp: first.timestamp - chain.l2GenesisTime,
@@ -116,10 +122,15 @@ export function encodeBatches(blocks: readonly BatchBlock[], kind: BatchKind, ch
 export function compressChannel(batches: readonly Uint8Array[], compression: CompressionAlgo): Uint8Array {
   const rlp = concat(batches.map((batch) => RLP.encode(batch)));
   if (rlp.length > maxChannelRlpBytes) {
-    throw new FlashlogError('DERIVE_CHANNEL_INVALID', `channel: ${rlp.length} bytes of batches, expected at most ${maxChannelRlpBytes} (MAX_RLP_BYTES_PER_CHANNEL)`);
+    throw new FlashlogError(
+      'DERIVE_CHANNEL_INVALID',
+      `channel: ${rlp.length} bytes of batches, expected at most ${maxChannelRlpBytes} (MAX_RLP_BYTES_PER_CHANNEL)`,
+    );
   }
   if (compression === 'zlib') return new Uint8Array(deflateSync(rlp, { level: 9 }));
-  const brotli = brotliCompressSync(rlp, { params: { [constants.BROTLI_PARAM_QUALITY]: 10, [constants.BROTLI_PARAM_SIZE_HINT]: rlp.length } });
+  const brotli = brotliCompressSync(rlp, {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 10, [constants.BROTLI_PARAM_SIZE_HINT]: rlp.length },
+  });
   return concat([Uint8Array.of(1), new Uint8Array(brotli)]);
 }
 
@@ -132,9 +143,11 @@ export function encodeChannelOut(blocks: readonly BatchBlock[], options: Channel
   const compressed = compressChannel(encodeBatches(blocks, options.kind, options.chain), options.compression);
   const frameBytes = options.target === 'blob' ? blobFrameBytes : (options.maxFrameBytes ?? defaultCalldataFrameBytes);
   const dataPerFrame = Math.min(frameBytes - frameOverheadBytes, maxFrameDataLength);
-  if (!(dataPerFrame > 0)) throw new RangeError(`maxFrameBytes: got ${frameBytes}, expected more than the ${frameOverheadBytes}-byte frame header`);
+  if (!(dataPerFrame > 0))
+    throw new RangeError(`maxFrameBytes: got ${frameBytes}, expected more than the ${frameOverheadBytes}-byte frame header`);
   const count = Math.max(1, Math.ceil(compressed.length / dataPerFrame));
-  if (count > 0xffff) throw new FlashlogError('DERIVE_FRAME_INVALID', `channel: ${count} frames, expected at most 65,535 (frame_number is a u16)`);
+  if (count > 0xffff)
+    throw new FlashlogError('DERIVE_FRAME_INVALID', `channel: ${count} frames, expected at most 65,535 (frame_number is a u16)`);
   const frames = Array.from({ length: count }, (_, frameNumber) => ({
     channelId: options.channelId,
     frameNumber,

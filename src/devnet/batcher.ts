@@ -13,7 +13,7 @@ import {
   type Hex,
   type Kzg,
 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { encodeBlob } from '../derive/blob-encoder.ts';
 import { encodeChannelOut, type BatchBlock, type BatchKind, type BatcherTarget } from '../derive/channel-out.ts';
 import type { CompressionAlgo } from '../derive/channel.ts';
@@ -168,31 +168,15 @@ export function createBatcher(options: BatcherOptions): Batcher {
     const l2Blocks = [batch[0]!.number, batch.at(-1)!.number] as const;
     const units = options.target === 'blob' ? chunk(out.data, blobsPerTransaction) : out.data.map((data) => [data]);
     for (const unit of units) {
-      let raw: Hex;
-      let blobs: PostedBatch['blobs'] = [];
-      if (options.target === 'blob') {
-        const blobBaseFee = await call<Hex>('eth_blobBaseFee').then(hexToBigInt, () => 1_000_000_000n);
-        const blobHexes = unit.map((data) => bytesToHex(encodeBlob(data)));
-        const commitments = blobsToCommitments({ blobs: blobHexes, kzg: kzg() });
-        const sidecars = toBlobSidecars({ blobs: blobHexes, commitments, proofs: blobsToProofs({ blobs: blobHexes, commitments, kzg: kzg() }) });
-        const versionedHashes = commitmentsToVersionedHashes({ commitments });
-        blobs = sidecars.map((sidecar, i) => ({ ...sidecar, versionedHash: versionedHashes[i]! }));
-        raw = await account.signTransaction({
-          type: 'eip4844',
-          chainId,
-          nonce: nonce++,
-          gas: 21_000n,
-          ...fees,
-          maxFeePerBlobGas: blobBaseFee * 2n + 1n,
-          to: options.inbox,
-          blobVersionedHashes: versionedHashes,
-          sidecars,
-        });
-      } else {
-        // Calldata gas at Prague's EIP-7623 floor (10 a token, 4 tokens a non-zero byte): always enough.
-        const gas = 21_000n + 40n * BigInt(unit[0]!.length);
-        raw = await account.signTransaction({ type: 'eip1559', chainId, nonce: nonce++, gas, ...fees, to: options.inbox, data: bytesToHex(unit[0]!) });
-      }
+      const blobBaseFee = options.target === 'blob' ? await call<Hex>('eth_blobBaseFee').then(hexToBigInt, () => 1_000_000_000n) : 0n;
+      const { raw, blobs } = await signBatcherTransaction(account, unit, {
+        chainId,
+        nonce: nonce++,
+        ...fees,
+        maxFeePerBlobGas: blobBaseFee * 2n + 1n,
+        to: options.inbox,
+        target: options.target,
+      });
       const included = await send(raw);
       posted.push({ l1TransactionHash: included.hash, l1BlockNumber: included.blockNumber, channelId, l2Blocks, blobs });
       if (posted.length > keepPosted) posted.splice(0, posted.length - keepPosted);
@@ -200,7 +184,13 @@ export function createBatcher(options: BatcherOptions): Batcher {
     // The bound may have dropped blocks while this channel was posted: remove up to its last block.
     queue.splice(0, queue.indexOf(batch.at(-1)!) + 1);
     logger.info(
-      { l2Blocks: l2Blocks.map(String), channelId, transactions: units.length, frames: out.frames.length, compressedBytes: out.compressed.length },
+      {
+        l2Blocks: l2Blocks.map(String),
+        channelId,
+        transactions: units.length,
+        frames: out.frames.length,
+        compressedBytes: out.compressed.length,
+      },
       'batcher: channel posted to L1',
     );
   };
@@ -210,7 +200,10 @@ export function createBatcher(options: BatcherOptions): Batcher {
       try {
         await postOne();
       } catch (error) {
-        logger.warn({ err: errorMessage(error), pending: queue.length, retryMs }, 'batcher: posting to L1 failed; retrying with a new channel');
+        logger.warn(
+          { err: errorMessage(error), pending: queue.length, retryMs },
+          'batcher: posting to L1 failed; retrying with a new channel',
+        );
         retry = setTimeout(kick, retryMs);
         return;
       }
@@ -251,6 +244,43 @@ export function createBatcher(options: BatcherOptions): Batcher {
       await running;
     },
   };
+}
+
+/**
+ * One batcher transaction: a blob transaction (gas 21,000; the blobs with their KZG commitments
+ * and proofs as its sidecars) or a calldata one (gas at Prague's EIP-7623 floor, 10 a token and 4
+ * tokens a byte: always enough).
+ */
+async function signBatcherTransaction(
+  account: PrivateKeyAccount,
+  unit: readonly Uint8Array[],
+  tx: {
+    chainId: number;
+    nonce: number;
+    maxFeePerGas: bigint;
+    maxPriorityFeePerGas: bigint;
+    maxFeePerBlobGas: bigint;
+    to: Address;
+    target: BatcherTarget;
+  },
+): Promise<{ raw: Hex; blobs: PostedBatch['blobs'] }> {
+  const { target, maxFeePerBlobGas, ...common } = tx;
+  if (target === 'calldata') {
+    const data = unit[0]!;
+    const raw = await account.signTransaction({
+      type: 'eip1559',
+      ...common,
+      gas: 21_000n + 40n * BigInt(data.length),
+      data: bytesToHex(data),
+    });
+    return { raw, blobs: [] };
+  }
+  const blobs = unit.map((data) => bytesToHex(encodeBlob(data)));
+  const commitments = blobsToCommitments({ blobs, kzg: kzg() });
+  const sidecars = toBlobSidecars({ blobs, commitments, proofs: blobsToProofs({ blobs, commitments, kzg: kzg() }) });
+  const blobVersionedHashes = commitmentsToVersionedHashes({ commitments });
+  const raw = await account.signTransaction({ type: 'eip4844', ...common, gas: 21_000n, maxFeePerBlobGas, blobVersionedHashes, sidecars });
+  return { raw, blobs: sidecars.map((sidecar, i) => ({ ...sidecar, versionedHash: blobVersionedHashes[i]! })) };
 }
 
 function chunk<T>(items: readonly T[], size: number): T[][] {

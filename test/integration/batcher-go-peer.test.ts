@@ -74,11 +74,9 @@ describe("op-node reads flashlog's batcher encoding", () => {
     expect(decoded.errors ?? []).toEqual([]);
     expect(decoded.channels.map((channel) => [channel.id, channel.error])).toEqual([[channelId, undefined]]);
     const batches = decoded.channels[0]!.batches;
-    expect(batches.map((batch) => [batch.type, batch.error])).toEqual(
-      (kind === 'span' ? [0] : written).map(() => [kind, undefined]),
+    expect(batches.map((batch) => [batch.type, batch.error])).toEqual((kind === 'span' ? [0] : written).map(() => [kind, undefined]));
+    expect(batches.flatMap((batch) => batch.blocks).map((block) => [block.timestamp, block.epochNumber, block.transactions ?? []])).toEqual(
+      written.map((block) => [Number(block.timestamp), Number(block.epochNumber), block.transactions.map((tx) => bytesToHex(tx))]),
     );
-    expect(
-      batches.flatMap((batch) => batch.blocks).map((block) => [block.timestamp, block.epochNumber, block.transactions ?? []]),
-    ).toEqual(written.map((block) => [Number(block.timestamp), Number(block.epochNumber), block.transactions.map((tx) => bytesToHex(tx))]));
   });
 });

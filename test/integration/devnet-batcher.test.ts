@@ -95,82 +95,86 @@ describe('the devnet posts its blocks to an L1', () => {
     ['span', 'zlib', 'calldata', true],
     ['singular', 'brotli', 'blob', false],
   ];
-  it.each(runs)('%s batches, %s, in %s (L1 down at first: %s)', async (kind, compression, target, l1DownAtFirst) => {
-    const l1Start = hexToBigInt((await l1.request('eth_blockNumber')) as Hex);
-    proxy.down = l1DownAtFirst;
-    const devnet = await createDevnet({
-      blockTimeMs: 400,
-      flashblockMs: 100,
-      load: 15,
-      batcher: { l1RpcUrl: proxy.url, key: batcherKey, inbox, everyBlocks: 4, target, kind, compression, retryMs: 300 },
-    });
-    let chain: ChainRead;
-    try {
-      if (l1DownAtFirst) {
-        await waitFor(() => (devnet.batcher?.pending() ?? 0) >= 6, 30_000, 'blocks held while the L1 is down');
-        expect(devnet.batcher!.posted()).toEqual([]);
-        proxy.down = false;
+  it.each(runs)(
+    '%s batches, %s, in %s (L1 down at first: %s)',
+    async (kind, compression, target, l1DownAtFirst) => {
+      const l1Start = hexToBigInt((await l1.request('eth_blockNumber')) as Hex);
+      proxy.down = l1DownAtFirst;
+      const devnet = await createDevnet({
+        blockTimeMs: 400,
+        flashblockMs: 100,
+        load: 15,
+        batcher: { l1RpcUrl: proxy.url, key: batcherKey, inbox, everyBlocks: 4, target, kind, compression, retryMs: 300 },
+      });
+      let chain: ChainRead;
+      try {
+        if (l1DownAtFirst) {
+          await waitFor(() => (devnet.batcher?.pending() ?? 0) >= 6, 30_000, 'blocks held while the L1 is down');
+          expect(devnet.batcher!.posted()).toEqual([]);
+          proxy.down = false;
+        }
+        await waitFor(() => (devnet.batcher!.posted().at(-1)?.l2Blocks[1] ?? 0n) >= 12n, 60_000, 'twelve blocks posted');
+        chain = await readChain(devnet);
+      } finally {
+        await devnet.close();
       }
-      await waitFor(() => (devnet.batcher!.posted().at(-1)?.l2Blocks[1] ?? 0n) >= 12n, 60_000, 'twelve blocks posted');
-      chain = await readChain(devnet);
-    } finally {
-      await devnet.close();
-    }
-    const posted = devnet.batcher!.posted();
-    const txs = await batcherTransactions(l1Start);
-    expect(txs.map((tx) => tx.type)).toEqual(txs.map(() => (target === 'blob' ? '0x3' : '0x2')));
-    // Blobs: the batcher's copy of each, held against the versioned hash the L1 carries.
-    const blobByHash = new Map(posted.flatMap((entry) => entry.blobs.map((blob) => [blob.versionedHash, blob] as const)));
-    const blobs = txs.flatMap((tx) =>
-      (tx.blobVersionedHashes ?? []).map((hash) => {
-        const sidecar = blobByHash.get(hash);
-        if (!sidecar) throw new Error(`no blob for versioned hash ${hash}`);
-        const commitment = kzg.blobToKzgCommitment(sidecar.blob) as Hex;
-        expect(commitmentsToVersionedHashes({ commitments: [commitment] })[0]).toBe(hash);
-        expect(kzg.verifyBlobProof(sidecar.blob, commitment, sidecar.proof)).toBe(true);
-        return sidecar.blob;
-      }),
-    );
-    expect(blobs.length > 0).toBe(target === 'blob');
-    const inputs: BatcherInput[] =
-      target === 'blob'
-        ? blobs.map((blob, i) => ({ kind: 'blob', bytes: hexToBytes(blob), label: `blob ${i}` }))
-        : txs.map((tx, i) => ({ kind: 'calldata', bytes: hexToBytes(tx.input), label: `tx ${i}` }));
-    const spanChain = { chainId: BigInt(devnet.chainId), l2GenesisTime: chain.genesisTime, blockTime: 1n };
-    const report = await decodeBatcherData(inputs, derivationRules('jovian'), spanChain);
-    expect(report.inputs.flatMap((input) => (input.error ? [input.error] : []))).toEqual([]);
-    const ours = report.channels.flatMap((channel) =>
-      (channel.read?.batches ?? []).flatMap((entry) =>
-        (entry.type === 'singular' ? [entry.batch] : entry.batch!.blocks).map((block) => ({
-          timestamp: block.timestamp,
-          epochNumber: block.epochNumber,
-          transactions: block.transactions.map((tx) => keccak256(tx)),
-        })),
-      ),
-    );
-    const theirs = peerDecode(peer, {
-      chain: { chainId: devnet.chainId, genesisTime: Number(chain.genesisTime), blockTime: 1 },
-      fjord: true,
-      batcherData: target === 'calldata' ? txs.map((tx) => tx.input) : [],
-      blobs,
-    });
-    expect(theirs.errors ?? []).toEqual([]);
-    const opNode = theirs.channels.flatMap((channel) =>
-      channel.batches.flatMap((batch) =>
-        batch.blocks.map((block) => ({
-          timestamp: BigInt(block.timestamp),
-          epochNumber: BigInt(block.epochNumber),
-          transactions: (block.transactions ?? []).map((tx) => keccak256(tx)),
-        })),
-      ),
-    );
-    // Channels are posted in order from block 1; what was read from the devnet is the reference.
-    expect(ours.length).toBeGreaterThanOrEqual(12);
-    const compared = Math.min(ours.length, chain.blocks.length);
-    expect(ours.slice(0, compared)).toEqual(chain.blocks.slice(0, compared));
-    expect(opNode).toEqual(ours);
-    expect(ours.some((block) => block.transactions.length > 0)).toBe(true);
-  }, 180_000);
+      const posted = devnet.batcher!.posted();
+      const txs = await batcherTransactions(l1Start);
+      expect(txs.map((tx) => tx.type)).toEqual(txs.map(() => (target === 'blob' ? '0x3' : '0x2')));
+      // Blobs: the batcher's copy of each, held against the versioned hash the L1 carries.
+      const blobByHash = new Map(posted.flatMap((entry) => entry.blobs.map((blob) => [blob.versionedHash, blob] as const)));
+      const blobs = txs.flatMap((tx) =>
+        (tx.blobVersionedHashes ?? []).map((hash) => {
+          const sidecar = blobByHash.get(hash);
+          if (!sidecar) throw new Error(`no blob for versioned hash ${hash}`);
+          const commitment = kzg.blobToKzgCommitment(sidecar.blob) as Hex;
+          expect(commitmentsToVersionedHashes({ commitments: [commitment] })[0]).toBe(hash);
+          expect(kzg.verifyBlobProof(sidecar.blob, commitment, sidecar.proof)).toBe(true);
+          return sidecar.blob;
+        }),
+      );
+      expect(blobs.length > 0).toBe(target === 'blob');
+      const inputs: BatcherInput[] =
+        target === 'blob'
+          ? blobs.map((blob, i) => ({ kind: 'blob', bytes: hexToBytes(blob), label: `blob ${i}` }))
+          : txs.map((tx, i) => ({ kind: 'calldata', bytes: hexToBytes(tx.input), label: `tx ${i}` }));
+      const spanChain = { chainId: BigInt(devnet.chainId), l2GenesisTime: chain.genesisTime, blockTime: 1n };
+      const report = await decodeBatcherData(inputs, derivationRules('jovian'), spanChain);
+      expect(report.inputs.flatMap((input) => (input.error ? [input.error] : []))).toEqual([]);
+      const ours = report.channels.flatMap((channel) =>
+        (channel.read?.batches ?? []).flatMap((entry) =>
+          (entry.type === 'singular' ? [entry.batch] : entry.batch!.blocks).map((block) => ({
+            timestamp: block.timestamp,
+            epochNumber: block.epochNumber,
+            transactions: block.transactions.map((tx) => keccak256(tx)),
+          })),
+        ),
+      );
+      const theirs = peerDecode(peer, {
+        chain: { chainId: devnet.chainId, genesisTime: Number(chain.genesisTime), blockTime: 1 },
+        fjord: true,
+        batcherData: target === 'calldata' ? txs.map((tx) => tx.input) : [],
+        blobs,
+      });
+      expect(theirs.errors ?? []).toEqual([]);
+      const opNode = theirs.channels.flatMap((channel) =>
+        channel.batches.flatMap((batch) =>
+          batch.blocks.map((block) => ({
+            timestamp: BigInt(block.timestamp),
+            epochNumber: BigInt(block.epochNumber),
+            transactions: (block.transactions ?? []).map((tx) => keccak256(tx)),
+          })),
+        ),
+      );
+      // Channels are posted in order from block 1; what was read from the devnet is the reference.
+      expect(ours.length).toBeGreaterThanOrEqual(12);
+      const compared = Math.min(ours.length, chain.blocks.length);
+      expect(ours.slice(0, compared)).toEqual(chain.blocks.slice(0, compared));
+      expect(opNode).toEqual(ours);
+      expect(ours.some((block) => block.transactions.length > 0)).toBe(true);
+    },
+    180_000,
+  );
 });
 
 interface ChainRead {
