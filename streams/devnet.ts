@@ -11,7 +11,7 @@ export const devnetCommand: Command = {
   name: 'devnet',
   summary: "a local OP-stack L2 (EDR) with JSON-RPC and a flashblocks WebSocket in Base's wire format",
   usage:
-    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--devnet-history-blocks K] [--metadata-receipts] [--plain] [--batcher-l1-rpc URL --batcher-key KEY [--batcher-target blob|calldata] [--batcher-batch-type span|singular] [--batcher-compression brotli|zlib] [--batcher-every-blocks 10] [--batcher-inbox ADDRESS]]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
+    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--devnet-history-blocks K] [--metadata-receipts] [--plain] [--batcher-l1-rpc URL --batcher-key KEY [--batcher-target blob|calldata] [--batcher-batch-type span|singular] [--batcher-compression brotli|zlib] [--batcher-every-blocks 10] [--batcher-inbox ADDRESS] [--batcher-beacon-port 5052]]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
   settings: [
     ...serviceSettings,
     'devnetHost',
@@ -35,6 +35,7 @@ export const devnetCommand: Command = {
     'batcherTarget',
     'batcherBatchType',
     'batcherCompression',
+    'batcherBeaconPort',
   ],
   longRunning: true,
   async run(ctx, positionals) {
@@ -68,6 +69,7 @@ export const devnetCommand: Command = {
             target: config.batcherTarget,
             kind: config.batcherBatchType,
             compression: config.batcherCompression,
+            beaconPort: config.batcherBeaconPort,
           }
         : undefined;
     const { createDevnet, DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
@@ -93,7 +95,12 @@ export const devnetCommand: Command = {
     }).catch((error: unknown) => {
       const { code, port } = error as { code?: string; port?: number };
       if (code === 'EADDRINUSE' || code === 'EACCES') {
-        const flag = port === config.devnetWsPort ? '--devnet-ws-port (FLASHLOG_DEVNET_WS_PORT)' : '--devnet-port (FLASHLOG_DEVNET_PORT)';
+        const flag =
+          port === config.devnetWsPort
+            ? '--devnet-ws-port (FLASHLOG_DEVNET_WS_PORT)'
+            : batcher && port === config.batcherBeaconPort
+              ? '--batcher-beacon-port (FLASHLOG_BATCHER_BEACON_PORT)'
+              : '--devnet-port (FLASHLOG_DEVNET_PORT)';
         throw new ConfigError(
           `${flag}: ${config.devnetHost}:${port} is ${code === 'EADDRINUSE' ? 'already in use' : 'not allowed'}; expected a free port (0 = any)`,
         );
@@ -143,6 +150,7 @@ export const devnetCommand: Command = {
           ...(batcher
             ? [
                 `  batcher      every ${batcher.everyBlocks} blocks, ${batcher.kind} batches, ${batcher.compression}, in ${batcher.target === 'blob' ? 'blobs' : 'calldata'}, to ${batcher.inbox} on ${batcher.l1RpcUrl}`,
+                `  beacon       ${devnet.batcher?.beaconUrl}/eth/v1/beacon/blob_sidecars/{slot}  (the posted blobs; slot = L1 timestamp - L1 genesis timestamp)`,
               ]
             : []),
           `  history      ${config.devnetHistoryBlocks ? `the last ${config.devnetHistoryBlocks} blocks and their state (--devnet-history-blocks)` : 'every block (EDR keeps them all; --devnet-history-blocks bounds it)'}`,

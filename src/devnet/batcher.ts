@@ -65,6 +65,8 @@ export interface BatcherL2Block {
 export interface PostedBatch {
   readonly l1TransactionHash: Hex;
   readonly l1BlockNumber: bigint;
+  /** The L1 block's timestamp (the beacon endpoint's slot: beacon-blobs.ts). */
+  readonly l1BlockTimestamp: bigint;
   readonly channelId: Hex;
   /** The first and last L2 block of the channel. */
   readonly l2Blocks: readonly [bigint, bigint];
@@ -139,13 +141,14 @@ export function createBatcher(options: BatcherOptions): Batcher {
   const call = async <T>(method: string, params: unknown[] = []) => (await l1.call(method, params)) as T;
 
   /** Sends one signed transaction and waits (polling) until the L1 includes it. */
-  const send = async (raw: Hex): Promise<{ hash: Hex; blockNumber: bigint }> => {
+  const send = async (raw: Hex): Promise<{ hash: Hex; blockNumber: bigint; timestamp: bigint }> => {
     const hash = await call<Hex>('eth_sendRawTransaction', [raw]);
     for (let waited = 0; waited < 120_000 && !stopped; waited += 250) {
       const receipt = await call<{ status: Hex; blockNumber: Hex } | null>('eth_getTransactionReceipt', [hash]);
       if (receipt) {
         if (receipt.status !== '0x1') throw new Error(`L1 transaction ${hash} reverted`);
-        return { hash, blockNumber: hexToBigInt(receipt.blockNumber) };
+        const block = await call<{ timestamp: Hex }>('eth_getBlockByNumber', [receipt.blockNumber, false]);
+        return { hash, blockNumber: hexToBigInt(receipt.blockNumber), timestamp: hexToBigInt(block.timestamp) };
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
@@ -178,7 +181,14 @@ export function createBatcher(options: BatcherOptions): Batcher {
         target: options.target,
       });
       const included = await send(raw);
-      posted.push({ l1TransactionHash: included.hash, l1BlockNumber: included.blockNumber, channelId, l2Blocks, blobs });
+      posted.push({
+        l1TransactionHash: included.hash,
+        l1BlockNumber: included.blockNumber,
+        l1BlockTimestamp: included.timestamp,
+        channelId,
+        l2Blocks,
+        blobs,
+      });
       if (posted.length > keepPosted) posted.splice(0, posted.length - keepPosted);
     }
     // The bound may have dropped blocks while this channel was posted: remove up to its last block.

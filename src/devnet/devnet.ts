@@ -11,7 +11,7 @@ import { createProducer, l1AttributesFor, type SentFlashblock, type SealedBlock 
 import type { Load } from './load.ts';
 import { startRpcServer } from './rpc-server.ts';
 import { LOAD_ACCOUNTS, type Devnet, type DevnetAccount } from './handle.ts';
-import { createBatcher, type BatcherOptions } from './batcher.ts';
+import { createDevnetBatcher, type DevnetBatcherOptions } from './devnet-batcher.ts';
 import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 
 /**
@@ -77,7 +77,7 @@ export interface DevnetOptions {
    * Post the sealed blocks to an L1 as batcher transactions (batcher.ts); flashblocks devnet only.
    * The chain (genesis time, block time, chain id) is the devnet's.
    */
-  readonly batcher?: Omit<BatcherOptions, 'chain' | 'logger'>;
+  readonly batcher?: DevnetBatcherOptions;
 }
 
 export type { Devnet, DevnetAccount } from './handle.ts';
@@ -187,11 +187,12 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   const sealedListeners = new Set<(block: SealedBlock) => void>();
   const blockTimeSeconds = Math.max(1, Math.round(blockTimeMs / 1000));
   const batcher = options.batcher
-    ? createBatcher({
-        ...options.batcher,
+    ? createDevnetBatcher(
+        options.batcher,
+        { chainId: BigInt(chainId), l2GenesisTime: engineOptions.genesisTime, blockTime: BigInt(blockTimeSeconds) },
+        host,
         logger,
-        chain: { chainId: BigInt(chainId), l2GenesisTime: engineOptions.genesisTime, blockTime: BigInt(blockTimeSeconds) },
-      })
+      )
     : undefined;
   // The feed server starts first so the very first flashblock can be broadcast.
   const feed = await startFeedServer({ host, port: options.wsPort ?? 0, plain: options.plain ?? false, logger });
@@ -220,7 +221,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
         'devnet: block sealed',
       );
       for (const listener of sealedListeners) listener(block);
-      batcher?.add({ number: block.number, parentHash: block.parentHash, timestamp: block.timestamp, transactions: block.rawTransactions });
+      batcher?.sealed(block);
     },
     takeDeposits: () => load?.takeDeposits() ?? [],
     ...(history ? { afterSeal: (call, block) => history.sealed(call, block.number) } : {}),
@@ -229,6 +230,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   let rpc: Awaited<ReturnType<typeof startRpcServer>> | undefined;
   try {
     await producer.started;
+    await batcher?.start();
     rpc = await startRpcServer({
       host,
       port: options.rpcPort ?? 0,
@@ -250,7 +252,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     await feed.close();
     await rpc?.close();
     await history?.close();
-    await batcher?.stop();
+    await batcher?.close();
     throw error;
   }
   const rpcServer = rpc;
@@ -265,7 +267,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     accounts,
     load: running ? { token: running.token, workload: running.workload, counts: () => running.counts() } : null,
     denim: false,
-    ...(batcher ? { batcher } : {}),
+    ...(batcher ? { batcher: batcher.handle() } : {}),
     onBlock: () => () => false,
     onFlashblock(listener) {
       flashblockListeners.add(listener);
@@ -279,7 +281,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
       closing ??= (async () => {
         await load?.stop();
         await producer.stop();
-        await batcher?.stop();
+        await batcher?.close();
         await Promise.all([rpcServer.close(), feed.close()]);
         await history?.close();
       })();

@@ -33,6 +33,9 @@ export interface Devnet {
   /** With `load`: the ERC-20 and workload contracts and the counts of transactions sent by kind. */
   readonly load: { readonly token: Hex; readonly workload: Hex; counts(): Record<string, number> } | null;
   /** With a batcher (`batcher` option): what it posted to the L1 (blobs included) and what waits. */
-  readonly batcher?: Pick<Batcher, 'posted' | 'pending'>;
+  readonly batcher?: Pick<Batcher, 'posted' | 'pending'> & {
+    /** The beacon blob endpoints' base URL (`beaconPort`), else null. */
+    readonly beaconUrl: string | null;
+  };
   close(): Promise<void>;
 }

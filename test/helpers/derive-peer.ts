@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Hex } from 'viem';
 
@@ -32,4 +32,27 @@ export function peerDecode(
   const run = spawnSync(peer, ['decode'], { input: JSON.stringify(input), encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   if (run.status !== 0) throw new Error(`derive-peer decode exited ${run.status}: ${run.stderr}`);
   return JSON.parse(run.stdout) as PeerDecoded;
+}
+
+/**
+ * op-node's L1BeaconClient fetching the blobs of the L1 block at `time` by versioned hash, and their
+ * data. Asynchronous: the beacon endpoint may be served by this very process.
+ */
+export function peerBeacon(
+  peer: string,
+  input: { url: string; time: number; hashes: readonly Hex[] },
+): Promise<{ blobs?: Hex[]; data?: Hex[]; error?: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(peer, ['beacon'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (status) => {
+      if (status !== 0) reject(new Error(`derive-peer beacon exited ${status}: ${stderr}`));
+      else resolve(JSON.parse(stdout) as { blobs?: Hex[]; data?: Hex[]; error?: string });
+    });
+    child.stdin.end(JSON.stringify(input));
+  });
 }

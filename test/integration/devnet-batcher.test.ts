@@ -10,7 +10,7 @@ import type { BatchKind, BatcherTarget } from '../../src/derive/channel-out.ts';
 import type { CompressionAlgo } from '../../src/derive/channel.ts';
 import { derivationRules } from '../../src/derive/rules.ts';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
-import { buildDerivePeer, peerDecode } from '../helpers/derive-peer.ts';
+import { buildDerivePeer, peerBeacon, peerDecode } from '../helpers/derive-peer.ts';
 import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';
 
 /**
@@ -18,8 +18,9 @@ import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';
  * the batcher transactions read back from the L1's blocks decode, with src/derive and with op-node
  * (test/go/derive-peer), to exactly the devnet's blocks: each block's user transactions (their
  * hashes as the devnet's RPC lists them, deposits excluded), its timestamp, and its L1 origin as
- * the L1Block predeploy holds it. Blobs come from what the batcher kept (the beacon endpoint's
- * stand-in), each checked against the versioned hash on the L1 with KZG. The L1 is unreachable for
+ * the L1Block predeploy holds it. Blobs come from the devnet's beacon blob endpoints, read by
+ * op-node's beacon client (which checks them against the versioned hashes on the L1) and as
+ * sidecars checked here with KZG. The L1 is unreachable for
  * the first seconds: the devnet runs on and the batcher posts the blocks it held once it returns.
  */
 const batcherKey = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba' as Hex; // Hardhat dev key #5
@@ -54,6 +55,8 @@ afterAll(async () => {
 });
 
 interface L1Tx {
+  /** Added here: the L1 block's timestamp. */
+  time: bigint;
   from: Hex;
   to: Hex | null;
   input: Hex;
@@ -66,9 +69,14 @@ async function batcherTransactions(fromBlock: bigint): Promise<L1Tx[]> {
   const head = hexToBigInt((await l1.request('eth_blockNumber')) as Hex);
   const out: L1Tx[] = [];
   for (let n = fromBlock + 1n; n <= head; n++) {
-    const block = (await l1.request('eth_getBlockByNumber', [numberToHex(n), true])) as { transactions: L1Tx[] };
+    const block = (await l1.request('eth_getBlockByNumber', [numberToHex(n), true])) as { timestamp: Hex; transactions: L1Tx[] };
     const batcher = privateKeyToAccount(batcherKey).address.toLowerCase();
-    out.push(...block.transactions.filter((tx) => tx.to?.toLowerCase() === inbox && tx.from.toLowerCase() === batcher));
+    const time = hexToBigInt(block.timestamp);
+    out.push(
+      ...block.transactions
+        .filter((tx) => tx.to?.toLowerCase() === inbox && tx.from.toLowerCase() === batcher)
+        .map((tx) => ({ ...tx, time })),
+    );
   }
   return out;
 }
@@ -104,9 +112,11 @@ describe('the devnet posts its blocks to an L1', () => {
         blockTimeMs: 400,
         flashblockMs: 100,
         load: 15,
-        batcher: { l1RpcUrl: proxy.url, key: batcherKey, inbox, everyBlocks: 4, target, kind, compression, retryMs: 300 },
+        batcher: { l1RpcUrl: proxy.url, key: batcherKey, inbox, everyBlocks: 4, target, kind, compression, retryMs: 300, beaconPort: 0 },
       });
       let chain: ChainRead;
+      let txs: L1Tx[];
+      let blobs: Hex[] = [];
       try {
         if (l1DownAtFirst) {
           await waitFor(() => (devnet.batcher?.pending() ?? 0) >= 6, 30_000, 'blocks held while the L1 is down');
@@ -115,24 +125,12 @@ describe('the devnet posts its blocks to an L1', () => {
         }
         await waitFor(() => (devnet.batcher!.posted().at(-1)?.l2Blocks[1] ?? 0n) >= 12n, 60_000, 'twelve blocks posted');
         chain = await readChain(devnet);
+        txs = await batcherTransactions(l1Start);
+        if (target === 'blob') blobs = await blobsFromBeacon(devnet.batcher!.beaconUrl!, txs);
       } finally {
         await devnet.close();
       }
-      const posted = devnet.batcher!.posted();
-      const txs = await batcherTransactions(l1Start);
       expect(txs.map((tx) => tx.type)).toEqual(txs.map(() => (target === 'blob' ? '0x3' : '0x2')));
-      // Blobs: the batcher's copy of each, held against the versioned hash the L1 carries.
-      const blobByHash = new Map(posted.flatMap((entry) => entry.blobs.map((blob) => [blob.versionedHash, blob] as const)));
-      const blobs = txs.flatMap((tx) =>
-        (tx.blobVersionedHashes ?? []).map((hash) => {
-          const sidecar = blobByHash.get(hash);
-          if (!sidecar) throw new Error(`no blob for versioned hash ${hash}`);
-          const commitment = kzg.blobToKzgCommitment(sidecar.blob) as Hex;
-          expect(commitmentsToVersionedHashes({ commitments: [commitment] })[0]).toBe(hash);
-          expect(kzg.verifyBlobProof(sidecar.blob, commitment, sidecar.proof)).toBe(true);
-          return sidecar.blob;
-        }),
-      );
       expect(blobs.length > 0).toBe(target === 'blob');
       const inputs: BatcherInput[] =
         target === 'blob'
@@ -176,6 +174,34 @@ describe('the devnet posts its blocks to an L1', () => {
     180_000,
   );
 });
+
+/**
+ * The blobs of the batcher's blob transactions, from the devnet's beacon endpoints: by versioned
+ * hash through op-node's L1BeaconClient (the Go peer; it checks each blob's KZG commitment against
+ * its hash), and as sidecars (`blob_sidecars/{slot}`), whose index is the blob's place in its L1
+ * block and whose commitment and proof KZG verifies.
+ */
+async function blobsFromBeacon(beaconUrl: string, txs: L1Tx[]): Promise<Hex[]> {
+  const genesis = (await l1.request('eth_getBlockByNumber', ['0x0', false])) as { timestamp: Hex };
+  const blobs: Hex[] = [];
+  for (const tx of txs) {
+    const hashes = tx.blobVersionedHashes ?? [];
+    const fetched = await peerBeacon(peer, { url: beaconUrl, time: Number(tx.time), hashes });
+    expect(fetched.error).toBeUndefined();
+    blobs.push(...fetched.blobs!);
+    const slot = tx.time - hexToBigInt(genesis.timestamp);
+    const response = await fetch(`${beaconUrl}/eth/v1/beacon/blob_sidecars/${slot}`);
+    const sidecars = ((await response.json()) as { data: { index: string; blob: Hex; kzg_commitment: Hex; kzg_proof: Hex }[] }).data;
+    for (const [i, hash] of hashes.entries()) {
+      const sidecar = sidecars.find((entry) => commitmentsToVersionedHashes({ commitments: [entry.kzg_commitment] })[0] === hash);
+      expect(sidecar?.blob).toBe(fetched.blobs![i]);
+      expect(kzg.verifyBlobProof(sidecar!.blob, sidecar!.kzg_commitment, sidecar!.kzg_proof)).toBe(true);
+      // One batcher blob transaction per L1 block here (automine), so the index is the place in the transaction.
+      expect(sidecar!.index).toBe(String(i));
+    }
+  }
+  return blobs;
+}
 
 interface ChainRead {
   genesisTime: bigint;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { address, enumOf, httpUrlSetting, integer, setting, type SettingSpec } from './spec.ts';
+import { address, enumOf, httpUrlSetting, integer, port, setting, type SettingSpec } from './spec.ts';
 
 /** The devnet's batcher (`flashlog devnet --batcher-l1-rpc URL --batcher-key KEY`): posts the L2's blocks to an L1. */
 export const batcherSettings = {
@@ -41,5 +41,12 @@ export const batcherSettings = {
     default: 'brotli',
     expects: 'zlib|brotli',
     describe: 'devnet: the batcher compresses its channels with zlib, or brotli (Fjord)',
+  }),
+  batcherBeaconPort: setting({
+    schema: port,
+    default: '5052',
+    expects: 'a TCP port 0-65535 (0 = any free port)',
+    describe:
+      'devnet: with --batcher-l1-rpc, the port of the beacon API blob endpoints (/eth/v1/beacon/blob_sidecars/{slot}, /eth/v1/beacon/blobs/{slot}) serving the blobs the batcher posted',
   }),
 } satisfies Record<string, SettingSpec>;
