@@ -11,7 +11,7 @@ export const devnetCommand: Command = {
   name: 'devnet',
   summary: "a local OP-stack L2 (EDR) with JSON-RPC and a flashblocks WebSocket in Base's wire format",
   usage:
-    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--devnet-history-blocks K] [--metadata-receipts] [--plain] [--batcher-l1-rpc URL --batcher-key KEY [--batcher-target blob|calldata] [--batcher-batch-type span|singular] [--batcher-compression brotli|zlib] [--batcher-every-blocks 10] [--batcher-inbox ADDRESS] [--batcher-beacon-port 5052]]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
+    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--devnet-history-blocks K] [--metadata-receipts] [--plain] [--batcher-l1-rpc URL --batcher-key KEY [--batcher-target calldata|blob] [--batcher-batch-type span|singular] [--batcher-compression brotli|zlib] [--batcher-every-blocks 10] [--batcher-inbox ADDRESS] [--batcher-beacon-port 5052]]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
   settings: [
     ...serviceSettings,
     'devnetHost',

@@ -26,9 +26,10 @@ export const batcherSettings = {
   }),
   batcherTarget: setting({
     schema: enumOf(['calldata', 'blob']),
-    default: 'blob',
+    default: 'calldata',
     expects: 'calldata|blob',
-    describe: 'devnet: batcher data in calldata, or in EIP-4844 blobs (one frame per blob, up to 6 blobs a transaction)',
+    describe:
+      "devnet: batcher data in calldata, or in EIP-4844 blobs (one frame per blob, up to 6 blobs a transaction; each blob's KZG commitment and proof cost about 1 s of the devnet's CPU thread)",
   }),
   batcherBatchType: setting({
     schema: enumOf(['singular', 'span']),
