@@ -1,7 +1,5 @@
 import type { Logger } from 'pino';
 import {
-  blobsToCommitments,
-  blobsToProofs,
   bytesToHex,
   commitmentsToVersionedHashes,
   hexToBigInt,
@@ -11,7 +9,6 @@ import {
   type Address,
   type BlobSidecar,
   type Hex,
-  type Kzg,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { encodeBlob } from '../derive/blob-encoder.ts';
@@ -19,7 +16,7 @@ import { encodeChannelOut, type BatchBlock, type BatchKind, type BatcherTarget }
 import type { CompressionAlgo } from '../derive/channel.ts';
 import type { SpanBatchChain } from '../derive/span-batch.ts';
 import { errorMessage } from '../errors.ts';
-import { customCrypto } from '../evm/ethereumjs.ts';
+import { createKzgThread, type KzgThread } from './kzg-thread.ts';
 import { l1InfoCalldata, parseL1Info } from '../evm/op/l1-info.ts';
 import { createUpstream } from '../jsonrpc/upstream.ts';
 
@@ -27,7 +24,7 @@ import { createUpstream } from '../jsonrpc/upstream.ts';
  * The devnet's batcher: every `everyBlocks` sealed L2 blocks it encodes them into one channel
  * (src/derive/channel-out.ts) and sends the batcher transactions from its key to the batch inbox
  * on an L1, as op-batcher does: calldata (one frame a transaction) or EIP-4844 blobs (one frame a
- * blob, up to 6 blobs a transaction, with KZG commitments and proofs from micro-eth-signer).
+ * blob, up to 6 blobs a transaction, with KZG commitments and proofs from micro-eth-signer, on a thread of their own: kzg-thread.ts).
  *
  * It is an invariant that the L1 going away never stops the devnet: a failed post is logged and
  * retried after `retryMs` with a new channel (the frames already on L1 stay an incomplete channel,
@@ -108,17 +105,6 @@ export function batchBlockOf(block: BatcherL2Block): BatchBlock {
   };
 }
 
-let viemKzg: Kzg | undefined;
-/** micro-eth-signer's KZG (the one src/evm/ethereumjs.ts sets up) in viem's shape. */
-function kzg(): Kzg {
-  const { kzg: inner } = customCrypto();
-  viemKzg ??= {
-    blobToKzgCommitment: (blob) => hexToBytes(inner.blobToKzgCommitment(bytesToHex(blob)) as Hex),
-    computeBlobKzgProof: (blob, commitment) => hexToBytes(inner.computeBlobProof(bytesToHex(blob), bytesToHex(commitment)) as Hex),
-  };
-  return viemKzg;
-}
-
 /**
  * Starts a batcher; `add` it every sealed block.
  *
@@ -137,6 +123,7 @@ export function createBatcher(options: BatcherOptions): Batcher {
   let retry: NodeJS.Timeout | undefined;
   let stopped = false;
   let chainId: number | undefined;
+  const kzgThread = createKzgThread();
 
   const call = async <T>(method: string, params: unknown[] = []) => (await l1.call(method, params)) as T;
 
@@ -172,7 +159,7 @@ export function createBatcher(options: BatcherOptions): Batcher {
     const units = options.target === 'blob' ? chunk(out.data, blobsPerTransaction) : out.data.map((data) => [data]);
     for (const unit of units) {
       const blobBaseFee = options.target === 'blob' ? await call<Hex>('eth_blobBaseFee').then(hexToBigInt, () => 1_000_000_000n) : 0n;
-      const { raw, blobs } = await signBatcherTransaction(account, unit, {
+      const { raw, blobs } = await signBatcherTransaction(account, kzgThread, unit, {
         chainId,
         nonce: nonce++,
         ...fees,
@@ -252,6 +239,7 @@ export function createBatcher(options: BatcherOptions): Batcher {
       stopped = true;
       if (retry) clearTimeout(retry);
       await running;
+      await kzgThread.close();
     },
   };
 }
@@ -263,6 +251,7 @@ export function createBatcher(options: BatcherOptions): Batcher {
  */
 async function signBatcherTransaction(
   account: PrivateKeyAccount,
+  kzg: KzgThread,
   unit: readonly Uint8Array[],
   tx: {
     chainId: number;
@@ -286,8 +275,8 @@ async function signBatcherTransaction(
     return { raw, blobs: [] };
   }
   const blobs = unit.map((data) => bytesToHex(encodeBlob(data)));
-  const commitments = blobsToCommitments({ blobs, kzg: kzg() });
-  const sidecars = toBlobSidecars({ blobs, commitments, proofs: blobsToProofs({ blobs, commitments, kzg: kzg() }) });
+  const { commitments, proofs } = await kzg.prove(blobs);
+  const sidecars = toBlobSidecars({ blobs, commitments, proofs });
   const blobVersionedHashes = commitmentsToVersionedHashes({ commitments });
   const raw = await account.signTransaction({ type: 'eip4844', ...common, gas: 21_000n, maxFeePerBlobGas, blobVersionedHashes, sidecars });
   return { raw, blobs: sidecars.map((sidecar, i) => ({ ...sidecar, versionedHash: blobVersionedHashes[i]! })) };

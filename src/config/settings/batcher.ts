@@ -29,7 +29,7 @@ export const batcherSettings = {
     default: 'calldata',
     expects: 'calldata|blob',
     describe:
-      "devnet: batcher data in calldata, or in EIP-4844 blobs (one frame per blob, up to 6 blobs a transaction; each blob's KZG commitment and proof cost about 1 s of the devnet's CPU thread)",
+      "devnet: batcher data in calldata, or in EIP-4844 blobs (one frame per blob, up to 6 blobs a transaction; each blob's KZG commitment and proof cost about 1 s of CPU, on a thread of their own; the L1 must take blob transactions)",
   }),
   batcherBatchType: setting({
     schema: enumOf(['singular', 'span']),
