@@ -201,7 +201,7 @@ export function createBatcher(options: BatcherOptions): Batcher {
           { err: errorMessage(error), pending: queue.length, retryMs },
           'batcher: posting to L1 failed; retrying with a new channel',
         );
-        retry = setTimeout(kick, retryMs);
+        if (!stopped) retry = setTimeout(kick, retryMs);
         return;
       }
     }
