@@ -11,7 +11,7 @@ export const devnetCommand: Command = {
   name: 'devnet',
   summary: "a local OP-stack L2 (EDR) with JSON-RPC and a flashblocks WebSocket in Base's wire format",
   usage:
-    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--devnet-history-blocks K] [--metadata-receipts] [--plain]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
+    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--devnet-history-blocks K] [--metadata-receipts] [--plain] [--batcher-l1-rpc URL --batcher-key KEY [--batcher-target calldata|blob] [--batcher-batch-type span|singular] [--batcher-compression brotli|zlib] [--batcher-every-blocks 10] [--batcher-inbox ADDRESS] [--batcher-beacon-port 5052]]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
   settings: [
     ...serviceSettings,
     'devnetHost',
@@ -28,6 +28,14 @@ export const devnetCommand: Command = {
     'denimBlockMs',
     'safeLagBlocks',
     'finalizedLagBlocks',
+    'batcherL1Rpc',
+    'batcherKey',
+    'batcherInbox',
+    'batcherEveryBlocks',
+    'batcherTarget',
+    'batcherBatchType',
+    'batcherCompression',
+    'batcherBeaconPort',
   ],
   longRunning: true,
   async run(ctx, positionals) {
@@ -43,6 +51,27 @@ export const devnetCommand: Command = {
         `--devnet-history-blocks (FLASHLOG_DEVNET_HISTORY_BLOCKS): got ${config.devnetHistoryBlocks}, expected 0 with --denim (the Denim devnet has no bounded history yet)`,
       );
     }
+    if (config.batcherL1Rpc && !config.batcherKey) {
+      throw new ConfigError(
+        '--batcher-key (FLASHLOG_BATCHER_KEY): missing, expected the private key the batcher signs with when --batcher-l1-rpc is set',
+      );
+    }
+    if (config.batcherL1Rpc && config.denim) {
+      throw new ConfigError('--batcher-l1-rpc (FLASHLOG_BATCHER_L1_RPC): not supported with --denim yet; expected the flashblocks devnet');
+    }
+    const batcher =
+      config.batcherL1Rpc && config.batcherKey
+        ? {
+            l1RpcUrl: config.batcherL1Rpc,
+            key: config.batcherKey as `0x${string}`,
+            inbox: config.batcherInbox as `0x${string}`,
+            everyBlocks: config.batcherEveryBlocks,
+            target: config.batcherTarget,
+            kind: config.batcherBatchType,
+            compression: config.batcherCompression,
+            beaconPort: config.batcherBeaconPort,
+          }
+        : undefined;
     const { createDevnet, DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
     const devnet = await createDevnet({
       logger: ctx.logger,
@@ -62,10 +91,16 @@ export const devnetCommand: Command = {
       ...(config.denim ? { blockTimeMs: config.denimBlockMs } : {}),
       safeLagBlocks: config.safeLagBlocks,
       finalizedLagBlocks: config.finalizedLagBlocks,
+      ...(batcher ? { batcher } : {}),
     }).catch((error: unknown) => {
       const { code, port } = error as { code?: string; port?: number };
       if (code === 'EADDRINUSE' || code === 'EACCES') {
-        const flag = port === config.devnetWsPort ? '--devnet-ws-port (FLASHLOG_DEVNET_WS_PORT)' : '--devnet-port (FLASHLOG_DEVNET_PORT)';
+        const flag =
+          port === config.devnetWsPort
+            ? '--devnet-ws-port (FLASHLOG_DEVNET_WS_PORT)'
+            : batcher && port === config.batcherBeaconPort
+              ? '--batcher-beacon-port (FLASHLOG_BATCHER_BEACON_PORT)'
+              : '--devnet-port (FLASHLOG_DEVNET_PORT)';
         throw new ConfigError(
           `${flag}: ${config.devnetHost}:${port} is ${code === 'EADDRINUSE' ? 'already in use' : 'not allowed'}; expected a free port (0 = any)`,
         );
@@ -112,6 +147,12 @@ export const devnetCommand: Command = {
           `  JSON-RPC     ${devnet.rpcUrl}${config.metrics ? `  (Prometheus metrics at ${devnet.rpcUrl}/metrics)` : ''}`,
           `  flashblocks  ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
           `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,
+          ...(batcher
+            ? [
+                `  batcher      every ${batcher.everyBlocks} blocks, ${batcher.kind} batches, ${batcher.compression}, in ${batcher.target === 'blob' ? 'blobs' : 'calldata'}, to ${batcher.inbox} on ${batcher.l1RpcUrl}`,
+                `  beacon       ${devnet.batcher?.beaconUrl}/eth/v1/beacon/blob_sidecars/{slot}  (the posted blobs; slot = L1 timestamp - L1 genesis timestamp)`,
+              ]
+            : []),
           `  history      ${config.devnetHistoryBlocks ? `the last ${config.devnetHistoryBlocks} blocks and their state (--devnet-history-blocks)` : 'every block (EDR keeps them all; --devnet-history-blocks bounds it)'}`,
           `  mnemonic     ${DEVNET_MNEMONIC}`,
           '  funded accounts (10,000 ETH each):',

@@ -6,6 +6,7 @@ import { sourceSettings } from './settings/source.ts';
 import { executionSettings } from './settings/execution.ts';
 import { gatewaySettings } from './settings/gateway.ts';
 import { devnetSettings } from './settings/devnet.ts';
+import { batcherSettings } from './settings/batcher.ts';
 import { proverSettings } from './settings/prover.ts';
 import { nodeSettings } from './settings/node.ts';
 import { checkerSettings } from './settings/checker.ts';
@@ -30,6 +31,7 @@ export const settings = {
   ...executionSettings,
   ...gatewaySettings,
   ...devnetSettings,
+  ...batcherSettings,
   ...proverSettings,
   ...nodeSettings,
   ...checkerSettings,

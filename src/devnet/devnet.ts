@@ -11,6 +11,7 @@ import { createProducer, l1AttributesFor, type SentFlashblock, type SealedBlock 
 import type { Load } from './load.ts';
 import { startRpcServer } from './rpc-server.ts';
 import { LOAD_ACCOUNTS, type Devnet, type DevnetAccount } from './handle.ts';
+import { createDevnetBatcher, type DevnetBatcherOptions } from './devnet-batcher.ts';
 import { counter, gauge, histogram, type Registry } from '../obs/metrics.ts';
 
 /**
@@ -72,6 +73,11 @@ export interface DevnetOptions {
    * the 256 blocks below the head: below 256 a contract reading an older block's hash gets none.
    */
   readonly historyBlocks?: number;
+  /**
+   * Post the sealed blocks to an L1 as batcher transactions (batcher.ts); flashblocks devnet only.
+   * The chain (genesis time, block time, chain id) is the devnet's.
+   */
+  readonly batcher?: DevnetBatcherOptions;
 }
 
 export type { Devnet, DevnetAccount } from './handle.ts';
@@ -147,6 +153,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   if (options.denim && options.historyBlocks) {
     throw new RangeError('historyBlocks (--devnet-history-blocks) is not supported with denim (--denim) yet: its producer has no rollover');
   }
+  if (options.denim && options.batcher) throw new RangeError('batcher (--batcher-l1-rpc) is not supported with denim (--denim) yet');
   if (options.denim) {
     const { createDenimDevnet } = await import('./denim-devnet.ts');
     return createDenimDevnet({
@@ -178,6 +185,15 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   const metrics = options.metrics ? devnetMetrics(options.metrics) : undefined;
   const flashblockListeners = new Set<(flashblock: SentFlashblock) => void>();
   const sealedListeners = new Set<(block: SealedBlock) => void>();
+  const blockTimeSeconds = Math.max(1, Math.round(blockTimeMs / 1000));
+  const batcher = options.batcher
+    ? createDevnetBatcher(
+        options.batcher,
+        { chainId: BigInt(chainId), l2GenesisTime: engineOptions.genesisTime, blockTime: BigInt(blockTimeSeconds) },
+        host,
+        logger,
+      )
+    : undefined;
   // The feed server starts first so the very first flashblock can be broadcast.
   const feed = await startFeedServer({ host, port: options.wsPort ?? 0, plain: options.plain ?? false, logger });
   let load: Load | undefined;
@@ -186,7 +202,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     logger,
     blockTimeMs,
     flashblockMs,
-    blockTimeSeconds: Math.max(1, Math.round(blockTimeMs / 1000)),
+    blockTimeSeconds,
     blockGasLimit,
     metadataReceipts: options.metadataReceipts ?? false,
     reorgEvery: options.reorgEvery ?? 0,
@@ -205,6 +221,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
         'devnet: block sealed',
       );
       for (const listener of sealedListeners) listener(block);
+      batcher?.sealed(block);
     },
     takeDeposits: () => load?.takeDeposits() ?? [],
     ...(history ? { afterSeal: (call, block) => history.sealed(call, block.number) } : {}),
@@ -213,6 +230,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   let rpc: Awaited<ReturnType<typeof startRpcServer>> | undefined;
   try {
     await producer.started;
+    await batcher?.start();
     rpc = await startRpcServer({
       host,
       port: options.rpcPort ?? 0,
@@ -234,6 +252,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     await feed.close();
     await rpc?.close();
     await history?.close();
+    await batcher?.close();
     throw error;
   }
   const rpcServer = rpc;
@@ -248,6 +267,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     accounts,
     load: running ? { token: running.token, workload: running.workload, counts: () => running.counts() } : null,
     denim: false,
+    ...(batcher ? { batcher: batcher.handle() } : {}),
     onBlock: () => () => false,
     onFlashblock(listener) {
       flashblockListeners.add(listener);
@@ -261,6 +281,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
       closing ??= (async () => {
         await load?.stop();
         await producer.stop();
+        await batcher?.close();
         await Promise.all([rpcServer.close(), feed.close()]);
         await history?.close();
       })();

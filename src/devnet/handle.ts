@@ -1,4 +1,5 @@
 import type { Hex } from 'viem';
+import type { Batcher } from './batcher.ts';
 import type { DenimBlock } from './denim-producer.ts';
 import type { SentFlashblock, SealedBlock } from './producer.ts';
 
@@ -31,5 +32,10 @@ export interface Devnet {
   readonly denim: boolean;
   /** With `load`: the ERC-20 and workload contracts and the counts of transactions sent by kind. */
   readonly load: { readonly token: Hex; readonly workload: Hex; counts(): Record<string, number> } | null;
+  /** With a batcher (`batcher` option): what it posted to the L1 (blobs included) and what waits. */
+  readonly batcher?: Pick<Batcher, 'posted' | 'pending'> & {
+    /** The beacon blob endpoints' base URL (`beaconPort`), else null. */
+    readonly beaconUrl: string | null;
+  };
   close(): Promise<void>;
 }

@@ -26,7 +26,12 @@ export type { SentFlashblock, MetadataReceipt } from './sent-flashblock.ts';
 export interface SealedBlock {
   readonly number: bigint;
   readonly hash: Hex;
+  /** Transaction hashes, in order. */
   readonly transactions: readonly Hex[];
+  /** The same transactions' EIP-2718 bytes (deposits included), for the batcher. */
+  readonly rawTransactions: readonly Hex[];
+  readonly parentHash: Hex;
+  readonly timestamp: bigint;
   /** The pre-confirmed transaction left out of this block by --reorg-every, if any. */
   readonly dropped: Hex | null;
 }
@@ -161,11 +166,20 @@ export function createProducer(options: ProducerOptions): Producer {
       await call('hardhat_dropTransaction', [hash]);
       requeue.push(raw);
     }
+    const rawTransactions = sealed.transactions.map((hash) => building.rawOf(hash));
     for (const hash of sealed.transactions) {
       book.rawByHash.delete(hash);
       book.keyByHash.delete(hash);
     }
-    const sealedBlock = { number: block.number, hash: sealed.hash, transactions: sealed.transactions, dropped };
+    const sealedBlock = {
+      number: block.number,
+      hash: sealed.hash,
+      transactions: sealed.transactions,
+      rawTransactions,
+      parentHash: sealed.parentHash,
+      timestamp: BigInt(sealed.timestamp),
+      dropped,
+    };
     options.onSealed?.(sealedBlock);
     await options.afterSeal?.(call, sealedBlock);
     const next = await open(call);

@@ -61,6 +61,7 @@ export interface GenesisAccount {
   readonly address: Address;
   readonly storage?: readonly { index: bigint; value: bigint }[];
   readonly code?: Hex;
+  readonly balance?: bigint;
 }
 
 export async function startEdrChain(options: { chainId?: number; genesis?: readonly GenesisAccount[] } = {}): Promise<EdrChain> {
@@ -82,6 +83,7 @@ export async function startEdrChain(options: { chainId?: number; genesis?: reado
         ...(options.genesis ?? []).map((account) => ({
           address: hexToBytes(account.address),
           nonce: 1n,
+          ...(account.balance ? { balance: account.balance } : {}),
           storage: [...(account.storage ?? [])],
           ...(account.code ? { code: hexToBytes(account.code) } : {}),
         })),

@@ -6,6 +6,8 @@
 //	                     with the batches they hold, as JSON
 //	derive-peer decode   reads {chain, fjord, batcherData[], blobs[]} as JSON on stdin and prints
 //	                     the batches op-node decodes from them
+//	derive-peer beacon   reads {url, time, hashes} as JSON on stdin and fetches those blobs from a
+//	                     beacon API as op-node's L1BeaconClient does
 //	derive-peer bank     reads scenarios of batcher transactions in L1 blocks and prints the
 //	                     channels op-node's channel bank (or Holocene assembler) hands out
 //	derive-peer attributes  reads synthetic L1 blocks (header, receipts with TransactionDeposited
@@ -307,7 +309,7 @@ func readChannel(ch *derive.Channel, cfg *rollup.Config, fjord bool) channelJSON
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|attributes|checkbatch")
+		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|beacon|attributes|checkbatch")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -321,8 +323,10 @@ func main() {
 		attributes()
 	case "checkbatch":
 		checkBatch()
+	case "beacon":
+		beacon()
 	default:
-		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|attributes|checkbatch")
+		fmt.Fprintln(os.Stderr, "usage: derive-peer encode|decode|bank|beacon|attributes|checkbatch")
 		os.Exit(2)
 	}
 }
