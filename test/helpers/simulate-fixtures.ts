@@ -1,4 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { NEVER } from 'rxjs';
+import { createUpstream } from '../../src/jsonrpc/upstream.ts';
+import { createExecutionMethods } from '../../src/rpc/execution.ts';
+import { createGateway } from '../../src/rpc/server.ts';
+import { initialViewState } from '../../src/view/state.ts';
 import { sharedPath } from './shared.ts';
 
 /**
@@ -86,4 +93,38 @@ export function asGethHashes(expected: unknown, actual: unknown): unknown {
     text = text.replaceAll(ours.slice(2).toLowerCase(), geths.slice(2).toLowerCase());
   }
   return JSON.parse(text);
+}
+
+/**
+ * A gateway whose `eth_simulateV1` runs flashlog's simulator over `upstreamUrl`'s state, with the
+ * chain rules of the geth genesis file `simulateGenesis` (an empty view: `pending` is `latest`).
+ */
+export async function startSimulateGateway(upstreamUrl: string, simulateGenesis: string): Promise<{ url: string; close(): Promise<void> }> {
+  const upstream = createUpstream(upstreamUrl, { timeoutMs: 30_000 });
+  const execution = createExecutionMethods({ gasCap: 50_000_000n, timeoutMs: 60_000, simulateGenesis });
+  const gateway = await createGateway({
+    host: '127.0.0.1',
+    port: 0,
+    view: initialViewState,
+    states$: NEVER,
+    upstream,
+    logger: pino({ level: 'silent' }),
+    metrics: new Registry(),
+    public: false,
+    rateLimit: 1000,
+    maxBodyBytes: 4 << 20,
+    maxBatch: 100,
+    maxConnections: 10,
+    maxSubscriptions: 10,
+    maxBufferedBytes: 1 << 20,
+    maxLogsRange: 2000,
+    methods: execution.methods,
+  });
+  return {
+    url: gateway.url,
+    async close() {
+      await gateway.close();
+      await execution.close();
+    },
+  };
 }

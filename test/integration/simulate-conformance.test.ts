@@ -1,13 +1,6 @@
-import { NEVER } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pino from 'pino';
-import { Registry } from 'prom-client';
-import { createExecutionMethods, type ExecutionMethods } from '../../src/rpc/execution.ts';
-import { createGateway, type Gateway } from '../../src/rpc/server.ts';
-import { createUpstream } from '../../src/jsonrpc/upstream.ts';
-import { initialViewState } from '../../src/view/state.ts';
 import { startFixtureChain, type FixtureChain } from '../helpers/fixture-chain.ts';
-import { FIXTURE_GENESIS, asGethHashes, differences, loadSimulateFixtures } from '../helpers/simulate-fixtures.ts';
+import { FIXTURE_GENESIS, asGethHashes, differences, loadSimulateFixtures, startSimulateGateway } from '../helpers/simulate-fixtures.ts';
 
 /**
  * The 91 execution-apis eth_simulateV1 fixtures, sent to a real gateway whose execution reads the
@@ -23,45 +16,18 @@ const KNOWN_GAPS: Record<string, string> = {};
 
 const fixtures = loadSimulateFixtures();
 let chain: FixtureChain;
-let execution: ExecutionMethods;
-let gateway: Gateway;
+let gateway: Awaited<ReturnType<typeof startSimulateGateway>>;
 const outcomes = new Map<string, string[]>();
 /** Fixtures that pass only once simulated block hashes are mapped to geth's. */
 const translated = new Set<string>();
 
 beforeAll(async () => {
   chain = await startFixtureChain();
-  const upstream = createUpstream(chain.url, { timeoutMs: 30_000 });
-  const logger = pino({ level: 'silent' });
-  const metrics = new Registry();
-  execution = createExecutionMethods({
-    gasCap: 50_000_000n,
-    timeoutMs: 60_000,
-    simulateGenesis: FIXTURE_GENESIS,
-  });
-  gateway = await createGateway({
-    host: '127.0.0.1',
-    port: 0,
-    view: initialViewState,
-    states$: NEVER,
-    upstream,
-    logger,
-    metrics,
-    public: false,
-    rateLimit: 1000,
-    maxBodyBytes: 4 << 20,
-    maxBatch: 100,
-    maxConnections: 10,
-    maxSubscriptions: 10,
-    maxBufferedBytes: 1 << 20,
-    maxLogsRange: 2000,
-    methods: execution.methods,
-  });
+  gateway = await startSimulateGateway(chain.url, FIXTURE_GENESIS);
 }, 60_000);
 
 afterAll(async () => {
   await gateway?.close();
-  await execution?.close();
   await chain?.close();
   const passed = [...outcomes.values()].filter((d) => d.length === 0).length;
   console.log(

@@ -1,9 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
-import { Registry } from 'prom-client';
-import { NEVER } from 'rxjs';
 import {
   decodeFunctionResult,
   encodeFunctionData,
@@ -17,12 +14,9 @@ import {
   type TransactionSerialized,
 } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUpstream } from '../../src/jsonrpc/upstream.ts';
-import { createExecutionMethods, type ExecutionMethods } from '../../src/rpc/execution.ts';
-import { createGateway, type Gateway } from '../../src/rpc/server.ts';
 import { feeVaults, l1BlockAddress } from '../../src/evm/op/l1-cost.ts';
-import { initialViewState } from '../../src/view/state.ts';
 import { replayOracleChain, startOpGeth, type OpGethNode, type OracleFixture } from '../helpers/op-geth.ts';
+import { startSimulateGateway } from '../helpers/simulate-fixtures.ts';
 import { goPrograms } from '../helpers/strict-clients.ts';
 
 /**
@@ -96,8 +90,7 @@ function compileReader(): Hex {
 }
 
 let node: OpGethNode;
-let execution: ExecutionMethods;
-let gateway: Gateway;
+let gateway: Awaited<ReturnType<typeof startSimulateGateway>>;
 let readerCode: Hex;
 
 async function flashlog<T>(method: string, params: unknown[]): Promise<T> {
@@ -116,33 +109,11 @@ beforeAll(async () => {
   node = await startOpGeth(opGeth, JSON.parse(readFileSync(genesisPath, 'utf8')));
   await replayOracleChain(node, fixtures);
   readerCode = compileReader();
-  const upstream = createUpstream(node.url, { timeoutMs: 30_000 });
-  const logger = pino({ level: 'silent' });
-  const metrics = new Registry();
-  execution = createExecutionMethods({ gasCap: 50_000_000n, timeoutMs: 60_000, simulateGenesis: genesisPath });
-  gateway = await createGateway({
-    host: '127.0.0.1',
-    port: 0,
-    view: initialViewState,
-    states$: NEVER,
-    upstream,
-    logger,
-    metrics,
-    public: false,
-    rateLimit: 1000,
-    maxBodyBytes: 4 << 20,
-    maxBatch: 100,
-    maxConnections: 10,
-    maxSubscriptions: 10,
-    maxBufferedBytes: 1 << 20,
-    maxLogsRange: 2000,
-    methods: execution.methods,
-  });
+  gateway = await startSimulateGateway(node.url, genesisPath);
 }, 300_000);
 
 afterAll(async () => {
   await gateway?.close();
-  await execution?.close();
   await node?.close();
 });
 
