@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
 import { bytesToHex, concat, hexToBigInt, numberToHex, pad, slice, type Hex } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildDerivePeer } from '../helpers/derive-peer.ts';
 import { attributesFor, l1BlobBaseFee, type PayloadAttributes } from '../../src/derive/attributes.ts';
 import { encodeDeposit } from '../../src/derive/deposit-tx.ts';
 import { l1BlockInfoOf, l1InfoDeposit, l1InfoFormAt } from '../../src/derive/l1-info-deposit.ts';
@@ -27,10 +27,9 @@ import {
  * blocks whose receipts hold well-formed and malformed TransactionDeposited and ConfigUpdate logs,
  * flashlog's results equal op-node's byte for byte, and what op-node refuses flashlog refuses.
  */
-const build = fileURLToPath(new URL('../go/derive-peer/build.sh', import.meta.url));
 let peer = '';
 beforeAll(() => {
-  peer = execFileSync('bash', [build], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 20 * 60_000 }).trim();
+  peer = buildDerivePeer();
 }, 20 * 60_000);
 
 /** Ecotone and Fjord at t0, Holocene at t0+100, Isthmus at t0+200, Jovian at t0+300; L1 runs Sepolia's Prague schedule then. */

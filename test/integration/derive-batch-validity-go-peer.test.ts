@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
 import { bytesToHex, slice } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildDerivePeer } from '../helpers/derive-peer.ts';
 import { checkSingularBatch, type BatchVerdict } from '../../src/derive/batch-validity.ts';
 import { checkSpanBatch } from '../../src/derive/span-batch-validity.ts';
 import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
@@ -13,10 +13,9 @@ import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
  * Fjord), Holocene's future/past rules and the fork activation blocks, flashlog's verdict is
  * op-node's.
  */
-const build = fileURLToPath(new URL('../go/derive-peer/build.sh', import.meta.url));
 let peer = '';
 beforeAll(() => {
-  peer = execFileSync('bash', [build], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 20 * 60_000 }).trim();
+  peer = buildDerivePeer();
 }, 20 * 60_000);
 
 const t0 = 1_750_000_000;

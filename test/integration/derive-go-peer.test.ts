@@ -1,10 +1,10 @@
 import { RLP } from '@ethereumjs/rlp';
 import fc from 'fast-check';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
 import { brotliCompressSync, constants, deflateSync } from 'node:zlib';
 import { bytesToHex, concat, hexToBytes, type Hex } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildDerivePeer } from '../helpers/derive-peer.ts';
 import { decodeBatcherData, type BatcherInput } from '../../src/derive/batcher-data.ts';
 import type { ChannelBatch } from '../../src/derive/channel.ts';
 import { encodeFrames, parseFrames } from '../../src/derive/frames.ts';
@@ -21,7 +21,6 @@ import { spanBatchTxsOf } from '../../src/derive/span-batch-txs.ts';
  * batches op-node reads from them; channels flashlog's encoders write decode in op-node to the
  * batches they were written from.
  */
-const build = fileURLToPath(new URL('../go/derive-peer/build.sh', import.meta.url));
 let peer = '';
 
 interface PeerBlock {
@@ -97,7 +96,7 @@ function peerRun(mode: 'encode' | 'decode' | 'bank', input?: unknown): unknown {
 
 beforeAll(() => {
   // A cold build (modules from the proxy, op-node's derive package and op-geth) takes minutes.
-  peer = execFileSync('bash', [build], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 20 * 60_000 }).trim();
+  peer = buildDerivePeer();
 }, 20 * 60_000);
 
 describe('the decoder against op-node (test/go/derive-peer)', () => {
