@@ -9,6 +9,28 @@ import { FlashlogError } from '../../errors.ts';
 const time = z.number().int().nonnegative().nullish();
 const baseFeeParams = z.object({ max_change_denominator: z.number().int().positive(), elasticity_multiplier: z.number().int().positive() });
 const hex = z.string().regex(/^0x([0-9a-fA-F]{2})*$/, 'expected 0x-prefixed hex bytes');
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 20-byte 0x address');
+const hash = z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'expected a 32-byte 0x hash');
+const blockId = z.object({ hash, number: z.number().int().nonnegative() });
+/** op-node's `genesis`: the L1 and L2 blocks the chain starts from, and the SystemConfig at L2 genesis. */
+const genesisSchema = z.object({
+  l1: blockId,
+  l2: blockId,
+  l2_time: z.number().int().nonnegative(),
+  system_config: z.object({
+    batcherAddr: address,
+    overhead: hash,
+    scalar: hash,
+    gasLimit: z.number().int().positive(),
+    eip1559Params: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{16}$/)
+      .nullish(),
+    operatorFeeParams: hash.nullish(),
+    minBaseFee: z.number().int().nonnegative().nullish(),
+    daFootprintGasScalar: z.number().int().nonnegative().nullish(),
+  }),
+});
 export const rollupConfigSchema = z.object({
   l2_chain_id: z.number().int().positive(),
   block_time: z.number().int().positive(),
@@ -42,6 +64,15 @@ export const rollupConfigSchema = z.object({
     .nullish(),
   base_fee_params: baseFeeParams.nullish(),
   canyon_base_fee_params: baseFeeParams.nullish(),
+  // Derivation (op-node's rollup.json): optional for execution, required to derive from L1.
+  genesis: genesisSchema.nullish(),
+  seq_window_size: z.number().int().positive().nullish(),
+  max_sequencer_drift: z.number().int().nonnegative().nullish(),
+  channel_timeout: z.number().int().positive().nullish(),
+  l1_chain_id: z.number().int().positive().nullish(),
+  batch_inbox_address: address.nullish(),
+  deposit_contract_address: address.nullish(),
+  l1_system_config_address: address.nullish(),
 });
 export type RollupConfig = z.infer<typeof rollupConfigSchema>;
 
