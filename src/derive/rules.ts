@@ -1,3 +1,4 @@
+import { rulesAt, type RollupConfig } from '../evm/op/rollup-config.ts';
 import type { ChannelRules } from './channel-bank.ts';
 import type { ChannelReadRules } from './channel.ts';
 
@@ -40,4 +41,19 @@ export function derivationRules(fork: DecodingFork, channelTimeoutBedrock = defa
     maxRlpBytesPerChannel: fjord ? 100_000_000 : 10_000_000,
     maxChannelBankSize: fjord ? 1_000_000_000 : 100_000_000,
   };
+}
+
+/**
+ * The decoding fork of an L2 chain at an L1 block's time (op-node picks the channel bank's and the
+ * channel reader's rules by the L1 origin's timestamp against the L2 fork times). Forks after
+ * Jovian change nothing in decoding.
+ *
+ * @example decodingForkAt(rollup, header.timestamp) // 'holocene'
+ */
+export function decodingForkAt(rollup: RollupConfig, l1Timestamp: bigint): DecodingFork {
+  const rules = rulesAt(rollup, l1Timestamp);
+  for (const fork of [...decodingForks].reverse()) {
+    if (fork === 'bedrock' || rules.active(fork as Exclude<DecodingFork, 'bedrock'>)) return fork;
+  }
+  return 'bedrock';
 }

@@ -41,6 +41,10 @@ export interface L1Info {
   readonly form: L1InfoForm;
   readonly sequenceNumber?: bigint;
   readonly l1BlockNumber?: bigint;
+  readonly l1Timestamp?: bigint;
+  readonly l1BlockHash?: Hex;
+  /** The batcher address, left-padded to 32 bytes. */
+  readonly batcherHash?: Hex;
   readonly baseFeeScalar?: number;
   readonly blobBaseFeeScalar?: number;
   readonly operatorFeeScalar?: number;
@@ -72,6 +76,9 @@ export function parseL1Info(data: Hex, where = 'L1-info deposit'): L1Info {
     blobBaseFeeScalar: Number(uint(data, 8, 4)),
     sequenceNumber: uint(data, 12, 8),
     l1BlockNumber: uint(data, 28, 8),
+    l1Timestamp: uint(data, 20, 8),
+    l1BlockHash: slice(data, 100, 132),
+    batcherHash: slice(data, 132, 164),
     ...(form === 'ecotone' ? {} : { operatorFeeScalar: Number(uint(data, 164, 4)), operatorFeeConstant: uint(data, 168, 8) }),
     ...(form === 'jovian' ? { daFootprintGasScalar: hexToNumber(slice(data, 176, 178)) } : {}),
   };

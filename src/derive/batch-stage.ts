@@ -1,0 +1,146 @@
+import type { Hex } from 'viem';
+import { rulesAt, type RollupConfig } from '../evm/op/rollup-config.ts';
+import { checkSingularBatch, type BatchValidityRules, type BatchVerdict } from './batch-validity.ts';
+import type { ChannelBatch } from './channel.ts';
+import type { DerivationConfig } from './derivation-config.ts';
+import type { L1BlockHeader } from './l1-source.ts';
+import type { SafeState } from './pipeline.ts';
+import { checkSpanBatch, type SafeBlocks } from './span-batch-validity.ts';
+
+/**
+ * The batch stage (specs/protocol/derivation.md "Batch Queue", holocene/derivation.md "Batch
+ * Stage"): which queued batch makes the next L2 block, or, when none can and the current epoch's
+ * sequencing window has expired, an empty batch (or a move to the next epoch), as op-node's
+ * `deriveNextBatch` decides.
+ *
+ * | verdict   | here |
+ * | --------- | ---- |
+ * | accept    | the batch's blocks after the safe head are the next blocks |
+ * | drop      | removed; from Holocene the rest of its channel goes with it |
+ * | past      | removed (Holocene: an older block, its channel kept) |
+ * | undecided | stop: more L1 is needed |
+ * | future    | (before Holocene) kept for later |
+ */
+export interface QueuedBatch {
+  readonly batch: ChannelBatch;
+  /** The L1 block whose data held the batch. */
+  readonly inclusion: L1BlockHeader;
+  readonly channelId: Hex;
+  /** Why it waits, once found undecided. */
+  reason?: string;
+}
+
+export interface BatchBlockOut {
+  readonly timestamp: bigint;
+  readonly epochNumber: bigint;
+  readonly transactions: readonly Uint8Array[];
+}
+
+export type BatchStep =
+  | { readonly type: 'blocks'; readonly blocks: readonly BatchBlockOut[]; readonly inclusion?: L1BlockHeader }
+  /** The sequencing window moved the epoch on: the next block is in the next L1 origin. */
+  | { readonly type: 'advance' };
+
+export interface BatchStageContext {
+  readonly safe: SafeState;
+  /** The L1 blocks from the current epoch up to `current`, oldest first. */
+  readonly l1Blocks: readonly L1BlockHeader[];
+  /** The L1 block derivation has read up to. */
+  readonly current: L1BlockHeader;
+  readonly rollup: RollupConfig;
+  readonly config: DerivationConfig;
+  /** Derived (or agreed) L2 blocks by number, for a span batch that overlaps them. */
+  readonly safeBlocks: SafeBlocks;
+  readonly event: (text: string) => void;
+}
+
+/** The next step of the batch stage, or undefined when it needs more L1 data. */
+export function nextBatch(queue: QueuedBatch[], context: BatchStageContext): BatchStep | undefined {
+  const { safe, l1Blocks, current, rollup, config, event } = context;
+  const rules: BatchValidityRules = { rollup, seqWindowSize: config.seqWindowSize, maxSequencerDrift: config.maxSequencerDrift };
+  const refs = l1Blocks.map(({ hash, number, timestamp }) => ({ hash, number, timestamp }));
+  let index = 0;
+  while (index < queue.length) {
+    const entry = queue[index]!;
+    const { verdict, reason } = judge(entry, refs, context, rules);
+    const where = `batch from channel ${entry.channelId} (L1 block ${entry.inclusion.number})`;
+    if (verdict === 'accept') {
+      queue.splice(index, 1);
+      return { type: 'blocks', blocks: blocksOf(entry.batch, safe.timestamp), inclusion: entry.inclusion };
+    }
+    if (verdict === 'undecided') {
+      entry.reason = reason;
+      return undefined;
+    }
+    if (verdict === 'future') {
+      index++;
+      continue;
+    }
+    queue.splice(index, 1);
+    if (verdict === 'drop') {
+      event(`${where} dropped: ${reason}`);
+      if (rulesAt(rollup, entry.inclusion.timestamp).active('holocene')) {
+        // Holocene: an invalid batch flushes the rest of its channel.
+        for (let i = queue.length - 1; i >= index; i--) if (queue[i]!.channelId === entry.channelId) queue.splice(i, 1);
+      }
+    }
+  }
+  return emptyBatch(context);
+}
+
+function judge(
+  entry: QueuedBatch,
+  l1Blocks: readonly { hash: Hex; number: bigint; timestamp: bigint }[],
+  context: BatchStageContext,
+  rules: BatchValidityRules,
+): { verdict: BatchVerdict; reason: string } {
+  const { safe } = context;
+  const { batch, inclusion } = entry;
+  const inclusionRef = { hash: inclusion.hash, number: inclusion.number, timestamp: inclusion.timestamp };
+  if (batch.type === 'singular')
+    return checkSingularBatch(
+      {
+        l1Blocks,
+        safeHead: { hash: safe.hash, number: safe.number, timestamp: safe.timestamp },
+        batch: batch.batch,
+        inclusion: inclusionRef,
+      },
+      rules,
+    );
+  if (!batch.batch) return { verdict: 'drop', reason: batch.dropped ?? 'a span batch whose blocks could not be rebuilt' };
+  return checkSpanBatch(
+    {
+      l1Blocks,
+      safeHead: { hash: safe.hash, number: safe.number, timestamp: safe.timestamp, l1OriginNumber: safe.l1Origin.number },
+      batch: batch.batch,
+      inclusion: inclusionRef,
+    },
+    rules,
+    context.safeBlocks,
+  );
+}
+
+/** The blocks of an accepted batch after the safe head. */
+function blocksOf(batch: ChannelBatch, safeTimestamp: bigint): BatchBlockOut[] {
+  if (batch.type === 'singular')
+    return [{ timestamp: batch.batch.timestamp, epochNumber: batch.batch.epochNumber, transactions: batch.batch.transactions }];
+  return batch.batch!.blocks.filter((block) => block.timestamp > safeTimestamp);
+}
+
+/**
+ * op-node's empty batches: once the current epoch's sequencing window has expired at the L1
+ * block read up to (and its data gave no batch), L2 blocks without transactions fill the epoch up
+ * to the next L1 origin's time, then the epoch moves on. The first block of an epoch is always made.
+ */
+function emptyBatch(context: BatchStageContext): BatchStep | undefined {
+  const { safe, l1Blocks, current, rollup, config } = context;
+  const epoch = l1Blocks[0];
+  if (!epoch || epoch.number + config.seqWindowSize > current.number) return undefined;
+  const nextEpoch = l1Blocks[1];
+  if (!nextEpoch) return undefined;
+  const timestamp = safe.timestamp + BigInt(rollup.block_time);
+  const firstOfEpoch = epoch.number === safe.l1Origin.number + 1n;
+  if (timestamp < nextEpoch.timestamp || firstOfEpoch)
+    return { type: 'blocks', blocks: [{ timestamp, epochNumber: epoch.number, transactions: [] }] };
+  return { type: 'advance' };
+}

@@ -1,0 +1,224 @@
+import { hexToBytes, keccak256, parseEther, toHex, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { depositLog, portal, systemConfigAddress } from '../../test/helpers/l1-logs.ts';
+import { parseRollupConfig } from '../evm/op/rollup-config.ts';
+import { encodeChannelOut, type BatchBlock, type BatchKind } from './channel-out.ts';
+import type { CompressionAlgo } from './channel.ts';
+import { derivationConfigOf } from './derivation-config.ts';
+import type { L1BlockHeader, L1Source } from './l1-source.ts';
+import { deriveBlocks, type DerivedBlock, type DeriveSafeHead } from './pipeline.ts';
+import type { L1Receipt } from './user-deposits.ts';
+
+/**
+ * The pipeline's stages on a synthetic L1 held in memory (one module's unit test: the real L1, a
+ * real OP node and op-node are in test/integration/derived-chain-prove.test.ts): batches in
+ * calldata become blocks, deposits land in an epoch's first block, a batch from another key is
+ * ignored and the expired sequencing window fills the chain with empty blocks, and an agreed
+ * block whose L1 origin is not on the L1 chain is refused.
+ */
+const batcher = privateKeyToAccount('0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba');
+const stranger = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
+const user = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a');
+const inbox: Hex = '0xff00000000000000000000000000000000042069';
+const l2ChainId = 42069;
+const rollup = parseRollupConfig({
+  l2_chain_id: l2ChainId,
+  block_time: 2,
+  regolith_time: 0,
+  canyon_time: 0,
+  delta_time: 0,
+  ecotone_time: 0,
+  fjord_time: 0,
+  granite_time: 0,
+  holocene_time: 0,
+  isthmus_time: 0,
+  chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
+  genesis: {
+    l1: { hash: l1Hash(0n), number: 0 },
+    l2: { hash: l2Hash(0n), number: 0 },
+    l2_time: 0,
+    system_config: {
+      batcherAddr: batcher.address,
+      overhead: toHex(0, { size: 32 }),
+      scalar: toHex(1n << 248n, { size: 32 }),
+      gasLimit: 30_000_000,
+    },
+  },
+  seq_window_size: 4,
+  max_sequencer_drift: 600,
+  channel_timeout: 300,
+  l1_chain_id: 900,
+  batch_inbox_address: inbox,
+  deposit_contract_address: portal,
+  l1_system_config_address: systemConfigAddress,
+});
+const config = derivationConfigOf(rollup);
+
+function l1Hash(n: bigint): Hex {
+  return keccak256(toHex(`l1 ${n}`));
+}
+function l2Hash(n: bigint): Hex {
+  return keccak256(toHex(`l2 ${n}`));
+}
+
+/** An L1 of `count` blocks 12 s apart, with the given transactions and receipts per block. */
+function memoryL1(
+  count: number,
+  txs: Map<bigint, Uint8Array[]>,
+  receipts: Map<bigint, L1Receipt[]>,
+): L1Source & { headers: L1BlockHeader[] } {
+  const headers: L1BlockHeader[] = Array.from({ length: count }, (_, i) => ({
+    hash: l1Hash(BigInt(i)),
+    parentHash: i === 0 ? toHex(0, { size: 32 }) : l1Hash(BigInt(i - 1)),
+    number: BigInt(i),
+    timestamp: BigInt(12 * i),
+    baseFeePerGas: 1_000_000_000n,
+    mixHash: keccak256(toHex(`randao ${i}`)),
+    parentBeaconBlockRoot: keccak256(toHex(`beacon ${i}`)),
+    excessBlobGas: 0n,
+    transactionsRoot: toHex(0, { size: 32 }),
+    receiptsRoot: toHex(0, { size: 32 }),
+  }));
+  const byHash = new Map(headers.map((header) => [header.hash, header]));
+  return {
+    headers,
+    header(hash) {
+      const header = byHash.get(hash);
+      if (!header) throw new Error(`L1 header ${hash} missing`);
+      return header;
+    },
+    transactions: async (header) => txs.get(header.number) ?? [],
+    receipts: async (header) => receipts.get(header.number) ?? [],
+    blob: () => {
+      throw new Error('no blobs here');
+    },
+  };
+}
+
+/** L2 blocks 1..count every 2 s, each on the newest L1 block not after it, with one user transfer each. */
+async function l2Blocks(count: number): Promise<BatchBlock[]> {
+  const blocks: BatchBlock[] = [];
+  for (let n = 1n; n <= BigInt(count); n++) {
+    const timestamp = 2n * n;
+    const epochNumber = timestamp / 12n;
+    const tx = await user.signTransaction({
+      chainId: l2ChainId,
+      type: 'eip1559',
+      nonce: Number(n),
+      to: batcher.address,
+      value: parseEther('0.001'),
+      gas: 21_000n,
+      maxFeePerGas: 2_000_000_000n,
+      maxPriorityFeePerGas: 1n,
+    });
+    blocks.push({
+      parentHash: l2Hash(n - 1n),
+      timestamp,
+      epochNumber,
+      epochHash: l1Hash(epochNumber),
+      sequenceNumber: (timestamp - 12n * epochNumber) / 2n,
+      transactions: [hexToBytes(tx)],
+    });
+  }
+  return blocks;
+}
+
+async function batcherTxs(from: typeof batcher, blocks: BatchBlock[], kind: BatchKind, compression: CompressionAlgo, nonce = 0) {
+  const out = encodeChannelOut(blocks, {
+    kind,
+    compression,
+    channelId: toHex(nonce + 7, { size: 16 }),
+    target: 'calldata',
+    chain: config.spanBatchChain,
+  });
+  return Promise.all(
+    out.data.map(async (data, i) =>
+      hexToBytes(
+        await from.signTransaction({
+          chainId: 900,
+          type: 'eip1559',
+          nonce: nonce + i,
+          to: inbox,
+          data: toHex(data),
+          gas: 1_000_000n,
+          maxFeePerGas: 10n ** 10n,
+          maxPriorityFeePerGas: 1n,
+        }),
+      ),
+    ),
+  );
+}
+
+const safeHead: DeriveSafeHead = {
+  hash: l2Hash(0n),
+  number: 0n,
+  timestamp: 0n,
+  l1Origin: { hash: l1Hash(0n), number: 0n },
+  sequenceNumber: 0n,
+  systemConfig: config.genesisSystemConfig,
+  transactions: [],
+};
+const build = async (block: DerivedBlock) => l2Hash(block.number);
+const deposit = { from: user.address, to: user.address, mint: 10n ** 18n, value: 0n, gas: 100_000n, isCreation: false, data: '0x' as Hex };
+
+describe('deriveBlocks', () => {
+  let blocks: BatchBlock[];
+  beforeAll(async () => {
+    blocks = await l2Blocks(8);
+  });
+
+  for (const [kind, compression] of [
+    ['singular', 'zlib'],
+    ['span', 'brotli'],
+  ] as const) {
+    it(`derives ${kind} batches (${compression}) in calldata: the batch's transactions after the deposits`, async () => {
+      const l1 = memoryL1(
+        3,
+        new Map([[1n, await batcherTxs(batcher, blocks, kind, compression)]]),
+        new Map([[1n, [{ status: 'success', logs: [depositLog(deposit, 0)] }]]]),
+      );
+      const derived = await deriveBlocks({ rollup, l1, l1Head: l1.headers.at(-1)!.hash, safeHead, until: 8n, build });
+      expect(derived.map((block) => block.number)).toEqual([1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n]);
+      for (const [i, block] of derived.entries()) {
+        const first = block.attributes.transactions[0]!;
+        expect(first.startsWith('0x7e')).toBe(true); // the L1-info deposit
+        expect(block.attributes.transactions.at(-1)).toBe(toHex(blocks[i]!.transactions[0]!));
+        expect(block.l1Origin.number).toBe(blocks[i]!.epochNumber);
+        expect(block.sequenceNumber).toBe(blocks[i]!.sequenceNumber);
+      }
+      // Block 6 (timestamp 12) opens epoch 1: the L1 block's deposit follows the L1-info deposit.
+      expect(derived[5]!.attributes.transactions).toHaveLength(3);
+      expect(derived[4]!.attributes.transactions).toHaveLength(2);
+    });
+  }
+
+  it('ignores a batch another key sent and fills the expired sequencing window with empty blocks', async () => {
+    const l1 = memoryL1(8, new Map([[1n, await batcherTxs(stranger, blocks, 'singular', 'zlib')]]), new Map());
+    const events: string[] = [];
+    const derived = await deriveBlocks({
+      rollup,
+      l1,
+      l1Head: l1.headers.at(-1)!.hash,
+      safeHead,
+      until: 8n,
+      build,
+      onEvent: (e) => events.push(e),
+    });
+    expect(events.some((e) => e.includes(`sent by ${stranger.address}, not the batcher`))).toBe(true);
+    expect(derived).toHaveLength(8);
+    for (const block of derived) expect(block.attributes.transactions).toHaveLength(1);
+    expect(derived.map((block) => block.l1Origin.number)).toEqual([0n, 0n, 0n, 0n, 0n, 1n, 1n, 1n]);
+  });
+
+  it('refuses an agreed block whose L1 origin is not on the L1 chain, and a range the L1 does not reach', async () => {
+    const l1 = memoryL1(3, new Map([[1n, await batcherTxs(batcher, blocks, 'singular', 'zlib')]]), new Map());
+    const forked = { ...safeHead, l1Origin: { hash: keccak256('0x01'), number: 0n } };
+    await expect(deriveBlocks({ rollup, l1, l1Head: l1.headers.at(-1)!.hash, safeHead: forked, until: 2n, build })).rejects.toThrow(
+      /DERIVE_L1_REORG|L1 origin 0 0x[0-9a-f]{64} is not on the L1 chain/,
+    );
+    await expect(deriveBlocks({ rollup, l1, l1Head: l1.headers.at(-1)!.hash, safeHead, until: 9n, build })).rejects.toThrow(
+      /derives L2 blocks up to 8, not 9/,
+    );
+  });
+});
