@@ -1,0 +1,265 @@
+import {
+  commitmentToVersionedHash,
+  formatTransaction,
+  hexToBytes,
+  keccak256,
+  serializeTransaction,
+  size,
+  type Hex,
+  type RpcTransaction,
+} from 'viem';
+import { z } from 'zod';
+import { FlashlogError } from '../../errors.ts';
+import type { CallRpc } from '../../jsonrpc/protocol.ts';
+import { encodeReceipt, fromRpcReceipt, orderedTrieNodes, orderedTrieRoot, type RpcConsensusReceipt } from '../../evm/receipts.ts';
+import { headerRlpFromRpc } from '../header-preimage.ts';
+import { blobKey, digestKey, type Preimage } from '../enclave-protocol.ts';
+
+/**
+ * The L1 preimages derivation reads in the enclave (src/prover/enclave/l1-preimages.ts has the
+ * scheme): every L1 header from `l1Head` back by parentHash to block `fromNumber`, each block's
+ * transactions and receipts trie nodes, and the blobs of the type-3 transactions sent to the
+ * batch inbox, from the beacon API:
+ *
+ *     GET {beaconUrl}/eth/v1/beacon/genesis                {data: {genesis_time}}
+ *     GET {beaconUrl}/eth/v1/config/spec                   {data: {SECONDS_PER_SLOT}}
+ *     GET {beaconUrl}/eth/v1/beacon/blob_sidecars/{slot}   {data: [{blob, kzg_commitment, kzg_proof, …}]}
+ *
+ * with slot = (block timestamp − genesis_time) / SECONDS_PER_SLOT; a sidecar belongs to a versioned
+ * hash when its commitment hashes to it. Nothing here is trusted by the enclave (it checks every
+ * preimage), but the host checks what it can so a bad node fails here, named: each header hashes
+ * to its block hash, each rebuilt transaction to its hash, each trie to its header's root.
+ */
+export interface L1WitnessParameters {
+  readonly l1: CallRpc;
+  /** The L1 beacon API; needed only if a block holds a blob transaction to the inbox. */
+  readonly beaconUrl?: string | undefined;
+  readonly l1Head: Hex;
+  /** The oldest L1 block collected (inclusive). */
+  readonly fromNumber: bigint;
+  readonly batchInbox: Hex;
+  /** Blocks processed at once (receipts, tries, blobs); default 4. */
+  readonly concurrency?: number;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** The preimages and the set's size, for the host's report. */
+export interface L1Witness {
+  readonly preimages: Preimage[];
+  readonly blocks: number;
+  readonly transactions: number;
+  readonly receipts: number;
+  readonly blobs: number;
+  /** Sum of the preimage values' lengths. */
+  readonly bytes: number;
+}
+
+const hash32 = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
+const hexString = z.string().regex(/^0x[0-9a-fA-F]*$/);
+const rpcBlockSchema = z.looseObject({
+  hash: hash32,
+  parentHash: hash32,
+  number: hexString,
+  timestamp: hexString,
+  transactionsRoot: hash32,
+  receiptsRoot: hash32,
+  transactions: z.array(z.looseObject({ hash: hash32, type: hexString, to: z.string().nullish() })),
+});
+type RpcBlock = z.infer<typeof rpcBlockSchema>;
+const rpcReceiptSchema = z.looseObject({
+  transactionHash: hash32,
+  type: hexString,
+  status: hexString,
+  cumulativeGasUsed: hexString,
+  logsBloom: hexString,
+  logs: z.array(z.looseObject({ address: z.string(), topics: z.array(z.string()), data: z.string() })),
+});
+const beaconGenesisSchema = z.object({ data: z.looseObject({ genesis_time: z.string().regex(/^\d+$/) }) });
+const beaconSpecSchema = z.object({ data: z.looseObject({ SECONDS_PER_SLOT: z.string().regex(/^\d+$/) }) });
+const sidecarsSchema = z.object({
+  data: z.array(z.looseObject({ blob: hexString, kzg_commitment: hexString, kzg_proof: hexString })),
+});
+
+/**
+ * Collects the L1 preimages for derivation, walking the L1 RPC by parentHash from `l1Head`.
+ *
+ * @example const { preimages, bytes } = await collectL1Witness({ l1, beaconUrl, l1Head, fromNumber: origin - 50n, batchInbox })
+ */
+export async function collectL1Witness(parameters: L1WitnessParameters): Promise<L1Witness> {
+  const { l1, l1Head, fromNumber, signal } = parameters;
+  const inbox = parameters.batchInbox.toLowerCase();
+  const preimages = new Map<string, Preimage>();
+  const add = (key: Preimage['key'], value: Uint8Array) => preimages.set(`${key.type}:${key.data.join(',')}`, { key, value });
+  const addKeccak = (value: Hex) => add(digestKey('keccak256', keccak256(value)), hexToBytes(value));
+  const aborted = () => {
+    if (signal?.aborted) throw new FlashlogError('WITNESS_ABORTED', 'L1 witness collection aborted');
+  };
+
+  // The walk by parentHash: each block with its full transactions.
+  const blocks: RpcBlock[] = [];
+  for (let hash = l1Head.toLowerCase() as Hex; ; ) {
+    aborted();
+    const block = await l1Block(l1, hash);
+    if (blocks.length === 0 && BigInt(block.number) < fromNumber)
+      throw new FlashlogError('WITNESS_RANGE', `L1 head ${l1Head} is block ${BigInt(block.number)}, before the first wanted ${fromNumber}`);
+    addKeccak(headerRlpFromRpc(block, `L1 block ${BigInt(block.number)} (${block.hash})`));
+    blocks.push(block);
+    if (BigInt(block.number) <= fromNumber) break;
+    hash = block.parentHash.toLowerCase() as Hex;
+  }
+
+  const beacon = parameters.beaconUrl === undefined ? undefined : beaconReader(parameters.beaconUrl, signal);
+  let transactions = 0;
+  let receipts = 0;
+  let blobs = 0;
+  let next = 0;
+  const processBlock = async (block: RpcBlock) => {
+    const where = `L1 block ${BigInt(block.number)} (${block.hash})`;
+    const raws = block.transactions.map((tx, index) => rawTransaction(tx, `${where} transaction ${index}`));
+    const txRoot = await orderedTrieRoot(raws);
+    if (txRoot !== block.transactionsRoot.toLowerCase())
+      throw new FlashlogError('WITNESS_INVALID', `${where}: its transactions make root ${txRoot}, the header says ${block.transactionsRoot}`);
+    for (const node of await orderedTrieNodes(raws)) addKeccak(node);
+    const encoded = (await blockReceipts(l1, block, where)).map(encodeReceipt);
+    const receiptRoot = await orderedTrieRoot(encoded);
+    if (receiptRoot !== block.receiptsRoot.toLowerCase())
+      throw new FlashlogError('WITNESS_INVALID', `${where}: its receipts make root ${receiptRoot}, the header says ${block.receiptsRoot}`);
+    for (const node of await orderedTrieNodes(encoded)) addKeccak(node);
+    transactions += raws.length;
+    receipts += encoded.length;
+    const wanted = block.transactions.flatMap((tx) =>
+      BigInt(tx.type) === 3n && tx.to?.toLowerCase() === inbox ? ((tx as { blobVersionedHashes?: Hex[] }).blobVersionedHashes ?? []) : [],
+    );
+    if (wanted.length === 0) return;
+    if (!beacon) throw new FlashlogError('WITNESS_MISSING', `${where}: a blob transaction to the batch inbox, and no beacon URL to read its blobs`);
+    const sidecars = await beacon.sidecars(BigInt(block.timestamp), where);
+    for (const versionedHash of wanted) {
+      const sidecar = sidecars.find((entry) => entry.versionedHash === versionedHash.toLowerCase());
+      if (!sidecar) throw new FlashlogError('WITNESS_MISSING', `${where}: the beacon API has no blob sidecar for ${versionedHash}`);
+      add(digestKey('sha256', versionedHash), hexToBytes(sidecar.commitment));
+      add(blobKey(sidecar.commitment), hexToBytes(`0x${sidecar.blob.slice(2)}${sidecar.proof.slice(2)}`));
+      blobs++;
+    }
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(parameters.concurrency ?? 4, blocks.length) }, async () => {
+      while (next < blocks.length) {
+        aborted();
+        await processBlock(blocks[next++]!);
+      }
+    }),
+  );
+  const values = [...preimages.values()];
+  return {
+    preimages: values,
+    blocks: blocks.length,
+    transactions,
+    receipts,
+    blobs,
+    bytes: values.reduce((sum, { value }) => sum + value.length, 0),
+  };
+}
+
+async function l1Block(l1: CallRpc, hash: Hex): Promise<RpcBlock> {
+  const raw = await l1('eth_getBlockByHash', [hash, true]);
+  if (raw === null || raw === undefined) throw new FlashlogError('WITNESS_MISSING', `L1 block ${hash} not found on the L1 RPC`);
+  const parsed = rpcBlockSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new FlashlogError('WITNESS_RPC', `L1 eth_getBlockByHash(${hash}).${issue.path.join('.')}: ${issue.message}`);
+  }
+  if (parsed.data.hash.toLowerCase() !== hash) throw new FlashlogError('WITNESS_RPC', `L1 eth_getBlockByHash(${hash}) answered block ${parsed.data.hash}`);
+  return parsed.data;
+}
+
+/** The EIP-2718 bytes of an RPC transaction (viem's serializer, signature included), checked against its hash. */
+function rawTransaction(tx: RpcBlock['transactions'][number], where: string): Hex {
+  let raw: Hex;
+  try {
+    const formatted = formatTransaction(tx as unknown as RpcTransaction);
+    const signature = { r: formatted.r, s: formatted.s, v: formatted.v, yParity: formatted.yParity };
+    // viem's Transaction names the calldata `input`, its serializer `data`.
+    raw = serializeTransaction({ ...formatted, data: formatted.input } as never, signature as never);
+  } catch (error) {
+    throw new FlashlogError('WITNESS_RPC', `${where} (${tx.hash}): cannot serialise it (${(error as Error).message})`);
+  }
+  if (keccak256(raw) !== tx.hash.toLowerCase())
+    throw new FlashlogError('WITNESS_INVALID', `${where}: its fields serialise to a transaction with hash ${keccak256(raw)}, the RPC says ${tx.hash}`);
+  return raw;
+}
+
+/** The block's receipts: eth_getBlockReceipts, or one eth_getTransactionReceipt a transaction where that is not served. */
+async function blockReceipts(l1: CallRpc, block: RpcBlock, where: string) {
+  let raw: unknown;
+  try {
+    raw = await l1('eth_getBlockReceipts', [block.hash]);
+  } catch {
+    raw = await Promise.all(block.transactions.map((tx) => l1('eth_getTransactionReceipt', [tx.hash])));
+  }
+  const parsed = z.array(rpcReceiptSchema).safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new FlashlogError('WITNESS_RPC', `${where} receipts[${issue.path.join('.')}]: ${issue.message}`);
+  }
+  if (parsed.data.length !== block.transactions.length)
+    throw new FlashlogError('WITNESS_RPC', `${where}: ${parsed.data.length} receipts for ${block.transactions.length} transactions`);
+  return parsed.data.map((receipt, index) => {
+    if (receipt.transactionHash.toLowerCase() !== block.transactions[index]!.hash.toLowerCase())
+      throw new FlashlogError('WITNESS_RPC', `${where} receipt ${index} is for ${receipt.transactionHash}, not ${block.transactions[index]!.hash}`);
+    return fromRpcReceipt(receipt as RpcConsensusReceipt);
+  });
+}
+
+interface Sidecar {
+  readonly versionedHash: Hex;
+  readonly commitment: Hex;
+  readonly blob: Hex;
+  readonly proof: Hex;
+}
+
+/** The beacon API's blob sidecars by L1 block timestamp (genesis time and slot length read once). */
+function beaconReader(beaconUrl: string, signal: AbortSignal | undefined) {
+  const base = beaconUrl.replace(/\/+$/, '');
+  const get = async <T>(path: string, schema: z.ZodType<T>): Promise<T> => {
+    let body: unknown;
+    try {
+      const response = await fetch(`${base}${path}`, { signal: signal ?? null, headers: { accept: 'application/json' } });
+      if (!response.ok) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`);
+      body = await response.json();
+    } catch (error) {
+      throw new FlashlogError('WITNESS_RPC', `beacon GET ${path}: ${(error as Error).message}`, { retryable: true });
+    }
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new FlashlogError('WITNESS_RPC', `beacon GET ${path}: ${issue.path.join('.')}: ${issue.message}`);
+    }
+    return parsed.data;
+  };
+  let clock: Promise<{ genesisTime: bigint; secondsPerSlot: bigint }> | undefined;
+  const slots = new Map<bigint, Promise<Sidecar[]>>();
+  return {
+    async sidecars(timestamp: bigint, where: string): Promise<Sidecar[]> {
+      clock ??= Promise.all([get('/eth/v1/beacon/genesis', beaconGenesisSchema), get('/eth/v1/config/spec', beaconSpecSchema)]).then(
+        ([genesis, spec]) => ({ genesisTime: BigInt(genesis.data.genesis_time), secondsPerSlot: BigInt(spec.data.SECONDS_PER_SLOT) }),
+      );
+      const { genesisTime, secondsPerSlot } = await clock;
+      if (timestamp < genesisTime || secondsPerSlot === 0n || (timestamp - genesisTime) % secondsPerSlot !== 0n)
+        throw new FlashlogError('WITNESS_RPC', `${where}: timestamp ${timestamp} is not a slot of the beacon chain (genesis ${genesisTime}, ${secondsPerSlot} s a slot)`);
+      const slot = (timestamp - genesisTime) / secondsPerSlot;
+      let cached = slots.get(slot);
+      if (!cached) {
+        cached = get(`/eth/v1/beacon/blob_sidecars/${slot}`, sidecarsSchema).then(({ data }) =>
+          data.map((entry) => {
+            if (size(entry.kzg_commitment as Hex) !== 48 || size(entry.kzg_proof as Hex) !== 48 || size(entry.blob as Hex) !== 131_072)
+              throw new FlashlogError('WITNESS_RPC', `beacon slot ${slot}: a sidecar with a commitment, proof or blob of the wrong size`);
+            const commitment = entry.kzg_commitment.toLowerCase() as Hex;
+            return { versionedHash: commitmentToVersionedHash({ commitment }), commitment, blob: entry.blob as Hex, proof: entry.kzg_proof as Hex };
+          }),
+        );
+        slots.set(slot, cached);
+      }
+      return cached;
+    },
+  };
+}
