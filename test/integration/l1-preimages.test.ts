@@ -10,16 +10,20 @@ import {
   keccak256,
   toBlobs,
   toBlobSidecars,
+  toFunctionSelector,
   type Hex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { L1Source } from '../../src/derive/l1-source.ts';
 import type { CallRpc } from '../../src/jsonrpc/protocol.ts';
-import { preimageStore } from '../../src/prover/enclave/core.ts';
 import { l1SourceFromPreimages } from '../../src/prover/enclave/l1-preimages.ts';
 import type { Preimage } from '../../src/prover/enclave-protocol.ts';
-import { collectL1Witness, type L1Witness } from '../../src/prover/host/l1-witness.ts';
+import { collectL1Witness, l1OriginOf, type L1Witness } from '../../src/prover/host/l1-witness.ts';
+import { collectWitness } from '../../src/prover/host/witness.ts';
+import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { preimageStore, zeroHash } from '../../src/prover/enclave/core.ts';
+import { eventually } from '../helpers/context.ts';
 import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';
 
 /**
@@ -56,6 +60,7 @@ let versionedHashes: Hex[] = [];
 let busy: { hash: Hex; number: bigint; transactionsRoot: Hex; receiptsRoot: Hex; transactions: Hex[] };
 let fromNumber = 0n;
 let head: Hex;
+let headNumber = 0n;
 let witness: L1Witness;
 
 beforeAll(async () => {
@@ -87,7 +92,7 @@ beforeAll(async () => {
   blobs = [toBlobs({ data: keccak256('0x01') })[0]!, toBlobs({ data: `0x${'ab'.repeat(5000)}` })[0]!];
   const commitments = blobs.map((blob) => kzg.blobToKzgCommitment(blob) as Hex);
   const proofs = blobs.map((blob, i) => kzg.computeBlobProof(blob, commitments[i]!) as Hex);
-  versionedHashes = commitmentsToVersionedHashes({ commitments });
+  versionedHashes = [...commitmentsToVersionedHashes({ commitments })];
   const sidecars = toBlobSidecars({ blobs, commitments, proofs });
   // EDR takes a blob transaction only into an empty mempool with automine on: it gets a block alone.
   await sendRaw(
@@ -107,12 +112,26 @@ beforeAll(async () => {
   // Served in the reverse order: the host matches sidecars by commitment, not place.
   sidecarsBySlot.set(
     blobTime - (await genesisTime()),
-    sidecars.map((sidecar, index) => ({ blob: sidecar.blob, kzg_commitment: sidecar.commitment, kzg_proof: sidecar.proof, index: String(index) })).reverse(),
+    sidecars
+      .map((sidecar, index) => ({ blob: sidecar.blob, kzg_commitment: sidecar.commitment, kzg_proof: sidecar.proof, index: String(index) }))
+      .reverse(),
   );
   // One block with several transactions: logs are indexed across it.
   await l1.request('evm_setAutomine', [false]);
-  await sendRaw(await sender.signTransaction({ chainId, type: 'eip1559', nonce: nonce++, gas: 100_000n, to: inbox, data: '0x00c0ffee', ...fees }));
-  await sendRaw(await sender.signTransaction({ chainId, type: 'legacy', nonce: nonce++, gas: 100_000n, gasPrice: 10n ** 10n, to: logger, data: '0xdeadbeef' }));
+  await sendRaw(
+    await sender.signTransaction({ chainId, type: 'eip1559', nonce: nonce++, gas: 100_000n, to: inbox, data: '0x00c0ffee', ...fees }),
+  );
+  await sendRaw(
+    await sender.signTransaction({
+      chainId,
+      type: 'legacy',
+      nonce: nonce++,
+      gas: 100_000n,
+      gasPrice: 10n ** 10n,
+      to: logger,
+      data: '0xdeadbeef',
+    }),
+  );
   await sendRaw(
     await sender.signTransaction({
       chainId,
@@ -125,16 +144,22 @@ beforeAll(async () => {
       accessList: [{ address: logger, storageKeys: [`0x${'00'.repeat(31)}01`] }],
     }),
   );
-  await sendRaw(await sender.signTransaction({ chainId, type: 'eip1559', nonce: nonce++, gas: 100_000n, to: reverter, data: '0x', ...fees }));
+  await sendRaw(
+    await sender.signTransaction({ chainId, type: 'eip1559', nonce: nonce++, gas: 100_000n, to: reverter, data: '0x', ...fees }),
+  );
   await l1.request('evm_mine');
   await l1.request('evm_setAutomine', [true]);
-  const latest = (await l1.request('eth_getBlockByNumber', ['latest', false])) as typeof busy & { number: Hex };
+  const latest = (await l1.request('eth_getBlockByNumber', ['latest', false])) as Omit<typeof busy, 'number'> & { number: Hex };
   busy = { ...latest, number: hexToBigInt(latest.number) };
   expect(busy.transactions.length).toBe(4);
   // A later block with a logging transaction alone, and an empty one.
-  await sendRaw(await sender.signTransaction({ chainId, type: 'eip1559', nonce: nonce++, gas: 100_000n, to: logger, data: '0x0102', ...fees }));
+  await sendRaw(
+    await sender.signTransaction({ chainId, type: 'eip1559', nonce: nonce++, gas: 100_000n, to: logger, data: '0x0102', ...fees }),
+  );
   await l1.request('evm_mine');
-  head = ((await l1.request('eth_getBlockByNumber', ['latest', false])) as { hash: Hex }).hash;
+  const latestBlock = (await l1.request('eth_getBlockByNumber', ['latest', false])) as { hash: Hex; number: Hex };
+  head = latestBlock.hash;
+  headNumber = hexToBigInt(latestBlock.number);
   witness = await collectL1Witness({ l1: rpc, beaconUrl, l1Head: head, fromNumber, batchInbox: inbox });
   console.log(
     `L1 witness: ${witness.blocks} blocks, ${witness.transactions} transactions, ${witness.receipts} receipts, ${witness.blobs} blobs, ${witness.preimages.length} preimages, ${witness.bytes} bytes`,
@@ -163,7 +188,7 @@ const blobPreimage = (index: number) =>
 
 describe('the L1 preimages, collected from EDR and read back in the enclave', () => {
   it('gives every header, transaction, receipt and blob the node has, from the head back to fromNumber', async () => {
-    expect(witness.blocks).toBe(Number(hexToBigInt((await l1.request('eth_blockNumber')) as Hex) - fromNumber) + 1);
+    expect(witness.blocks).toBe(Number(headNumber - fromNumber) + 1);
     expect(witness.blobs).toBe(2);
     const source = sourceOf(witness.preimages);
     let hash = head;
@@ -220,7 +245,9 @@ describe('the L1 preimages, collected from EDR and read back in the enclave', ()
     let hash = head;
     for (let header = source.header(hash); header.number > fromNumber; header = source.header(hash)) hash = header.parentHash;
     const parent = source.header(hash).parentHash;
-    expect(() => source.header(parent)).toThrow(expect.objectContaining({ code: 'DERIVE_L1_MISSING', message: expect.stringContaining(parent) }));
+    expect(() => source.header(parent)).toThrow(
+      expect.objectContaining({ code: 'DERIVE_L1_MISSING', message: expect.stringContaining(parent) }),
+    );
   });
 
   it('refuses a block whose transactions trie root or a receipt leaf is missing', async () => {
@@ -231,7 +258,8 @@ describe('the L1 preimages, collected from EDR and read back in the enclave', ()
     });
     // The leaf of the EIP-2930 call's receipt: its log data and the sender as a topic (the transaction's leaf has no sender).
     const topic = `${'00'.repeat(12)}${sender.address.slice(2).toLowerCase()}`;
-    const leaf = (p: Preimage) => p.key.type === 'keccak256' && bytesToHex(p.value).includes('5a'.repeat(40)) && bytesToHex(p.value).includes(topic);
+    const leaf = (p: Preimage) =>
+      p.key.type === 'keccak256' && bytesToHex(p.value).includes('5a'.repeat(40)) && bytesToHex(p.value).includes(topic);
     expect(witness.preimages.filter(leaf).length).toBe(1);
     const noLeaf = sourceOf(edited(leaf));
     await expect(noLeaf.receipts(noLeaf.header(busy.hash))).rejects.toMatchObject({ code: 'DERIVE_L1_MISSING' });
@@ -266,33 +294,40 @@ describe('the L1 preimages, collected from EDR and read back in the enclave', ()
       expect.objectContaining({ code: 'DERIVE_BLOB_INVALID', message: expect.stringContaining('does not verify') }),
     );
     const other = `0x02${versionedHashes[0]!.slice(4)}` as Hex;
-    expect(() => swapped.blob(other)).toThrow(expect.objectContaining({ code: 'DERIVE_BLOB_INVALID', message: expect.stringContaining(other) }));
+    expect(() => swapped.blob(other)).toThrow(
+      expect.objectContaining({ code: 'DERIVE_BLOB_INVALID', message: expect.stringContaining(other) }),
+    );
     const noBlob = sourceOf(edited((p) => p === first));
     expect(() => noBlob.blob(versionedHashes[0]!)).toThrow(
       expect.objectContaining({ code: 'DERIVE_L1_MISSING', message: expect.stringContaining(versionedHashes[0]!) }),
     );
     // A commitment that is not the versioned hash's: the store refuses the sha256 preimage itself.
     expect(() =>
-      preimageStore(edited(() => false, (p) => (p.key.type === 'sha256' ? { key: p.key, value: second.value.slice(0, 48) } : p))),
+      preimageStore(
+        edited(
+          () => false,
+          (p) => (p.key.type === 'sha256' ? { key: p.key, value: second.value.slice(0, 48) } : p),
+        ),
+      ),
     ).toThrow(/does not hash to its key/);
   });
 
   it('the host refuses a node that lies about a transaction or a log, naming it', async () => {
     const lying =
-      (method: string, edit: (result: any) => void): CallRpc => // eslint-disable-line @typescript-eslint/no-explicit-any
+      <T>(method: string, edit: (result: T) => void): CallRpc =>
       async (m, params) => {
         const result = await rpc(m, params);
-        if (m === method && result) edit(result);
+        if (m === method && result) edit(result as T);
         return result;
       };
-    const txLie = lying('eth_getBlockByHash', (block) => {
-      if (block.hash === busy.hash) block.transactions[1].input = '0xdeadbeee';
+    const txLie = lying<{ hash: Hex; transactions: { input: Hex }[] }>('eth_getBlockByHash', (block) => {
+      if (block.hash === busy.hash) block.transactions[1]!.input = '0xdeadbeee';
     });
     await expect(collectL1Witness({ l1: txLie, beaconUrl, l1Head: head, fromNumber, batchInbox: inbox })).rejects.toMatchObject({
       code: 'WITNESS_INVALID',
       message: expect.stringContaining('transaction 1'),
     });
-    const logLie = lying('eth_getTransactionReceipt', (receipt) => {
+    const logLie = lying<{ logs: { data: Hex }[] }>('eth_getTransactionReceipt', (receipt) => {
       if (receipt.logs[0]) receipt.logs[0].data = '0x00';
     });
     await expect(collectL1Witness({ l1: logLie, beaconUrl, l1Head: head, fromNumber, batchInbox: inbox })).rejects.toMatchObject({
@@ -304,4 +339,73 @@ describe('the L1 preimages, collected from EDR and read back in the enclave', ()
       message: expect.stringContaining('no beacon URL'),
     });
   });
+});
+
+describe("the host's witness with derivation: the L1 from the head back to the agreed block's origin less the channel timeout", () => {
+  let devnet: Devnet;
+  beforeAll(async () => {
+    devnet = await createDevnet({ blockTimeMs: 300, load: 5 });
+    await eventually(
+      async () => (hexToBigInt((await devnetRpc('eth_blockNumber', [])) as Hex) >= 3n ? true : undefined),
+      30_000,
+      'L2 block 3',
+    );
+    // The devnet's L2 blocks name L1 origins from 1000 on: the L1 grows past them (block by block:
+    // hardhat_mine's reserved blocks have a zero parentHash).
+    for (let n = headNumber; n < 1010n; n++) await l1.request('evm_mine');
+  }, 60_000);
+  afterAll(async () => {
+    await devnet?.close();
+  });
+  const devnetRpc: CallRpc = async (method, params) => {
+    const response = await fetch(devnet.rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    });
+    return ((await response.json()) as { result: unknown }).result;
+  };
+
+  it('reads the origin from the L1-info deposit and collects exactly that range', async () => {
+    const agreed = (await devnetRpc('eth_getBlockByNumber', ['0x2', false])) as { hash: Hex };
+    const origin = await l1OriginOf(devnetRpc, agreed.hash);
+    // The reference: the L1Block predeploy's number() as of the agreed block.
+    const predeploy = await devnetRpc('eth_call', [
+      { to: '0x4200000000000000000000000000000000000015', data: toFunctionSelector('number()') },
+      '0x2',
+    ]);
+    expect(origin).toBe(hexToBigInt(predeploy as Hex));
+    const l1Head = (await l1.request('eth_getBlockByNumber', ['latest', false])) as { hash: Hex; number: Hex };
+    expect(hexToBigInt(l1Head.number)).toBeGreaterThan(origin);
+    const channelTimeout = 3;
+    let reported: L1Witness | undefined;
+    const preimages = await collectWitness(
+      {
+        l1Head: l1Head.hash,
+        l1HeadNumber: Number(hexToBigInt(l1Head.number)),
+        agreedL2HeadHash: agreed.hash,
+        agreedL2OutputRoot: zeroHash,
+        claimedL2OutputRoot: zeroHash,
+        claimedL2BlockNumber: 3,
+        proposer: '0x0000000000000000000000000000000000000000',
+        intermediateBlockInterval: 1,
+        imageHash: zeroHash,
+      },
+      {
+        l1: rpc,
+        l2: devnetRpc,
+        l2ChainId: 1337,
+        check: 'headers',
+        derivation: { beaconUrl, batchInbox: inbox, channelTimeout, genesisL1Number: 0n },
+        onDerivationWitness: (witness) => (reported = witness),
+      },
+    );
+    const from = origin - BigInt(channelTimeout);
+    expect(reported?.blocks).toBe(Number(hexToBigInt(l1Head.number) - from) + 1);
+    const source = sourceOf(preimages);
+    let header = source.header(l1Head.hash);
+    while (header.number > from) header = source.header(header.parentHash);
+    expect(header.number).toBe(from);
+    expect(() => source.header(header.parentHash)).toThrow(expect.objectContaining({ code: 'DERIVE_L1_MISSING' }));
+  }, 60_000);
 });

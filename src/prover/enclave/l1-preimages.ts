@@ -178,4 +178,3 @@ function decodeReceipts(values: readonly Hex[], header: L1BlockHeader): L1Receip
     };
   });
 }
-

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { FlashlogError } from '../../errors.ts';
 import type { CallRpc } from '../../jsonrpc/protocol.ts';
 import { encodeReceipt, fromRpcReceipt, orderedTrieNodes, orderedTrieRoot, type RpcConsensusReceipt } from '../../evm/receipts.ts';
+import { parseL1Info } from '../../evm/op/l1-info.ts';
 import { headerRlpFromRpc } from '../header-preimage.ts';
 import { blobKey, digestKey, type Preimage } from '../enclave-protocol.ts';
 
@@ -58,6 +59,7 @@ const hash32 = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
 const hexString = z.string().regex(/^0x[0-9a-fA-F]*$/);
 const rpcBlockSchema = z.looseObject({
   hash: hash32,
+  stateRoot: hash32,
   parentHash: hash32,
   number: hexString,
   timestamp: hexString,
@@ -97,7 +99,7 @@ export async function collectL1Witness(parameters: L1WitnessParameters): Promise
 
   // The walk by parentHash: each block with its full transactions.
   const blocks: RpcBlock[] = [];
-  for (let hash = l1Head.toLowerCase() as Hex; ; ) {
+  for (let hash = l1Head.toLowerCase() as Hex; ;) {
     aborted();
     const block = await l1Block(l1, hash);
     if (blocks.length === 0 && BigInt(block.number) < fromNumber)
@@ -118,7 +120,10 @@ export async function collectL1Witness(parameters: L1WitnessParameters): Promise
     const raws = block.transactions.map((tx, index) => rawTransaction(tx, `${where} transaction ${index}`));
     const txRoot = await orderedTrieRoot(raws);
     if (txRoot !== block.transactionsRoot.toLowerCase())
-      throw new FlashlogError('WITNESS_INVALID', `${where}: its transactions make root ${txRoot}, the header says ${block.transactionsRoot}`);
+      throw new FlashlogError(
+        'WITNESS_INVALID',
+        `${where}: its transactions make root ${txRoot}, the header says ${block.transactionsRoot}`,
+      );
     for (const node of await orderedTrieNodes(raws)) addKeccak(node);
     const encoded = (await blockReceipts(l1, block, where)).map(encodeReceipt);
     const receiptRoot = await orderedTrieRoot(encoded);
@@ -131,7 +136,8 @@ export async function collectL1Witness(parameters: L1WitnessParameters): Promise
       BigInt(tx.type) === 3n && tx.to?.toLowerCase() === inbox ? ((tx as { blobVersionedHashes?: Hex[] }).blobVersionedHashes ?? []) : [],
     );
     if (wanted.length === 0) return;
-    if (!beacon) throw new FlashlogError('WITNESS_MISSING', `${where}: a blob transaction to the batch inbox, and no beacon URL to read its blobs`);
+    if (!beacon)
+      throw new FlashlogError('WITNESS_MISSING', `${where}: a blob transaction to the batch inbox, and no beacon URL to read its blobs`);
     const sidecars = await beacon.sidecars(BigInt(block.timestamp), where);
     for (const versionedHash of wanted) {
       const sidecar = sidecars.find((entry) => entry.versionedHash === versionedHash.toLowerCase());
@@ -168,7 +174,8 @@ async function l1Block(l1: CallRpc, hash: Hex): Promise<RpcBlock> {
     const issue = parsed.error.issues[0]!;
     throw new FlashlogError('WITNESS_RPC', `L1 eth_getBlockByHash(${hash}).${issue.path.join('.')}: ${issue.message}`);
   }
-  if (parsed.data.hash.toLowerCase() !== hash) throw new FlashlogError('WITNESS_RPC', `L1 eth_getBlockByHash(${hash}) answered block ${parsed.data.hash}`);
+  if (parsed.data.hash.toLowerCase() !== hash)
+    throw new FlashlogError('WITNESS_RPC', `L1 eth_getBlockByHash(${hash}) answered block ${parsed.data.hash}`);
   return parsed.data;
 }
 
@@ -184,7 +191,10 @@ function rawTransaction(tx: RpcBlock['transactions'][number], where: string): He
     throw new FlashlogError('WITNESS_RPC', `${where} (${tx.hash}): cannot serialise it (${(error as Error).message})`);
   }
   if (keccak256(raw) !== tx.hash.toLowerCase())
-    throw new FlashlogError('WITNESS_INVALID', `${where}: its fields serialise to a transaction with hash ${keccak256(raw)}, the RPC says ${tx.hash}`);
+    throw new FlashlogError(
+      'WITNESS_INVALID',
+      `${where}: its fields serialise to a transaction with hash ${keccak256(raw)}, the RPC says ${tx.hash}`,
+    );
   return raw;
 }
 
@@ -205,7 +215,10 @@ async function blockReceipts(l1: CallRpc, block: RpcBlock, where: string) {
     throw new FlashlogError('WITNESS_RPC', `${where}: ${parsed.data.length} receipts for ${block.transactions.length} transactions`);
   return parsed.data.map((receipt, index) => {
     if (receipt.transactionHash.toLowerCase() !== block.transactions[index]!.hash.toLowerCase())
-      throw new FlashlogError('WITNESS_RPC', `${where} receipt ${index} is for ${receipt.transactionHash}, not ${block.transactions[index]!.hash}`);
+      throw new FlashlogError(
+        'WITNESS_RPC',
+        `${where} receipt ${index} is for ${receipt.transactionHash}, not ${block.transactions[index]!.hash}`,
+      );
     return fromRpcReceipt(receipt as RpcConsensusReceipt);
   });
 }
@@ -245,7 +258,10 @@ function beaconReader(beaconUrl: string, signal: AbortSignal | undefined) {
       );
       const { genesisTime, secondsPerSlot } = await clock;
       if (timestamp < genesisTime || secondsPerSlot === 0n || (timestamp - genesisTime) % secondsPerSlot !== 0n)
-        throw new FlashlogError('WITNESS_RPC', `${where}: timestamp ${timestamp} is not a slot of the beacon chain (genesis ${genesisTime}, ${secondsPerSlot} s a slot)`);
+        throw new FlashlogError(
+          'WITNESS_RPC',
+          `${where}: timestamp ${timestamp} is not a slot of the beacon chain (genesis ${genesisTime}, ${secondsPerSlot} s a slot)`,
+        );
       const slot = (timestamp - genesisTime) / secondsPerSlot;
       let cached = slots.get(slot);
       if (!cached) {
@@ -254,7 +270,12 @@ function beaconReader(beaconUrl: string, signal: AbortSignal | undefined) {
             if (size(entry.kzg_commitment as Hex) !== 48 || size(entry.kzg_proof as Hex) !== 48 || size(entry.blob as Hex) !== 131_072)
               throw new FlashlogError('WITNESS_RPC', `beacon slot ${slot}: a sidecar with a commitment, proof or blob of the wrong size`);
             const commitment = entry.kzg_commitment.toLowerCase() as Hex;
-            return { versionedHash: commitmentToVersionedHash({ commitment }), commitment, blob: entry.blob as Hex, proof: entry.kzg_proof as Hex };
+            return {
+              versionedHash: commitmentToVersionedHash({ commitment }),
+              commitment,
+              blob: entry.blob as Hex,
+              proof: entry.kzg_proof as Hex,
+            };
           }),
         );
         slots.set(slot, cached);
@@ -262,4 +283,73 @@ function beaconReader(beaconUrl: string, signal: AbortSignal | undefined) {
       return cached;
     },
   };
+}
+
+/** What the host needs to collect derivation's L1 (the rollup config's derivation fields). */
+export interface DerivationSources {
+  readonly beaconUrl?: string | undefined;
+  readonly batchInbox: Hex;
+  /** L1 blocks a channel may stay open (the rollup config's channel_timeout). */
+  readonly channelTimeout: number;
+  /** The rollup's genesis L1 block number: nothing before it is read. */
+  readonly genesisL1Number: bigint;
+}
+
+const l2BlockSchema = z.looseObject({
+  transactions: z.array(z.looseObject({ type: hexString, input: hexString })).min(1, 'the block has no transactions'),
+});
+
+/**
+ * The L1 origin of an L2 block: the L1 block number its L1-info deposit (its first transaction)
+ * carries, Ecotone form or later.
+ *
+ * @example await l1OriginOf(l2, request.agreedL2HeadHash) // 21_000_123n
+ */
+export async function l1OriginOf(l2: CallRpc, l2BlockHash: Hex): Promise<bigint> {
+  const where = `L2 block ${l2BlockHash}`;
+  const raw = await l2('eth_getBlockByHash', [l2BlockHash, true]);
+  if (raw === null || raw === undefined) throw new FlashlogError('WITNESS_MISSING', `${where} not found on the L2 RPC`);
+  const parsed = l2BlockSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new FlashlogError('WITNESS_RPC', `${where}.${issue.path.join('.')}: ${issue.message}`);
+  }
+  const first = parsed.data.transactions[0]!;
+  if (BigInt(first.type) !== 0x7en)
+    throw new FlashlogError('WITNESS_RPC', `${where}: its first transaction (type ${first.type}) is not the L1-info deposit`);
+  const info = parseL1Info(first.input as Hex, `${where} L1-info deposit`);
+  if (info.l1BlockNumber === undefined)
+    throw new FlashlogError(
+      'FORK_UNSUPPORTED',
+      `${where}: the L1-info deposit is of the ${info.form} form, derivation needs Ecotone or later`,
+    );
+  return info.l1BlockNumber;
+}
+
+/**
+ * The L1 preimages derivation needs for a request: from `l1Head` back to the agreed L2 block's L1
+ * origin less the channel timeout (a channel that ends in the range may have opened that early),
+ * not before the rollup's genesis L1 block.
+ *
+ * @example await derivationL1Witness({ l1, l2, l1Head: request.l1Head, agreedL2HeadHash: request.agreedL2HeadHash, derivation })
+ */
+export async function derivationL1Witness(parameters: {
+  readonly l1: CallRpc;
+  readonly l2: CallRpc;
+  readonly l1Head: Hex;
+  readonly agreedL2HeadHash: Hex;
+  readonly derivation: DerivationSources;
+  readonly signal?: AbortSignal | undefined;
+}): Promise<L1Witness> {
+  const { derivation } = parameters;
+  const origin = await l1OriginOf(parameters.l2, parameters.agreedL2HeadHash);
+  const back = origin - BigInt(derivation.channelTimeout);
+  return collectL1Witness({
+    l1: parameters.l1,
+    beaconUrl: derivation.beaconUrl,
+    l1Head: parameters.l1Head,
+    fromNumber: back > derivation.genesisL1Number ? back : derivation.genesisL1Number,
+    batchInbox: derivation.batchInbox,
+    signal: parameters.signal,
+  });
 }
