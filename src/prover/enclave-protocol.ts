@@ -78,7 +78,8 @@ export function digestKey(type: 'keccak256' | 'sha256', digest: Hex | Uint8Array
  */
 export function blobKey(commitment: Hex | Uint8Array): PreimageKey {
   const bytes = typeof commitment === 'string' ? hexToBytes(commitment) : commitment;
-  if (bytes.length !== 48) throw new FlashlogError('PREIMAGE_KEY', `blob key: expected a 48-byte KZG commitment, got ${bytes.length} bytes`);
+  if (bytes.length !== 48)
+    throw new FlashlogError('PREIMAGE_KEY', `blob key: expected a 48-byte KZG commitment, got ${bytes.length} bytes`);
   return { type: 'blob', data: hexToBytes(keccak256(bytes)).slice(1) };
 }
 
