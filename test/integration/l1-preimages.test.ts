@@ -20,7 +20,7 @@ import type { L1Source } from '../../src/derive/l1-source.ts';
 import type { CallRpc } from '../../src/jsonrpc/protocol.ts';
 import { l1SourceFromPreimages } from '../../src/prover/enclave/l1-preimages.ts';
 import type { Preimage } from '../../src/prover/enclave-protocol.ts';
-import { collectL1Witness, l1OriginOf, type L1Witness } from '../../src/prover/host/l1-witness.ts';
+import { collectL1Witness, derivationL1Witness, l1OriginOf, type L1Witness } from '../../src/prover/host/l1-witness.ts';
 import { collectWitness } from '../../src/prover/host/witness.ts';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
 import { preimageStore, zeroHash } from '../../src/prover/enclave/core.ts';
@@ -432,5 +432,15 @@ describe("the host's witness with derivation: the L1 from the head back to the a
     while (header.number > from) header = source.header(header.parentHash);
     expect(header.number).toBe(from);
     expect(() => source.header(header.parentHash)).toThrow(expect.objectContaining({ code: 'DERIVE_L1_MISSING' }));
+    expect(new Set(preimages.map((p) => `${p.key.type}:${bytesToHex(p.key.data)}`)).size).toBe(preimages.length);
+    // Never before the rollup's genesis L1 block.
+    const clamped = await derivationL1Witness({
+      l1: rpc,
+      l2: devnetRpc,
+      l1Head: l1Head.hash,
+      agreedL2HeadHash: agreed.hash,
+      derivation: { beaconUrl, batchInbox: inbox, channelTimeout, genesisL1Number: origin - 1n },
+    });
+    expect(clamped.blocks).toBe(Number(hexToBigInt(l1Head.number) - origin) + 2);
   }, 60_000);
 });

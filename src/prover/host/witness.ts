@@ -150,5 +150,7 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
   if (sources.rollupConfigJson !== undefined) locals.push([bootKeys.rollupConfig, new TextEncoder().encode(sources.rollupConfigJson)]);
   const l1 = sources.derivation ? await derivationL1Witness({ ...sources, ...request, derivation: sources.derivation }) : undefined;
   if (l1) sources.onDerivationWitness?.(l1);
-  return [...locals.map(([id, value]) => ({ key: localKey(id), value })), ...preimages.values(), ...(l1?.preimages ?? [])];
+  // The L1 head's header is in both sets: each key once.
+  const l1Preimages = (l1?.preimages ?? []).filter(({ key, value }) => key.type !== 'keccak256' || !preimages.has(keccak256(value)));
+  return [...locals.map(([id, value]) => ({ key: localKey(id), value })), ...preimages.values(), ...l1Preimages];
 }
