@@ -1,4 +1,4 @@
-import { bytesToHex, hexToBytes, type Hex } from 'viem';
+import { bytesToHex, hexToBytes, keccak256, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
 import { bincodeReader, bincodeWriter, type BincodeReader, type BincodeWriter } from '../wire/bincode.ts';
 
@@ -70,6 +70,17 @@ export function digestKey(type: 'keccak256' | 'sha256', digest: Hex | Uint8Array
   const bytes = typeof digest === 'string' ? hexToBytes(digest) : digest;
   if (bytes.length !== 32) throw new FlashlogError('PREIMAGE_KEY', `${type} key: expected a 32-byte digest, got ${bytes.length} bytes`);
   return { type, data: bytes.slice(1) };
+}
+
+/**
+ * flashlog's blob key (src/prover/enclave/l1-preimages.ts): the low 31 bytes of
+ * keccak256(commitment) for a 48-byte KZG commitment; its value is blob ‖ KZG proof.
+ */
+export function blobKey(commitment: Hex | Uint8Array): PreimageKey {
+  const bytes = typeof commitment === 'string' ? hexToBytes(commitment) : commitment;
+  if (bytes.length !== 48)
+    throw new FlashlogError('PREIMAGE_KEY', `blob key: expected a 48-byte KZG commitment, got ${bytes.length} bytes`);
+  return { type: 'blob', data: hexToBytes(keccak256(bytes)).slice(1) };
 }
 
 const writeHash = (w: BincodeWriter, hex: Hex, what: string, length = 32) => {

@@ -11,7 +11,7 @@ import { decodeHeader, type DecodedHeader } from '../header-preimage.ts';
 import { intermediateRootsOf, journalDigest } from '../journal.ts';
 import { accountStorageRoot } from './mpt.ts';
 import { messagePasserAddress, outputRootV0 } from '../output-root.ts';
-import type { EnclaveRequest, EnclaveResponse, Preimage, ProofResult, Proposal } from '../enclave-protocol.ts';
+import type { EnclaveRequest, EnclaveResponse, Preimage, PreimageKey, ProofResult, Proposal } from '../enclave-protocol.ts';
 import { signDigest } from '../signature.ts';
 
 export const zeroHash: Hex = `0x${'00'.repeat(32)}`;
@@ -58,6 +58,8 @@ export function preimageStore(preimages: readonly Preimage[]) {
       return byKey.get(`local:${bytesToHex(data)}`);
     },
     keccak: (hash: Hex) => byKey.get(`keccak256:${bytesToHex(hexToBytes(hash).slice(1))}`),
+    /** Any preimage by its key (a `sha256` one by digest, a `blob` one: l1-preimages.ts). */
+    get: (key: PreimageKey) => byKey.get(`${key.type}:${bytesToHex(key.data)}`),
     /** Every keccak preimage, for scanning (headers). */
     keccakValues: () => [...byKey.entries()].filter(([k]) => k.startsWith('keccak256:')).map(([, v]) => v),
     /** The keccak preimages by full hash: the witness re-execution reads. */

@@ -9,6 +9,7 @@ import { messagePasserAddress } from '../output-root.ts';
 import { digestKey, localKey, type Preimage } from '../enclave-protocol.ts';
 import type { ProofRequest } from '../request.ts';
 import type { CallRpc } from '../../jsonrpc/protocol.ts';
+import { derivationL1Witness, type DerivationSources, type L1Witness } from './l1-witness.ts';
 
 /** Raw JSON-RPC: the method's result as JSON, or a thrown error naming the endpoint. */
 
@@ -26,6 +27,13 @@ export interface WitnessSources {
   readonly check?: EnclaveCheck;
   /** The rollup config JSON for a chain the enclave does not know by id (boot local key 6). */
   readonly rollupConfigJson?: string;
+  /**
+   * Also the L1 that derivation reads (l1-witness.ts): headers, transaction and receipt tries and
+   * inbox blobs from the L1 head back to the agreed block's L1 origin less the channel timeout.
+   */
+  readonly derivation?: DerivationSources;
+  /** Told the derivation preimages with their counts and bytes, for the host's report. */
+  readonly onDerivationWitness?: (witness: L1Witness) => void;
   readonly signal?: AbortSignal;
 }
 
@@ -41,6 +49,7 @@ const proofSchema = z.object({
  *   - the message-passer account proof (state-trie nodes) for blocks whose header predates Isthmus
  *   - the agreed output root's 128-byte preimage
  *   - the boot local keys 1-5 and 8-10
+ *   - with `derivation`, the L1 derivation reads (l1-witness.ts `derivationL1Witness`)
  * Each header is rebuilt from its JSON fields and must hash to the block hash, or the request fails.
  */
 export async function collectWitness(request: ProofRequest, sources: WitnessSources): Promise<Preimage[]> {
@@ -139,5 +148,9 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
     [bootKeys.l1HeadNumber, u64(request.l1HeadNumber)],
   ];
   if (sources.rollupConfigJson !== undefined) locals.push([bootKeys.rollupConfig, new TextEncoder().encode(sources.rollupConfigJson)]);
-  return [...locals.map(([id, value]) => ({ key: localKey(id), value })), ...preimages.values()];
+  const l1 = sources.derivation ? await derivationL1Witness({ ...sources, ...request, derivation: sources.derivation }) : undefined;
+  if (l1) sources.onDerivationWitness?.(l1);
+  // The L1 head's header is in both sets: each key once.
+  const l1Preimages = (l1?.preimages ?? []).filter(({ key, value }) => key.type !== 'keccak256' || !preimages.has(keccak256(value)));
+  return [...locals.map(([id, value]) => ({ key: localKey(id), value })), ...preimages.values(), ...l1Preimages];
 }
