@@ -47,9 +47,11 @@ export const enclaveCommand: Command = {
     );
     ctx.logger.warn(
       { mode: 'local', check },
-      check === 'reexecute'
-        ? 'local mode: a proof re-executes every L2 block from the witness and checks its rebuilt header against the block hash; the transactions and payload attributes come from the L2 blocks themselves, not derived from L1, and there is no attestation'
-        : 'local mode, headers only: a proof checks the claimed output root against hash-verified L2 headers and message-passer storage roots; it re-executes nothing, does not derive the blocks from L1, and there is no attestation',
+      check === 'derive'
+        ? 'local mode: a proof derives every L2 block from the L1 preimages, refuses a supplied block that is not the derived one, and re-executes it from the derived transactions; there is no attestation'
+        : check === 'reexecute'
+          ? 'local mode: a proof re-executes every L2 block from the witness and checks its rebuilt header against the block hash; the transactions and payload attributes come from the L2 blocks themselves, not derived from L1, and there is no attestation'
+          : 'local mode, headers only: a proof checks the claimed output root against hash-verified L2 headers and message-passer storage roots; it re-executes nothing, does not derive the blocks from L1, and there is no attestation',
     );
     await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
     return 0;

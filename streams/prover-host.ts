@@ -1,15 +1,17 @@
 import { readFileSync } from 'node:fs';
 import type { Address } from 'viem';
 import { ConfigError, errorMessage } from '../src/errors.ts';
-import { chainNames, configHashes } from '../src/prover/config-hash.ts';
+import { chainNames, configHashes, configHashOfRollup } from '../src/prover/config-hash.ts';
+import { derivationConfigOf, type DerivationConfig } from '../src/derive/derivation-config.ts';
 import { createEnclaveClient } from '../src/prover/host/enclave-client.ts';
 import { createProverHost } from '../src/prover/host/host.ts';
 import { createSignerRegistry } from '../src/prover/host/signer-registry.ts';
 import { parseEndpoint } from '../src/prover/transport.ts';
 import { collectWitness } from '../src/prover/host/witness.ts';
+import type { DerivationSources } from '../src/prover/host/l1-witness.ts';
 import { httpCallRpc } from '../src/jsonrpc/protocol.ts';
 import { knownRollupConfigs } from '../src/evm/op/chains.ts';
-import { parseRollupConfig } from '../src/evm/op/rollup-config.ts';
+import { parseRollupConfig, type RollupConfig } from '../src/evm/op/rollup-config.ts';
 import { serviceSettings, type Command } from './command.ts';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -66,21 +68,35 @@ export const proverHostCommand: Command = {
         );
       }
     }
-    if (!configHashes.has(chainId)) {
-      throw new ConfigError(
-        `--l2-chain-id (FLASHLOG_L2_CHAIN_ID): unknown chain ${chainId}, expected one of ${[...chainNames].map(([id, name]) => `${id} (${name})`).join(', ')}`,
-      );
-    }
     const l2ChainId = chainId;
     let rollupConfigJson: string | undefined;
+    let rollup: RollupConfig | undefined;
+    let derivation: DerivationConfig | undefined;
     if (config.rollupConfig) {
       try {
         rollupConfigJson = readFileSync(config.rollupConfig, 'utf8');
-        parseRollupConfig(JSON.parse(rollupConfigJson), config.rollupConfig);
+        rollup = parseRollupConfig(JSON.parse(rollupConfigJson), config.rollupConfig);
       } catch (error) {
         throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): ${errorMessage(error)}`);
       }
-    } else if (config.enclaveCheck === 'reexecute' && !knownRollupConfigs.has(l2ChainId)) {
+    }
+    if (!configHashes.has(chainId) && !(rollup && configHashOfRollup(rollup))) {
+      throw new ConfigError(
+        `--l2-chain-id (FLASHLOG_L2_CHAIN_ID): unknown chain ${chainId}, expected one of ${[...chainNames].map(([id, name]) => `${id} (${name})`).join(', ')}, or a --rollup-config with op-node's genesis and derivation fields`,
+      );
+    }
+    if (config.enclaveCheck === 'derive') {
+      if (!rollup)
+        throw new ConfigError(
+          '--rollup-config (FLASHLOG_ROLLUP_CONFIG): --enclave-check derive needs the rollup config with its derivation fields',
+        );
+      try {
+        derivation = derivationConfigOf(rollup);
+      } catch (error) {
+        throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): ${errorMessage(error)}`);
+      }
+    }
+    if (!rollup && config.enclaveCheck === 'reexecute' && !knownRollupConfigs.has(l2ChainId)) {
       throw new ConfigError(
         `--rollup-config (FLASHLOG_ROLLUP_CONFIG): required to re-execute chain ${l2ChainId}, whose rollup config flashlog does not know (or --enclave-check headers)`,
       );
@@ -91,7 +107,20 @@ export const proverHostCommand: Command = {
       enclaves: endpoints.map((endpoint) => createEnclaveClient(endpoint)),
       registry,
       witness: (request, signal) =>
-        collectWitness(request, { l1, l2, l2ChainId, signal, check, ...(rollupConfigJson === undefined ? {} : { rollupConfigJson }) }),
+        collectWitness(request, {
+          l1,
+          l2,
+          l2ChainId,
+          signal,
+          check,
+          ...(rollupConfigJson === undefined ? {} : { rollupConfigJson }),
+          ...(derivation ? { derivation: derivationSources(derivation, config.l1BeaconRpc) } : {}),
+          onDerivationWitness: (witness) =>
+            logger.info(
+              { claimed: request.claimedL2BlockNumber, l1Blocks: witness.blocks, blobs: witness.blobs, bytes: witness.bytes },
+              'derivation preimages',
+            ),
+        }),
       timeoutMs: config.timeout * 1000,
       version,
       logger,
@@ -125,3 +154,17 @@ export const proverHostCommand: Command = {
     return 0;
   },
 };
+
+/**
+ * What the host collects of L1 for derivation: back from the L1 head to the agreed block's L1
+ * origin less the channel timeout (Granite's 50 L1 blocks on a chain with Granite from genesis,
+ * else the rollup config's longer pre-Granite timeout, which covers both).
+ */
+function derivationSources(derivation: DerivationConfig, beaconUrl: string | undefined): DerivationSources {
+  return {
+    beaconUrl,
+    batchInbox: derivation.batchInbox,
+    channelTimeout: derivation.rollup.granite_time === 0 ? 50 : derivation.channelTimeoutBedrock,
+    genesisL1Number: derivation.genesisL1Number,
+  };
+}

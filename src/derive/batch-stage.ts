@@ -4,7 +4,7 @@ import { checkSingularBatch, type BatchValidityRules, type BatchVerdict } from '
 import type { ChannelBatch } from './channel.ts';
 import type { DerivationConfig } from './derivation-config.ts';
 import type { L1BlockHeader } from './l1-source.ts';
-import type { SafeState } from './pipeline.ts';
+import type { SystemConfig } from './system-config.ts';
 import { checkSpanBatch, type SafeBlocks } from './span-batch-validity.ts';
 
 /**
@@ -21,6 +21,23 @@ import { checkSpanBatch, type SafeBlocks } from './span-batch-validity.ts';
  * | undecided | stop: more L1 is needed |
  * | future    | (before Holocene) kept for later |
  */
+export interface DeriveSafeHead {
+  readonly hash: Hex;
+  readonly number: bigint;
+  readonly timestamp: bigint;
+  readonly l1Origin: { readonly hash: Hex; readonly number: bigint };
+  readonly sequenceNumber: bigint;
+  readonly systemConfig: SystemConfig;
+  /** Its transactions, deposits first (a span batch that starts at it is checked against them). */
+  readonly transactions: readonly Uint8Array[];
+}
+
+/** The state the batch stage builds on: the last derived block. */
+export interface SafeState extends DeriveSafeHead {
+  /** The current epoch: the safe head's L1 origin, or the next one once empty batches moved past it. */
+  readonly epochNumber: bigint;
+}
+
 export interface QueuedBatch {
   readonly batch: ChannelBatch;
   /** The L1 block whose data held the batch. */

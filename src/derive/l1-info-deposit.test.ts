@@ -50,6 +50,9 @@ describe('the L1-info deposit', () => {
         blobBaseFeeScalar: info.blobBaseFeeScalar,
         sequenceNumber: info.sequenceNumber,
         l1BlockNumber: info.number,
+        l1Timestamp: info.timestamp,
+        l1BlockHash: info.hash,
+        batcherHash: info.batcherHash,
         ...(form === 'ecotone' ? {} : { operatorFeeScalar: 11, operatorFeeConstant: 12n }),
         ...(form === 'jovian' ? { daFootprintGasScalar: 13 } : {}),
       });

@@ -8,7 +8,9 @@ import { decompressChannel, readChannelBatches, type ChannelBatch } from './chan
 import { derivationConfigOf, type DerivationConfig } from './derivation-config.ts';
 import type { L1BlockHeader, L1Source } from './l1-source.ts';
 import { decodingForkAt, derivationRules, type DerivationRules } from './rules.ts';
-import { nextBatch, type QueuedBatch } from './batch-stage.ts';
+import { nextBatch, type DeriveSafeHead, type QueuedBatch, type SafeState } from './batch-stage.ts';
+
+export type { DeriveSafeHead };
 import type { SafeBlock } from './span-batch-validity.ts';
 import { applySystemConfigUpdates, type SystemConfig } from './system-config.ts';
 
@@ -26,17 +28,6 @@ import { applySystemConfigUpdates, type SystemConfig } from './system-config.ts'
  * them), pre-Ecotone safe heads, and a span batch that overlaps blocks before the agreed one
  * (its overlap check needs those blocks' transactions; it is refused as undecided).
  */
-export interface DeriveSafeHead {
-  readonly hash: Hex;
-  readonly number: bigint;
-  readonly timestamp: bigint;
-  readonly l1Origin: { readonly hash: Hex; readonly number: bigint };
-  readonly sequenceNumber: bigint;
-  readonly systemConfig: SystemConfig;
-  /** Its transactions, deposits first (a span batch that starts at it is checked against them). */
-  readonly transactions: readonly Uint8Array[];
-}
-
 export interface DerivedBlock {
   readonly number: bigint;
   readonly attributes: PayloadAttributes;
@@ -58,12 +49,6 @@ export interface DeriveInput {
   readonly build: (block: DerivedBlock) => Promise<Hex>;
   /** What derivation dropped or ignored, for logs and reports. */
   readonly onEvent?: (event: string) => void;
-}
-
-/** The state the batch stage builds on: the last derived block. */
-export interface SafeState extends DeriveSafeHead {
-  /** The current epoch: the safe head's L1 origin, or the next one once empty batches moved past it. */
-  readonly epochNumber: bigint;
 }
 
 /**

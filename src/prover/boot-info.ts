@@ -18,12 +18,14 @@ export const bootKeys = {
 } as const;
 
 /**
- * What Prove checks before signing: `reexecute` re-executes every L2 block of the range from the
- * request's preimages and requires its rebuilt header to hash to the block's hash; `headers`
+ * What Prove checks before signing: `derive` derives every L2 block of the range from the
+ * request's L1 preimages and re-executes it from the derived transactions (the only check that
+ * proves the chain, not just its execution); `reexecute` re-executes every L2 block of the range
+ * from the request's preimages and requires its rebuilt header to hash to the block's hash; `headers`
  * only follows the hash-linked headers (for chains whose blocks cannot be executed, such as
  * synthetic test chains).
  */
-export type EnclaveCheck = 'reexecute' | 'headers';
+export type EnclaveCheck = 'derive' | 'reexecute' | 'headers';
 
 /**
  * When the L2 header's withdrawalsRoot became the message-passer storage root (Isthmus), by

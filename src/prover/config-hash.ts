@@ -1,4 +1,5 @@
 import { encodePacked, keccak256, type Address, type Hex } from 'viem';
+import type { RollupConfig } from '../evm/op/rollup-config.ts';
 
 /**
  * `PerChainConfig::marshal_binary` (212 bytes, big-endian), from Base's nitro enclave (originally
@@ -61,3 +62,26 @@ export const chainNames: ReadonlyMap<number, string> = new Map([
   [763360, 'base-zeronet'],
   [1337, 'devnet'],
 ]);
+
+/**
+ * The config hash of a chain the enclave is given by its rollup config (boot key 6) rather than
+ * knowing it by id: `PerChainConfig` from the config's derivation fields, as op-enclave computes
+ * it. Undefined when the config lacks them.
+ *
+ * @example configHashOfRollup(parseRollupConfig(json))
+ */
+export function configHashOfRollup(rollup: RollupConfig): Hex | undefined {
+  const { genesis } = rollup;
+  if (!genesis || !rollup.deposit_contract_address || !rollup.l1_system_config_address) return undefined;
+  return perChainConfigHash({
+    chainId: rollup.l2_chain_id,
+    l1GenesisHash: genesis.l1.hash as Hex,
+    l2GenesisHash: genesis.l2.hash as Hex,
+    l2GenesisTime: genesis.l2_time,
+    batcher: genesis.system_config.batcherAddr as Address,
+    scalar: genesis.system_config.scalar as Hex,
+    gasLimit: genesis.system_config.gasLimit,
+    depositContract: rollup.deposit_contract_address as Address,
+    l1SystemConfig: rollup.l1_system_config_address as Address,
+  });
+}

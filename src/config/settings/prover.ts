@@ -27,7 +27,7 @@ export const proverSettings = {
     describe: 'prover-host: an enclave, tried in the order given',
   }),
   l1Rpc: httpUrlSetting('prover-host: L1 execution JSON-RPC (L1 head header, signer registry)'),
-  l1BeaconRpc: httpUrlSetting('prover-host: L1 beacon API (unused in local mode)'),
+  l1BeaconRpc: httpUrlSetting('prover-host: L1 beacon API, for the blobs derivation reads (--enclave-check derive)'),
   l2Rpc: httpUrlSetting('prover-host, execute-block: L2 execution JSON-RPC (headers, transactions, state proofs)'),
   l2ChainId: setting({
     schema: integer(1).optional(),
@@ -65,11 +65,11 @@ export const proverSettings = {
     describe: 'verify-proposal: the TEE image hash in the journal (zero for local mode)',
   }),
   enclaveCheck: setting({
-    schema: z.enum(['reexecute', 'headers']),
+    schema: z.enum(['derive', 'reexecute', 'headers']),
     default: 'reexecute',
-    expects: 'reexecute|headers',
+    expects: 'derive|reexecute|headers',
     describe:
-      'enclave, prover-host: reexecute = every L2 block is re-executed from the witness and its rebuilt header must hash to the block hash (the host collects state, code and transactions); headers = only the hash-linked headers and output roots are checked (for chains whose blocks are not executable, e.g. synthetic test chains)',
+      'enclave, prover-host: derive = every L2 block is derived from L1 (the host collects L1 headers, transactions, receipts and blobs; the rollup config must carry op-node\'s derivation fields) and re-executed from the derived transactions, and the supplied block must be the derived one; reexecute = every L2 block is re-executed from the witness and its rebuilt header must hash to the block hash (the host collects state, code and transactions); headers = only the hash-linked headers and output roots are checked (for chains whose blocks are not executable, e.g. synthetic test chains)',
   }),
   rollupConfig: setting({
     schema: z.string().min(1).optional(),

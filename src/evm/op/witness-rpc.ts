@@ -45,7 +45,7 @@ function legacySignature(rpc: { type: Hex; v?: Hex; r?: Hex; s?: Hex }) {
 }
 
 /** The block's signed transactions, rebuilt from its JSON and checked against their hashes. */
-function rawTransactions(block: { transactions: unknown[] }, number: bigint): Hex[] {
+export function rawTransactions(block: { transactions: unknown[] }, number: bigint): Hex[] {
   return block.transactions.map((json, index) => {
     const rpc = json as {
       hash: Hex;

@@ -1,17 +1,19 @@
-import { bytesToHex, hexToBytes, keccak256, sha256, type Address, type Hex } from 'viem';
+import { bytesToHex, hexToBytes, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { errorMessage } from '../../errors.ts';
 import { EnclaveRefusal } from './refusal.ts';
+import { preimageStore, type PreimageStore } from './preimage-store.ts';
 import { reexecuteBlock } from './reexecute.ts';
+import { deriveAndExecute } from './derive-range.ts';
 import { knownRollupConfigs } from '../../evm/op/chains.ts';
 import { parseRollupConfig, type RollupConfig } from '../../evm/op/rollup-config.ts';
-import { configHashes } from '../config-hash.ts';
+import { configHashes, configHashOfRollup } from '../config-hash.ts';
 import { bootKeys, isthmusTime, type EnclaveCheck } from '../boot-info.ts';
 import { decodeHeader, type DecodedHeader } from '../header-preimage.ts';
 import { intermediateRootsOf, journalDigest } from '../journal.ts';
 import { accountStorageRoot } from './mpt.ts';
 import { messagePasserAddress, outputRootV0 } from '../output-root.ts';
-import type { EnclaveRequest, EnclaveResponse, Preimage, PreimageKey, ProofResult, Proposal } from '../enclave-protocol.ts';
+import type { EnclaveRequest, EnclaveResponse, Preimage, ProofResult, Proposal } from '../enclave-protocol.ts';
 import { signDigest } from '../signature.ts';
 
 export const zeroHash: Hex = `0x${'00'.repeat(32)}`;
@@ -37,36 +39,7 @@ export interface EnclaveCore {
   handle(request: EnclaveRequest): Promise<EnclaveResponse>;
 }
 
-/** Checks every Keccak256/Sha256 preimage against its key and indexes all of them. */
-export function preimageStore(preimages: readonly Preimage[]) {
-  const byKey = new Map<string, Uint8Array>();
-  const byKeccak = new Map<Hex, Uint8Array>();
-  preimages.forEach(({ key, value }, index) => {
-    if (key.type === 'keccak256' || key.type === 'sha256') {
-      const digest = key.type === 'keccak256' ? keccak256(value) : sha256(value);
-      if (bytesToHex(hexToBytes(digest).slice(1)) !== bytesToHex(key.data)) {
-        throw new EnclaveRefusal(`preimage ${index} (${key.type}): value does not hash to its key`);
-      }
-      if (key.type === 'keccak256') byKeccak.set(digest, value);
-    }
-    byKey.set(`${key.type}:${bytesToHex(key.data)}`, value);
-  });
-  return {
-    local: (id: number) => {
-      const data = new Uint8Array(31);
-      new DataView(data.buffer).setBigUint64(23, BigInt(id), false);
-      return byKey.get(`local:${bytesToHex(data)}`);
-    },
-    keccak: (hash: Hex) => byKey.get(`keccak256:${bytesToHex(hexToBytes(hash).slice(1))}`),
-    /** Any preimage by its key (a `sha256` one by digest, a `blob` one: l1-preimages.ts). */
-    get: (key: PreimageKey) => byKey.get(`${key.type}:${bytesToHex(key.data)}`),
-    /** Every keccak preimage, for scanning (headers). */
-    keccakValues: () => [...byKey.entries()].filter(([k]) => k.startsWith('keccak256:')).map(([, v]) => v),
-    /** The keccak preimages by full hash: the witness re-execution reads. */
-    witness: (): ReadonlyMap<Hex, Uint8Array> => byKeccak,
-  };
-}
-export type PreimageStore = ReturnType<typeof preimageStore>;
+export { preimageStore, type PreimageStore };
 
 export function loadBootInfo(store: PreimageStore): BootInfo {
   const fixed = (id: number, name: string, length: number, optional = false): Uint8Array | undefined => {
@@ -110,7 +83,7 @@ interface BlockRoot {
  * Returns the output root of every block after the agreed one.
  */
 export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, check: EnclaveCheck = 'reexecute'): Promise<BlockRoot[]> {
-  const config = check === 'reexecute' ? rollupConfigOf(boot, store) : undefined;
+  const config = check === 'headers' ? undefined : rollupConfigOf(boot, store);
   const agreed = store.keccak(boot.agreedOutputRoot);
   if (!agreed || agreed.length !== 128)
     throw new EnclaveRefusal(`agreed output root ${boot.agreedOutputRoot}: its 128-byte preimage is missing`);
@@ -140,17 +113,51 @@ export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, ch
     list.push(header);
     children.set(header.parentHash, list);
   }
+  const childOf = (parentHash: Hex, number: number): DecodedHeader => {
+    const candidates = (children.get(parentHash) ?? []).filter((header) => header.number === number);
+    if (candidates.length !== 1) {
+      throw new EnclaveRefusal(
+        `L2 block ${number}: ${candidates.length === 0 ? 'no header' : `${candidates.length} headers`} with parent ${parentHash} in the preimages`,
+      );
+    }
+    return candidates[0]!;
+  };
+  const roots: BlockRoot[] =
+    check === 'derive'
+      ? await deriveAndExecute({
+          rollup: config!,
+          store,
+          l1Head: boot.l1Head,
+          agreedHash,
+          claimedBlockNumber: boot.claimedBlockNumber,
+          childOf: (parentHash, number) => {
+            const header = childOf(parentHash, number);
+            return { hash: header.hash, rlp: bytesToHex(store.keccak(header.hash)!) };
+          },
+        })
+      : await followHeaders(boot, store, agreedHeader, childOf, config);
+  const last = roots[roots.length - 1]!;
+  if (last.outputRoot !== boot.claimedOutputRoot) {
+    throw new EnclaveRefusal(
+      `output root mismatch at L2 block ${last.number}: computed ${last.outputRoot}, claimed ${boot.claimedOutputRoot}`,
+    );
+  }
+  return roots;
+}
+
+/** The `reexecute` and `headers` checks: along the supplied headers, each re-executed from its own fields, or only followed. */
+async function followHeaders(
+  boot: BootInfo,
+  store: PreimageStore,
+  agreedHeader: DecodedHeader,
+  childOf: (parentHash: Hex, number: number) => DecodedHeader,
+  config: RollupConfig | undefined,
+): Promise<BlockRoot[]> {
   const isthmus = isthmusTime.get(boot.chainId);
   const roots: BlockRoot[] = [];
   let parent = agreedHeader;
   for (let number = agreedHeader.number + 1; number <= boot.claimedBlockNumber; number++) {
-    const candidates = (children.get(parent.hash) ?? []).filter((header) => header.number === number);
-    if (candidates.length !== 1) {
-      throw new EnclaveRefusal(
-        `L2 block ${number}: ${candidates.length === 0 ? 'no header' : `${candidates.length} headers`} with parent ${parent.hash} in the preimages`,
-      );
-    }
-    const header = candidates[0]!;
+    const header = childOf(parent.hash, number);
     if (config) {
       const block = await reexecuteBlock(
         config,
@@ -172,12 +179,6 @@ export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, ch
     }
     roots.push({ number, outputRoot: outputRootV0(header.stateRoot, storageRoot, header.hash) });
     parent = header;
-  }
-  const last = roots[roots.length - 1]!;
-  if (last.outputRoot !== boot.claimedOutputRoot) {
-    throw new EnclaveRefusal(
-      `output root mismatch at L2 block ${last.number}: computed ${last.outputRoot}, claimed ${boot.claimedOutputRoot}`,
-    );
   }
   return roots;
 }
@@ -215,7 +216,8 @@ export function createEnclaveCore(options: { privateKey: Hex; check?: EnclaveChe
   async function prove(preimages: readonly Preimage[]): Promise<ProofResult> {
     const store = preimageStore(preimages);
     const boot = loadBootInfo(store);
-    const configHash = configHashes.get(boot.chainId);
+    const configHash =
+      configHashes.get(boot.chainId) ?? (store.local(bootKeys.rollupConfig) ? configHashOfRollup(rollupConfigOf(boot, store)) : undefined);
     if (!configHash) throw new EnclaveRefusal(`UnsupportedChain: no config hash for L2 chain id ${boot.chainId}`);
     const roots = await verifyOutputRoots(boot, store, options.check ?? 'reexecute');
     const proposals: Proposal[] = [];

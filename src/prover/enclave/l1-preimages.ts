@@ -7,7 +7,7 @@ import { readOrderedTrie, WitnessIncompleteError } from '../../evm/op/witness-st
 import type { L1BlockHeader, L1Source } from '../../derive/l1-source.ts';
 import type { L1Log, L1Receipt } from '../../derive/user-deposits.ts';
 import { blobKey, digestKey } from '../enclave-protocol.ts';
-import type { PreimageStore } from './core.ts';
+import type { PreimageStore } from './preimage-store.ts';
 
 /**
  * The L1 that derivation reads inside the enclave, answered only from preimages the store has

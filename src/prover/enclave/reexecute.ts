@@ -2,7 +2,7 @@ import { keccak256, type Hex } from 'viem';
 import { errorMessage } from '../../errors.ts';
 import { attributesFromExtraData } from '../../evm/op/base-fee.ts';
 import { compareHeaders } from '../../evm/op/compare.ts';
-import { executeBlock } from '../../evm/op/execute-block.ts';
+import { executeBlock, type PayloadAttributes } from '../../evm/op/execute-block.ts';
 import { decodeHeaderRlp, type BlockHeader } from '../../evm/op/header.ts';
 import type { RollupConfig } from '../../evm/op/rollup-config.ts';
 import { readOrderedTrie, WitnessIncompleteError, type Witness } from '../../evm/op/witness-state.ts';
@@ -18,33 +18,25 @@ export interface ReexecutedBlock {
 
 /**
  * Re-executes the L2 block whose header RLP is `rlp` (already linked to `parentRlp` by hash) from
- * the request's preimages: its transactions are read from its transactionsRoot, its payload
- * attributes from its own header (local mode does not derive them from L1), its state from the
- * parent's stateRoot. The rebuilt header must hash to the block's hash.
+ * the request's preimages, its state from the parent's stateRoot. Its payload attributes are the
+ * ones derived from L1 when given (the `derive` check), else its own header's fields and the
+ * transactions under its transactionsRoot (the `reexecute` check). The rebuilt header must hash
+ * to the block's hash.
  */
-export async function reexecuteBlock(config: RollupConfig, parentRlp: Hex, rlp: Hex, witness: Witness): Promise<ReexecutedBlock> {
+export async function reexecuteBlock(
+  config: RollupConfig,
+  parentRlp: Hex,
+  rlp: Hex,
+  witness: Witness,
+  /** The attributes derived from L1 (derive-range.ts); without them, the header's own. */
+  derived?: PayloadAttributes,
+): Promise<ReexecutedBlock> {
   const parent = decodeHeaderRlp(parentRlp, 'parent header');
   const header: BlockHeader = decodeHeaderRlp(rlp, 'header');
   const hash = keccak256(rlp);
   const number = Number(header.number);
   try {
-    const transactions = await readOrderedTrie(witness, header.transactionsRoot, `L2 block ${number} transaction`);
-    const { eip1559Params, minBaseFee } = attributesFromExtraData(header.extraData);
-    const executed = await executeBlock({
-      config,
-      parent,
-      witness,
-      attributes: {
-        timestamp: header.timestamp,
-        prevRandao: header.mixHash,
-        feeRecipient: header.miner,
-        gasLimit: header.gasLimit,
-        parentBeaconBlockRoot: header.parentBeaconBlockRoot,
-        eip1559Params,
-        minBaseFee: minBaseFee === null ? undefined : BigInt(minBaseFee),
-        transactions,
-      },
-    });
+    const executed = await executeBlock({ config, parent, witness, attributes: derived ?? (await attributesOfHeader(header, witness)) });
     if (executed.hash !== hash) {
       const differing = compareHeaders(executed.header, header).differing;
       throw new EnclaveRefusal(
@@ -57,4 +49,20 @@ export async function reexecuteBlock(config: RollupConfig, parentRlp: Hex, rlp: 
     if (error instanceof WitnessIncompleteError) throw new EnclaveRefusal(`L2 block ${number}: ${error.message}`);
     throw new EnclaveRefusal(`L2 block ${number}: re-execution failed: ${errorMessage(error)}`);
   }
+}
+
+/** Local mode's attributes when nothing is derived: the header's own fields and its transactions. */
+async function attributesOfHeader(header: BlockHeader, witness: Witness): Promise<PayloadAttributes> {
+  const transactions = await readOrderedTrie(witness, header.transactionsRoot, `L2 block ${header.number} transaction`);
+  const { eip1559Params, minBaseFee } = attributesFromExtraData(header.extraData);
+  return {
+    timestamp: header.timestamp,
+    prevRandao: header.mixHash,
+    feeRecipient: header.miner,
+    gasLimit: header.gasLimit,
+    parentBeaconBlockRoot: header.parentBeaconBlockRoot,
+    eip1559Params,
+    minBaseFee: minBaseFee === null ? undefined : BigInt(minBaseFee),
+    transactions,
+  };
 }

@@ -80,7 +80,23 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
     histogram(metrics, 'flashlog_prover_host_prove_seconds', 'prover_prove duration', ['outcome'], [0.1, 0.5, 1, 5, 30, 120, 600, 1800]);
   const healthyGauge = metrics && gauge(metrics, 'flashlog_prover_host_healthy', '1 when healthz answers OK');
   const signers = createSignerRoute({ enclaves, registry: options.registry, logger });
-  const prove = createProveCall({ route: signers.route, witness: options.witness, timeoutMs: options.timeoutMs, logger, proveSeconds });
+  const witnessBytes =
+    metrics &&
+    histogram(
+      metrics,
+      'flashlog_prover_host_witness_bytes',
+      'the preimage set sent to the enclave per proof, in bytes',
+      [],
+      [1e5, 1e6, 1e7, 1e8, 1e9],
+    );
+  const prove = createProveCall({
+    route: signers.route,
+    witness: options.witness,
+    timeoutMs: options.timeoutMs,
+    logger,
+    proveSeconds,
+    witnessBytes,
+  });
   let draining = false;
 
   /** enclave_* calls are all-or-nothing: one failing enclave fails the call (-32001). */

@@ -17,6 +17,19 @@ export interface ProveCallOptions {
   readonly logger?: Logger | undefined;
   /** prover_prove duration, by outcome (ok, error, timeout). */
   readonly proveSeconds?: Histogram<string> | undefined;
+  /** The preimage set's size per proof, in bytes. */
+  readonly witnessBytes?: Histogram<string> | undefined;
+}
+
+/** A preimage set's size: its total bytes, and its bytes by key type (blobs, keccak-keyed nodes and headers, …). */
+export function preimageSetSize(preimages: readonly Preimage[]): { bytes: number; bytesByType: Record<string, number> } {
+  const bytesByType: Record<string, number> = {};
+  let bytes = 0;
+  for (const { key, value } of preimages) {
+    bytes += value.length;
+    bytesByType[key.type] = (bytesByType[key.type] ?? 0) + value.length;
+  }
+  return { bytes, bytesByType };
 }
 
 /** The params of prover_prove: `[request]` or `{request}`. */
@@ -53,7 +66,9 @@ export function createProveCall(options: ProveCallOptions): (params: unknown) =>
         (async () => {
           const enclave = await options.route();
           const preimages = await options.witness(request, controller.signal);
-          logger?.info({ enclave: enclave.name, claimed: request.claimedL2BlockNumber, preimages: preimages.length }, 'proving');
+          const size = preimageSetSize(preimages);
+          options.witnessBytes?.observe(size.bytes);
+          logger?.info({ enclave: enclave.name, claimed: request.claimedL2BlockNumber, preimages: preimages.length, ...size }, 'proving');
           try {
             return await enclave.prove(preimages, controller.signal);
           } catch (error) {

@@ -2,7 +2,7 @@ import { concat, hexToBytes, keccak256, numberToHex, type Hex } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../../errors.ts';
 import { orderedTrieNodes } from '../../evm/receipts.ts';
-import { collectBlockWitness } from '../../evm/op/witness-rpc.ts';
+import { collectBlockWitness, rawTransactions } from '../../evm/op/witness-rpc.ts';
 import { bootKeys, isthmusTime, type EnclaveCheck } from '../boot-info.ts';
 import { headerRlpFromRpc, rpcHeaderSchema, type RpcHeader } from '../header-preimage.ts';
 import { messagePasserAddress } from '../output-root.ts';
@@ -124,7 +124,13 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
   }
   const agreedStorageRoot = await storageRootOf(agreed);
   for (const block of blocks) await storageRootOf(block);
-  if ((sources.check ?? 'reexecute') === 'reexecute') {
+  if ((sources.check ?? 'reexecute') !== 'headers') {
+    // Derivation starts from the agreed block: its L1-info deposit and transactions are read too.
+    if (sources.check === 'derive') {
+      const raw = (await sources.l2('eth_getBlockByHash', [agreed.hash, true])) as { transactions?: unknown[] } | null;
+      const transactions = agreedTransactions(raw, agreed.hash as Hex, BigInt(agreed.number));
+      for (const node of await orderedTrieNodes(transactions)) addKeccak(node);
+    }
     for (const block of blocks) {
       if (sources.signal?.aborted) throw new FlashlogError('WITNESS_ABORTED', 'witness collection aborted');
       const witness = await collectBlockWitness(sources.l2, BigInt(block.number));
@@ -153,4 +159,11 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
   // The L1 head's header is in both sets: each key once.
   const l1Preimages = (l1?.preimages ?? []).filter(({ key, value }) => key.type !== 'keccak256' || !preimages.has(keccak256(value)));
   return [...locals.map(([id, value]) => ({ key: localKey(id), value })), ...preimages.values(), ...l1Preimages];
+}
+
+/** The agreed block's transactions, raw, from its JSON (viem's serializers; the root is checked by the enclave). */
+function agreedTransactions(raw: { transactions?: unknown[] } | null, hash: Hex, number: bigint): Hex[] {
+  if (!raw || !Array.isArray(raw.transactions) || raw.transactions.some((tx) => typeof tx !== 'object' || tx === null))
+    throw new FlashlogError('WITNESS_RPC', `L2 eth_getBlockByHash(${hash}, true): expected a block with its transactions`);
+  return rawTransactions(raw as { transactions: unknown[] }, number);
 }

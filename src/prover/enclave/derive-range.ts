@@ -1,0 +1,150 @@
+import { bytesToHex, concat, hexToBytes, keccak256, numberToHex, pad, slice, type Hex } from 'viem';
+import { FlashlogError } from '../../errors.ts';
+import { attributesFromExtraData } from '../../evm/op/base-fee.ts';
+import { decodeHeaderRlp, type BlockHeader } from '../../evm/op/header.ts';
+import { l1InfoCalldata, parseL1Info } from '../../evm/op/l1-info.ts';
+import type { RollupConfig } from '../../evm/op/rollup-config.ts';
+import { readOrderedTrie, WitnessIncompleteError } from '../../evm/op/witness-state.ts';
+import { deriveBlocks, type DeriveSafeHead, type DerivedBlock } from '../../derive/pipeline.ts';
+import type { SystemConfig } from '../../derive/system-config.ts';
+import { outputRootV0 } from '../output-root.ts';
+import type { PreimageStore } from './preimage-store.ts';
+import { l1SourceFromPreimages } from './l1-preimages.ts';
+import { reexecuteBlock } from './reexecute.ts';
+import { EnclaveRefusal } from './refusal.ts';
+
+/**
+ * The `derive` check: the enclave derives every L2 block of the range from L1 (src/derive, from
+ * the request's hash-checked L1 preimages) on top of the agreed block, compares each derived
+ * block with the header the host supplied for that number (its transactions one by one, then its
+ * timestamp, fee recipient, prevRandao, gas limit and beacon root), and re-executes it from the
+ * derived attributes; the rebuilt header must hash to the supplied one. A host that adds, drops,
+ * reorders or forges a transaction (a deposit, a batch the batcher did not send) is refused with
+ * the block and the reason, and nothing is signed.
+ */
+export interface DerivedRoot {
+  readonly number: number;
+  readonly outputRoot: Hex;
+}
+
+export async function deriveAndExecute(options: {
+  readonly rollup: RollupConfig;
+  readonly store: PreimageStore;
+  readonly l1Head: Hex;
+  readonly agreedHash: Hex;
+  readonly claimedBlockNumber: number;
+  /** The supplied header for `number` whose parent is `parentHash`, or a refusal. */
+  readonly childOf: (parentHash: Hex, number: number) => { hash: Hex; rlp: Hex };
+}): Promise<DerivedRoot[]> {
+  const { rollup, store } = options;
+  const witness = store.witness();
+  const agreedRlp = bytesToHex(store.keccak(options.agreedHash)!);
+  const safeHead = await safeHeadOf(agreedRlp, witness);
+  const roots: DerivedRoot[] = [];
+  let parentRlp = agreedRlp;
+  const build = async (block: DerivedBlock): Promise<Hex> => {
+    const number = Number(block.number);
+    const supplied = options.childOf(keccak256(parentRlp), number);
+    const header = decodeHeaderRlp(supplied.rlp, `L2 block ${number} header`);
+    await compareWithDerived(block, header, witness);
+    const executed = await reexecuteBlock(rollup, parentRlp, supplied.rlp, witness, {
+      timestamp: block.attributes.timestamp,
+      prevRandao: block.attributes.prevRandao,
+      feeRecipient: block.attributes.suggestedFeeRecipient,
+      gasLimit: block.attributes.gasLimit,
+      parentBeaconBlockRoot: block.attributes.parentBeaconBlockRoot,
+      eip1559Params: block.attributes.eip1559Params,
+      minBaseFee: block.attributes.minBaseFee,
+      transactions: block.attributes.transactions,
+    });
+    roots.push({ number, outputRoot: outputRootV0(executed.stateRoot, executed.messagePasserStorageRoot, executed.hash) });
+    parentRlp = supplied.rlp;
+    return executed.hash;
+  };
+  try {
+    await deriveBlocks({
+      rollup,
+      l1: l1SourceFromPreimages(store),
+      l1Head: options.l1Head,
+      safeHead,
+      until: BigInt(options.claimedBlockNumber),
+      build,
+    });
+  } catch (error) {
+    if (error instanceof EnclaveRefusal) throw error;
+    if (error instanceof FlashlogError || error instanceof WitnessIncompleteError)
+      throw new EnclaveRefusal(`derivation from L1: ${error.message}`);
+    throw error;
+  }
+  return roots;
+}
+
+/** The transactions and header fields a supplied block must share with the derived one. */
+async function compareWithDerived(block: DerivedBlock, header: BlockHeader, witness: ReadonlyMap<Hex, Uint8Array>): Promise<void> {
+  const number = block.number;
+  const supplied = await readOrderedTrie(witness, header.transactionsRoot, `L2 block ${number} transaction`);
+  const derived = block.attributes.transactions;
+  const describe = (tx: Hex | undefined) =>
+    tx === undefined ? 'nothing' : `${tx.startsWith('0x7e') ? 'deposit' : 'transaction'} ${keccak256(tx)}`;
+  for (let i = 0; i < Math.max(supplied.length, derived.length); i++) {
+    if (supplied[i]?.toLowerCase() !== derived[i]?.toLowerCase())
+      throw new EnclaveRefusal(
+        `L2 block ${number}: transaction ${i} is ${describe(supplied[i])} in the supplied block, ${describe(derived[i])} in the block derived from L1 ` +
+          `(${supplied.length} supplied, ${derived.length} derived; L1 origin ${block.l1Origin.number})`,
+      );
+  }
+  const fields: [string, unknown, unknown][] = [
+    ['timestamp', header.timestamp, block.attributes.timestamp],
+    ['fee recipient', header.miner.toLowerCase(), block.attributes.suggestedFeeRecipient.toLowerCase()],
+    ['prevRandao', header.mixHash.toLowerCase(), block.attributes.prevRandao.toLowerCase()],
+    ['gas limit', header.gasLimit, block.attributes.gasLimit],
+    ['parent beacon block root', header.parentBeaconBlockRoot?.toLowerCase(), block.attributes.parentBeaconBlockRoot?.toLowerCase()],
+  ];
+  for (const [name, have, want] of fields)
+    if (have !== want)
+      throw new EnclaveRefusal(`L2 block ${number}: ${name} is ${String(have)} in the supplied header, ${String(want)} derived from L1`);
+}
+
+/**
+ * The agreed block as derivation's safe head: its L1 origin, sequence number and SystemConfig read
+ * from its L1-info deposit and header (as kona rebuilds them), its transactions from its
+ * transactionsRoot.
+ */
+async function safeHeadOf(rlp: Hex, witness: ReadonlyMap<Hex, Uint8Array>): Promise<DeriveSafeHead> {
+  const header = decodeHeaderRlp(rlp, 'agreed L2 header');
+  const transactions = await readOrderedTrie(witness, header.transactionsRoot, `agreed L2 block ${header.number} transaction`);
+  const info = parseL1Info(l1InfoCalldata(transactions), `agreed L2 block ${header.number} L1-info deposit`);
+  if (info.form === 'bedrock' || !info.l1BlockHash || info.l1BlockNumber === undefined || info.sequenceNumber === undefined)
+    throw new EnclaveRefusal(`agreed L2 block ${header.number}: a pre-Ecotone L1-info deposit; derivation starts from Ecotone blocks`);
+  const { eip1559Params, minBaseFee } = attributesFromExtraData(header.extraData);
+  const scalar = concat([
+    '0x01',
+    pad('0x', { size: 23 }),
+    numberToHex(info.blobBaseFeeScalar ?? 0, { size: 4 }),
+    numberToHex(info.baseFeeScalar ?? 0, { size: 4 }),
+  ]);
+  const operatorFeeParams = concat([
+    pad('0x', { size: 20 }),
+    numberToHex(info.operatorFeeScalar ?? 0, { size: 4 }),
+    numberToHex(info.operatorFeeConstant ?? 0n, { size: 8 }),
+  ]);
+  const systemConfig: SystemConfig = {
+    batcher: slice(info.batcherHash!, 12, 32),
+    overhead: pad('0x', { size: 32 }),
+    scalar,
+    gasLimit: header.gasLimit,
+    eip1559Params: eip1559Params ?? '0x0000000000000000',
+    operatorFeeParams,
+    minBaseFee: minBaseFee === null ? 0n : BigInt(minBaseFee),
+    daFootprintGasScalar: info.daFootprintGasScalar ?? 0,
+  };
+  return {
+    hash: keccak256(rlp),
+    number: header.number,
+    timestamp: header.timestamp,
+    l1Origin: { hash: info.l1BlockHash, number: info.l1BlockNumber },
+    sequenceNumber: info.sequenceNumber,
+    systemConfig,
+    transactions: transactions.map((tx) => hexToBytes(tx)),
+  };
+}
