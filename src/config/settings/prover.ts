@@ -69,7 +69,7 @@ export const proverSettings = {
     default: 'reexecute',
     expects: 'derive|reexecute|headers',
     describe:
-      'enclave, prover-host: derive = every L2 block is derived from L1 (the host collects L1 headers, transactions, receipts and blobs; the rollup config must carry op-node\'s derivation fields) and re-executed from the derived transactions, and the supplied block must be the derived one; reexecute = every L2 block is re-executed from the witness and its rebuilt header must hash to the block hash (the host collects state, code and transactions); headers = only the hash-linked headers and output roots are checked (for chains whose blocks are not executable, e.g. synthetic test chains)',
+      "enclave, prover-host: derive = every L2 block is derived from L1 (the host collects L1 headers, transactions, receipts and blobs; the rollup config must carry op-node's derivation fields) and re-executed from the derived transactions, and the supplied block must be the derived one; reexecute = every L2 block is re-executed from the witness and its rebuilt header must hash to the block hash (the host collects state, code and transactions); headers = only the hash-linked headers and output roots are checked (for chains whose blocks are not executable, e.g. synthetic test chains)",
   }),
   rollupConfig: setting({
     schema: z.string().min(1).optional(),
