@@ -1,0 +1,363 @@
+/**
+ * A real pair of chains whose L2 is exactly what derivation from the L1 gives, for testing
+ * derivation and `flashlog prove` end to end:
+ *
+ * - the L1: EDR's L1 chain type on Prague (blob transactions), with the deposit contract
+ *   (contracts/DerivedChainPortal.sol: the OptimismPortal's `TransactionDeposited` event) in its
+ *   genesis and the batcher, the user and the depositor funded; one block every `l1BlockTime`
+ *   seconds, mined with explicit timestamps, besides the batcher's own blocks;
+ * - the L2: op-geth on a fresh OP genesis (every fork through Isthmus, and Jovian by default, at
+ *   time 0), whose every block is built through the engine API from the payload attributes
+ *   flashlog's derivation code gives for its L1 origin (derived-chain-sequencer.ts);
+ * - flashlog's devnet batcher posting the L2 blocks to the L1's batch inbox (calldata or blobs,
+ *   singular or span batches, zlib or brotli), and the beacon blob endpoint serving its blobs.
+ *
+ * The scenario: user deposits through the portal (one with mint funding a fresh L2 account, one
+ * creating a contract, one calling a contract with mint), which land in their epoch's first L2
+ * block; user transactions in some blocks (EIP-1559 and legacy transfers, a contract creation and
+ * calls, a transfer from the deposit-funded account), none in others.
+ */
+import {
+  concat,
+  encodeFunctionData,
+  getContractAddress,
+  keccak256,
+  numberToHex,
+  pad,
+  parseEther,
+  parseGwei,
+  stringToHex,
+  type Abi,
+  type Address,
+  type Hex,
+} from 'viem';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { createBatcher, type Batcher, type PostedBatch } from '../../src/devnet/batcher.ts';
+import { startBeaconBlobServer, type BeaconBlobServer } from '../../src/devnet/beacon-blobs.ts';
+import type { BatchKind, BatcherTarget } from '../../src/derive/channel-out.ts';
+import type { CompressionAlgo } from '../../src/derive/channel.ts';
+import type { SystemConfig } from '../../src/derive/system-config.ts';
+import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { createUpstream } from '../../src/jsonrpc/upstream.ts';
+import { createLogger, type Logger } from '../../src/obs/logger.ts';
+import { compileOracleContracts } from '../oracle/chain.ts';
+import { compileHelperContract, eip1559, l2Genesis, rollupJson, type DerivedRollupJson } from './derived-chain-genesis.ts';
+import { startDerivedL1, type DepositRequest, type DerivedL1, type L1BlockRef } from './derived-chain-l1.ts';
+import { createSequencer, type DerivedL2Block } from './derived-chain-sequencer.ts';
+import { ecotoneScalar } from './l1-logs.ts';
+import { startOpGeth, type OpGethNode } from './op-geth.ts';
+import { goPrograms } from './strict-clients.ts';
+
+export type { DerivedL2Block } from './derived-chain-sequencer.ts';
+export type { DerivedRollupJson } from './derived-chain-genesis.ts';
+
+export interface DerivedChainOptions {
+  /** L2 blocks to build after genesis, a multiple of `blocksPerChannel` (default 20). */
+  readonly blocks?: number;
+  /** L2 blocks in each channel the batcher posts (default 5). */
+  readonly blocksPerChannel?: number;
+  readonly target?: BatcherTarget;
+  readonly kind?: BatchKind;
+  readonly compression?: CompressionAlgo;
+  /** Seconds (default 2). */
+  readonly l2BlockTime?: number;
+  /** Seconds between the L1 blocks the sequencer mines (default 12). */
+  readonly l1BlockTime?: number;
+  /** Jovian from genesis (default true): the L1-info deposit takes the Jovian form. */
+  readonly jovian?: boolean;
+  /** op-geth's binary (default: test/go/build.sh's). */
+  readonly opGeth?: string;
+  readonly logger?: Logger;
+}
+
+/** One batcher transaction on the L1. */
+export interface DerivedBatch extends PostedBatch {
+  readonly l1BlockHash: Hex;
+}
+
+export interface DerivedChain {
+  readonly l1RpcUrl: string;
+  readonly l2RpcUrl: string;
+  readonly beaconUrl: string;
+  readonly l1ChainId: number;
+  readonly l2ChainId: number;
+  /** op-node's rollup.json for the L2 (src/evm/op/rollup-config.ts reads it). */
+  readonly rollupConfig: DerivedRollupJson;
+  /** The L2 genesis block. */
+  readonly l2Genesis: { readonly hash: Hex; readonly timestamp: bigint; readonly l1Origin: L1BlockRef };
+  /** The L2 blocks built, in order from block 1. */
+  readonly l2Blocks: readonly DerivedL2Block[];
+  /** The batcher transactions, in the order the L1 included them. */
+  readonly batches: readonly DerivedBatch[];
+  /** The L1 blocks holding deposits. */
+  readonly depositBlocks: readonly L1BlockRef[];
+  readonly keys: typeof derivedChainKeys;
+  readonly addresses: { readonly portal: Address; readonly batchInbox: Address; readonly l1SystemConfig: Address };
+  /** The running nodes, for reads a test needs. */
+  readonly l1: DerivedL1;
+  readonly l2: OpGethNode;
+  close(): Promise<void>;
+}
+
+const key = (name: string) => keccak256(stringToHex(`flashlog derived chain ${name}`));
+/** The chain's keys, fixed so every run signs with the same accounts. */
+export const derivedChainKeys = {
+  batcher: key('batcher'),
+  user: key('user'),
+  depositor: key('depositor'),
+  /** Holds nothing until a deposit mints to it. */
+  depositRecipient: key('deposit recipient'),
+} as const;
+
+const l1ChainId = 900;
+const l2ChainId = 42_069;
+const portal: Address = '0x0000000000000000000000000000000000042001';
+/** No contract: this chain's SystemConfig never changes. */
+const l1SystemConfig: Address = '0x0000000000000000000000000000000000042002';
+const batchInbox: Address = '0xff00000000000000000000000000000000042069';
+const recipient: Address = '0x0000000000000000000000000000000000c0ffee';
+const gasLimit = 30_000_000n;
+const maxSequencerDrift = 600;
+/** Base's fee scalars and a small operator fee (Jovian: gas × scalar × 100 + constant). */
+const feeScalars = { base: 1368, blob: 810_949 } as const;
+const operatorFee = { scalar: 7, constant: 500n } as const;
+
+/**
+ * Starts both chains, builds the L2 blocks and posts them all; resolves once every batch is on L1.
+ *
+ * @example const chain = await startDerivedChain({ target: 'blob', kind: 'span', compression: 'brotli' })
+ */
+export async function startDerivedChain(options: DerivedChainOptions = {}): Promise<DerivedChain> {
+  const count = options.blocks ?? 20;
+  const perChannel = options.blocksPerChannel ?? 5;
+  if (!Number.isInteger(perChannel) || perChannel < 1)
+    throw new RangeError(`blocksPerChannel: expected a positive integer, got ${perChannel}`);
+  if (!Number.isInteger(count) || count < perChannel || count % perChannel !== 0)
+    throw new RangeError(`blocks: expected a positive multiple of blocksPerChannel (${perChannel}), got ${count}`);
+  const l2BlockTime = BigInt(options.l2BlockTime ?? 2);
+  const l1BlockTime = BigInt(options.l1BlockTime ?? 12);
+  const jovian = options.jovian ?? true;
+  const logger = options.logger ?? createLogger({ level: process.env.FLASHLOG_TEST_LOG_LEVEL ?? 'silent', name: 'derived-chain' });
+  const accounts = Object.fromEntries(Object.entries(derivedChainKeys).map(([name, k]) => [name, privateKeyToAccount(k)])) as Record<
+    keyof typeof derivedChainKeys,
+    PrivateKeyAccount
+  >;
+  const contracts = { portal: compileHelperContract('DerivedChainPortal.sol', 'DerivedChainPortal'), ...compileOracleContracts() };
+  const cleanup: (() => Promise<void>)[] = [];
+  const close = async () => {
+    for (const step of cleanup.splice(0).reverse()) await step().catch(() => undefined);
+  };
+  try {
+    const l1 = await startDerivedL1({
+      chainId: l1ChainId,
+      portal,
+      portalContract: contracts.portal,
+      funded: [accounts.batcher, accounts.user, accounts.depositor].map((account) => ({
+        address: account.address,
+        balance: parseEther('1000'),
+      })),
+    });
+    cleanup.push(() => l1.close());
+    // The L1 block the L2 starts from, then the L2 genesis on its timestamp.
+    const l1Genesis = await l1.mine((await l1.head()).timestamp + l1BlockTime);
+    const l1GenesisEpoch = await l1.epoch(l1Genesis.number);
+    const systemConfig: SystemConfig = {
+      batcher: accounts.batcher.address,
+      overhead: `0x${'00'.repeat(32)}`,
+      scalar: ecotoneScalar(feeScalars.base, feeScalars.blob),
+      gasLimit,
+      eip1559Params: concat([numberToHex(eip1559.denominatorCanyon, { size: 4 }), numberToHex(eip1559.elasticity, { size: 4 })]),
+      // Isthmus: operatorFeeScalar u32 at byte 20, operatorFeeConstant u64 at 24.
+      operatorFeeParams: pad(concat([numberToHex(operatorFee.scalar, { size: 4 }), numberToHex(operatorFee.constant, { size: 8 })]), {
+        size: 32,
+      }),
+      minBaseFee: jovian ? 1_000_000n : 0n,
+      daFootprintGasScalar: 0,
+    };
+    const opGeth = options.opGeth ?? goPrograms().opGeth;
+    const genesis = await l2Genesis(opGeth, {
+      chainId: l2ChainId,
+      timestamp: l1Genesis.timestamp,
+      jovian,
+      gasLimit,
+      l1Block: contracts.OracleL1Block.deployedBytecode,
+      l1Attributes: {
+        l1Number: l1Genesis.number,
+        l1Timestamp: l1Genesis.timestamp,
+        l1BaseFee: l1GenesisEpoch.header.baseFeePerGas,
+        l1BlobBaseFee: l1GenesisEpoch.header.blobBaseFee ?? 1n,
+        l1Hash: l1Genesis.hash,
+        sequenceNumber: 0n,
+        batcherHash: pad(accounts.batcher.address, { size: 32 }),
+        baseFeeScalar: feeScalars.base,
+        blobBaseFeeScalar: feeScalars.blob,
+        operatorFeeScalar: operatorFee.scalar,
+        operatorFeeConstant: operatorFee.constant,
+      },
+      minBaseFee: systemConfig.minBaseFee,
+      funded: [{ address: accounts.user.address, balance: parseEther('100') }],
+    });
+    const l2 = await startOpGeth(opGeth, genesis);
+    cleanup.push(() => l2.close());
+    const l2GenesisHash = (await l2.rpc<{ hash: Hex }>('eth_getBlockByNumber', ['0x0', false])).hash;
+    const rollupConfig = rollupJson({
+      l2ChainId,
+      l1ChainId,
+      blockTime: Number(l2BlockTime),
+      jovian,
+      genesis: { l1: l1Genesis, l2: { hash: l2GenesisHash, number: 0n }, l2Time: l1Genesis.timestamp },
+      systemConfig,
+      batchInbox,
+      portal,
+      l1SystemConfig,
+      seqWindowSize: 3600,
+      maxSequencerDrift,
+      channelTimeout: 300,
+    });
+
+    const batcher = createBatcher({
+      l1RpcUrl: l1.edr.url,
+      key: derivedChainKeys.batcher,
+      inbox: batchInbox,
+      everyBlocks: perChannel,
+      target: options.target ?? 'calldata',
+      kind: options.kind ?? 'span',
+      compression: options.compression ?? 'zlib',
+      chain: { chainId: BigInt(l2ChainId), l2GenesisTime: l1Genesis.timestamp, blockTime: l2BlockTime },
+      logger,
+      retryMs: 200,
+      keepPosted: 10_000,
+    });
+    cleanup.push(() => batcher.stop());
+    const beacon: BeaconBlobServer = await startBeaconBlobServer({
+      host: '127.0.0.1',
+      port: 0,
+      l1: createUpstream(l1.edr.url, { timeoutMs: 10_000 }),
+      posted: batcher.posted,
+      logger,
+    });
+    cleanup.push(() => beacon.close());
+
+    const sequencer = createSequencer({
+      l1,
+      l2,
+      rules: { rollup: parseRollupConfig(rollupConfig), depositContract: portal, systemConfig: l1SystemConfig },
+      genesis: { hash: l2GenesisHash, timestamp: l1Genesis.timestamp, l1Origin: l1Genesis },
+      systemConfig,
+      maxSequencerDrift: BigInt(maxSequencerDrift),
+    });
+    const plan = scenario(accounts, contracts, l1);
+    const depositBlocks: L1BlockRef[] = [];
+    let nextL1 = 1n;
+    for (let n = 1n; n <= BigInt(count); n++) {
+      const timestamp = l1Genesis.timestamp + n * l2BlockTime;
+      // The L1 blocks due by this L2 block's time, with the deposits planned for them.
+      for (; l1Genesis.timestamp + nextL1 * l1BlockTime <= timestamp; nextL1++) {
+        const deposits = await plan.depositsFor(nextL1);
+        const mined = await l1.mine(l1Genesis.timestamp + nextL1 * l1BlockTime, deposits);
+        if (deposits.length) depositBlocks.push(mined);
+      }
+      const block = await sequencer.build(timestamp, await plan.userTransactionsFor(n, l2));
+      batcher.add({ number: block.number, parentHash: block.parentHash, timestamp: block.timestamp, transactions: block.transactions });
+      await postedUpTo(batcher, block.number, perChannel);
+    }
+    await batcher.stop();
+    const batches: DerivedBatch[] = [];
+    for (const posted of batcher.posted()) batches.push({ ...posted, l1BlockHash: (await l1.block(posted.l1BlockNumber))!.hash });
+    return {
+      l1RpcUrl: l1.edr.url,
+      l2RpcUrl: l2.url,
+      beaconUrl: beacon.url,
+      l1ChainId,
+      l2ChainId,
+      rollupConfig,
+      l2Genesis: { hash: l2GenesisHash, timestamp: l1Genesis.timestamp, l1Origin: l1Genesis },
+      l2Blocks: sequencer.blocks,
+      batches,
+      depositBlocks,
+      keys: derivedChainKeys,
+      addresses: { portal, batchInbox, l1SystemConfig },
+      l1,
+      l2,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** Waits until the batcher has posted every whole channel up to L2 block `number`. */
+async function postedUpTo(batcher: Batcher, number: bigint, perChannel: number): Promise<void> {
+  if (number % BigInt(perChannel) !== 0n) return;
+  const deadline = Date.now() + 60_000;
+  while ((batcher.posted().at(-1)?.l2Blocks[1] ?? 0n) < number) {
+    if (Date.now() > deadline) throw new Error(`the batcher did not post L2 blocks up to ${number} within 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** What the chain holds: deposits by L1 block (counted from the L2's L1 genesis), user transactions by L2 block. */
+function scenario(
+  accounts: Record<keyof typeof derivedChainKeys, PrivateKeyAccount>,
+  contracts: { OracleProbe: { abi: readonly unknown[]; bytecode: Hex } },
+  l1: DerivedL1,
+) {
+  const nonces = new Map<Address, number>();
+  const nonce = (account: PrivateKeyAccount) => {
+    const next = nonces.get(account.address) ?? 0;
+    nonces.set(account.address, next + 1);
+    return next;
+  };
+  const { user, depositor, depositRecipient } = accounts;
+  // The user's first transaction creates the probe.
+  const probe = getContractAddress({ from: user.address, nonce: 0n });
+  const store = (value: bigint) => encodeFunctionData({ abi: contracts.OracleProbe.abi as Abi, functionName: 'store', args: [value] });
+  const deposits = new Map<bigint, DepositRequest[]>([
+    [
+      1n,
+      [
+        { to: depositRecipient.address, mint: parseEther('3'), value: parseEther('2'), gasLimit: 100_000n, data: '0x' },
+        { to: null, mint: 0n, value: 0n, gasLimit: 600_000n, data: contracts.OracleProbe.bytecode },
+      ],
+    ],
+    [3n, [{ to: probe, mint: parseEther('0.5'), value: parseEther('0.1'), gasLimit: 200_000n, data: store(99n) }]],
+  ]);
+  const fees = { maxFeePerGas: parseGwei('5'), maxPriorityFeePerGas: 1_000_000n };
+  const tx = (from: PrivateKeyAccount, fields: { to?: Address; value?: bigint; data?: Hex; gas: bigint }) =>
+    from.signTransaction({ type: 'eip1559', chainId: l2ChainId, nonce: nonce(from), ...fees, ...fields });
+  return {
+    async depositsFor(l1Step: bigint): Promise<Hex[]> {
+      const signed: Hex[] = [];
+      let l1Nonce = await l1.nonce(depositor.address);
+      for (const deposit of deposits.get(l1Step) ?? []) signed.push(await l1.depositTransaction(depositor, l1Nonce++, deposit));
+      return signed;
+    },
+    async userTransactionsFor(n: bigint, l2: OpGethNode): Promise<Hex[]> {
+      if (n === 1n)
+        return [
+          await tx(user, { data: contracts.OracleProbe.bytecode, gas: 600_000n }),
+          await tx(user, { to: recipient, value: 1n, gas: 21_000n }),
+        ];
+      const out: Hex[] = [];
+      if (n % 3n === 0n) out.push(await tx(user, { to: probe, data: store(n), gas: 100_000n }));
+      if (n % 3n === 1n) out.push(await tx(user, { to: recipient, value: n, gas: 21_000n }));
+      if (n % 7n === 0n)
+        out.push(
+          await user.signTransaction({
+            type: 'legacy',
+            chainId: l2ChainId,
+            nonce: nonce(user),
+            gasPrice: parseGwei('5'),
+            gas: 21_000n,
+            to: recipient,
+            value: 7n,
+          }),
+        );
+      if (n % 5n === 4n) out.push(await tx(user, { to: depositRecipient.address, value: 1000n, gas: 21_000n }));
+      if (n % 4n === 2n && BigInt(await l2.rpc<Hex>('eth_getBalance', [depositRecipient.address, 'latest'])) > parseEther('1'))
+        out.push(await tx(depositRecipient, { to: recipient, value: n, gas: 21_000n }));
+      return out;
+    },
+  };
+}
