@@ -1,7 +1,19 @@
-import { encodeFunctionData, hexToBigInt, hexToNumber, numberToHex, type Abi, type Address, type Hex } from 'viem';
+import {
+  bytesToHex,
+  commitmentsToVersionedHashes,
+  encodeFunctionData,
+  hexToBigInt,
+  hexToNumber,
+  numberToHex,
+  toBlobSidecars,
+  type Abi,
+  type Address,
+  type Hex,
+} from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { l1BlobBaseFee, type L1Epoch } from '../../src/derive/attributes.ts';
 import type { L1Receipt } from '../../src/derive/user-deposits.ts';
+import { createKzgThread } from '../../src/devnet/kzg-thread.ts';
 import { startEdrChain, type EdrChain, type GenesisAccount } from './edr-chain.ts';
 import type { CompiledContract } from './derived-chain-genesis.ts';
 
@@ -57,6 +69,20 @@ export interface DerivedL1 {
    * head when the head is already there (the batcher's blocks take EDR's clock).
    */
   mine(timestamp: bigint, transactions?: readonly Hex[]): Promise<L1BlockRef>;
+  /**
+   * Has the next block EDR mines by itself (the batcher's, on its own transaction) take
+   * `timestamp`, or one second after the head when the head is already there.
+   */
+  nextBlockAt(timestamp: bigint): Promise<void>;
+  /**
+   * Sends one blob transaction (an empty blob, from `from` to itself) and waits for it. EDR loads
+   * its KZG setup at the first blob transaction it sees, which takes seconds (many under load);
+   * taken here, before the batcher's first post, it stays out of the batcher's 10 s RPC timeout
+   * (past which the batcher posts its channel again, and the L1 holds it twice).
+   */
+  warmUpBlobs(from: PrivateKeyAccount): Promise<void>;
+  /** The batcher transactions (to `inbox` from `batcher`) in blocks `from` to the head, in order. */
+  batcherTransactions(inbox: Address, batcher: Address, from: bigint): Promise<Hex[]>;
   /** The account's next nonce on the L1. */
   nonce(address: Address): Promise<number>;
   /** A signed call of the portal's `depositTransaction` from `from`, sending `mint` along. */
@@ -115,6 +141,47 @@ export async function startDerivedL1(options: {
         if (receipt.status !== '0x1') throw new Error(`L1 transaction ${hash} reverted`);
       }
       return refOf(mined);
+    },
+    async nextBlockAt(timestamp) {
+      const at = (await head()).timestamp + 1n;
+      await request('evm_setNextBlockTimestamp', [Number(timestamp > at ? timestamp : at)]);
+    },
+    async warmUpBlobs(from) {
+      const kzg = createKzgThread();
+      try {
+        const blobs = [bytesToHex(new Uint8Array(131_072))];
+        const { commitments, proofs } = await kzg.prove(blobs);
+        const raw = await from.signTransaction({
+          type: 'eip4844',
+          chainId: options.chainId,
+          nonce: hexToNumber(await request<Hex>('eth_getTransactionCount', [from.address, 'latest'])),
+          gas: 21_000n,
+          maxFeePerGas: 50_000_000_000n,
+          maxPriorityFeePerGas: 1_000_000_000n,
+          maxFeePerBlobGas: 1_000_000_000n,
+          to: from.address,
+          blobVersionedHashes: commitmentsToVersionedHashes({ commitments }),
+          sidecars: toBlobSidecars({ blobs, commitments, proofs }),
+        });
+        const hash = await request<Hex>('eth_sendRawTransaction', [raw]);
+        const receipt = await request<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
+        if (receipt?.status !== '0x1') throw new Error(`L1 blob transaction ${hash} failed: ${JSON.stringify(receipt)}`);
+      } finally {
+        await kzg.close();
+      }
+    },
+    async batcherTransactions(inbox, batcher, from) {
+      const last = (await head()).number;
+      const out: Hex[] = [];
+      for (let n = from; n <= last; n++) {
+        const block = await request<{ transactions: { hash: Hex; from: Hex; to: Hex | null }[] }>('eth_getBlockByNumber', [
+          numberToHex(n),
+          true,
+        ]);
+        for (const tx of block.transactions)
+          if (tx.to?.toLowerCase() === inbox.toLowerCase() && tx.from.toLowerCase() === batcher.toLowerCase()) out.push(tx.hash);
+      }
+      return out;
     },
     nonce: async (address) => hexToNumber(await request<Hex>('eth_getTransactionCount', [address, 'latest'])),
     depositTransaction: (from, nonce, deposit) =>

@@ -158,6 +158,7 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
       })),
     });
     cleanup.push(() => l1.close());
+    if ((options.target ?? 'calldata') === 'blob') await l1.warmUpBlobs(accounts.depositor);
     // The L1 block the L2 starts from, then the L2 genesis on its timestamp.
     const l1Genesis = await l1.mine((await l1.head()).timestamp + l1BlockTime);
     const l1GenesisEpoch = await l1.epoch(l1Genesis.number);
@@ -258,10 +259,21 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
         if (deposits.length) depositBlocks.push(mined);
       }
       const block = await sequencer.build(timestamp, await plan.userTransactionsFor(n, l2));
+      // A channel is complete: its batcher transaction goes in an L1 block at this L2 block's time
+      // (later ones, if any, follow EDR's clock from there), so L1 time never runs off with the
+      // machine's load.
+      if (n % BigInt(perChannel) === 0n) await l1.nextBlockAt(timestamp);
       batcher.add({ number: block.number, parentHash: block.parentHash, timestamp: block.timestamp, transactions: block.transactions });
       await postedUpTo(batcher, block.number, perChannel);
     }
     await batcher.stop();
+    // It is an invariant that the L1 holds exactly the batcher transactions the batcher reports
+    // (whose blobs the beacon endpoint serves): a post it retried after its transaction landed
+    // would leave a channel twice, one of them with blobs nobody serves.
+    const onL1 = await l1.batcherTransactions(batchInbox, accounts.batcher.address, l1Genesis.number + 1n);
+    const reported = batcher.posted().map((posted) => posted.l1TransactionHash);
+    if (JSON.stringify(onL1) !== JSON.stringify(reported))
+      throw new Error(`the L1 holds batcher transactions ${onL1.join(', ')}; the batcher reports ${reported.join(', ')}`);
     const batches: DerivedBatch[] = [];
     for (const posted of batcher.posted()) batches.push({ ...posted, l1BlockHash: (await l1.block(posted.l1BlockNumber))!.hash });
     return {

@@ -153,12 +153,13 @@ describe.each(runs)('a derived chain: $kind batches, $compression, in $target', 
     }
     expect(posted.map((tx) => tx.hash)).toEqual(chain.batches.map((batch) => batch.l1TransactionHash));
     // Blobs by versioned hash through op-node's beacon client, from the harness's beacon endpoint.
-    const blobs: Hex[] = [];
-    for (const tx of posted.filter((entry) => entry.blobVersionedHashes?.length)) {
-      const fetched = await peerBeacon(peer, { url: chain.beaconUrl, time: Number(tx.time), hashes: tx.blobVersionedHashes! });
-      expect(fetched.error).toBeUndefined();
-      blobs.push(...fetched.blobs!);
-    }
+    const fetched = await Promise.all(
+      posted
+        .filter((entry) => entry.blobVersionedHashes?.length)
+        .map((tx) => peerBeacon(peer, { url: chain.beaconUrl, time: Number(tx.time), hashes: tx.blobVersionedHashes! })),
+    );
+    expect(fetched.map((answer) => answer.error)).toEqual(fetched.map(() => undefined));
+    const blobs = fetched.flatMap((answer) => answer.blobs!);
     const inputs: BatcherInput[] =
       target === 'blob'
         ? blobs.map((blob, i) => ({ kind: 'blob', bytes: hexToBytes(blob), label: `blob ${i}` }))
