@@ -85,6 +85,8 @@ export interface DerivedL1 {
   batcherTransactions(inbox: Address, batcher: Address, from: bigint): Promise<Hex[]>;
   /** The account's next nonce on the L1. */
   nonce(address: Address): Promise<number>;
+  /** A signed call of `to` from `from`. */
+  signCall(from: PrivateKeyAccount, nonce: number, call: { to: Address; data: Hex; value?: bigint }): Promise<Hex>;
   /** A signed call of the portal's `depositTransaction` from `from`, sending `mint` along. */
   depositTransaction(from: PrivateKeyAccount, nonce: number, deposit: DepositRequest): Promise<Hex>;
   /** Derivation's view of a block: the header fields attributes read, and its receipts. */
@@ -99,17 +101,34 @@ const refOf = (block: RpcBlock): L1BlockRef => ({
   timestamp: hexToBigInt(block.timestamp),
 });
 
-/** Starts the L1 with `funded` accounts and the portal's runtime code at `portal`. */
+/** Starts the L1 with `funded` accounts, the portal and the other `contracts` (runtime code in genesis). */
 export async function startDerivedL1(options: {
   readonly chainId: number;
   readonly portal: Address;
   readonly portalContract: CompiledContract;
+  readonly contracts: readonly { readonly address: Address; readonly contract: CompiledContract }[];
   readonly funded: readonly GenesisAccount[];
 }): Promise<DerivedL1> {
   const edr = await startEdrChain({
     chainId: options.chainId,
-    genesis: [...options.funded, { address: options.portal, code: options.portalContract.deployedBytecode }],
+    genesis: [
+      ...options.funded,
+      ...[{ address: options.portal, contract: options.portalContract }, ...options.contracts].map(({ address, contract }) => ({
+        address,
+        code: contract.deployedBytecode,
+      })),
+    ],
   });
+  const signCall: DerivedL1['signCall'] = (from, nonce, call) =>
+    from.signTransaction({
+      type: 'eip1559',
+      chainId: options.chainId,
+      nonce,
+      gas: 300_000n,
+      maxFeePerGas: 50_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+      ...call,
+    });
   const request = <T>(method: string, params: unknown[] = []) => edr.request(method, params) as Promise<T>;
   const rpcBlock = (tag: Hex | 'latest') => request<RpcBlock | null>('eth_getBlockByNumber', [tag, false]);
   const head = async () => refOf((await rpcBlock('latest'))!);
@@ -184,14 +203,9 @@ export async function startDerivedL1(options: {
       return out;
     },
     nonce: async (address) => hexToNumber(await request<Hex>('eth_getTransactionCount', [address, 'latest'])),
+    signCall,
     depositTransaction: (from, nonce, deposit) =>
-      from.signTransaction({
-        type: 'eip1559',
-        chainId: options.chainId,
-        nonce,
-        gas: 300_000n,
-        maxFeePerGas: 50_000_000_000n,
-        maxPriorityFeePerGas: 1_000_000_000n,
+      signCall(from, nonce, {
         to: options.portal,
         value: deposit.mint,
         data: encodeFunctionData({

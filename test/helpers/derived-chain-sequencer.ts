@@ -28,6 +28,8 @@ export interface DerivedL2Block {
   readonly userDeposits: number;
   /** The attributes op-geth was given. */
   readonly attributes: PayloadAttributes;
+  /** The SystemConfig as of this block (its L1 origin's updates applied on an epoch's first block). */
+  readonly systemConfig: SystemConfig;
 }
 
 export interface Sequencer {
@@ -116,6 +118,7 @@ export function createSequencer(options: {
         userTransactions,
         userDeposits: attributes.transactions.length - 1 - userTransactions.length,
         attributes,
+        systemConfig: built.systemConfig,
       };
       blocks.push(block);
       head = { hash: block.hash, number, timestamp };

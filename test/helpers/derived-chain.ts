@@ -17,20 +17,7 @@
  * block; user transactions in some blocks (EIP-1559 and legacy transfers, a contract creation and
  * calls, a transfer from the deposit-funded account), none in others.
  */
-import {
-  concat,
-  encodeFunctionData,
-  getContractAddress,
-  keccak256,
-  numberToHex,
-  pad,
-  parseEther,
-  parseGwei,
-  stringToHex,
-  type Abi,
-  type Address,
-  type Hex,
-} from 'viem';
+import { concat, keccak256, numberToHex, pad, parseEther, stringToHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createBatcher, type Batcher, type PostedBatch } from '../../src/devnet/batcher.ts';
 import { startBeaconBlobServer, type BeaconBlobServer } from '../../src/devnet/beacon-blobs.ts';
@@ -42,7 +29,8 @@ import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { createLogger, type Logger } from '../../src/obs/logger.ts';
 import { compileOracleContracts } from '../oracle/chain.ts';
 import { compileHelperContract, eip1559, l2Genesis, rollupJson, type DerivedRollupJson } from './derived-chain-genesis.ts';
-import { startDerivedL1, type DepositRequest, type DerivedL1, type L1BlockRef } from './derived-chain-l1.ts';
+import { startDerivedL1, type DerivedL1, type L1BlockRef } from './derived-chain-l1.ts';
+import { derivedChainScenario } from './derived-chain-scenario.ts';
 import { createSequencer, type DerivedL2Block } from './derived-chain-sequencer.ts';
 import { ecotoneScalar } from './l1-logs.ts';
 import { startOpGeth, type OpGethNode } from './op-geth.ts';
@@ -91,6 +79,8 @@ export interface DerivedChain {
   readonly batches: readonly DerivedBatch[];
   /** The L1 blocks holding deposits. */
   readonly depositBlocks: readonly L1BlockRef[];
+  /** The L1 blocks holding SystemConfig updates (derived-chain-scenario.ts `systemConfigUpdates`). */
+  readonly systemConfigBlocks: readonly L1BlockRef[];
   readonly keys: typeof derivedChainKeys;
   readonly addresses: { readonly portal: Address; readonly batchInbox: Address; readonly l1SystemConfig: Address };
   /** The running nodes, for reads a test needs. */
@@ -107,15 +97,16 @@ export const derivedChainKeys = {
   depositor: key('depositor'),
   /** Holds nothing until a deposit mints to it. */
   depositRecipient: key('deposit recipient'),
+  /** Sends the L1 SystemConfig's updates. */
+  systemConfigOwner: key('system config owner'),
 } as const;
 
 const l1ChainId = 900;
 const l2ChainId = 42_069;
 const portal: Address = '0x0000000000000000000000000000000000042001';
-/** No contract: this chain's SystemConfig never changes. */
+/** DerivedChainSystemConfig.sol: emits the ConfigUpdate events derivation reads. */
 const l1SystemConfig: Address = '0x0000000000000000000000000000000000042002';
 const batchInbox: Address = '0xff00000000000000000000000000000000042069';
-const recipient: Address = '0x0000000000000000000000000000000000c0ffee';
 const gasLimit = 30_000_000n;
 const maxSequencerDrift = 600;
 /** Base's fee scalars and a small operator fee (Jovian: gas × scalar × 100 + constant). */
@@ -142,7 +133,11 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
     keyof typeof derivedChainKeys,
     PrivateKeyAccount
   >;
-  const contracts = { portal: compileHelperContract('DerivedChainPortal.sol', 'DerivedChainPortal'), ...compileOracleContracts() };
+  const contracts = {
+    portal: compileHelperContract('DerivedChainPortal.sol', 'DerivedChainPortal'),
+    systemConfig: compileHelperContract('DerivedChainSystemConfig.sol', 'DerivedChainSystemConfig'),
+    ...compileOracleContracts(),
+  };
   const cleanup: (() => Promise<void>)[] = [];
   const close = async () => {
     for (const step of cleanup.splice(0).reverse()) await step().catch(() => undefined);
@@ -152,7 +147,8 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
       chainId: l1ChainId,
       portal,
       portalContract: contracts.portal,
-      funded: [accounts.batcher, accounts.user, accounts.depositor].map((account) => ({
+      contracts: [{ address: l1SystemConfig, contract: contracts.systemConfig }],
+      funded: [accounts.batcher, accounts.user, accounts.depositor, accounts.systemConfigOwner].map((account) => ({
         address: account.address,
         balance: parseEther('1000'),
       })),
@@ -247,16 +243,25 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
       systemConfig,
       maxSequencerDrift: BigInt(maxSequencerDrift),
     });
-    const plan = scenario(accounts, contracts, l1);
+    const plan = derivedChainScenario({
+      accounts,
+      probe: contracts.OracleProbe,
+      systemConfig: { address: l1SystemConfig, abi: contracts.systemConfig.abi },
+      l1,
+      l2ChainId,
+      jovian,
+    });
     const depositBlocks: L1BlockRef[] = [];
+    const systemConfigBlocks: L1BlockRef[] = [];
     let nextL1 = 1n;
     for (let n = 1n; n <= BigInt(count); n++) {
       const timestamp = l1Genesis.timestamp + n * l2BlockTime;
       // The L1 blocks due by this L2 block's time, with the deposits planned for them.
       for (; l1Genesis.timestamp + nextL1 * l1BlockTime <= timestamp; nextL1++) {
-        const deposits = await plan.depositsFor(nextL1);
-        const mined = await l1.mine(l1Genesis.timestamp + nextL1 * l1BlockTime, deposits);
+        const { deposits, updates } = await plan.l1TransactionsFor(nextL1);
+        const mined = await l1.mine(l1Genesis.timestamp + nextL1 * l1BlockTime, [...deposits, ...updates]);
         if (deposits.length) depositBlocks.push(mined);
+        if (updates.length) systemConfigBlocks.push(mined);
       }
       const block = await sequencer.build(timestamp, await plan.userTransactionsFor(n, l2));
       // A channel is complete: its batcher transaction goes in an L1 block at this L2 block's time
@@ -287,6 +292,7 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
       l2Blocks: sequencer.blocks,
       batches,
       depositBlocks,
+      systemConfigBlocks,
       keys: derivedChainKeys,
       addresses: { portal, batchInbox, l1SystemConfig },
       l1,
@@ -307,69 +313,4 @@ async function postedUpTo(batcher: Batcher, number: bigint, perChannel: number):
     if (Date.now() > deadline) throw new Error(`the batcher did not post L2 blocks up to ${number} within 60 s`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-/** What the chain holds: deposits by L1 block (counted from the L2's L1 genesis), user transactions by L2 block. */
-function scenario(
-  accounts: Record<keyof typeof derivedChainKeys, PrivateKeyAccount>,
-  contracts: { OracleProbe: { abi: readonly unknown[]; bytecode: Hex } },
-  l1: DerivedL1,
-) {
-  const nonces = new Map<Address, number>();
-  const nonce = (account: PrivateKeyAccount) => {
-    const next = nonces.get(account.address) ?? 0;
-    nonces.set(account.address, next + 1);
-    return next;
-  };
-  const { user, depositor, depositRecipient } = accounts;
-  // The user's first transaction creates the probe.
-  const probe = getContractAddress({ from: user.address, nonce: 0n });
-  const store = (value: bigint) => encodeFunctionData({ abi: contracts.OracleProbe.abi as Abi, functionName: 'store', args: [value] });
-  const deposits = new Map<bigint, DepositRequest[]>([
-    [
-      1n,
-      [
-        { to: depositRecipient.address, mint: parseEther('3'), value: parseEther('2'), gasLimit: 100_000n, data: '0x' },
-        { to: null, mint: 0n, value: 0n, gasLimit: 600_000n, data: contracts.OracleProbe.bytecode },
-      ],
-    ],
-    [3n, [{ to: probe, mint: parseEther('0.5'), value: parseEther('0.1'), gasLimit: 200_000n, data: store(99n) }]],
-  ]);
-  const fees = { maxFeePerGas: parseGwei('5'), maxPriorityFeePerGas: 1_000_000n };
-  const tx = (from: PrivateKeyAccount, fields: { to?: Address; value?: bigint; data?: Hex; gas: bigint }) =>
-    from.signTransaction({ type: 'eip1559', chainId: l2ChainId, nonce: nonce(from), ...fees, ...fields });
-  return {
-    async depositsFor(l1Step: bigint): Promise<Hex[]> {
-      const signed: Hex[] = [];
-      let l1Nonce = await l1.nonce(depositor.address);
-      for (const deposit of deposits.get(l1Step) ?? []) signed.push(await l1.depositTransaction(depositor, l1Nonce++, deposit));
-      return signed;
-    },
-    async userTransactionsFor(n: bigint, l2: OpGethNode): Promise<Hex[]> {
-      if (n === 1n)
-        return [
-          await tx(user, { data: contracts.OracleProbe.bytecode, gas: 600_000n }),
-          await tx(user, { to: recipient, value: 1n, gas: 21_000n }),
-        ];
-      const out: Hex[] = [];
-      if (n % 3n === 0n) out.push(await tx(user, { to: probe, data: store(n), gas: 100_000n }));
-      if (n % 3n === 1n) out.push(await tx(user, { to: recipient, value: n, gas: 21_000n }));
-      if (n % 7n === 0n)
-        out.push(
-          await user.signTransaction({
-            type: 'legacy',
-            chainId: l2ChainId,
-            nonce: nonce(user),
-            gasPrice: parseGwei('5'),
-            gas: 21_000n,
-            to: recipient,
-            value: 7n,
-          }),
-        );
-      if (n % 5n === 4n) out.push(await tx(user, { to: depositRecipient.address, value: 1000n, gas: 21_000n }));
-      if (n % 4n === 2n && BigInt(await l2.rpc<Hex>('eth_getBalance', [depositRecipient.address, 'latest'])) > parseEther('1'))
-        out.push(await tx(depositRecipient, { to: recipient, value: n, gas: 21_000n }));
-      return out;
-    },
-  };
 }

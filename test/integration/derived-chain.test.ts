@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { bytesToHex, hexToBigInt, hexToBytes, numberToHex, parseEther, slice, type Hex } from 'viem';
+import { bytesToHex, concat, hexToBigInt, hexToBytes, hexToNumber, numberToHex, parseEther, slice, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeBatcherData, type BatcherInput } from '../../src/derive/batcher-data.ts';
@@ -8,7 +8,9 @@ import type { CompressionAlgo } from '../../src/derive/channel.ts';
 import { derivationRules } from '../../src/derive/rules.ts';
 import { transactionDepositedTopic } from '../../src/derive/user-deposits.ts';
 import { l1InfoCalldata, parseL1Info } from '../../src/evm/op/l1-info.ts';
+import type { SystemConfig } from '../../src/derive/system-config.ts';
 import { startDerivedChain, type DerivedChain } from '../helpers/derived-chain.ts';
+import { systemConfigUpdates } from '../helpers/derived-chain-scenario.ts';
 import { buildDerivePeer, peerBeacon, peerDecode } from '../helpers/derive-peer.ts';
 
 /**
@@ -16,7 +18,9 @@ import { buildDerivePeer, peerBeacon, peerDecode } from '../helpers/derive-peer.
  * exactly what derivation from its L1 gives. Held against things flashlog did not write:
  * - op-geth built, validated and adopted every block from attributes holding the L1-info deposit,
  *   the L1 origin's portal deposits and the batch's transactions, and its blocks hold exactly
- *   those, deposits first; the deposits took effect on L2;
+ *   those, deposits first; the deposits took effect on L2; the L1 SystemConfig's updates (gas
+ *   limit, fee scalars, EIP-1559 parameters, operator fee, min base fee, DA footprint scalar) reach
+ *   the headers and the L1-info deposits from their epoch's first block on;
  * - the batcher transactions on the L1 decode, with src/derive and with op-node's own code
  *   (test/go/derive-peer; blobs fetched by op-node's beacon client, which checks their KZG
  *   commitments), to exactly the L2 blocks' timestamps, L1 origins and user transactions;
@@ -34,6 +38,8 @@ let peer = '';
 beforeAll(() => {
   peer = buildDerivePeer();
 }, 20 * 60_000);
+
+const lower = (value: unknown): unknown => JSON.parse(JSON.stringify(value).toLowerCase());
 
 interface RpcBlock {
   number: Hex;
@@ -92,6 +98,10 @@ describe.each(runs)('a derived chain: $kind batches, $compression, in $target', 
     expect(blocks.some((block) => block.userTransactions.length === 0)).toBe(true);
     expect(blocks.some((block) => block.userTransactions.length >= 2)).toBe(true);
     expect(chain.batches.length).toBeGreaterThanOrEqual(4);
+    // The SystemConfig changes once, on the first block of its L1 block's epoch.
+    const updated = blocks.findIndex((block) => block.systemConfig.gasLimit === systemConfigUpdates.gasLimit);
+    expect(chain.systemConfigBlocks.map((block) => block.hash)).toEqual([blocks[updated]?.l1Origin.hash]);
+    expect([updated > 0, blocks[updated]?.sequenceNumber, blocks.at(-1)!.systemConfig.gasLimit]).toEqual([true, 0n, 36_000_000n]);
     expect(chain.batches.every((batch) => batch.blobs.length > 0 === (target === 'blob'))).toBe(true);
     console.info(
       `derived chain (${target}, ${kind}, ${compression}): 20 L2 blocks over ${epochs.size} epochs built and posted in ${buildMs} ms`,
@@ -116,6 +126,19 @@ describe.each(runs)('a derived chain: $kind batches, $compression, in $target', 
       expect(raw.slice(deposits)).toEqual(block.userTransactions);
       const info = parseL1Info(l1InfoCalldata(raw), `L2 block ${block.number}`);
       expect(info.form).toBe('jovian');
+      // The SystemConfig of the block's epoch, in the header and the L1-info deposit.
+      const config = block.systemConfig;
+      expect(hexToBigInt(node.gasLimit)).toBe(config.gasLimit);
+      expect(node.extraData).toBe(concat(['0x01', config.eip1559Params, numberToHex(config.minBaseFee, { size: 8 })]));
+      expect([info.baseFeeScalar, info.blobBaseFeeScalar]).toEqual([
+        hexToNumber(slice(config.scalar, 28, 32)),
+        hexToNumber(slice(config.scalar, 24, 28)),
+      ]);
+      expect([info.operatorFeeScalar, info.operatorFeeConstant]).toEqual([
+        hexToNumber(slice(config.operatorFeeParams, 20, 24)),
+        hexToBigInt(slice(config.operatorFeeParams, 24, 32)),
+      ]);
+      expect(info.daFootprintGasScalar).toBe(config.daFootprintGasScalar || 400);
       expect([info.l1BlockNumber, info.sequenceNumber]).toEqual([block.l1Origin.number, block.sequenceNumber]);
       expect(slice(l1InfoCalldata(raw), 100, 132)).toBe(origin.hash);
       // The portal's deposits of the origin, counted from the L1's receipts, land on the epoch's first block.
@@ -208,17 +231,24 @@ describe.each(runs)('a derived chain: $kind batches, $compression, in $target', 
   });
 
   it("op-node's PreparePayloadAttributes over each block's real L1 origin builds that block's transactions", async () => {
-    const config = chain.rollupConfig.genesis.system_config;
-    const systemConfig = {
-      batcher: config.batcherAddr.toLowerCase(),
-      overhead: config.overhead,
-      scalar: config.scalar,
+    const genesis = chain.rollupConfig.genesis.system_config;
+    const peerConfig = (config: SystemConfig) => ({
+      ...config,
+      batcher: config.batcher.toLowerCase(),
       gasLimit: numberToHex(config.gasLimit),
-      eip1559Params: config.eip1559Params,
-      operatorFeeParams: config.operatorFeeParams,
-      minBaseFee: numberToHex(config.minBaseFee ?? 0),
-      daFootprintGasScalar: config.daFootprintGasScalar ?? 0,
-    };
+      minBaseFee: numberToHex(config.minBaseFee),
+    });
+    // The parent's SystemConfig: the rollup config's at genesis, then each block's.
+    let parentConfig = peerConfig({
+      batcher: genesis.batcherAddr,
+      overhead: genesis.overhead,
+      scalar: genesis.scalar,
+      gasLimit: BigInt(genesis.gasLimit),
+      eip1559Params: genesis.eip1559Params,
+      operatorFeeParams: genesis.operatorFeeParams,
+      minBaseFee: BigInt(genesis.minBaseFee ?? 0),
+      daFootprintGasScalar: genesis.daFootprintGasScalar ?? 0,
+    });
     const cases = [];
     for (const block of chain.l2Blocks) {
       const header = await l1<RpcBlock>('eth_getBlockByNumber', [numberToHex(block.l1Origin.number), false]);
@@ -233,11 +263,12 @@ describe.each(runs)('a derived chain: $kind batches, $compression, in $target', 
           status: Number(hexToBigInt(receipt.status)),
           logs: receipt.logs.map((log) => ({ ...log, logIndex: Number(hexToBigInt(log.logIndex)) })),
         })),
-        systemConfig,
+        systemConfig: parentConfig,
         sequenceNumber: Number(block.sequenceNumber),
         l2Time: Number(block.timestamp),
         batchTransactions: block.userTransactions,
       });
+      parentConfig = peerConfig(block.systemConfig);
     }
     const run = spawnSync(peer, ['attributes'], {
       input: JSON.stringify({ rollup: chain.rollupConfig, cases }),
@@ -250,9 +281,11 @@ describe.each(runs)('a derived chain: $kind batches, $compression, in $target', 
       hash: Hex;
       depositsError?: string;
       attributesError?: string;
+      systemConfig: Record<string, unknown>;
       attributes?: { timestamp: Hex; prevRandao: Hex; gasLimit: Hex; transactions: Hex[]; eip1559Params: Hex; minBaseFee?: number };
     }[];
     let withDeposits = 0;
+    let updated = 0;
     for (const [i, block] of chain.l2Blocks.entries()) {
       const answer = answers[i]!;
       expect(answer.hash, answer.name).toBe(block.l1Origin.hash);
@@ -267,8 +300,10 @@ describe.each(runs)('a derived chain: $kind batches, $compression, in $target', 
       // Jovian extraData: version 1 ‖ eip1559Params ‖ minBaseFee u64.
       expect(slice(node.extraData, 1, 9)).toBe(answer.attributes!.eip1559Params);
       expect(hexToBigInt(slice(node.extraData, 9, 17))).toBe(BigInt(answer.attributes!.minBaseFee ?? -1));
+      expect(lower(answer.systemConfig), answer.name).toEqual(lower(peerConfig(block.systemConfig)));
       if (block.userDeposits > 0) withDeposits++;
+      if (block.systemConfig.gasLimit !== BigInt(genesis.gasLimit)) updated++;
     }
-    expect(withDeposits).toBeGreaterThanOrEqual(2);
+    expect([withDeposits >= 2, updated >= 2]).toEqual([true, true]);
   });
 });
