@@ -129,10 +129,7 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
   const l1BlockTime = BigInt(options.l1BlockTime ?? 12);
   const jovian = options.jovian ?? true;
   const logger = options.logger ?? createLogger({ level: process.env.FLASHLOG_TEST_LOG_LEVEL ?? 'silent', name: 'derived-chain' });
-  const accounts = Object.fromEntries(Object.entries(derivedChainKeys).map(([name, k]) => [name, privateKeyToAccount(k)])) as Record<
-    keyof typeof derivedChainKeys,
-    PrivateKeyAccount
-  >;
+  const accounts = Object.fromEntries(Object.entries(derivedChainKeys).map(([name, k]) => [name, privateKeyToAccount(k)])) as Accounts;
   const contracts = {
     portal: compileHelperContract('DerivedChainPortal.sol', 'DerivedChainPortal'),
     systemConfig: compileHelperContract('DerivedChainSystemConfig.sol', 'DerivedChainSystemConfig'),
@@ -157,60 +154,19 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
     if ((options.target ?? 'calldata') === 'blob') await l1.warmUpBlobs(accounts.depositor);
     // The L1 block the L2 starts from, then the L2 genesis on its timestamp.
     const l1Genesis = await l1.mine((await l1.head()).timestamp + l1BlockTime);
-    const l1GenesisEpoch = await l1.epoch(l1Genesis.number);
-    const systemConfig: SystemConfig = {
-      batcher: accounts.batcher.address,
-      overhead: `0x${'00'.repeat(32)}`,
-      scalar: ecotoneScalar(feeScalars.base, feeScalars.blob),
-      gasLimit,
-      eip1559Params: concat([numberToHex(eip1559.denominatorCanyon, { size: 4 }), numberToHex(eip1559.elasticity, { size: 4 })]),
-      // Isthmus: operatorFeeScalar u32 at byte 20, operatorFeeConstant u64 at 24.
-      operatorFeeParams: pad(concat([numberToHex(operatorFee.scalar, { size: 4 }), numberToHex(operatorFee.constant, { size: 8 })]), {
-        size: 32,
-      }),
-      minBaseFee: jovian ? 1_000_000n : 0n,
-      daFootprintGasScalar: 0,
-    };
-    const opGeth = options.opGeth ?? goPrograms().opGeth;
-    const genesis = await l2Genesis(opGeth, {
-      chainId: l2ChainId,
-      timestamp: l1Genesis.timestamp,
+    const systemConfig = genesisSystemConfig(accounts.batcher.address, jovian);
+    const l2Start = await startL2({
+      ...options,
       jovian,
-      gasLimit,
-      l1Block: contracts.OracleL1Block.deployedBytecode,
-      l1Attributes: {
-        l1Number: l1Genesis.number,
-        l1Timestamp: l1Genesis.timestamp,
-        l1BaseFee: l1GenesisEpoch.header.baseFeePerGas,
-        l1BlobBaseFee: l1GenesisEpoch.header.blobBaseFee ?? 1n,
-        l1Hash: l1Genesis.hash,
-        sequenceNumber: 0n,
-        batcherHash: pad(accounts.batcher.address, { size: 32 }),
-        baseFeeScalar: feeScalars.base,
-        blobBaseFeeScalar: feeScalars.blob,
-        operatorFeeScalar: operatorFee.scalar,
-        operatorFeeConstant: operatorFee.constant,
-      },
-      minBaseFee: systemConfig.minBaseFee,
-      funded: [{ address: accounts.user.address, balance: parseEther('100') }],
-    });
-    const l2 = await startOpGeth(opGeth, genesis);
-    cleanup.push(() => l2.close());
-    const l2GenesisHash = (await l2.rpc<{ hash: Hex }>('eth_getBlockByNumber', ['0x0', false])).hash;
-    const rollupConfig = rollupJson({
-      l2ChainId,
-      l1ChainId,
-      blockTime: Number(l2BlockTime),
-      jovian,
-      genesis: { l1: l1Genesis, l2: { hash: l2GenesisHash, number: 0n }, l2Time: l1Genesis.timestamp },
+      l2BlockTime,
+      l1,
+      l1Genesis,
       systemConfig,
-      batchInbox,
-      portal,
-      l1SystemConfig,
-      seqWindowSize: 3600,
-      maxSequencerDrift,
-      channelTimeout: 300,
+      accounts,
+      l1Block: contracts.OracleL1Block,
     });
+    cleanup.push(() => l2Start.l2.close());
+    const { l2, l2GenesisHash, rollupConfig } = l2Start;
 
     const batcher = createBatcher({
       l1RpcUrl: l1.edr.url,
@@ -251,17 +207,16 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
       l2ChainId,
       jovian,
     });
-    const depositBlocks: L1BlockRef[] = [];
-    const systemConfigBlocks: L1BlockRef[] = [];
+    const l1Blocks = { deposits: [] as L1BlockRef[], systemConfig: [] as L1BlockRef[] };
     let nextL1 = 1n;
     for (let n = 1n; n <= BigInt(count); n++) {
       const timestamp = l1Genesis.timestamp + n * l2BlockTime;
-      // The L1 blocks due by this L2 block's time, with the deposits planned for them.
+      // The L1 blocks due by this L2 block's time, with the deposits and updates planned for them.
       for (; l1Genesis.timestamp + nextL1 * l1BlockTime <= timestamp; nextL1++) {
         const { deposits, updates } = await plan.l1TransactionsFor(nextL1);
         const mined = await l1.mine(l1Genesis.timestamp + nextL1 * l1BlockTime, [...deposits, ...updates]);
-        if (deposits.length) depositBlocks.push(mined);
-        if (updates.length) systemConfigBlocks.push(mined);
+        if (deposits.length) l1Blocks.deposits.push(mined);
+        if (updates.length) l1Blocks.systemConfig.push(mined);
       }
       const block = await sequencer.build(timestamp, await plan.userTransactionsFor(n, l2));
       // A channel is complete: its batcher transaction goes in an L1 block at this L2 block's time
@@ -272,15 +227,6 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
       await postedUpTo(batcher, block.number, perChannel);
     }
     await batcher.stop();
-    // It is an invariant that the L1 holds exactly the batcher transactions the batcher reports
-    // (whose blobs the beacon endpoint serves): a post it retried after its transaction landed
-    // would leave a channel twice, one of them with blobs nobody serves.
-    const onL1 = await l1.batcherTransactions(batchInbox, accounts.batcher.address, l1Genesis.number + 1n);
-    const reported = batcher.posted().map((posted) => posted.l1TransactionHash);
-    if (JSON.stringify(onL1) !== JSON.stringify(reported))
-      throw new Error(`the L1 holds batcher transactions ${onL1.join(', ')}; the batcher reports ${reported.join(', ')}`);
-    const batches: DerivedBatch[] = [];
-    for (const posted of batcher.posted()) batches.push({ ...posted, l1BlockHash: (await l1.block(posted.l1BlockNumber))!.hash });
     return {
       l1RpcUrl: l1.edr.url,
       l2RpcUrl: l2.url,
@@ -290,9 +236,9 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
       rollupConfig,
       l2Genesis: { hash: l2GenesisHash, timestamp: l1Genesis.timestamp, l1Origin: l1Genesis },
       l2Blocks: sequencer.blocks,
-      batches,
-      depositBlocks,
-      systemConfigBlocks,
+      batches: await batchesOnL1(l1, batcher, l1Genesis.number + 1n),
+      depositBlocks: l1Blocks.deposits,
+      systemConfigBlocks: l1Blocks.systemConfig,
       keys: derivedChainKeys,
       addresses: { portal, batchInbox, l1SystemConfig },
       l1,
@@ -303,6 +249,101 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
     await close();
     throw error;
   }
+}
+
+type Accounts = Record<keyof typeof derivedChainKeys, PrivateKeyAccount>;
+
+/** The SystemConfig at L2 genesis: the batcher, Base's fee scalars, a small operator fee, OP Mainnet's EIP-1559 parameters. */
+function genesisSystemConfig(batcher: Address, jovian: boolean): SystemConfig {
+  return {
+    batcher,
+    overhead: `0x${'00'.repeat(32)}`,
+    scalar: ecotoneScalar(feeScalars.base, feeScalars.blob),
+    gasLimit,
+    eip1559Params: concat([numberToHex(eip1559.denominatorCanyon, { size: 4 }), numberToHex(eip1559.elasticity, { size: 4 })]),
+    // Isthmus: operatorFeeScalar u32 at byte 20, operatorFeeConstant u64 at 24.
+    operatorFeeParams: pad(concat([numberToHex(operatorFee.scalar, { size: 4 }), numberToHex(operatorFee.constant, { size: 8 })]), {
+      size: 32,
+    }),
+    minBaseFee: jovian ? 1_000_000n : 0n,
+    daFootprintGasScalar: 0,
+  };
+}
+
+/** op-geth on the L2 genesis (its L1Block holding the L1 genesis block's values), and the rollup config deriving it. */
+async function startL2(options: {
+  readonly opGeth?: string;
+  readonly jovian: boolean;
+  readonly l2BlockTime: bigint;
+  readonly l1: DerivedL1;
+  readonly l1Genesis: L1BlockRef;
+  readonly systemConfig: SystemConfig;
+  readonly accounts: Accounts;
+  readonly l1Block: { readonly deployedBytecode: Hex };
+}): Promise<{ l2: OpGethNode; l2GenesisHash: Hex; rollupConfig: DerivedRollupJson }> {
+  const { l1Genesis, systemConfig, jovian } = options;
+  const l1GenesisEpoch = await options.l1.epoch(l1Genesis.number);
+  const opGeth = options.opGeth ?? goPrograms().opGeth;
+  const genesis = await l2Genesis(opGeth, {
+    chainId: l2ChainId,
+    timestamp: l1Genesis.timestamp,
+    jovian,
+    gasLimit,
+    l1Block: options.l1Block.deployedBytecode,
+    l1Attributes: {
+      l1Number: l1Genesis.number,
+      l1Timestamp: l1Genesis.timestamp,
+      l1BaseFee: l1GenesisEpoch.header.baseFeePerGas,
+      l1BlobBaseFee: l1GenesisEpoch.header.blobBaseFee ?? 1n,
+      l1Hash: l1Genesis.hash,
+      sequenceNumber: 0n,
+      batcherHash: pad(systemConfig.batcher, { size: 32 }),
+      baseFeeScalar: feeScalars.base,
+      blobBaseFeeScalar: feeScalars.blob,
+      operatorFeeScalar: operatorFee.scalar,
+      operatorFeeConstant: operatorFee.constant,
+    },
+    minBaseFee: systemConfig.minBaseFee,
+    funded: [{ address: options.accounts.user.address, balance: parseEther('100') }],
+  });
+  const l2 = await startOpGeth(opGeth, genesis);
+  try {
+    const l2GenesisHash = (await l2.rpc<{ hash: Hex }>('eth_getBlockByNumber', ['0x0', false])).hash;
+    const rollupConfig = rollupJson({
+      l2ChainId,
+      l1ChainId,
+      blockTime: Number(options.l2BlockTime),
+      jovian,
+      genesis: { l1: l1Genesis, l2: { hash: l2GenesisHash, number: 0n }, l2Time: l1Genesis.timestamp },
+      systemConfig,
+      batchInbox,
+      portal,
+      l1SystemConfig,
+      seqWindowSize: 3600,
+      maxSequencerDrift,
+      channelTimeout: 300,
+    });
+    return { l2, l2GenesisHash, rollupConfig };
+  } catch (error) {
+    await l2.close();
+    throw error;
+  }
+}
+
+/**
+ * The batcher's transactions with their L1 blocks' hashes. It is an invariant that the L1 holds
+ * exactly the batcher transactions the batcher reports (whose blobs the beacon endpoint serves):
+ * a post it retried after its transaction landed would leave a channel twice, one of them with
+ * blobs nobody serves.
+ */
+async function batchesOnL1(l1: DerivedL1, batcher: Batcher, fromBlock: bigint): Promise<DerivedBatch[]> {
+  const onL1 = await l1.batcherTransactions(batchInbox, privateKeyToAccount(derivedChainKeys.batcher).address, fromBlock);
+  const reported = batcher.posted().map((posted) => posted.l1TransactionHash);
+  if (JSON.stringify(onL1) !== JSON.stringify(reported))
+    throw new Error(`the L1 holds batcher transactions ${onL1.join(', ')}; the batcher reports ${reported.join(', ')}`);
+  const batches: DerivedBatch[] = [];
+  for (const posted of batcher.posted()) batches.push({ ...posted, l1BlockHash: (await l1.block(posted.l1BlockNumber))!.hash });
+  return batches;
 }
 
 /** Waits until the batcher has posted every whole channel up to L2 block `number`. */
