@@ -7,11 +7,16 @@ import type { BatchKind, BatcherTarget } from '../../src/derive/channel-out.ts';
 import type { CompressionAlgo } from '../../src/derive/channel.ts';
 import { derivationRules } from '../../src/derive/rules.ts';
 import { transactionDepositedTopic } from '../../src/derive/user-deposits.ts';
+import { executeBlock } from '../../src/evm/op/execute-block.ts';
+import { fixtureFromRpc } from '../../src/evm/op/fixture.ts';
 import { l1InfoCalldata, parseL1Info } from '../../src/evm/op/l1-info.ts';
+import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { collectBlockWitness } from '../../src/evm/op/witness-rpc.ts';
 import type { SystemConfig } from '../../src/derive/system-config.ts';
 import { startDerivedChain, type DerivedChain } from '../helpers/derived-chain.ts';
 import { systemConfigUpdates } from '../helpers/derived-chain-scenario.ts';
 import { buildDerivePeer, peerBeacon, peerDecode } from '../helpers/derive-peer.ts';
+import { rpcCall } from '../helpers/prover-fixture.ts';
 
 /**
  * The derived chain harness (test/helpers/derived-chain.ts) makes what it says: an L2 that is
@@ -28,6 +33,8 @@ import { buildDerivePeer, peerBeacon, peerDecode } from '../helpers/derive-peer.
  *   origin (the whole header, so its hash is the L1's; its receipts) builds the very transactions
  *   of that block. The peer reads the L1 as Sepolia's config, whose blob base fee differs from
  *   Prague's only when excess blob gas is non-zero; the L1 here never has any (one blob a block).
+ * And flashlog's stateless engine, given the rollup config the harness returns, re-executes every
+ * block from op-geth's execution witness to its hash: the chain is one `prove` can re-execute.
  */
 const runs: { target: BatcherTarget; kind: BatchKind; compression: CompressionAlgo; jovian: boolean }[] = [
   { target: 'calldata', kind: 'span', compression: 'zlib', jovian: true },
@@ -313,6 +320,14 @@ describe.each(runs)(
         if (block.systemConfig.gasLimit !== BigInt(genesis.gasLimit)) updated++;
       }
       expect([withDeposits >= 2, updated >= 2]).toEqual([true, true]);
+    });
+
+    it("flashlog's stateless engine re-executes every block from op-geth's witness, with the harness's rollup config", async () => {
+      const config = parseRollupConfig(chain.rollupConfig);
+      for (const block of chain.l2Blocks) {
+        const fixture = fixtureFromRpc(await collectBlockWitness(rpcCall(chain.l2RpcUrl), block.number), config);
+        expect((await executeBlock(fixture.block)).hash, `L2 block ${block.number}`).toBe(block.hash);
+      }
     });
   },
 );
