@@ -40,7 +40,6 @@ export function derivedChainScenario(options: {
   readonly jovian: boolean;
 }) {
   const { l1, l2ChainId } = options;
-  const contracts = { OracleProbe: options.probe };
   const nonces = new Map<Address, number>();
   const nonce = (account: PrivateKeyAccount) => {
     const next = nonces.get(account.address) ?? 0;
@@ -50,13 +49,13 @@ export function derivedChainScenario(options: {
   const { user, depositor, depositRecipient, systemConfigOwner } = options.accounts;
   // The user's first transaction creates the probe.
   const probe = getContractAddress({ from: user.address, nonce: 0n });
-  const store = (value: bigint) => encodeFunctionData({ abi: contracts.OracleProbe.abi as Abi, functionName: 'store', args: [value] });
+  const store = (value: bigint) => encodeFunctionData({ abi: options.probe.abi as Abi, functionName: 'store', args: [value] });
   const deposits = new Map<bigint, DepositRequest[]>([
     [
       1n,
       [
         { to: depositRecipient.address, mint: parseEther('3'), value: parseEther('2'), gasLimit: 100_000n, data: '0x' },
-        { to: null, mint: 0n, value: 0n, gasLimit: 600_000n, data: contracts.OracleProbe.bytecode },
+        { to: null, mint: 0n, value: 0n, gasLimit: 600_000n, data: options.probe.bytecode },
       ],
     ],
     [3n, [{ to: probe, mint: parseEther('0.5'), value: parseEther('0.1'), gasLimit: 200_000n, data: store(99n) }]],
@@ -99,7 +98,7 @@ export function derivedChainScenario(options: {
     async userTransactionsFor(n: bigint, l2: OpGethNode): Promise<Hex[]> {
       if (n === 1n)
         return [
-          await tx(user, { data: contracts.OracleProbe.bytecode, gas: 600_000n }),
+          await tx(user, { data: options.probe.bytecode, gas: 600_000n }),
           await tx(user, { to: recipient, value: 1n, gas: 21_000n }),
         ];
       const out: Hex[] = [];

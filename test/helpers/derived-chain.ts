@@ -3,19 +3,19 @@
  * derivation and `flashlog prove` end to end:
  *
  * - the L1: EDR's L1 chain type on Prague (blob transactions), with the deposit contract
- *   (contracts/DerivedChainPortal.sol: the OptimismPortal's `TransactionDeposited` event) in its
- *   genesis and the batcher, the user and the depositor funded; one block every `l1BlockTime`
- *   seconds, mined with explicit timestamps, besides the batcher's own blocks;
+ *   (contracts/DerivedChainPortal.sol: the OptimismPortal's `TransactionDeposited` event) and a
+ *   SystemConfig (contracts/DerivedChainSystemConfig.sol: its `ConfigUpdate` event) in its genesis,
+ *   and the batcher, the user, the depositor and the SystemConfig's sender funded; one block every
+ *   `l1BlockTime` seconds, mined with explicit timestamps, besides the batcher's own blocks;
  * - the L2: op-geth on a fresh OP genesis (every fork through Isthmus, and Jovian by default, at
  *   time 0), whose every block is built through the engine API from the payload attributes
  *   flashlog's derivation code gives for its L1 origin (derived-chain-sequencer.ts);
  * - flashlog's devnet batcher posting the L2 blocks to the L1's batch inbox (calldata or blobs,
  *   singular or span batches, zlib or brotli), and the beacon blob endpoint serving its blobs.
  *
- * The scenario: user deposits through the portal (one with mint funding a fresh L2 account, one
- * creating a contract, one calling a contract with mint), which land in their epoch's first L2
- * block; user transactions in some blocks (EIP-1559 and legacy transfers, a contract creation and
- * calls, a transfer from the deposit-funded account), none in others.
+ * What the chains hold is derived-chain-scenario.ts: deposits (with and without mint, a creation,
+ * a contract call) and one SystemConfig update of every kind on L1, landing on their epoch's first
+ * L2 block; user transactions in some L2 blocks, none in others.
  */
 import { concat, keccak256, numberToHex, pad, parseEther, stringToHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -44,8 +44,11 @@ export interface DerivedChainOptions {
   readonly blocks?: number;
   /** L2 blocks in each channel the batcher posts (default 5). */
   readonly blocksPerChannel?: number;
+  /** Default calldata. */
   readonly target?: BatcherTarget;
+  /** Default span. */
   readonly kind?: BatchKind;
+  /** Default zlib. */
   readonly compression?: CompressionAlgo;
   /** Seconds (default 2). */
   readonly l2BlockTime?: number;
@@ -55,6 +58,7 @@ export interface DerivedChainOptions {
   readonly jovian?: boolean;
   /** op-geth's binary (default: test/go/build.sh's). */
   readonly opGeth?: string;
+  /** For the batcher and the beacon endpoint (default: silent, or FLASHLOG_TEST_LOG_LEVEL). */
   readonly logger?: Logger;
 }
 
@@ -83,9 +87,10 @@ export interface DerivedChain {
   readonly systemConfigBlocks: readonly L1BlockRef[];
   readonly keys: typeof derivedChainKeys;
   readonly addresses: { readonly portal: Address; readonly batchInbox: Address; readonly l1SystemConfig: Address };
-  /** The running nodes, for reads a test needs. */
+  /** The running nodes, for reads a test needs. The chains are complete: nothing mines any more. */
   readonly l1: DerivedL1;
   readonly l2: OpGethNode;
+  /** Stops op-geth, the beacon endpoint and the L1; a second call does nothing. */
   close(): Promise<void>;
 }
 
