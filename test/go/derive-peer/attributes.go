@@ -59,7 +59,10 @@ type attributesCase struct {
 		ExcessBlobGas    *hexutil.Uint64 `json:"excessBlobGas"`
 		ParentBeaconRoot *common.Hash    `json:"parentBeaconBlockRoot"`
 	} `json:"header"`
-	Receipts []struct {
+	// A whole header as an L1 RPC gives it (every field, so its hash is the L1's): used instead of
+	// `header` when present.
+	RPCHeader *types.Header `json:"rpcHeader"`
+	Receipts  []struct {
 		Status uint64  `json:"status"`
 		Logs   []logIn `json:"logs"`
 	} `json:"receipts"`
@@ -126,6 +129,9 @@ func attributes() {
 		if c.Header.ExcessBlobGas != nil {
 			excess, used := uint64(*c.Header.ExcessBlobGas), uint64(0)
 			header.ExcessBlobGas, header.BlobGasUsed = &excess, &used
+		}
+		if c.RPCHeader != nil {
+			header = c.RPCHeader
 		}
 		info := eth.HeaderBlockInfo(header)
 		var receipts types.Receipts
