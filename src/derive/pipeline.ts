@@ -11,7 +11,7 @@ import { decodingForkAt, derivationRules, type DerivationRules } from './rules.t
 import { nextBatch, type DeriveSafeHead, type QueuedBatch, type SafeState } from './batch-stage.ts';
 
 export type { DeriveSafeHead };
-import type { SafeBlock } from './span-batch-validity.ts';
+import type { SafeBlock, SafeBlocks } from './span-batch-validity.ts';
 import { applySystemConfigUpdates, type SystemConfig } from './system-config.ts';
 
 /**
@@ -47,6 +47,12 @@ export interface DeriveInput {
   readonly until: bigint;
   /** Executes a derived block and returns its hash (the enclave: re-execution; tests: a node). */
   readonly build: (block: DerivedBlock) => Promise<Hex>;
+  /**
+   * Safe L2 blocks before the agreed one, by number (their references and transactions): a span
+   * batch that starts before the agreed block is checked against them. Without them such a batch
+   * waits, undecided, and the range does not derive.
+   */
+  readonly priorBlocks?: SafeBlocks;
   /** What derivation dropped or ignored, for logs and reports. */
   readonly onEvent?: (event: string) => void;
 }
@@ -134,7 +140,15 @@ export async function deriveBlocks(input: DeriveInput): Promise<DerivedBlock[]> 
     for (;;) {
       if (safe.number >= input.until) return derived;
       const l1Blocks = chain.filter((header) => header.number >= safe.epochNumber && header.number <= block.number);
-      const next = nextBatch(queue, { safe, l1Blocks, current: block, rollup, config, event, safeBlocks: (n) => safeBlocks.get(n) });
+      const next = nextBatch(queue, {
+        safe,
+        l1Blocks,
+        current: block,
+        rollup,
+        config,
+        event,
+        safeBlocks: (n) => safeBlocks.get(n) ?? input.priorBlocks?.(n),
+      });
       if (!next) break;
       if (next.type === 'advance') {
         safe = { ...safe, epochNumber: safe.epochNumber + 1n };

@@ -6,6 +6,7 @@ import { l1InfoCalldata, parseL1Info } from '../../evm/op/l1-info.ts';
 import type { RollupConfig } from '../../evm/op/rollup-config.ts';
 import { readOrderedTrie, WitnessIncompleteError } from '../../evm/op/witness-state.ts';
 import { deriveBlocks, type DeriveSafeHead, type DerivedBlock } from '../../derive/pipeline.ts';
+import type { SafeBlock } from '../../derive/span-batch-validity.ts';
 import type { SystemConfig } from '../../derive/system-config.ts';
 import { outputRootV0 } from '../output-root.ts';
 import type { PreimageStore } from './preimage-store.ts';
@@ -61,6 +62,7 @@ export async function deriveAndExecute(options: {
     parentRlp = supplied.rlp;
     return executed.hash;
   };
+  const prior = await priorBlocksOf(agreedRlp, store);
   try {
     await deriveBlocks({
       rollup,
@@ -69,6 +71,7 @@ export async function deriveAndExecute(options: {
       safeHead,
       until: BigInt(options.claimedBlockNumber),
       build,
+      priorBlocks: (number) => prior.get(number),
     });
   } catch (error) {
     if (error instanceof EnclaveRefusal) throw error;
@@ -147,4 +150,34 @@ async function safeHeadOf(rlp: Hex, witness: ReadonlyMap<Hex, Uint8Array>): Prom
     systemConfig,
     transactions: transactions.map((tx) => hexToBytes(tx)),
   };
+}
+
+/**
+ * The safe blocks before the agreed one that the preimages hold (host: prior-l2.ts), walked back by
+ * parent hash while a header and its transactions are there: what a span batch that starts before
+ * the agreed block is checked against.
+ */
+async function priorBlocksOf(agreedRlp: Hex, store: PreimageStore): Promise<Map<bigint, SafeBlock>> {
+  const blocks = new Map<bigint, SafeBlock>();
+  let header = decodeHeaderRlp(agreedRlp, 'agreed L2 header');
+  for (;;) {
+    const rlp = store.keccak(header.parentHash);
+    if (!rlp) return blocks;
+    const parent = decodeHeaderRlp(bytesToHex(rlp), `L2 block ${header.number - 1n} header`);
+    let transactions: Hex[];
+    try {
+      transactions = await readOrderedTrie(store.witness(), parent.transactionsRoot, `L2 block ${parent.number} transaction`);
+    } catch (error) {
+      if (error instanceof WitnessIncompleteError) return blocks;
+      throw error;
+    }
+    if (transactions.length === 0) return blocks; // the genesis block
+    const origin = parseL1Info(l1InfoCalldata(transactions), `L2 block ${parent.number} L1-info deposit`).l1BlockNumber;
+    if (origin === undefined) return blocks;
+    blocks.set(parent.number, {
+      ref: { hash: keccak256(bytesToHex(rlp)), number: parent.number, timestamp: parent.timestamp, l1OriginNumber: origin },
+      transactions: transactions.map((tx) => hexToBytes(tx)),
+    });
+    header = parent;
+  }
 }

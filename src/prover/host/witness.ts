@@ -9,7 +9,8 @@ import { messagePasserAddress } from '../output-root.ts';
 import { digestKey, localKey, type Preimage } from '../enclave-protocol.ts';
 import type { ProofRequest } from '../request.ts';
 import type { CallRpc } from '../../jsonrpc/protocol.ts';
-import { derivationL1Witness, type DerivationSources, type L1Witness } from './l1-witness.ts';
+import { derivationL1Witness, l1OriginOf, type DerivationSources, type L1Witness } from './l1-witness.ts';
+import { priorL2Blocks } from './prior-l2.ts';
 
 /** Raw JSON-RPC: the method's result as JSON, or a thrown error naming the endpoint. */
 
@@ -130,6 +131,12 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
       const raw = (await sources.l2('eth_getBlockByHash', [agreed.hash, true])) as { transactions?: unknown[] } | null;
       const transactions = agreedTransactions(raw, agreed.hash as Hex, BigInt(agreed.number));
       for (const node of await orderedTrieNodes(transactions)) addKeccak(node);
+      if (sources.derivation) {
+        const origin = await l1OriginOf(sources.l2, agreed.hash as Hex);
+        const from = origin - BigInt(sources.derivation.channelTimeout);
+        const floor = sources.derivation.genesisL1Number;
+        for (const value of await priorL2Blocks(sources.l2, BigInt(agreed.number), from > floor ? from : floor)) addKeccak(value);
+      }
     }
     for (const block of blocks) {
       if (sources.signal?.aborted) throw new FlashlogError('WITNESS_ABORTED', 'witness collection aborted');

@@ -1,0 +1,261 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { keccak256, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeDeposit } from '../../src/derive/deposit-tx.ts';
+import { encodeHeader, decodeHeaderRlp } from '../../src/evm/op/header.ts';
+import { orderedTrieNodes, orderedTrieRoot } from '../../src/evm/receipts.ts';
+import { digestKey, type Preimage } from '../../src/prover/enclave-protocol.ts';
+import { createEnclaveCore } from '../../src/prover/enclave/core.ts';
+import { journalDigest } from '../../src/prover/journal.ts';
+import { proofRequestFromChains } from '../../src/prover/request-from-chain.ts';
+import { proofRequestToWire, proofResultFromWire, type ProofRequest } from '../../src/prover/request.ts';
+import { recoverSigner } from '../../src/prover/signature.ts';
+import { collectWitness } from '../../src/prover/host/witness.ts';
+import { parseTransaction } from 'viem/op-stack';
+import { startDerivedChain, derivedChainKeys, type DerivedChain } from '../helpers/derived-chain.ts';
+import { spawnFlashlog, startEnclaveProcess, type FlashlogProcess } from '../helpers/flashlog-process.ts';
+import { rpcCall } from '../helpers/prover-fixture.ts';
+
+/**
+ * `prove` over a chain derived from a real L1: the L1 is EDR (Prague, blobs), the L2 is op-geth
+ * built block by block from the attributes of its L1 origins, and flashlog's batcher posted the L2
+ * blocks to the L1's batch inbox (test/helpers/derived-chain.ts). A real `flashlog prover-host`
+ * and `flashlog enclave`, both `--enclave-check derive`, prove ranges of it: the host collects the
+ * L1 (headers, transactions, receipts, blobs from the beacon endpoint) and the L2; the enclave
+ * derives every block from that L1, re-executes it and signs. The signed output roots are the
+ * ones op-geth serves. Then, in process, the same preimages with the L2 block a lying host would
+ * supply (a transaction added, dropped, reordered, a forged deposit, a batch from a key that is
+ * not the batcher): each refused, naming the block and the reason, nothing signed.
+ */
+const enclaveKey = keccak256('0x6465726976652d656e636c617665');
+let blobChain: DerivedChain;
+let calldataChain: DerivedChain;
+let dir: string;
+let enclave: { process: FlashlogProcess; url: string; signer: string };
+const hosts: FlashlogProcess[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'flashlog-derived-prove-'));
+  blobChain = await startDerivedChain({ target: 'blob', kind: 'span', compression: 'brotli' });
+  calldataChain = await startDerivedChain({ target: 'calldata', kind: 'singular', compression: 'zlib', jovian: false });
+  enclave = await startEnclaveProcess(['--enclave-check', 'derive']);
+}, 240_000);
+
+afterAll(async () => {
+  for (const host of hosts) await host.stop();
+  await enclave?.process.stop();
+  await Promise.all([blobChain?.close(), calldataChain?.close()]);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function startHost(chain: DerivedChain): Promise<string> {
+  const rollupPath = join(dir, `rollup-${chain.l2ChainId}-${hosts.length}.json`);
+  writeFileSync(rollupPath, JSON.stringify(chain.rollupConfig));
+  const host = spawnFlashlog([
+    'prover-host',
+    '--l1-rpc',
+    chain.l1RpcUrl,
+    '--l2-rpc',
+    chain.l2RpcUrl,
+    '--l1-beacon-rpc',
+    chain.beaconUrl,
+    '--rollup-config',
+    rollupPath,
+    '--enclave',
+    enclave.url,
+    '--enclave-check',
+    'derive',
+    '--port',
+    '0',
+    '--no-metrics',
+  ]);
+  hosts.push(host);
+  return String((await host.waitFor((line) => line.msg === 'prover host listening')).url);
+}
+
+const rpcOf = (chain: DerivedChain) => ({ l1: rpcCall(chain.l1RpcUrl), l2: rpcCall(chain.l2RpcUrl) });
+
+describe('prove over a chain derived from L1', () => {
+  for (const which of ['blob', 'calldata'] as const) {
+    it(`the enclave derives, re-executes and signs a range whose batches are in ${which === 'blob' ? 'blobs (span, brotli)' : 'calldata (singular, zlib)'}`, async () => {
+      const chain = which === 'blob' ? blobChain : calldataChain;
+      expect((await enclave.process.waitFor((line) => line.msg === 'enclave listening')).check).toBe('derive');
+      const url = await startHost(chain);
+      const agreed = 5;
+      const claimed = chain.l2Blocks.length;
+      const request = await proofRequestFromChains(rpcOf(chain), {
+        claimedBlock: claimed,
+        agreedBlock: agreed,
+        intermediateBlockInterval: 5,
+      });
+      const response = (await (
+        await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'prover_prove', params: [proofRequestToWire(request)] }),
+        })
+      ).json()) as { result?: unknown; error?: { message: string } };
+      expect(response.error).toBeUndefined();
+      // The host collected derivation's L1: from before the agreed block's origin to the L1 head, blobs too.
+      const report = await hosts.at(-1)!.waitFor((line) => line.msg === 'derivation preimages');
+      expect(report.l1Blocks).toBeGreaterThan(
+        Number(chain.l2Blocks.at(-1)!.l1Origin.number) - Number(chain.l2Blocks[agreed - 1]!.l1Origin.number),
+      );
+      if (which === 'blob')
+        expect(report.blobs).toBeGreaterThanOrEqual(chain.batches.filter((batch) => batch.l2Blocks[1] > BigInt(agreed)).length);
+      else expect(report.blobs).toBe(0);
+      const proving = await hosts.at(-1)!.waitFor((line) => line.msg === 'proving');
+      expect((proving.bytesByType as Record<string, number>).blob ?? 0).toBe(which === 'blob' ? Number(report.blobs) * (131_072 + 48) : 0);
+      const result = proofResultFromWire(response.result);
+      if (result.type !== 'tee') throw new Error('expected a TEE proof');
+      expect(result.proposals.map((p) => p.l2BlockNumber)).toEqual(Array.from({ length: claimed - agreed }, (_, i) => agreed + 1 + i));
+      // Every signed output root is the one op-geth serves for that block.
+      for (const proposal of result.proposals) {
+        const served = await proofRequestFromChains(rpcOf(chain), { claimedBlock: proposal.l2BlockNumber });
+        expect(proposal.outputRoot).toBe(served.claimedL2OutputRoot);
+      }
+      expect(result.aggregateProposal.outputRoot).toBe(request.claimedL2OutputRoot);
+      const last = result.proposals.at(-1)!;
+      const digest = journalDigest({
+        proposer: request.proposer,
+        l1OriginHash: request.l1Head,
+        prevOutputRoot: last.prevOutputRoot,
+        startingL2Block: last.l2BlockNumber - 1,
+        outputRoot: last.outputRoot,
+        endingL2Block: last.l2BlockNumber,
+        intermediateRoots: [],
+        configHash: last.configHash,
+        teeImageHash: `0x${'00'.repeat(32)}`,
+      });
+      expect((await recoverSigner(digest, last.signature)).toLowerCase()).toBe(enclave.signer.toLowerCase());
+    }, 180_000);
+  }
+});
+
+/** The honest preimages of a range of the blob chain, as the host collects them for the derive check. */
+async function honestPreimages(
+  chain: DerivedChain,
+  agreed: number,
+  claimed: number,
+): Promise<{ request: ProofRequest; preimages: Preimage[] }> {
+  const request = await proofRequestFromChains(rpcOf(chain), {
+    claimedBlock: claimed,
+    agreedBlock: agreed,
+    intermediateBlockInterval: claimed - agreed,
+  });
+  const preimages = await collectWitness(request, {
+    ...rpcOf(chain),
+    l2ChainId: chain.l2ChainId,
+    check: 'derive',
+    rollupConfigJson: JSON.stringify(chain.rollupConfig),
+    derivation: {
+      beaconUrl: chain.beaconUrl,
+      batchInbox: chain.addresses.batchInbox,
+      channelTimeout: 50,
+      genesisL1Number: BigInt(chain.rollupConfig.genesis.l1.number),
+    },
+  });
+  return { request, preimages };
+}
+
+/** `preimages` with the claimed block's header replaced by one holding `transactions` instead. */
+async function withSuppliedBlock(preimages: readonly Preimage[], claimedHash: Hex, transactions: readonly Hex[]): Promise<Preimage[]> {
+  const honestKey = digestKey('keccak256', claimedHash);
+  const honest = preimages.find((p) => p.key.type === 'keccak256' && p.key.data.every((b, i) => b === honestKey.data[i]))!;
+  const header = decodeHeaderRlp(`0x${Buffer.from(honest.value).toString('hex')}` as Hex);
+  const forged = encodeHeader({ ...header, transactionsRoot: await orderedTrieRoot(transactions) });
+  const extra: Hex[] = [forged, ...(await orderedTrieNodes(transactions))];
+  return [
+    ...preimages.filter((p) => p !== honest),
+    ...extra.map((value) => ({ key: digestKey('keccak256', keccak256(value)), value: Buffer.from(value.slice(2), 'hex') })),
+  ];
+}
+
+describe('the derive check refuses a supplied chain that is not the derived one', () => {
+  const core = createEnclaveCore({ privateKey: enclaveKey, check: 'derive' });
+  const prove = async (preimages: Preimage[]) => core.handle({ type: 'prove', preimages });
+
+  it('signs the honest range, and refuses each forged block naming it and why', async () => {
+    const chain = blobChain;
+    // A block with user deposits and one with at least two user transactions, each claimed after an agreed channel end.
+    const withDeposits = chain.l2Blocks.find((block) => block.userDeposits > 0 && block.number > 5n)!;
+    const withTwo = chain.l2Blocks.find((block) => block.userTransactions.length >= 2 && block.number > 5n)!;
+    expect(withDeposits).toBeDefined();
+    expect(withTwo).toBeDefined();
+    const agreedBefore = (n: bigint) => Number(((n - 1n) / 5n) * 5n);
+
+    const honest = await honestPreimages(chain, agreedBefore(withTwo.number), Number(withTwo.number));
+    const signed = await prove(honest.preimages);
+    expect(signed.type).toBe('prove');
+
+    const user = privateKeyToAccount(derivedChainKeys.user);
+    const extraTx = await user.signTransaction({
+      chainId: chain.l2ChainId,
+      type: 'eip1559',
+      nonce: 9_999,
+      to: user.address,
+      value: 1n,
+      gas: 21_000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 1n,
+    });
+    const txs = withTwo.transactions;
+    const userStart = txs.length - withTwo.userTransactions.length;
+    const cases: [string, readonly Hex[], RegExp][] = [
+      [
+        'a transaction added',
+        [...txs, extraTx],
+        new RegExp(
+          `L2 block ${withTwo.number}: transaction ${txs.length} is transaction 0x[0-9a-f]{64} in the supplied block, nothing in the block derived from L1`,
+        ),
+      ],
+      [
+        'a transaction dropped',
+        txs.slice(0, -1),
+        new RegExp(`L2 block ${withTwo.number}: transaction ${txs.length - 1} is nothing in the supplied block`),
+      ],
+      [
+        'two transactions reordered',
+        [...txs.slice(0, userStart), txs[userStart + 1]!, txs[userStart]!, ...txs.slice(userStart + 2)],
+        new RegExp(`L2 block ${withTwo.number}: transaction ${userStart} is transaction`),
+      ],
+    ];
+    for (const [what, supplied, refusal] of cases) {
+      const answer = await prove(await withSuppliedBlock(honest.preimages, withTwo.hash, supplied));
+      expect(answer, what).toMatchObject({ type: 'error' });
+      expect((answer as { message: string }).message, what).toMatch(refusal);
+    }
+
+    // A forged deposit: the block's first user deposit minting ten times as much.
+    const forgedRange = await honestPreimages(chain, agreedBefore(withDeposits.number), Number(withDeposits.number));
+    const depositTxs = [...withDeposits.transactions];
+    const original = parseTransaction(depositTxs[1]!) as {
+      sourceHash: Hex;
+      from: Hex;
+      to: Hex;
+      mint?: bigint;
+      value: bigint;
+      gas: bigint;
+      data?: Hex;
+      isSystemTx?: boolean;
+    };
+    depositTxs[1] = encodeDeposit({
+      sourceHash: original.sourceHash,
+      from: original.from,
+      to: original.to ?? null,
+      mint: (original.mint ?? 0n) * 10n + 1n,
+      value: original.value,
+      gas: original.gas,
+      isSystemTx: false,
+      data: original.data ?? '0x',
+    });
+    const answer = await prove(await withSuppliedBlock(forgedRange.preimages, withDeposits.hash, depositTxs));
+    expect(answer).toMatchObject({ type: 'error' });
+    expect((answer as { message: string }).message).toMatch(
+      new RegExp(`L2 block ${withDeposits.number}: transaction 1 is deposit 0x[0-9a-f]{64} in the supplied block, deposit 0x`),
+    );
+  }, 180_000);
+});
