@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keccak256, type Hex } from 'viem';
+import { bytesToHex, hexToBytes, keccak256, type Hex } from 'viem';
+import { encodeChannelOut } from '../../src/derive/channel-out.ts';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeDeposit } from '../../src/derive/deposit-tx.ts';
@@ -27,8 +28,12 @@ import { rpcCall } from '../helpers/prover-fixture.ts';
  * L1 (headers, transactions, receipts, blobs from the beacon endpoint) and the L2; the enclave
  * derives every block from that L1, re-executes it and signs. The signed output roots are the
  * ones op-geth serves. Then, in process, the same preimages with the L2 block a lying host would
- * supply (a transaction added, dropped, reordered, a forged deposit, a batch from a key that is
- * not the batcher): each refused, naming the block and the reason, nothing signed.
+ * supply (a transaction added, dropped, reordered, a forged deposit, the block a batch from a key
+ * that is not the batcher describes): each refused, naming the block and the reason, nothing
+ * signed. (That a batch from another key is never read is held decisively by
+ * src/derive/pipeline.test.ts, where it is the only batch on L1; here the batcher's own batch for
+ * the block came first.) An L1 head on an abandoned fork is refused by the host; the range on the
+ * fork that stayed proves.
  */
 const enclaveKey = keccak256('0x6465726976652d656e636c617665');
 let blobChain: DerivedChain;
@@ -258,4 +263,103 @@ describe('the derive check refuses a supplied chain that is not the derived one'
       new RegExp(`L2 block ${withDeposits.number}: transaction 1 is deposit 0x[0-9a-f]{64} in the supplied block, deposit 0x`),
     );
   }, 180_000);
+
+  it('a batch from a key that is not the batcher, on the same L1, changes nothing: the block it describes is refused, the honest one proves', async () => {
+    const chain = blobChain;
+    const target = chain.l2Blocks.find((block) => block.userTransactions.length >= 1 && block.number > 10n)!;
+    const user = privateKeyToAccount(derivedChainKeys.user);
+    const extraTx = await user.signTransaction({
+      chainId: chain.l2ChainId,
+      type: 'eip1559',
+      nonce: 9_998,
+      to: user.address,
+      value: 2n,
+      gas: 21_000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 1n,
+    });
+    // The depositor (funded on L1, not the batcher) posts a singular batch for the target block with one more transaction.
+    const parent = chain.l2Blocks[Number(target.number) - 2]!;
+    const forgedBatch = encodeChannelOut(
+      [
+        {
+          parentHash: parent.hash,
+          timestamp: target.timestamp,
+          epochNumber: target.l1Origin.number,
+          epochHash: target.l1Origin.hash,
+          sequenceNumber: target.sequenceNumber,
+          transactions: [...target.userTransactions, extraTx].map((tx) => hexToBytes(tx)),
+        },
+      ],
+      {
+        kind: 'singular',
+        compression: 'zlib',
+        channelId: keccak256('0x5a').slice(0, 34) as Hex,
+        target: 'calldata',
+        chain: spanChainOf(chain),
+      },
+    );
+    const stranger = privateKeyToAccount(derivedChainKeys.depositor);
+    const head = await chain.l1.head();
+    const posted = await chain.l1.signCall(stranger, await chain.l1.nonce(stranger.address), {
+      to: chain.addresses.batchInbox,
+      data: bytesToHex(forgedBatch.data[0]!),
+    });
+    await chain.l1.mine(head.timestamp + 12n, [posted]);
+    const agreed = Number(((target.number - 1n) / 5n) * 5n);
+    const honest = await honestPreimages(chain, agreed, Number(target.number));
+    const answer = await prove(await withSuppliedBlock(honest.preimages, target.hash, [...target.transactions, extraTx]));
+    expect(answer).toMatchObject({ type: 'error' });
+    expect((answer as { message: string }).message).toMatch(
+      new RegExp(
+        `L2 block ${target.number}: transaction ${target.transactions.length} is transaction 0x[0-9a-f]{64} in the supplied block, nothing in the block derived`,
+      ),
+    );
+    // The honest block, with the stranger's batch on the same L1, still proves.
+    expect((await prove(honest.preimages)).type).toBe('prove');
+  }, 120_000);
+
+  it('an agreed block inside a span batch proves with the blocks before it, and is refused without them', async () => {
+    const chain = blobChain;
+    const agreed = 7;
+    const { preimages } = await honestPreimages(chain, agreed, 9);
+    expect((await prove(preimages)).type).toBe('prove');
+    const before = new Set(chain.l2Blocks.filter((block) => block.number < BigInt(agreed)).map((block) => block.hash.toLowerCase()));
+    const without = preimages.filter((p) => p.key.type !== 'keccak256' || !before.has(keccak256(p.value).toLowerCase()));
+    expect(without.length).toBe(preimages.length - before.size);
+    const answer = await prove(without);
+    expect(answer).toMatchObject({ type: 'error' });
+    expect((answer as { message: string }).message).toMatch(/derivation from L1: L1 up to 0x[0-9a-f]{64} derives L2 blocks up to 7, not 9/);
+  }, 120_000);
+
+  it('an L1 head on an abandoned fork is refused; the same range on the fork that stayed proves', async () => {
+    const chain = blobChain;
+    const edr = chain.l1.edr;
+    const snapshot = (await edr.request('evm_snapshot', [])) as Hex;
+    const head = await chain.l1.head();
+    await chain.l1.mine(head.timestamp + 12n);
+    const abandoned = await honestPreimages(chain, 15, 18);
+    expect(await edr.request('evm_revert', [snapshot])).toBe(true);
+    const kept = await chain.l1.mine(head.timestamp + 13n);
+    expect(kept.hash).not.toBe(abandoned.request.l1Head);
+    const stale = { ...abandoned.request };
+    await expect(
+      collectWitness(stale, {
+        ...rpcOf(chain),
+        l2ChainId: chain.l2ChainId,
+        check: 'derive',
+        rollupConfigJson: JSON.stringify(chain.rollupConfig),
+        derivation: { beaconUrl: chain.beaconUrl, batchInbox: chain.addresses.batchInbox, channelTimeout: 50, genesisL1Number: 1n },
+      }),
+    ).rejects.toThrow(new RegExp(`L1 head ${stale.l1Head} not found`));
+    const fresh = await honestPreimages(chain, 15, 18);
+    expect(fresh.request.l1Head).toBe(kept.hash);
+    expect((await prove(fresh.preimages)).type).toBe('prove');
+  }, 120_000);
+});
+
+const spanChainOf = (chain: DerivedChain) => ({
+  l2GenesisTime: BigInt(chain.rollupConfig.genesis.l2_time),
+  blockTime: BigInt(chain.rollupConfig.block_time),
+  chainId: BigInt(chain.l2ChainId),
 });
