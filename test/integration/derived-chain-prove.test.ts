@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bytesToHex, hexToBytes, keccak256, type Hex } from 'viem';
@@ -83,12 +85,26 @@ async function startHost(chain: DerivedChain): Promise<string> {
 
 const rpcOf = (chain: DerivedChain) => ({ l1: rpcCall(chain.l1RpcUrl), l2: rpcCall(chain.l2RpcUrl) });
 
+const hostUrls = new Map<DerivedChain, string>();
+const bin = fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url));
+/** Runs one flashlog command to its end. */
+const runFlashlog = (args: readonly string[]) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+
 describe('prove over a chain derived from L1', () => {
   for (const which of ['blob', 'calldata'] as const) {
     it(`the enclave derives, re-executes and signs a range whose batches are in ${which === 'blob' ? 'blobs (span, brotli)' : 'calldata (singular, zlib)'}`, async () => {
       const chain = which === 'blob' ? blobChain : calldataChain;
       expect((await enclave.process.waitFor((line) => line.msg === 'enclave listening')).check).toBe('derive');
       const url = await startHost(chain);
+      hostUrls.set(chain, url);
       const agreed = 5;
       const claimed = chain.l2Blocks.length;
       const request = await proofRequestFromChains(rpcOf(chain), {
@@ -138,6 +154,41 @@ describe('prove over a chain derived from L1', () => {
       expect((await recoverSigner(digest, last.signature)).toLowerCase()).toBe(enclave.signer.toLowerCase());
     }, 180_000);
   }
+
+  it('the commands as a prover runs them: proof-request, prover-bridge, prove, verify-proposal', async () => {
+    const chain = blobChain;
+    const url = hostUrls.get(chain)!;
+    const data = join(dir, 'data');
+    const requestPath = join(dir, 'request.json');
+    const replyPath = join(dir, 'reply.json');
+    const made = await runFlashlog([
+      'proof-request',
+      '--l1-rpc',
+      chain.l1RpcUrl,
+      '--l2-rpc',
+      chain.l2RpcUrl,
+      '--block-number',
+      '20',
+      '--agreed-block-number',
+      '10',
+    ]);
+    expect(made.code, made.stderr).toBe(0);
+    writeFileSync(requestPath, made.stdout);
+    const bridge = spawnFlashlog(['prover-bridge', '--prover-url', url, '--data-dir', data, '--no-metrics']);
+    hosts.push(bridge);
+    await bridge.waitFor((line) => line.msg === 'prover bridge consuming', 60_000);
+    const proved = await runFlashlog(['prove', requestPath, '--data-dir', data, '--timeout', '120', '--log-level', 'warn']);
+    expect(proved.code, proved.stderr).toBe(0);
+    writeFileSync(replyPath, proved.stdout);
+    const verified = await runFlashlog(['verify-proposal', replyPath, requestPath]);
+    expect(verified.code, verified.stderr).toBe(0);
+    const kinds = verified.stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { kind: string }).kind);
+    expect(kinds).toContain('aggregate');
+    expect(kinds.filter((kind) => kind !== 'aggregate').length).toBe(10);
+  }, 180_000);
 });
 
 /** The honest preimages of a range of the blob chain, as the host collects them for the derive check. */
