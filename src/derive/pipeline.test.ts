@@ -9,6 +9,7 @@ import { derivationConfigOf } from './derivation-config.ts';
 import type { L1BlockHeader, L1Source } from './l1-source.ts';
 import { deriveBlocks, type DerivedBlock, type DeriveSafeHead } from './pipeline.ts';
 import type { L1Receipt } from './user-deposits.ts';
+import { forksAtGenesis } from '../../test/helpers/fork-times.ts';
 
 /**
  * The pipeline's stages on a synthetic L1 held in memory (one module's unit test: the real L1, a
@@ -25,14 +26,7 @@ const l2ChainId = 42069;
 const rollup = parseRollupConfig({
   l2_chain_id: l2ChainId,
   block_time: 2,
-  regolith_time: 0,
-  canyon_time: 0,
-  delta_time: 0,
-  ecotone_time: 0,
-  fjord_time: 0,
-  granite_time: 0,
-  holocene_time: 0,
-  isthmus_time: 0,
+  ...forksAtGenesis('isthmus'),
   chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
   genesis: {
     l1: { hash: l1Hash(0n), number: 0 },

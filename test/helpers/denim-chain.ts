@@ -41,6 +41,7 @@ import type { Receipt } from '../../src/evm/op/receipts.ts';
 import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
 import { emptyTrieRoot } from '../../src/evm/op/witness-state.ts';
 import { addStateNodes, genesisWitness } from './full-state-witness.ts';
+import { forksAtGenesis } from './fork-times.ts';
 
 export const CHAIN_ID = 84_538_453;
 export const GENESIS_TIME = 1_800_000_000n;
@@ -65,15 +66,7 @@ const ADMIN_SLOT: Hex = '0xb53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a71
 export const rollupConfig = {
   l2_chain_id: CHAIN_ID,
   block_time: Number(BLOCK_TIME),
-  regolith_time: 0,
-  canyon_time: 0,
-  delta_time: 0,
-  ecotone_time: 0,
-  fjord_time: 0,
-  granite_time: 0,
-  holocene_time: 0,
-  isthmus_time: 0,
-  jovian_time: 0,
+  ...forksAtGenesis('jovian'),
   azul_time: 0,
   beryl_time: 0,
   cobalt_time: 0,

@@ -14,6 +14,7 @@ import { bytesToHex, concat, keccak256, numberToHex, pad, stringToHex, type Addr
 import { l1BlockPredeploy } from '../../src/derive/l1-info-deposit.ts';
 import type { SystemConfig } from '../../src/derive/system-config.ts';
 import { l1BlockStorage, type L1Attributes } from '../../src/devnet/deposit.ts';
+import { forksAtGenesis } from './fork-times.ts';
 
 export interface CompiledContract {
   readonly abi: readonly unknown[];
@@ -201,15 +202,7 @@ export function rollupJson(options: RollupJsonOptions) {
     channel_timeout: options.channelTimeout,
     l1_chain_id: options.l1ChainId,
     l2_chain_id: options.l2ChainId,
-    regolith_time: 0,
-    canyon_time: 0,
-    delta_time: 0,
-    ecotone_time: 0,
-    fjord_time: 0,
-    granite_time: 0,
-    holocene_time: 0,
-    isthmus_time: 0,
-    ...(options.jovian ? { jovian_time: 0 } : {}),
+    ...forksAtGenesis(options.jovian ? 'jovian' : 'isthmus'),
     batch_inbox_address: options.batchInbox,
     deposit_contract_address: options.portal,
     l1_system_config_address: options.l1SystemConfig,

@@ -7,6 +7,7 @@ import { serializeTransaction } from 'viem/op-stack';
 import type { BlockHeader } from '../../src/evm/op/header.ts';
 import { parseRollupConfig, type RollupConfig } from '../../src/evm/op/rollup-config.ts';
 import { emptyTrieRoot, witnessFromRecord, type Witness } from '../../src/evm/op/witness-state.ts';
+import { forksAtGenesis } from './fork-times.ts';
 
 /**
  * A small OP Stack chain built from nothing, for executing blocks of later forks without a node:
@@ -23,14 +24,7 @@ const depositor = '0xDeaDDEaDDeAdDeAdDEAdDEaddeAddEAdDEAd0001' as const;
 export const config: RollupConfig = parseRollupConfig({
   l2_chain_id: chainId,
   block_time: 2,
-  regolith_time: 0,
-  canyon_time: 0,
-  delta_time: 0,
-  ecotone_time: 0,
-  fjord_time: 0,
-  granite_time: 0,
-  holocene_time: 0,
-  isthmus_time: 0,
+  ...forksAtGenesis('isthmus'),
   jovian_time: jovianTime,
   chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
 });

@@ -26,6 +26,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { encodeDeposit, sourceHash } from '../../src/derive/deposit-tx.ts';
 import { l1BlockPredeploy } from '../../src/derive/l1-info-deposit.ts';
 import { l1AttributesCalldata, type L1Attributes } from '../../src/devnet/deposit.ts';
+import { forksAtGenesis } from '../helpers/fork-times.ts';
 
 export const CHAIN_ID = 901;
 export const GENESIS_TIME = 1_764_000_000n;
@@ -45,14 +46,7 @@ const DEPOSITOR: Hex = '0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001';
 export const rollupConfig = {
   l2_chain_id: CHAIN_ID,
   block_time: Number(BLOCK_TIME),
-  regolith_time: 0,
-  canyon_time: 0,
-  delta_time: 0,
-  ecotone_time: 0,
-  fjord_time: 0,
-  granite_time: 0,
-  holocene_time: 0,
-  isthmus_time: 0,
+  ...forksAtGenesis('isthmus'),
   jovian_time: Number(JOVIAN_TIME),
   chain_op_config: {
     eip1559Elasticity: EIP1559.elasticity,
