@@ -85,6 +85,8 @@ export async function deriveBlocks(input: DeriveInput): Promise<DerivedBlock[]> 
   let timeout: bigint | undefined;
   const chain = l1ChainBack(l1, input.l1Head, (header) => {
     if (header.number === originNumber) timeout = BigInt(rulesFor(config, header).channelTimeout);
+    // An L1 head before the origin: nothing further back can hold it.
+    if (timeout === undefined && header.number < originNumber) return true;
     return timeout !== undefined && header.number <= max(config.genesisL1Number, originNumber - timeout);
   });
   const origin = chain.find((header) => header.number === originNumber);
@@ -92,7 +94,7 @@ export async function deriveBlocks(input: DeriveInput): Promise<DerivedBlock[]> 
     throw new FlashlogError(
       'DERIVE_L1_REORG',
       `the agreed L2 block ${safeHead.number}'s L1 origin ${originNumber} ${safeHead.l1Origin.hash} is not on the L1 chain of ${input.l1Head}` +
-        (origin ? ` (which has ${origin.hash} there)` : ' (it does not reach that far back)'),
+        (origin ? ` (which has ${origin.hash} there)` : ` (the L1 head is block ${chain.at(-1)!.number})`),
     );
   }
 
