@@ -69,7 +69,8 @@ export const eip1559 = { elasticity: 6, denominator: 50, denominatorCanyon: 250 
 export interface L2GenesisOptions {
   readonly chainId: number;
   readonly timestamp: bigint;
-  readonly jovian: boolean;
+  /** Jovian's activation time; undefined: no Jovian. At the genesis time the genesis extraData takes Jovian's form. */
+  readonly jovianTime?: bigint | undefined;
   readonly gasLimit: bigint;
   /** The L1Block predeploy's code and its storage at genesis. */
   readonly l1Block: Hex;
@@ -78,7 +79,13 @@ export interface L2GenesisOptions {
   readonly funded: readonly { readonly address: Address; readonly balance: bigint }[];
 }
 
-/** op-geth's genesis (the `geth init` JSON). */
+/**
+ * op-geth's genesis (the `geth init` JSON): the OP chain config (every fork through Isthmus at 0,
+ * Jovian at `jovianTime`), the OP predeploys from EDR's `opGenesisState` with the given L1Block code
+ * and storage at 0x4200…0015, the EIP-4788 and EIP-2935 system contracts as op-geth's own `--dev`
+ * genesis carries them, and the funded accounts. The derived chain and the oracle chain
+ * (test/oracle/genesis.ts) both start from it.
+ */
 export async function l2Genesis(opGeth: string, options: L2GenesisOptions): Promise<Record<string, unknown>> {
   const alloc: Record<string, GenesisAccount> = {};
   const word = (value: bigint) => pad(numberToHex(value), { size: 32 });
@@ -137,7 +144,7 @@ export async function l2Genesis(opGeth: string, options: L2GenesisOptions): Prom
           0,
         ]),
       ),
-      ...(options.jovian ? { jovianTime: 0 } : {}),
+      ...(options.jovianTime === undefined ? {} : { jovianTime: Number(options.jovianTime) }),
       terminalTotalDifficulty: 0,
       depositContractAddress: '0x0000000000000000000000000000000000000000',
       optimism: {
@@ -149,7 +156,10 @@ export async function l2Genesis(opGeth: string, options: L2GenesisOptions): Prom
     nonce: '0x0',
     timestamp: numberToHex(options.timestamp),
     // Holocene (and Jovian) from genesis: block 1's base fee reads its parent's parameters here.
-    extraData: options.jovian ? concat(['0x01', params, numberToHex(options.minBaseFee, { size: 8 })]) : concat(['0x00', params]),
+    extraData:
+      options.jovianTime !== undefined && options.jovianTime <= options.timestamp
+        ? concat(['0x01', params, numberToHex(options.minBaseFee, { size: 8 })])
+        : concat(['0x00', params]),
     gasLimit: numberToHex(options.gasLimit),
     difficulty: '0x0',
     mixHash: `0x${'00'.repeat(32)}`,

@@ -292,7 +292,7 @@ async function startL2(options: {
   const genesis = await l2Genesis(opGeth, {
     chainId: l2ChainId,
     timestamp: l1Genesis.timestamp,
-    jovian,
+    jovianTime: jovian ? 0n : undefined,
     gasLimit,
     l1Block: options.l1Block.deployedBytecode,
     l1Attributes: {
