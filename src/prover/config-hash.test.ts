@@ -57,16 +57,19 @@ describe('config hashes of the built-in rollup configs', () => {
   it('the host can name every chain that has a config hash by id', () => {
     const byId = [...new Set([...configHashes.keys(), ...knownRollupConfigs.keys()])].filter((id) => configHashOfChain(id));
     expect([...chainNames.keys()].sort((a, b) => a - b)).toEqual(byId.sort((a, b) => a - b));
-    expect(opChains.map((rollup) => chainNames.get(rollup.l2_chain_id))).toEqual(['op-mainnet', 'op-sepolia', 'unichain', 'unichain-sepolia']);
+    expect(opChains.map((rollup) => chainNames.get(rollup.l2_chain_id))).toEqual([
+      'op-mainnet',
+      'op-sepolia',
+      'unichain',
+      'unichain-sepolia',
+    ]);
   });
 
   it("every live chain's built-in config parses and carries the fields derivation needs", () => {
     for (const rollup of [...opChains, baseMainnetRollupConfig, baseSepoliaRollupConfig]) {
       expect(parseRollupConfig(JSON.parse(JSON.stringify(rollup)), `chain ${rollup.l2_chain_id}`)).toEqual(rollup);
       const derivation = derivationConfigOf(rollup);
-      expect(derivation.batchInbox.toLowerCase()).toBe(
-        `0xff${'0'.repeat(38 - String(rollup.l2_chain_id).length)}${rollup.l2_chain_id}`,
-      );
+      expect(derivation.batchInbox.toLowerCase()).toBe(`0xff${'0'.repeat(38 - String(rollup.l2_chain_id).length)}${rollup.l2_chain_id}`);
       expect(derivation.channelTimeoutBedrock).toBe(300);
     }
   });

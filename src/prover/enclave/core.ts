@@ -217,8 +217,7 @@ export function createEnclaveCore(options: { privateKey: Hex; check?: EnclaveChe
     const store = preimageStore(preimages);
     const boot = loadBootInfo(store);
     const configHash =
-      configHashOfChain(boot.chainId) ??
-      (store.local(bootKeys.rollupConfig) ? configHashOfRollup(rollupConfigOf(boot, store)) : undefined);
+      configHashOfChain(boot.chainId) ?? (store.local(bootKeys.rollupConfig) ? configHashOfRollup(rollupConfigOf(boot, store)) : undefined);
     if (!configHash) throw new EnclaveRefusal(`UnsupportedChain: no config hash for L2 chain id ${boot.chainId}`);
     const roots = await verifyOutputRoots(boot, store, options.check ?? 'reexecute');
     const proposals: Proposal[] = [];
