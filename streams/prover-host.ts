@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Address } from 'viem';
 import { ConfigError, errorMessage } from '../src/errors.ts';
-import { chainNames, configHashes, configHashOfRollup } from '../src/prover/config-hash.ts';
+import { chainNames, configHashOfChain, configHashOfRollup } from '../src/prover/config-hash.ts';
 import { derivationConfigOf, type DerivationConfig } from '../src/derive/derivation-config.ts';
 import { createEnclaveClient } from '../src/prover/host/enclave-client.ts';
 import { createProverHost } from '../src/prover/host/host.ts';
@@ -80,18 +80,20 @@ export const proverHostCommand: Command = {
         throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): ${errorMessage(error)}`);
       }
     }
-    if (!configHashes.has(chainId) && !(rollup && configHashOfRollup(rollup))) {
+    if (!configHashOfChain(chainId) && !(rollup && configHashOfRollup(rollup))) {
       throw new ConfigError(
         `--l2-chain-id (FLASHLOG_L2_CHAIN_ID): unknown chain ${chainId}, expected one of ${[...chainNames].map(([id, name]) => `${id} (${name})`).join(', ')}, or a --rollup-config with op-node's genesis and derivation fields`,
       );
     }
     if (config.enclaveCheck === 'derive') {
-      if (!rollup)
+      // A chain flashlog knows carries its derivation fields built in (the enclave uses the same).
+      const derivationRollup = rollup ?? knownRollupConfigs.get(l2ChainId);
+      if (!derivationRollup)
         throw new ConfigError(
           '--rollup-config (FLASHLOG_ROLLUP_CONFIG): --enclave-check derive needs the rollup config with its derivation fields',
         );
       try {
-        derivation = derivationConfigOf(rollup);
+        derivation = derivationConfigOf(derivationRollup);
       } catch (error) {
         throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): ${errorMessage(error)}`);
       }

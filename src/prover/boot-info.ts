@@ -1,3 +1,5 @@
+import { knownRollupConfigs } from '../evm/op/chains.ts';
+
 /**
  * What the host and the enclave agree on before any preimage is read: the local keys the host
  * writes the boot info under (the enclave reads them back), how far the enclave checks, and the
@@ -29,11 +31,9 @@ export type EnclaveCheck = 'derive' | 'reexecute' | 'headers';
 
 /**
  * When the L2 header's withdrawalsRoot became the message-passer storage root (Isthmus), by
- * chain id, as a unix timestamp. Before it (or on a chain not listed) the storage root must come
- * from an account proof in the preimages.
+ * chain id, as a unix timestamp: the built-in rollup configs' `isthmus_time`. Before it (or on a
+ * chain not listed) the storage root must come from an account proof in the preimages.
  */
-export const isthmusTime: ReadonlyMap<number, number> = new Map([
-  [8453, 1746806401],
-  [84532, 1744905600],
-  [1337, 0],
-]);
+export const isthmusTime: ReadonlyMap<number, number> = new Map(
+  [...knownRollupConfigs].flatMap(([chainId, rollup]) => (typeof rollup.isthmus_time === 'number' ? [[chainId, rollup.isthmus_time]] : [])),
+);

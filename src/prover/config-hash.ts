@@ -1,4 +1,5 @@
 import { encodePacked, keccak256, type Address, type Hex } from 'viem';
+import { knownRollupConfigs } from '../evm/op/chains.ts';
 import type { RollupConfig } from '../evm/op/rollup-config.ts';
 
 /**
@@ -42,9 +43,9 @@ export function marshalPerChainConfig(config: PerChainConfig): Hex {
 export const perChainConfigHash = (config: PerChainConfig): Hex => keccak256(marshalPerChainConfig(config));
 
 /**
- * The chains the enclave proves for, by L2 chain id: Base's `CONFIG_HASHES` (spec era), as the
- * golden vectors pin them. 1337 is the local devnet (all-zero genesis). An id not here is
- * UnsupportedChain: no proof.
+ * Base's `CONFIG_HASHES` (spec era), by L2 chain id, as the golden vectors pin them. 1337 is the
+ * local devnet (all-zero genesis). Other chains flashlog knows get theirs from their built-in
+ * rollup config ({@link configHashOfChain}).
  */
 export const configHashes: ReadonlyMap<number, Hex> = new Map<number, Hex>([
   [8453, '0x1607709d90d40904f790574404e2ad614eac858f6162faa0ec34c6bf5e5f3c57'], // Base mainnet
@@ -54,13 +55,17 @@ export const configHashes: ReadonlyMap<number, Hex> = new Map<number, Hex>([
   [1337, '0x1bb15c380e7cf5cfd303807cc1dff6cd5275a6facc7628091d8b3a7ab6d631b1'], // local devnet
 ]);
 
-/** Chain names the host uses to resolve `--l2-chain-id` at startup. */
+/** Chain names the host uses to resolve `--l2-chain-id` at startup: every chain with a config hash by id. */
 export const chainNames: ReadonlyMap<number, string> = new Map([
   [8453, 'base-mainnet'],
   [84532, 'base-sepolia'],
   [11763072, 'base-alpha'],
   [763360, 'base-zeronet'],
   [1337, 'devnet'],
+  [10, 'op-mainnet'],
+  [11155420, 'op-sepolia'],
+  [130, 'unichain'],
+  [1301, 'unichain-sepolia'],
 ]);
 
 /**
@@ -84,4 +89,19 @@ export function configHashOfRollup(rollup: RollupConfig): Hex | undefined {
     depositContract: rollup.deposit_contract_address as Address,
     l1SystemConfig: rollup.l1_system_config_address as Address,
   });
+}
+
+/**
+ * The config hash the enclave signs with for a chain it knows by id: Base's table first (it wins
+ * where both exist; for Base they agree), else the hash of flashlog's built-in rollup config
+ * (OP Mainnet, OP Sepolia, Unichain, Unichain Sepolia). Undefined for any other chain: its hash
+ * can only come from a rollup config the request carries.
+ *
+ * @example configHashOfChain(10) // PerChainConfig hash of OP Mainnet's registry genesis
+ */
+export function configHashOfChain(chainId: number): Hex | undefined {
+  const fixed = configHashes.get(chainId);
+  if (fixed) return fixed;
+  const known = knownRollupConfigs.get(chainId);
+  return known ? configHashOfRollup(known) : undefined;
 }

@@ -47,6 +47,50 @@ describe('flashlog prover-host', () => {
     expect(await stderr).toMatch(/--l2-chain-id \(FLASHLOG_L2_CHAIN_ID\): unknown chain 424242, expected one of 8453 \(base-mainnet\)/);
   });
 
+  it('serves OP Mainnet by its chain id alone: config hash and rollup config built in', async () => {
+    const proc = spawnFlashlog([
+      'prover-host',
+      '--l1-rpc',
+      chains.l1.url,
+      '--l2-rpc',
+      chains.l2.url,
+      '--l2-chain-id',
+      '10',
+      '--enclave',
+      enclave.url,
+      '--port',
+      '0',
+      '--no-metrics',
+    ]);
+    const line = await proc.waitFor((l) => l.msg === 'prover host listening');
+    expect(line).toMatchObject({ chainId: 10, chain: 'op-mainnet', check: 'reexecute' });
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+  });
+
+  it('derives OP Mainnet with its built-in derivation fields when no --rollup-config is given', async () => {
+    const proc = spawnFlashlog([
+      'prover-host',
+      '--l1-rpc',
+      chains.l1.url,
+      '--l2-rpc',
+      chains.l2.url,
+      '--l2-chain-id',
+      '10',
+      '--enclave',
+      enclave.url,
+      '--port',
+      '0',
+      '--no-metrics',
+      '--enclave-check',
+      'derive',
+    ]);
+    const line = await proc.waitFor((l) => l.msg === 'prover host listening');
+    expect(line).toMatchObject({ chainId: 10, chain: 'op-mainnet', check: 'derive' });
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+  });
+
   it('needs --registry with more than one enclave (exit 2)', async () => {
     const proc = spawnFlashlog([
       'prover-host',

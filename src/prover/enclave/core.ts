@@ -7,7 +7,7 @@ import { reexecuteBlock } from './reexecute.ts';
 import { deriveAndExecute } from './derive-range.ts';
 import { knownRollupConfigs } from '../../evm/op/chains.ts';
 import { parseRollupConfig, type RollupConfig } from '../../evm/op/rollup-config.ts';
-import { configHashes, configHashOfRollup } from '../config-hash.ts';
+import { configHashOfChain, configHashOfRollup } from '../config-hash.ts';
 import { bootKeys, isthmusTime, type EnclaveCheck } from '../boot-info.ts';
 import { decodeHeader, type DecodedHeader } from '../header-preimage.ts';
 import { intermediateRootsOf, journalDigest } from '../journal.ts';
@@ -217,7 +217,7 @@ export function createEnclaveCore(options: { privateKey: Hex; check?: EnclaveChe
     const store = preimageStore(preimages);
     const boot = loadBootInfo(store);
     const configHash =
-      configHashes.get(boot.chainId) ?? (store.local(bootKeys.rollupConfig) ? configHashOfRollup(rollupConfigOf(boot, store)) : undefined);
+      configHashOfChain(boot.chainId) ?? (store.local(bootKeys.rollupConfig) ? configHashOfRollup(rollupConfigOf(boot, store)) : undefined);
     if (!configHash) throw new EnclaveRefusal(`UnsupportedChain: no config hash for L2 chain id ${boot.chainId}`);
     const roots = await verifyOutputRoots(boot, store, options.check ?? 'reexecute');
     const proposals: Proposal[] = [];
