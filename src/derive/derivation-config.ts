@@ -26,16 +26,72 @@ export interface DerivationConfig {
 }
 
 /**
- * The L1s whose blob schedule flashlog does not carry: Ethereum mainnet, Sepolia and Hoodi moved
- * to blob-parameter-only forks after Osaka, each with its own update fraction, which a header does
- * not name. Other L1s (a devnet's, a test's) are taken to run Prague's fraction.
+ * The public L1s' blob schedules: EIP-4844's BLOB_BASE_FEE_UPDATE_FRACTION from each fork's time
+ * on (Cancun, Prague, then the blob-parameter-only forks after Osaka), as go-ethereum v1.17.10
+ * carries them (`params/chainspecs/{mainnet,sepolia,hoodi}.json`). A header does not name its
+ * fork, so the L1 chain id and the header's time pick the fraction. `until`: a later fork that may
+ * change the schedule and is not carried here (Sepolia's Amsterdam): past it, refused.
  */
-const publicL1s = new Map<number, string>([
-  [1, 'Ethereum mainnet'],
-  [11155111, 'Sepolia'],
-  [560048, 'Hoodi'],
+const l1BlobSchedules = new Map<number, { name: string; forks: readonly (readonly [number, bigint])[]; until?: number }>([
+  [
+    1,
+    {
+      name: 'Ethereum mainnet',
+      forks: [
+        [1710338135, 3_338_477n],
+        [1746612311, 5_007_716n],
+        [1765290071, 8_346_193n],
+        [1767747671, 11_684_671n],
+      ],
+    },
+  ],
+  [
+    11155111,
+    {
+      name: 'Sepolia',
+      forks: [
+        [1706655072, 3_338_477n],
+        [1741159776, 5_007_716n],
+        [1761017184, 8_346_193n],
+        [1761607008, 11_684_671n],
+      ],
+      until: 1791294816,
+    },
+  ],
+  [
+    560048,
+    {
+      name: 'Hoodi',
+      forks: [
+        [0, 3_338_477n],
+        [1742999832, 5_007_716n],
+        [1762365720, 8_346_193n],
+        [1762955544, 11_684_671n],
+      ],
+    },
+  ],
 ]);
+/** Another L1 (a devnet's, a test's) is taken to run Prague's fraction. */
 const pragueUpdateFraction = 5_007_716n;
+
+/**
+ * The update fraction at an L1 header of the chain `l1ChainId`. Throws `DERIVE_UNSUPPORTED` past
+ * a fork whose schedule is not carried.
+ *
+ * @example blobUpdateFraction(1, 1_767_747_671n, 24_000_000n) // 11_684_671n
+ */
+export function blobUpdateFraction(l1ChainId: number | undefined, timestamp: bigint, number: bigint): bigint {
+  const schedule = l1ChainId === undefined ? undefined : l1BlobSchedules.get(l1ChainId);
+  if (!schedule) return pragueUpdateFraction;
+  if (schedule.until !== undefined && timestamp >= BigInt(schedule.until))
+    throw new FlashlogError(
+      'DERIVE_UNSUPPORTED',
+      `L1 block ${number}: ${schedule.name}'s blob schedule after ${schedule.until} is not carried by flashlog, so the L1 blob base fee cannot be derived`,
+    );
+  const active = schedule.forks.filter(([time]) => timestamp >= BigInt(time)).at(-1);
+  if (!active) throw new FlashlogError('DERIVE_UNSUPPORTED', `L1 block ${number}: ${schedule.name} had no blobs at ${timestamp}`);
+  return active[1];
+}
 
 const cache = new WeakMap<RollupConfig, DerivationConfig>();
 
@@ -75,15 +131,7 @@ export function derivationConfigOf(rollup: RollupConfig): DerivationConfig {
       minBaseFee: BigInt(system.minBaseFee ?? 0),
       daFootprintGasScalar: system.daFootprintGasScalar ?? 0,
     },
-    blobUpdateFraction(header) {
-      const name = l1ChainId === undefined ? undefined : publicL1s.get(l1ChainId);
-      if (name)
-        throw new FlashlogError(
-          'DERIVE_UNSUPPORTED',
-          `L1 block ${header.number}: ${name}'s blob schedule (its blob-parameter-only forks) is not known to flashlog, so the L1 blob base fee cannot be derived`,
-        );
-      return pragueUpdateFraction;
-    },
+    blobUpdateFraction: (header) => blobUpdateFraction(l1ChainId, header.timestamp, header.number),
   };
   cache.set(rollup, config);
   return config;

@@ -211,6 +211,10 @@ describe('deriveBlocks', () => {
     await expect(deriveBlocks({ rollup, l1, l1Head: l1.headers.at(-1)!.hash, safeHead: forked, until: 2n, build })).rejects.toThrow(
       /DERIVE_L1_REORG|L1 origin 0 0x[0-9a-f]{64} is not on the L1 chain/,
     );
+    const denim = parseRollupConfig({ ...rollup, denim_time: 4 });
+    await expect(
+      deriveBlocks({ rollup: denim, l1, l1Head: l1.headers.at(-1)!.hash, safeHead: { ...safeHead, timestamp: 2n }, until: 3n, build }),
+    ).rejects.toThrow(/L2 block 1: Base's Denim derivation .* is not implemented/);
     const ahead = { ...safeHead, l1Origin: { hash: l1Hash(5n), number: 5n } };
     await expect(deriveBlocks({ rollup, l1, l1Head: l1.headers.at(-1)!.hash, safeHead: ahead, until: 2n, build })).rejects.toThrow(
       /L1 origin 5 0x[0-9a-f]{64} is not on the L1 chain of 0x[0-9a-f]{64} \(the L1 head is block 2\)/,

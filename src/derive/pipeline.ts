@@ -81,6 +81,11 @@ function l1ChainBack(l1: L1Source, l1Head: Hex, stop: (header: L1BlockHeader) =>
 export async function deriveBlocks(input: DeriveInput): Promise<DerivedBlock[]> {
   const { rollup, l1, safeHead } = input;
   const config = derivationConfigOf(rollup);
+  if (rulesAt(rollup, safeHead.timestamp + BigInt(rollup.block_time)).active('denim'))
+    throw new FlashlogError(
+      'DERIVE_UNSUPPORTED',
+      `L2 block ${safeHead.number + 1n}: Base's Denim derivation (blocks 200 ms apart, timestamps shared by several blocks) is not implemented`,
+    );
   const originNumber = safeHead.l1Origin.number;
   let timeout: bigint | undefined;
   const chain = l1ChainBack(l1, input.l1Head, (header) => {
