@@ -1,7 +1,7 @@
 import { hexToBytes, keccak256, parseEther, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { depositLog, portal, systemConfigAddress } from '../../test/helpers/l1-logs.ts';
+import { configLog, configPayload, depositLog, portal, systemConfigAddress } from '../../test/helpers/l1-logs.ts';
 import { parseRollupConfig } from '../evm/op/rollup-config.ts';
 import { encodeChannelOut, type BatchBlock, type BatchKind } from './channel-out.ts';
 import type { CompressionAlgo } from './channel.ts';
@@ -203,6 +203,43 @@ describe('deriveBlocks', () => {
     expect(derived).toHaveLength(8);
     for (const block of derived) expect(block.attributes.transactions).toHaveLength(1);
     expect(derived.map((block) => block.l1Origin.number)).toEqual([0n, 0n, 0n, 0n, 0n, 1n, 1n, 1n]);
+  });
+
+  it('follows a batcher change: after the SystemConfig names a new batcher, its batches count and the old key is ignored', async () => {
+    // L1 block 1 switches the batcher to `stranger`; the old batcher posts blocks 1-4 in L1 block 2
+    // (ignored), the new one blocks 1-8 in L1 block 3.
+    const switchLog = configLog(0, configPayload.batcher(stranger.address), 0);
+    const l1 = memoryL1(
+      4,
+      new Map([
+        [2n, await batcherTxs(batcher, blocks.slice(0, 4), 'singular', 'zlib')],
+        [3n, await batcherTxs(stranger, blocks, 'span', 'zlib', 10)],
+      ]),
+      new Map([[1n, [{ status: 'success', logs: [switchLog] }]]]),
+    );
+    const events: string[] = [];
+    const derived = await deriveBlocks({
+      rollup,
+      l1,
+      l1Head: l1.headers.at(-1)!.hash,
+      safeHead,
+      until: 8n,
+      build,
+      onEvent: (e) => events.push(e),
+    });
+    expect(
+      events.some(
+        (e) =>
+          e.startsWith('L1 block 2 tx 0') &&
+          e.toLowerCase().includes(`sent by ${batcher.address}, not the batcher ${stranger.address}`.toLowerCase()),
+      ),
+    ).toBe(true);
+    expect(derived.map((block) => toHex(block.attributes.transactions.at(-1)!))).toEqual(
+      blocks.map((block) => toHex(block.transactions[0]!)),
+    );
+    // The SystemConfig the blocks carry names the new batcher from epoch 1 (L1 block 1) on.
+    expect(derived[4]!.systemConfig.batcher.toLowerCase()).toBe(batcher.address.toLowerCase());
+    expect(derived[5]!.systemConfig.batcher.toLowerCase()).toBe(stranger.address.toLowerCase());
   });
 
   it('refuses an agreed block whose L1 origin is not on the L1 chain, and a range the L1 does not reach', async () => {
