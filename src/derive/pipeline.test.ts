@@ -234,9 +234,7 @@ describe('deriveBlocks', () => {
           e.toLowerCase().includes(`sent by ${batcher.address}, not the batcher ${stranger.address}`.toLowerCase()),
       ),
     ).toBe(true);
-    expect(derived.map((block) => toHex(block.attributes.transactions.at(-1)!))).toEqual(
-      blocks.map((block) => toHex(block.transactions[0]!)),
-    );
+    expect(derived.map((block) => block.attributes.transactions.at(-1))).toEqual(blocks.map((block) => toHex(block.transactions[0]!)));
     // The SystemConfig the blocks carry names the new batcher from epoch 1 (L1 block 1) on.
     expect(derived[4]!.systemConfig.batcher.toLowerCase()).toBe(batcher.address.toLowerCase());
     expect(derived[5]!.systemConfig.batcher.toLowerCase()).toBe(stranger.address.toLowerCase());
