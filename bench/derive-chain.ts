@@ -136,7 +136,7 @@ const joinFramed = (items: readonly Uint8Array[]) =>
   Buffer.concat(items.flatMap((item) => [Buffer.from(Uint16Array.of(item.length).buffer), Buffer.from(item)]));
 function splitFramed(data: Uint8Array): Uint8Array[] {
   const out: Uint8Array[] = [];
-  for (let at = 0; at < data.length; ) {
+  for (let at = 0; at < data.length;) {
     const length = data[at]! | (data[at + 1]! << 8);
     out.push(data.slice(at + 2, at + 2 + length));
     at += 2 + length;
@@ -252,7 +252,13 @@ async function postChain(target: 'blob' | 'calldata', options: DeriveChainOption
     let batcherTxs: L1Tx[] = [];
     if (rollup && (due || estimateFull(pending, options.txsPerBlock))) {
       const chain = derivationConfigOf(rollup).spanBatchChain;
-      const out = encodeChannelOut(pending, { kind: 'span', compression: 'brotli', channelId: toHex(++builder.channels, { size: 16 }), chain, target });
+      const out = encodeChannelOut(pending, {
+        kind: 'span',
+        compression: 'brotli',
+        channelId: toHex(++builder.channels, { size: 16 }),
+        chain,
+        target,
+      });
       builder.batchBytes += out.compressed.length;
       batcherTxs = await postChannel(target, out.data, nonce, builder, options.cacheDir);
       nonce += batcherTxs.length;
@@ -460,7 +466,9 @@ export async function deriveCase(chain: DeriveChain, posted: DeriveChainCase): P
   const t2 = performance.now();
   const userTxs = derived.reduce((sum, block) => sum + block.attributes.transactions.filter((tx) => !tx.startsWith('0x7e')).length, 0);
   if (derived.length !== Number(chain.until) || userTxs !== chain.userTxs)
-    throw new Error(`derive bench (${posted.target}): derived ${derived.length} blocks and ${userTxs} user transactions, expected ${chain.until} and ${chain.userTxs}`);
+    throw new Error(
+      `derive bench (${posted.target}): derived ${derived.length} blocks and ${userTxs} user transactions, expected ${chain.until} and ${chain.userTxs}`,
+    );
   return { blocks: derived.length, userTxs, storeMs: t1 - t0, deriveMs: t2 - t1 };
 }
 
