@@ -1,10 +1,10 @@
 import { fileURLToPath } from 'node:url';
-import { buildDeriveChain, deriveCase, verifyBlobs, type DeriveChain, type DeriveChainCase } from './derive-chain.ts';
+import { buildDeriveChain, deriveCase, verifyBlobs, type DeriveChain, type DeriveChainCase } from './derive/chain.ts';
 
 /**
  * Derivation in the enclave: `deriveBlocks` (src/derive/pipeline.ts) through
  * `l1SourceFromPreimages` over `preimageStore`, exactly as the enclave's `derive` check reads L1,
- * on a synthetic L1 built by bench/derive-chain.ts (real header RLPs and tries, real KZG
+ * on a synthetic L1 built by bench/derive/chain.ts (real header RLPs and tries, real KZG
  * commitments and proofs; those and the signed transactions are cached in bench/.cache/). `build`
  * returns precomputed hashes: execution is the reexec bench's subject, not this one's.
  *

