@@ -96,7 +96,7 @@ export async function recordPending(options: RecordOptions): Promise<RecordOutco
     'eth_getBlockByNumber',
     await gateway.call('eth_getBlockByNumber', ['pending', false]),
   );
-  if (!after || identityKey(identityOf(after)) !== key) {
+  if (!after || identityKey(identityOf(after)) !== key || !sameVersion(identity, asks, answers)) {
     options.recorded.add(key);
     return { kind: 'moved', snapshot: { identity, seenAtMs: Date.now(), calls } };
   }
@@ -114,4 +114,30 @@ export async function recordPending(options: RecordOptions): Promise<RecordOutco
   options.recorded.add(key);
   for (const hash of newTxs) seen.add(hash);
   return { kind: 'recorded', snapshot: { identity, seenAtMs: Date.now(), calls } };
+}
+
+/**
+ * Whether the block reads answered the version the snapshot names. The same height can be served
+ * two ways within a few milliseconds: as the node's sealed block (with its hash) while the view is
+ * a step behind, then as the view's block being built (hash zero) once its last flashblock is in.
+ * Both are right; a snapshot that mixes them is not one version, and is kept as moved.
+ */
+function sameVersion(identity: PendingIdentity, asks: readonly { label: string }[], answers: readonly Answer[]): boolean {
+  const key = identityKey(identity);
+  return asks.every((ask, i) => {
+    const answer = answers[i]!;
+    if (!('result' in answer)) return true;
+    if (ask.label === 'eth_getBlockByNumber[hashes]') {
+      const block = answer.result as { number?: unknown } | null;
+      return block !== null && typeof block === 'object' && identityKey(identityOf(block)) === key;
+    }
+    if (ask.label === 'eth_getLogs' && Array.isArray(answer.result)) {
+      const building = identity.hash === null;
+      return (answer.result as { blockHash?: string | null }[]).every((log) => {
+        const placeholder = log.blockHash === null || log.blockHash === undefined || /^0x0*$/.test(log.blockHash);
+        return building === placeholder;
+      });
+    }
+    return true;
+  });
 }
