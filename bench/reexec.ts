@@ -1,10 +1,13 @@
 import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keccak256, type Hex } from 'viem';
 import { createDevnet } from '../src/devnet/devnet.ts';
 import { createEnclaveCore, zeroHash } from '../src/prover/enclave/core.ts';
+import { createReexecPool, type ReexecPool } from '../src/prover/enclave/reexec-pool.ts';
+import type { BlockJob } from '../src/prover/enclave/reexec-jobs.ts';
 import { outputRootV0 } from '../src/prover/output-root.ts';
 import { collectWitness } from '../src/prover/host/witness.ts';
 import { executeBlock, type BlockToExecute } from '../src/evm/op/execute-block.ts';
@@ -33,6 +36,12 @@ import { konaBinary, runKona } from './peers/kona-reexec.ts';
  *     running each block once: module loading, WebAssembly compilation and an unwarmed JIT
  *     included; process start and fixture parsing excluded.
  *   - kona: the same definitions in its own process (round 1 cold, rounds 2-3 warm).
+ *   - range: the 8 blocks as one range of independent blocks through the enclave's re-execution
+ *     threads (src/prover/enclave/reexec-pool.ts) with 1, 2 and available-parallelism threads: the
+ *     8 witnesses as one proof's witness, packed and sent to each thread once per pass; wall
+ *     Mgas/s = the 8 blocks' gas ÷ the pass's wall time (packing and sending the witness included),
+ *     after one warm-up pass per pool, averaged over ROUNDS passes; `cpu` over the whole process's
+ *     CPU time (every thread). Ratios against the single-thread rows of the same run, wall time.
  */
 const fixtures = sharedPath('fixtures/op-blocks');
 const ROUNDS = 2;
@@ -116,6 +125,7 @@ async function fixtureRows(): Promise<Record<string, unknown>[]> {
     coldCpuMgasPerS: round2(a.coldCpuMgasPerS / b.coldCpuMgasPerS),
   });
   rows.push({ case: 'ratio: fast / reference', ...ratio(figures.fast, figures.reference) });
+  rows.push(...(await rangeRows(parsed, figures.fast.warmMgasPerS, figures.reference.warmMgasPerS)));
   const kona = konaBinary();
   if ('skipped' in kona) {
     process.stderr.write(`reexec: kona peer skipped: ${kona.skipped}\n`);
@@ -134,6 +144,73 @@ async function fixtureRows(): Promise<Record<string, unknown>[]> {
       case: 'ratio: flashlog fast / kona',
       ...ratio(figures.fast, { warmMgasPerS, warmCpuMgasPerS, coldMgasPerS, coldCpuMgasPerS }),
     });
+  }
+  return rows;
+}
+
+/** The fixtures as one range through the pool, with 1, 2 and available-parallelism threads (see the header). */
+async function rangeRows(parsed: BlockFixture[], fastMgasPerS: number, referenceMgasPerS: number): Promise<Record<string, unknown>[]> {
+  const config = parsed[0]!.block.config;
+  const witness = new Map<Hex, Uint8Array>();
+  const jobs: BlockJob[] = [];
+  let gas = 0n;
+  for (const fixture of parsed) {
+    if (JSON.stringify(fixture.block.config) !== JSON.stringify(config)) throw new Error('range: the fixtures are of different chains');
+    const executed = await executeBlock(freshCopy(fixture.block));
+    const rlp = encodeHeader(executed.header);
+    if (keccak256(rlp) !== fixture.expectedHash) throw new Error(`range: block ${executed.header.number}: hash differs`);
+    for (const [key, value] of fixture.block.witness) witness.set(key, value);
+    jobs.push({
+      number: Number(executed.header.number),
+      parentRlp: encodeHeader(fixture.block.parent),
+      rlp,
+      derived: fixture.block.attributes,
+    });
+    gas += executed.header.gasUsed;
+  }
+  const mgas = Number(gas) / 1e6;
+  const pass = async (pool: ReexecPool) => {
+    const [t0, cpu0] = [performance.now(), process.cpuUsage()];
+    const session = pool.session(config, witness);
+    const done = await Promise.all(jobs.map((job) => session.run(job)));
+    session.end();
+    const cpu = process.cpuUsage(cpu0);
+    done.forEach((block, i) => {
+      if (block.hash !== parsed[i]!.expectedHash) throw new Error(`range: block ${block.number}: hash differs`);
+    });
+    return { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, stats: session.stats };
+  };
+  const rows: Record<string, unknown>[] = [];
+  for (const workers of [...new Set([1, 2, availableParallelism()])]) {
+    const pool = createReexecPool({ workers });
+    try {
+      await pass(pool); // warm-up: threads started, JIT warm
+      let [ms, cpuMs, packMs, postMs] = [0, 0, 0, 0];
+      let bytes = 0;
+      for (let round = 0; round < ROUNDS; round++) {
+        const timed = await pass(pool);
+        [ms, cpuMs, packMs, postMs, bytes] = [
+          ms + timed.ms,
+          cpuMs + timed.cpuMs,
+          packMs + timed.stats.packMs,
+          postMs + timed.stats.postMs,
+          timed.stats.bytes,
+        ];
+      }
+      const wallMgasPerS = round2(mgas / (ms / ROUNDS / 1000));
+      rows.push({
+        case: `flashlog fast path, the ${parsed.length} blocks as one range on ${workers} worker thread${workers === 1 ? '' : 's'}`,
+        warmMgasPerS: wallMgasPerS,
+        warmCpuMgasPerS: round2(mgas / (cpuMs / ROUNDS / 1000)),
+        witnessMiB: round2(bytes / 2 ** 20),
+        witnessPackMs: round2(packMs / ROUNDS),
+        witnessPostMs: round2(postMs / ROUNDS),
+        overFastSingleThread: round2(wallMgasPerS / fastMgasPerS),
+        overReference: round2(wallMgasPerS / referenceMgasPerS),
+      });
+    } finally {
+      await pool.close();
+    }
   }
   return rows;
 }
@@ -176,8 +253,9 @@ export async function run(): Promise<Record<string, unknown>[]> {
       await Promise.all(headers.slice(1).map((h) => call('eth_getBlockTransactionCountByHash', [h.hash]) as Promise<Hex>))
     ).reduce((sum, n) => sum + Number(BigInt(n)), 0);
     const key = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const;
-    const timed = async (check: 'reexecute' | 'headers') => {
-      const core = createEnclaveCore({ privateKey: key, check });
+    const pool = createReexecPool({ workers: 2 });
+    const timed = async (check: 'reexecute' | 'headers', threads?: ReexecPool) => {
+      const core = createEnclaveCore({ privateKey: key, check, ...(threads ? { pool: threads } : {}) });
       const t = performance.now();
       const response = await core.handle({ type: 'prove', preimages });
       if (response.type !== 'prove') throw new Error(JSON.stringify(response));
@@ -186,10 +264,14 @@ export async function run(): Promise<Record<string, unknown>[]> {
     await timed('reexecute');
     const reexec = await timed('reexecute');
     const headerOnly = await timed('headers');
+    await timed('reexecute', pool);
+    const reexecTwoThreads = await timed('reexecute', pool);
+    await pool.close();
     rows.push({
       case: `devnet range (${blocks} blocks, ${txs} txs, ${(devnetGas / 1e6).toFixed(2)} Mgas), enclave Prove`,
       reexecBlocksPerS: Number((blocks / (reexec / 1000)).toFixed(2)),
       reexecMgasPerS: Number((devnetGas / 1e6 / (reexec / 1000)).toFixed(2)),
+      reexec2ThreadsMgasPerS: Number((devnetGas / 1e6 / (reexecTwoThreads / 1000)).toFixed(2)),
       headerOnlyBlocksPerS: Math.round(blocks / (headerOnly / 1000)),
       headerOnlyOverReexec: Math.round(reexec / headerOnly),
       hostWitnessMs: Math.round(witnessMs),

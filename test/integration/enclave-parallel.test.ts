@@ -117,7 +117,9 @@ describe('the enclave re-executes a range on worker threads', () => {
   it('refuses a hash-linked range whose block 3 does not re-execute to its stateRoot, naming block 3, on threads too', async () => {
     const preimages = withForgedStateRoot(await witness(request(2, 5)));
     expect(await prove(headersOnly, preimages)).toMatchObject({ type: 'prove' });
-    const message = expect.stringMatching(/^L2 block 3: re-execution gives block hash 0x[0-9a-f]{64}, the chain's is 0x[0-9a-f]{64} \(differing: stateRoot\)$/);
+    const message = expect.stringMatching(
+      /^L2 block 3: re-execution gives block hash 0x[0-9a-f]{64}, the chain's is 0x[0-9a-f]{64} \(differing: stateRoot\)$/,
+    );
     const refused = await prove(inThread, preimages);
     expect(refused).toEqual({ type: 'error', message });
     // Blocks 4 and 5 run from block 3's forged stateRoot at the same time and fail too; block 3's refusal is the answer.

@@ -216,7 +216,8 @@ export function createReexecPool(options: ReexecPoolOptions): ReexecPool {
     },
     async close() {
       closed = true;
-      for (const queued of queue.splice(0)) queued.reject(new EnclaveRefusal(`L2 block ${queued.job.number}: the enclave is shutting down`));
+      for (const queued of queue.splice(0))
+        queued.reject(new EnclaveRefusal(`L2 block ${queued.job.number}: the enclave is shutting down`));
       await Promise.all(slots.map((slot) => slot.worker?.terminate()));
     },
   };
