@@ -37,11 +37,13 @@ import { konaBinary, runKona } from './peers/kona-reexec.ts';
  *     included; process start and fixture parsing excluded.
  *   - kona: the same definitions in its own process (round 1 cold, rounds 2-3 warm).
  *   - range: the 8 blocks as one range of independent blocks through the enclave's re-execution
- *     threads (src/prover/enclave/reexec-pool.ts) with 1, 2 and available-parallelism threads: the
- *     8 witnesses as one proof's witness, packed and sent to each thread once per pass; wall
+ *     threads (src/prover/enclave/reexec-pool.ts) with 1, 2 and available-parallelism threads, each
+ *     running executeBlock as above (bench/children/reexec-range-worker.ts: these pre-Isthmus
+ *     witnesses cannot give the message passer's storage root); the 8 witnesses as one proof's witness, packed and sent to each thread once per pass; wall
  *     Mgas/s = the 8 blocks' gas ÷ the pass's wall time (packing and sending the witness included),
- *     after one warm-up pass per pool, averaged over ROUNDS passes; `cpu` over the whole process's
- *     CPU time (every thread). Ratios against the single-thread rows of the same run, wall time.
+ *     after one warm-up pass per variant, averaged over ROUNDS passes interleaved with the same 8
+ *     blocks in this thread (fast and reference); `cpu` over the whole process's CPU time (every
+ *     thread). Ratios against those in-thread passes, on wall time.
  */
 const fixtures = sharedPath('fixtures/op-blocks');
 const ROUNDS = 2;
@@ -125,7 +127,7 @@ async function fixtureRows(): Promise<Record<string, unknown>[]> {
     coldCpuMgasPerS: round2(a.coldCpuMgasPerS / b.coldCpuMgasPerS),
   });
   rows.push({ case: 'ratio: fast / reference', ...ratio(figures.fast, figures.reference) });
-  rows.push(...(await rangeRows(parsed, figures.fast.warmMgasPerS, figures.reference.warmMgasPerS)));
+  rows.push(...(await rangeRows(parsed)));
   const kona = konaBinary();
   if ('skipped' in kona) {
     process.stderr.write(`reexec: kona peer skipped: ${kona.skipped}\n`);
@@ -148,8 +150,12 @@ async function fixtureRows(): Promise<Record<string, unknown>[]> {
   return rows;
 }
 
-/** The fixtures as one range through the pool, with 1, 2 and available-parallelism threads (see the header). */
-async function rangeRows(parsed: BlockFixture[], fastMgasPerS: number, referenceMgasPerS: number): Promise<Record<string, unknown>[]> {
+/**
+ * The fixtures as one range through the pool, with 1, 2 and available-parallelism threads (see the
+ * header), interleaved round by round with the same blocks run one after the other in this thread
+ * on the fast and the reference path, so every variant sees the same machine.
+ */
+async function rangeRows(parsed: BlockFixture[]): Promise<Record<string, unknown>[]> {
   const config = parsed[0]!.block.config;
   const witness = new Map<Hex, Uint8Array>();
   const jobs: BlockJob[] = [];
@@ -169,50 +175,71 @@ async function rangeRows(parsed: BlockFixture[], fastMgasPerS: number, reference
     gas += executed.header.gasUsed;
   }
   const mgas = Number(gas) / 1e6;
-  const pass = async (pool: ReexecPool) => {
+  const timed = async (body: () => Promise<void>) => {
     const [t0, cpu0] = [performance.now(), process.cpuUsage()];
+    await body();
+    const cpu = process.cpuUsage(cpu0);
+    return { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
+  };
+  const inThread = (mode: Mode) => async () => {
+    for (const fixture of parsed) await execute(mode, fixture);
+  };
+  const execute = async (mode: Mode, fixture: BlockFixture) => {
+    if ((await executeBlock(freshCopy(fixture.block), { reference: mode === 'reference' })).hash !== fixture.expectedHash)
+      throw new Error(`range: ${mode}: hash differs`);
+  };
+  const packs = { packMs: 0, postMs: 0, bytes: 0 };
+  const onPool = (pool: ReexecPool) => async () => {
     const session = pool.session(config, witness);
     const done = await Promise.all(jobs.map((job) => session.run(job)));
     session.end();
-    const cpu = process.cpuUsage(cpu0);
     done.forEach((block, i) => {
       if (block.hash !== parsed[i]!.expectedHash) throw new Error(`range: block ${block.number}: hash differs`);
     });
-    return { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, stats: session.stats };
+    [packs.packMs, packs.postMs, packs.bytes] = [session.stats.packMs, session.stats.postMs, session.stats.bytes];
   };
-  const rows: Record<string, unknown>[] = [];
-  for (const workers of [...new Set([1, 2, availableParallelism()])]) {
-    const pool = createReexecPool({ workers });
-    try {
-      await pass(pool); // warm-up: threads started, JIT warm
-      let [ms, cpuMs, packMs, postMs] = [0, 0, 0, 0];
-      let bytes = 0;
-      for (let round = 0; round < ROUNDS; round++) {
-        const timed = await pass(pool);
-        [ms, cpuMs, packMs, postMs, bytes] = [
-          ms + timed.ms,
-          cpuMs + timed.cpuMs,
-          packMs + timed.stats.packMs,
-          postMs + timed.stats.postMs,
-          timed.stats.bytes,
-        ];
+  const workerUrl = new URL('./children/reexec-range-worker.ts', import.meta.url);
+  const counts = [...new Set([1, 2, availableParallelism()])];
+  const pools = counts.map((workers) => createReexecPool({ workers, workerUrl }));
+  const variants: { name: string; run: () => Promise<void>; ms: number; cpuMs: number; pack?: typeof packs }[] = [
+    { name: 'reference', run: inThread('reference'), ms: 0, cpuMs: 0 },
+    { name: 'fast', run: inThread('fast'), ms: 0, cpuMs: 0 },
+    ...pools.map((pool, i) => ({ name: `pool${counts[i]}`, run: onPool(pool), ms: 0, cpuMs: 0 })),
+  ];
+  try {
+    for (const variant of variants) await variant.run(); // warm-up: threads started, JIT warm
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
+        const { ms, cpuMs } = await timed(variant.run);
+        variant.ms += ms;
+        variant.cpuMs += cpuMs;
+        if (variant.name.startsWith('pool')) variant.pack = { ...packs };
       }
-      const wallMgasPerS = round2(mgas / (ms / ROUNDS / 1000));
-      rows.push({
-        case: `flashlog fast path, the ${parsed.length} blocks as one range on ${workers} worker thread${workers === 1 ? '' : 's'}`,
-        warmMgasPerS: wallMgasPerS,
-        warmCpuMgasPerS: round2(mgas / (cpuMs / ROUNDS / 1000)),
-        witnessMiB: round2(bytes / 2 ** 20),
-        witnessPackMs: round2(packMs / ROUNDS),
-        witnessPostMs: round2(postMs / ROUNDS),
-        overFastSingleThread: round2(wallMgasPerS / fastMgasPerS),
-        overReference: round2(wallMgasPerS / referenceMgasPerS),
-      });
-    } finally {
-      await pool.close();
     }
+  } finally {
+    await Promise.all(pools.map((pool) => pool.close()));
   }
-  return rows;
+  const wall = (variant: (typeof variants)[number]) => round2(mgas / (variant.ms / ROUNDS / 1000));
+  const [reference, fast] = [variants[0]!, variants[1]!];
+  return variants.map((variant, i) => ({
+    case:
+      i === 0
+        ? `range, in this thread, reference path (interleaved with the rows below)`
+        : i === 1
+          ? `range, in this thread, fast path`
+          : `range on ${counts[i - 2]} worker thread${counts[i - 2] === 1 ? '' : 's'}, fast path (witness packed and sent each pass)`,
+    warmMgasPerS: wall(variant),
+    warmCpuMgasPerS: round2(mgas / (variant.cpuMs / ROUNDS / 1000)),
+    overReference: round2(wall(variant) / wall(reference)),
+    overFastInThread: round2(wall(variant) / wall(fast)),
+    ...(variant.pack
+      ? {
+          witnessMiB: round2(variant.pack.bytes / 2 ** 20),
+          witnessPackMs: round2(variant.pack.packMs),
+          witnessPostMs: round2(variant.pack.postMs),
+        }
+      : {}),
+  }));
 }
 
 export async function run(): Promise<Record<string, unknown>[]> {
