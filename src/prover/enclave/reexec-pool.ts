@@ -60,6 +60,29 @@ interface Queued {
   reject(error: unknown): void;
 }
 
+/** Starts a slot's thread; `slot.ready` settles once it has loaded the executor. */
+function startWorker(slot: Slot, workerUrl: URL, workerData: unknown, startTimeoutMs: number): Worker {
+  const worker = new Worker(workerUrl, { workerData });
+  worker.unref();
+  slot.worker = worker;
+  slot.sessions = new Set();
+  slot.ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void worker.terminate();
+      reject(new Error(`did not load the executor within ${startTimeoutMs} ms`));
+    }, startTimeoutMs);
+    worker.once('message', () => (clearTimeout(timer), resolve()));
+    worker.once('error', (error) => (clearTimeout(timer), reject(error)));
+    worker.once('exit', (code) => (clearTimeout(timer), reject(new Error(`exited with code ${code} while starting`))));
+  });
+  slot.ready.catch(() => {});
+  worker.on('error', () => {}); // reported to the job it was running (runOn); a thread dying idle is replaced on its next job
+  worker.on('exit', () => {
+    if (slot.worker === worker) slot.worker = undefined;
+  });
+  return worker;
+}
+
 export function createReexecPool(options: ReexecPoolOptions): ReexecPool {
   const workerUrl = options.workerUrl ?? new URL('./reexec-worker.ts', import.meta.url);
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
@@ -73,28 +96,6 @@ export function createReexecPool(options: ReexecPoolOptions): ReexecPool {
   let nextSession = 1;
   let nextJob = 1;
   let closed = false;
-
-  function startWorker(slot: Slot): Worker {
-    const worker = new Worker(workerUrl, { workerData: options.workerData });
-    worker.unref();
-    slot.worker = worker;
-    slot.sessions = new Set();
-    slot.ready = new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        void worker.terminate();
-        reject(new Error(`did not load the executor within ${startTimeoutMs} ms`));
-      }, startTimeoutMs);
-      worker.once('message', () => (clearTimeout(timer), resolve()));
-      worker.once('error', (error) => (clearTimeout(timer), reject(error)));
-      worker.once('exit', (code) => (clearTimeout(timer), reject(new Error(`exited with code ${code} while starting`))));
-    });
-    slot.ready.catch(() => {});
-    worker.on('error', () => {}); // reported to the job it was running (runOn); a thread dying idle is replaced on its next job
-    worker.on('exit', () => {
-      if (slot.worker === worker) slot.worker = undefined;
-    });
-    return worker;
-  }
 
   function dispatch(): void {
     if (closed) return;
@@ -111,8 +112,9 @@ export function createReexecPool(options: ReexecPoolOptions): ReexecPool {
     const { job } = queued;
     let worker: Worker;
     try {
-      worker = slot.worker ?? startWorker(slot);
+      worker = slot.worker ?? startWorker(slot, workerUrl, options.workerData, startTimeoutMs);
       await slot.ready;
+      if (slot.worker !== worker) throw new Error('it exited before its first job');
     } catch (error) {
       slot.worker = undefined;
       slot.busy = false;
