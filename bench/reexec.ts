@@ -1,10 +1,13 @@
 import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keccak256, type Hex } from 'viem';
 import { createDevnet } from '../src/devnet/devnet.ts';
 import { createEnclaveCore, zeroHash } from '../src/prover/enclave/core.ts';
+import { createReexecPool, type ReexecPool } from '../src/prover/enclave/reexec-pool.ts';
+import type { BlockJob } from '../src/prover/enclave/reexec-jobs.ts';
 import { outputRootV0 } from '../src/prover/output-root.ts';
 import { collectWitness } from '../src/prover/host/witness.ts';
 import { executeBlock, type BlockToExecute } from '../src/evm/op/execute-block.ts';
@@ -33,6 +36,14 @@ import { konaBinary, runKona } from './peers/kona-reexec.ts';
  *     running each block once: module loading, WebAssembly compilation and an unwarmed JIT
  *     included; process start and fixture parsing excluded.
  *   - kona: the same definitions in its own process (round 1 cold, rounds 2-3 warm).
+ *   - range: the 8 blocks as one range of independent blocks through the enclave's re-execution
+ *     threads (src/prover/enclave/reexec-pool.ts) with 1, 2 and available-parallelism threads, each
+ *     running executeBlock as above (bench/children/reexec-range-worker.ts: these pre-Isthmus
+ *     witnesses cannot give the message passer's storage root); the 8 witnesses as one proof's witness, packed and sent to each thread once per pass; wall
+ *     Mgas/s = the 8 blocks' gas ÷ the pass's wall time (packing and sending the witness included),
+ *     after one warm-up pass per variant, averaged over ROUNDS passes interleaved with the same 8
+ *     blocks in this thread (fast and reference); `cpu` over the whole process's CPU time (every
+ *     thread). Ratios against those in-thread passes, on wall time.
  */
 const fixtures = sharedPath('fixtures/op-blocks');
 const ROUNDS = 2;
@@ -116,6 +127,7 @@ async function fixtureRows(): Promise<Record<string, unknown>[]> {
     coldCpuMgasPerS: round2(a.coldCpuMgasPerS / b.coldCpuMgasPerS),
   });
   rows.push({ case: 'ratio: fast / reference', ...ratio(figures.fast, figures.reference) });
+  rows.push(...(await rangeRows(parsed)));
   const kona = konaBinary();
   if ('skipped' in kona) {
     process.stderr.write(`reexec: kona peer skipped: ${kona.skipped}\n`);
@@ -136,6 +148,98 @@ async function fixtureRows(): Promise<Record<string, unknown>[]> {
     });
   }
   return rows;
+}
+
+/**
+ * The fixtures as one range through the pool, with 1, 2 and available-parallelism threads (see the
+ * header), interleaved round by round with the same blocks run one after the other in this thread
+ * on the fast and the reference path, so every variant sees the same machine.
+ */
+async function rangeRows(parsed: BlockFixture[]): Promise<Record<string, unknown>[]> {
+  const config = parsed[0]!.block.config;
+  const witness = new Map<Hex, Uint8Array>();
+  const jobs: BlockJob[] = [];
+  let gas = 0n;
+  for (const fixture of parsed) {
+    if (JSON.stringify(fixture.block.config) !== JSON.stringify(config)) throw new Error('range: the fixtures are of different chains');
+    const executed = await executeBlock(freshCopy(fixture.block));
+    const rlp = encodeHeader(executed.header);
+    if (keccak256(rlp) !== fixture.expectedHash) throw new Error(`range: block ${executed.header.number}: hash differs`);
+    for (const [key, value] of fixture.block.witness) witness.set(key, value);
+    jobs.push({
+      number: Number(executed.header.number),
+      parentRlp: encodeHeader(fixture.block.parent),
+      rlp,
+      derived: fixture.block.attributes,
+    });
+    gas += executed.header.gasUsed;
+  }
+  const mgas = Number(gas) / 1e6;
+  const timed = async (body: () => Promise<void>) => {
+    const [t0, cpu0] = [performance.now(), process.cpuUsage()];
+    await body();
+    const cpu = process.cpuUsage(cpu0);
+    return { ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
+  };
+  const inThread = (mode: Mode) => async () => {
+    for (const fixture of parsed) await execute(mode, fixture);
+  };
+  const execute = async (mode: Mode, fixture: BlockFixture) => {
+    if ((await executeBlock(freshCopy(fixture.block), { reference: mode === 'reference' })).hash !== fixture.expectedHash)
+      throw new Error(`range: ${mode}: hash differs`);
+  };
+  const packs = { packMs: 0, postMs: 0, bytes: 0 };
+  const onPool = (pool: ReexecPool) => async () => {
+    const session = pool.session(config, witness);
+    const done = await Promise.all(jobs.map((job) => session.run(job)));
+    session.end();
+    done.forEach((block, i) => {
+      if (block.hash !== parsed[i]!.expectedHash) throw new Error(`range: block ${block.number}: hash differs`);
+    });
+    [packs.packMs, packs.postMs, packs.bytes] = [session.stats.packMs, session.stats.postMs, session.stats.bytes];
+  };
+  const workerUrl = new URL('./children/reexec-range-worker.ts', import.meta.url);
+  const counts = [...new Set([1, 2, availableParallelism()])];
+  const pools = counts.map((workers) => createReexecPool({ workers, workerUrl }));
+  const variants: { name: string; run: () => Promise<void>; ms: number; cpuMs: number; pack?: typeof packs }[] = [
+    { name: 'reference', run: inThread('reference'), ms: 0, cpuMs: 0 },
+    { name: 'fast', run: inThread('fast'), ms: 0, cpuMs: 0 },
+    ...pools.map((pool, i) => ({ name: `pool${counts[i]}`, run: onPool(pool), ms: 0, cpuMs: 0 })),
+  ];
+  try {
+    for (const variant of variants) await variant.run(); // warm-up: threads started, JIT warm
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
+        const { ms, cpuMs } = await timed(variant.run);
+        variant.ms += ms;
+        variant.cpuMs += cpuMs;
+        if (variant.name.startsWith('pool')) variant.pack = { ...packs };
+      }
+    }
+  } finally {
+    await Promise.all(pools.map((pool) => pool.close()));
+  }
+  const wall = (variant: (typeof variants)[number]) => round2(mgas / (variant.ms / ROUNDS / 1000));
+  const [reference, fast] = [variants[0]!, variants[1]!];
+  return variants.map((variant, i) => ({
+    case:
+      i === 0
+        ? `range, in this thread, reference path (interleaved with the rows below)`
+        : i === 1
+          ? `range, in this thread, fast path`
+          : `range on ${counts[i - 2]} worker thread${counts[i - 2] === 1 ? '' : 's'}, fast path (witness packed and sent each pass)`,
+    warmMgasPerS: wall(variant),
+    warmCpuMgasPerS: round2(mgas / (variant.cpuMs / ROUNDS / 1000)),
+    overReference: round2(wall(variant) / wall(reference)),
+    overFastInThread: round2(wall(variant) / wall(fast)),
+    ...(variant.pack
+      ? {
+          witnessMiB: round2(variant.pack.bytes / 2 ** 20),
+          witnessPackMs: round2(variant.pack.packMs),
+          witnessPostMs: round2(variant.pack.postMs),
+        }
+      : {}),
+  }));
 }
 
 export async function run(): Promise<Record<string, unknown>[]> {
@@ -176,8 +280,9 @@ export async function run(): Promise<Record<string, unknown>[]> {
       await Promise.all(headers.slice(1).map((h) => call('eth_getBlockTransactionCountByHash', [h.hash]) as Promise<Hex>))
     ).reduce((sum, n) => sum + Number(BigInt(n)), 0);
     const key = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const;
-    const timed = async (check: 'reexecute' | 'headers') => {
-      const core = createEnclaveCore({ privateKey: key, check });
+    const pool = createReexecPool({ workers: 2 });
+    const timed = async (check: 'reexecute' | 'headers', threads?: ReexecPool) => {
+      const core = createEnclaveCore({ privateKey: key, check, ...(threads ? { pool: threads } : {}) });
       const t = performance.now();
       const response = await core.handle({ type: 'prove', preimages });
       if (response.type !== 'prove') throw new Error(JSON.stringify(response));
@@ -186,10 +291,14 @@ export async function run(): Promise<Record<string, unknown>[]> {
     await timed('reexecute');
     const reexec = await timed('reexecute');
     const headerOnly = await timed('headers');
+    await timed('reexecute', pool);
+    const reexecTwoThreads = await timed('reexecute', pool);
+    await pool.close();
     rows.push({
       case: `devnet range (${blocks} blocks, ${txs} txs, ${(devnetGas / 1e6).toFixed(2)} Mgas), enclave Prove`,
       reexecBlocksPerS: Number((blocks / (reexec / 1000)).toFixed(2)),
       reexecMgasPerS: Number((devnetGas / 1e6 / (reexec / 1000)).toFixed(2)),
+      reexec2ThreadsMgasPerS: Number((devnetGas / 1e6 / (reexecTwoThreads / 1000)).toFixed(2)),
       headerOnlyBlocksPerS: Math.round(blocks / (headerOnly / 1000)),
       headerOnlyOverReexec: Math.round(reexec / headerOnly),
       hostWitnessMs: Math.round(witnessMs),

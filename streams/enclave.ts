@@ -1,6 +1,8 @@
+import { availableParallelism } from 'node:os';
 import { generatePrivateKey } from 'viem/accounts';
 import { createEnclaveCore } from '../src/prover/enclave/core.ts';
 import { serveEnclave } from '../src/prover/enclave/socket-server.ts';
+import { createReexecPool } from '../src/prover/enclave/reexec-pool.ts';
 import { formatEndpoint, parseEndpoint } from '../src/prover/transport.ts';
 import { ConfigError, errorMessage } from '../src/errors.ts';
 import { serviceSettings, type Command } from './command.ts';
@@ -16,7 +18,7 @@ export const enclaveCommand: Command = {
   name: 'enclave',
   summary: 'a local-mode TEE enclave (frames over TCP or a Unix socket)',
   usage: 'flashlog enclave [--listen tcp://127.0.0.1:8000 | unix:/path]',
-  settings: [...serviceSettings, 'listen', 'proveDelayMs', 'enclaveCheck'],
+  settings: [...serviceSettings, 'listen', 'proveDelayMs', 'enclaveCheck', 'enclaveWorkers'],
   defaults: { metricsPort: '9465' },
   longRunning: true,
   async run(ctx) {
@@ -27,7 +29,11 @@ export const enclaveCommand: Command = {
       throw new ConfigError(`--listen (FLASHLOG_LISTEN): ${errorMessage(error)}`);
     }
     const check = ctx.config.enclaveCheck;
-    const core = createEnclaveCore({ privateKey: generatePrivateKey(), check });
+    const workers = ctx.config.enclaveWorkers ?? Math.max(1, availableParallelism() - 1);
+    // Threads for the blocks of a proof, shared by all proofs; with 1, blocks run in this thread.
+    const pool = workers > 1 && check !== 'headers' ? createReexecPool({ workers }) : undefined;
+    if (pool) ctx.shutdown.register('enclave re-execution threads', () => pool.close());
+    const core = createEnclaveCore({ privateKey: generatePrivateKey(), check, ...(pool ? { pool } : {}) });
     const delayMs = ctx.config.proveDelayMs;
     const handled =
       delayMs > 0
@@ -42,7 +48,14 @@ export const enclaveCommand: Command = {
     const server = await serveEnclave(handled, { endpoint, logger: ctx.logger });
     ctx.shutdown.register('enclave', () => server.close());
     ctx.logger.info(
-      { listen: formatEndpoint(server.endpoint), signer: core.signerAddress, teeImageHash: core.teeImageHash, mode: 'local', check },
+      {
+        listen: formatEndpoint(server.endpoint),
+        signer: core.signerAddress,
+        teeImageHash: core.teeImageHash,
+        mode: 'local',
+        check,
+        reexecThreads: pool?.size ?? 1,
+      },
       'enclave listening',
     );
     ctx.logger.warn(

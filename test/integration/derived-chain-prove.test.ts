@@ -12,6 +12,7 @@ import { encodeHeader, decodeHeaderRlp } from '../../src/evm/op/header.ts';
 import { orderedTrieNodes, orderedTrieRoot } from '../../src/evm/receipts.ts';
 import { digestKey, type Preimage } from '../../src/prover/enclave-protocol.ts';
 import { createEnclaveCore } from '../../src/prover/enclave/core.ts';
+import { createReexecPool } from '../../src/prover/enclave/reexec-pool.ts';
 import { journalDigest } from '../../src/prover/journal.ts';
 import { proofRequestFromChains } from '../../src/prover/request-from-chain.ts';
 import { proofRequestToWire, proofResultFromWire, type ProofRequest } from '../../src/prover/request.ts';
@@ -48,7 +49,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flashlog-derived-prove-'));
   blobChain = await startDerivedChain({ target: 'blob', kind: 'span', compression: 'brotli' });
   calldataChain = await startDerivedChain({ target: 'calldata', kind: 'singular', compression: 'zlib', jovian: false });
-  enclave = await startEnclaveProcess(['--enclave-check', 'derive']);
+  enclave = await startEnclaveProcess(['--enclave-check', 'derive', '--enclave-workers', '2']);
+  expect(enclave.process.lines.find((line) => line.msg === 'enclave listening')).toMatchObject({ check: 'derive', reexecThreads: 2 });
 }, 240_000);
 
 afterAll(async () => {
@@ -218,11 +220,16 @@ async function honestPreimages(
 }
 
 /** `preimages` with the claimed block's header replaced by one holding `transactions` instead. */
-async function withSuppliedBlock(preimages: readonly Preimage[], claimedHash: Hex, transactions: readonly Hex[]): Promise<Preimage[]> {
+async function withSuppliedBlock(
+  preimages: readonly Preimage[],
+  claimedHash: Hex,
+  transactions: readonly Hex[],
+  fields: { stateRoot?: Hex } = {},
+): Promise<Preimage[]> {
   const honestKey = digestKey('keccak256', claimedHash);
   const honest = preimages.find((p) => p.key.type === 'keccak256' && p.key.data.every((b, i) => b === honestKey.data[i]))!;
   const header = decodeHeaderRlp(`0x${Buffer.from(honest.value).toString('hex')}` as Hex);
-  const forged = encodeHeader({ ...header, transactionsRoot: await orderedTrieRoot(transactions) });
+  const forged = encodeHeader({ ...header, transactionsRoot: await orderedTrieRoot(transactions), ...fields });
   const extra: Hex[] = [forged, ...(await orderedTrieNodes(transactions))];
   return [
     ...preimages.filter((p) => p !== honest),
@@ -231,7 +238,11 @@ async function withSuppliedBlock(preimages: readonly Preimage[], claimedHash: He
 }
 
 describe('the derive check refuses a supplied chain that is not the derived one', () => {
-  const core = createEnclaveCore({ privateKey: enclaveKey, check: 'derive' });
+  // The blocks re-execute on two threads here; the in-thread core must sign the same.
+  const pool = createReexecPool({ workers: 2 });
+  afterAll(() => pool.close());
+  const core = createEnclaveCore({ privateKey: enclaveKey, check: 'derive', pool });
+  const inThread = createEnclaveCore({ privateKey: enclaveKey, check: 'derive' });
   const prove = async (preimages: Preimage[]) => core.handle({ type: 'prove', preimages });
 
   it('signs the honest range, and refuses each forged block naming it and why', async () => {
@@ -246,6 +257,21 @@ describe('the derive check refuses a supplied chain that is not the derived one'
     const honest = await honestPreimages(chain, agreedBefore(withTwo.number), Number(withTwo.number));
     const signed = await prove(honest.preimages);
     expect(signed.type).toBe('prove');
+    expect(await inThread.handle({ type: 'prove', preimages: honest.preimages })).toEqual(signed);
+
+    // The derived transactions and fields, but a stateRoot the execution does not reach: derivation
+    // takes the supplied hash, the queued execution refuses it.
+    const wrongRoot = await withSuppliedBlock(honest.preimages, withTwo.hash, withTwo.transactions, { stateRoot: keccak256('0x01') });
+    const refusedRoot = await prove(wrongRoot);
+    expect(refusedRoot).toEqual({
+      type: 'error',
+      message: expect.stringMatching(
+        new RegExp(
+          `^L2 block ${withTwo.number}: re-execution gives block hash 0x[0-9a-f]{64}, the chain's is 0x[0-9a-f]{64} \\(differing: stateRoot\\)$`,
+        ),
+      ),
+    });
+    expect(await inThread.handle({ type: 'prove', preimages: wrongRoot })).toEqual(refusedRoot);
 
     const user = privateKeyToAccount(derivedChainKeys.user);
     const extraTx = await user.signTransaction({

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { hexToBytes, keccak256, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
-import { createEnclaveCore, zeroHash } from '../../src/prover/enclave/core.ts';
+import { createEnclaveCore, zeroHash, type EnclaveCore } from '../../src/prover/enclave/core.ts';
+import { createReexecPool } from '../../src/prover/enclave/reexec-pool.ts';
 import { outputRootV0 } from '../../src/prover/output-root.ts';
 import { digestKey, type Preimage } from '../../src/prover/enclave-protocol.ts';
 import type { ProofRequest } from '../../src/prover/request.ts';
@@ -27,7 +28,11 @@ import { rpcCall } from '../helpers/prover-fixture.ts';
 let devnet: Devnet;
 const blocks = new Map<number, { hash: Hex; rlp: Hex; outputRoot: Hex; stateRoot: Hex; withdrawalsRoot: Hex }>();
 const key = '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba' as const;
-const reexecuting = createEnclaveCore({ privateKey: key });
+const pool = createReexecPool({ workers: 2 });
+const cores: [string, EnclaveCore][] = [
+  ['in its own thread', createEnclaveCore({ privateKey: key })],
+  ['on 2 worker threads', createEnclaveCore({ privateKey: key, pool })],
+];
 const headersOnly = createEnclaveCore({ privateKey: key, check: 'headers' });
 
 beforeAll(async () => {
@@ -56,6 +61,7 @@ beforeAll(async () => {
   }
 }, 60_000);
 afterAll(async () => {
+  await pool.close();
   await devnet?.close();
 });
 
@@ -75,7 +81,7 @@ const witness = (req: ProofRequest) => collectWitness(req, { l1: rpcCall(devnet.
 const keccakKey = (hash: Hex) => digestKey('keccak256', hash);
 const sameKey = (preimage: Preimage, hash: Hex) =>
   preimage.key.type === 'keccak256' && Buffer.from(preimage.key.data).equals(Buffer.from(keccakKey(hash).data));
-const prove = async (core: typeof reexecuting, preimages: Preimage[]) => core.handle({ type: 'prove', preimages });
+const prove = async (core: EnclaveCore, preimages: Preimage[]) => core.handle({ type: 'prove', preimages });
 
 describe("the devnet's own blocks re-executed from an eth_getProof witness", () => {
   it('blocks 1-5 reproduce their hashes', async () => {
@@ -110,7 +116,7 @@ describe("the devnet's own blocks re-executed from an eth_getProof witness", () 
   }, 60_000);
 });
 
-describe('the enclave proves by re-executing devnet blocks', () => {
+describe.each(cores)('the enclave proves by re-executing devnet blocks, %s', (_, reexecuting) => {
   it('signs a range whose blocks re-execute to their hashes', async () => {
     const response = await prove(reexecuting, await witness(request(2, 4)));
     expect(response).toMatchObject({

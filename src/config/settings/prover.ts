@@ -71,6 +71,12 @@ export const proverSettings = {
     describe:
       "enclave, prover-host: derive = every L2 block is derived from L1 (the host collects L1 headers, transactions, receipts and blobs; the rollup config must carry op-node's derivation fields) and re-executed from the derived transactions, and the supplied block must be the derived one; reexecute = every L2 block is re-executed from the witness and its rebuilt header must hash to the block hash (the host collects state, code and transactions); headers = only the hash-linked headers and output roots are checked (for chains whose blocks are not executable, e.g. synthetic test chains)",
   }),
+  enclaveWorkers: setting({
+    schema: integer(1, 256).optional(),
+    expects: 'an integer 1-256',
+    describe:
+      "enclave: threads a proof's blocks are re-executed on at once (--enclave-check reexecute and derive); 1 = one after the other in the enclave's own thread; default: the machine's available parallelism minus one, at least 1",
+  }),
   rollupConfig: setting({
     schema: z.string().min(1).optional(),
     expects: 'a path to a rollup config JSON (op-node/kona form)',

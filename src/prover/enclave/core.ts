@@ -3,7 +3,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { errorMessage } from '../../errors.ts';
 import { EnclaveRefusal } from './refusal.ts';
 import { preimageStore, type PreimageStore } from './preimage-store.ts';
-import { reexecuteBlock } from './reexecute.ts';
+import { rangeExecution } from './range-execution.ts';
+import type { ReexecPool } from './reexec-pool.ts';
 import { deriveAndExecute } from './derive-range.ts';
 import { knownRollupConfigs } from '../../evm/op/chains.ts';
 import { parseRollupConfig, type RollupConfig } from '../../evm/op/rollup-config.ts';
@@ -82,7 +83,13 @@ interface BlockRoot {
  * the claimed block, linked by hash, each with its output root recomputed from hash-verified data.
  * Returns the output root of every block after the agreed one.
  */
-export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, check: EnclaveCheck = 'reexecute'): Promise<BlockRoot[]> {
+export async function verifyOutputRoots(
+  boot: BootInfo,
+  store: PreimageStore,
+  check: EnclaveCheck = 'reexecute',
+  /** Threads to re-execute the range's blocks on at once (reexec-pool.ts); without, one after the other here. */
+  pool?: ReexecPool,
+): Promise<BlockRoot[]> {
   const config = check === 'headers' ? undefined : rollupConfigOf(boot, store);
   const agreed = store.keccak(boot.agreedOutputRoot);
   if (!agreed || agreed.length !== 128)
@@ -130,12 +137,15 @@ export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, ch
           l1Head: boot.l1Head,
           agreedHash,
           claimedBlockNumber: boot.claimedBlockNumber,
+          pool,
           childOf: (parentHash, number) => {
             const header = childOf(parentHash, number);
             return { hash: header.hash, rlp: bytesToHex(store.keccak(header.hash)!) };
           },
         })
-      : await followHeaders(boot, store, agreedHeader, childOf, config);
+      : config
+        ? await reexecuteHeaders(boot, store, agreedHeader, childOf, config, pool)
+        : followHeaders(boot, store, agreedHeader, childOf);
   const last = roots[roots.length - 1]!;
   if (last.outputRoot !== boot.claimedOutputRoot) {
     throw new EnclaveRefusal(
@@ -145,30 +155,52 @@ export async function verifyOutputRoots(boot: BootInfo, store: PreimageStore, ch
   return roots;
 }
 
-/** The `reexecute` and `headers` checks: along the supplied headers, each re-executed from its own fields, or only followed. */
-async function followHeaders(
+/** The `reexecute` check: the supplied headers, each re-executed from its own fields (on the pool's threads at once when given). */
+async function reexecuteHeaders(
   boot: BootInfo,
   store: PreimageStore,
   agreedHeader: DecodedHeader,
   childOf: (parentHash: Hex, number: number) => DecodedHeader,
-  config: RollupConfig | undefined,
+  config: RollupConfig,
+  pool: ReexecPool | undefined,
 ): Promise<BlockRoot[]> {
+  const execution = rangeExecution(config, store.witness(), pool);
+  try {
+    // A refusal met while following the headers stands only if no block before it failed to re-execute.
+    let refusal: unknown;
+    try {
+      let parent = agreedHeader;
+      for (let number = agreedHeader.number + 1; number <= boot.claimedBlockNumber; number++) {
+        const header = childOf(parent.hash, number);
+        await execution.submit({ number, parentRlp: bytesToHex(store.keccak(parent.hash)!), rlp: bytesToHex(store.keccak(header.hash)!) });
+        parent = header;
+      }
+    } catch (error) {
+      refusal = error;
+    }
+    const blocks = await execution.finish();
+    if (refusal !== undefined) throw refusal;
+    return blocks.map((block) => ({
+      number: block.number,
+      outputRoot: outputRootV0(block.stateRoot, block.messagePasserStorageRoot, block.hash),
+    }));
+  } finally {
+    execution.end();
+  }
+}
+
+/** The `headers` check: the supplied headers only followed, each output root from hash-verified data. */
+function followHeaders(
+  boot: BootInfo,
+  store: PreimageStore,
+  agreedHeader: DecodedHeader,
+  childOf: (parentHash: Hex, number: number) => DecodedHeader,
+): BlockRoot[] {
   const isthmus = isthmusTime.get(boot.chainId);
   const roots: BlockRoot[] = [];
   let parent = agreedHeader;
   for (let number = agreedHeader.number + 1; number <= boot.claimedBlockNumber; number++) {
     const header = childOf(parent.hash, number);
-    if (config) {
-      const block = await reexecuteBlock(
-        config,
-        bytesToHex(store.keccak(parent.hash)!),
-        bytesToHex(store.keccak(header.hash)!),
-        store.witness(),
-      );
-      roots.push({ number, outputRoot: outputRootV0(block.stateRoot, block.messagePasserStorageRoot, block.hash) });
-      parent = header;
-      continue;
-    }
     let storageRoot: Hex | undefined;
     if (isthmus !== undefined && header.timestamp >= isthmus) {
       storageRoot = header.withdrawalsRoot;
@@ -209,7 +241,12 @@ function rollupConfigOf(boot: BootInfo, store: PreimageStore): RollupConfig {
  * The local-mode enclave: a signer key held in memory (from a CSPRNG unless one is given),
  * teeImageHash = 0 because there is no security module to measure the image.
  */
-export function createEnclaveCore(options: { privateKey: Hex; check?: EnclaveCheck }): EnclaveCore {
+export function createEnclaveCore(options: {
+  privateKey: Hex;
+  check?: EnclaveCheck;
+  /** Re-execution threads shared by every proof (reexec-pool.ts); without, a proof's blocks run one after the other in this thread. */
+  pool?: ReexecPool;
+}): EnclaveCore {
   const account = privateKeyToAccount(options.privateKey);
   const teeImageHash = zeroHash;
 
@@ -219,7 +256,7 @@ export function createEnclaveCore(options: { privateKey: Hex; check?: EnclaveChe
     const configHash =
       configHashOfChain(boot.chainId) ?? (store.local(bootKeys.rollupConfig) ? configHashOfRollup(rollupConfigOf(boot, store)) : undefined);
     if (!configHash) throw new EnclaveRefusal(`UnsupportedChain: no config hash for L2 chain id ${boot.chainId}`);
-    const roots = await verifyOutputRoots(boot, store, options.check ?? 'reexecute');
+    const roots = await verifyOutputRoots(boot, store, options.check ?? 'reexecute', options.pool);
     const proposals: Proposal[] = [];
     let prev = boot.agreedOutputRoot;
     for (const root of roots) {

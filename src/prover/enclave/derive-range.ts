@@ -11,7 +11,9 @@ import type { SystemConfig } from '../../derive/system-config.ts';
 import { outputRootV0 } from '../output-root.ts';
 import type { PreimageStore } from './preimage-store.ts';
 import { l1SourceFromPreimages } from './l1-preimages.ts';
-import { reexecuteBlock } from './reexecute.ts';
+import { rangeExecution } from './range-execution.ts';
+import type { ReexecPool } from './reexec-pool.ts';
+import type { PayloadAttributes } from '../../evm/op/execute-block.ts';
 import { EnclaveRefusal } from './refusal.ts';
 
 /**
@@ -34,6 +36,8 @@ export async function deriveAndExecute(options: {
   readonly l1Head: Hex;
   readonly agreedHash: Hex;
   readonly claimedBlockNumber: number;
+  /** Re-execution threads (reexec-pool.ts); without, each block runs here before derivation goes on. */
+  readonly pool?: ReexecPool | undefined;
   /** The supplied header for `number` whose parent is `parentHash`, or a refusal. */
   readonly childOf: (parentHash: Hex, number: number) => { hash: Hex; rlp: Hex };
 }): Promise<DerivedRoot[]> {
@@ -41,45 +45,64 @@ export async function deriveAndExecute(options: {
   const witness = store.witness();
   const agreedRlp = bytesToHex(store.keccak(options.agreedHash)!);
   const safeHead = await safeHeadOf(agreedRlp, witness);
-  const roots: DerivedRoot[] = [];
+  const execution = rangeExecution(rollup, witness, options.pool);
   let parentRlp = agreedRlp;
+  // The supplied block's hash goes back to derivation at once (it checks the next batch's parent
+  // against it); its re-execution is queued and must rebuild that hash before anything is signed.
   const build = async (block: DerivedBlock): Promise<Hex> => {
     const number = Number(block.number);
     const supplied = options.childOf(keccak256(parentRlp), number);
     const header = decodeHeaderRlp(supplied.rlp, `L2 block ${number} header`);
     await compareWithDerived(block, header, witness);
-    const executed = await reexecuteBlock(rollup, parentRlp, supplied.rlp, witness, {
-      timestamp: block.attributes.timestamp,
-      prevRandao: block.attributes.prevRandao,
-      feeRecipient: block.attributes.suggestedFeeRecipient,
-      gasLimit: block.attributes.gasLimit,
-      parentBeaconBlockRoot: block.attributes.parentBeaconBlockRoot,
-      eip1559Params: block.attributes.eip1559Params,
-      minBaseFee: block.attributes.minBaseFee,
-      transactions: block.attributes.transactions,
-    });
-    roots.push({ number, outputRoot: outputRootV0(executed.stateRoot, executed.messagePasserStorageRoot, executed.hash) });
+    await execution.submit({ number, parentRlp, rlp: supplied.rlp, derived: derivedAttributes(block) });
     parentRlp = supplied.rlp;
-    return executed.hash;
+    return supplied.hash;
   };
   const prior = await priorBlocksOf(agreedRlp, store);
   try {
-    await deriveBlocks({
-      rollup,
-      l1: l1SourceFromPreimages(store),
-      l1Head: options.l1Head,
-      safeHead,
-      until: BigInt(options.claimedBlockNumber),
-      build,
-      priorBlocks: (number) => prior.get(number),
-    });
-  } catch (error) {
-    if (error instanceof EnclaveRefusal) throw error;
-    if (error instanceof FlashlogError || error instanceof WitnessIncompleteError)
-      throw new EnclaveRefusal(`derivation from L1: ${error.message}`);
-    throw error;
+    let refusal: unknown;
+    try {
+      await deriveBlocks({
+        rollup,
+        l1: l1SourceFromPreimages(store),
+        l1Head: options.l1Head,
+        safeHead,
+        until: BigInt(options.claimedBlockNumber),
+        build,
+        priorBlocks: (number) => prior.get(number),
+      });
+    } catch (error) {
+      refusal = error;
+    }
+    // A block before the one derivation stopped at that did not re-execute is the refusal, as in order.
+    const executed = await execution.finish();
+    if (refusal !== undefined) {
+      if (refusal instanceof EnclaveRefusal) throw refusal;
+      if (refusal instanceof FlashlogError || refusal instanceof WitnessIncompleteError)
+        throw new EnclaveRefusal(`derivation from L1: ${refusal.message}`);
+      throw refusal;
+    }
+    return executed.map((block) => ({
+      number: block.number,
+      outputRoot: outputRootV0(block.stateRoot, block.messagePasserStorageRoot, block.hash),
+    }));
+  } finally {
+    execution.end();
   }
-  return roots;
+}
+
+/** The derived payload attributes as the executor takes them. */
+function derivedAttributes(block: DerivedBlock): PayloadAttributes {
+  return {
+    timestamp: block.attributes.timestamp,
+    prevRandao: block.attributes.prevRandao,
+    feeRecipient: block.attributes.suggestedFeeRecipient,
+    gasLimit: block.attributes.gasLimit,
+    parentBeaconBlockRoot: block.attributes.parentBeaconBlockRoot,
+    eip1559Params: block.attributes.eip1559Params,
+    minBaseFee: block.attributes.minBaseFee,
+    transactions: block.attributes.transactions,
+  };
 }
 
 /** The transactions and header fields a supplied block must share with the derived one. */
