@@ -11,7 +11,7 @@ export const devnetCommand: Command = {
   name: 'devnet',
   summary: "a local OP-stack L2 (EDR) with JSON-RPC and a flashblocks WebSocket in Base's wire format",
   usage:
-    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--devnet-history-blocks K] [--metadata-receipts] [--plain] [--batcher-l1-rpc URL --batcher-key KEY [--batcher-target calldata|blob] [--batcher-batch-type span|singular] [--batcher-compression brotli|zlib] [--batcher-every-blocks 10] [--batcher-inbox ADDRESS] [--batcher-beacon-port 5052]]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
+    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--devnet-history-blocks K] [--metadata-receipts] [--plain] [--batcher-l1-rpc URL --batcher-key KEY [--batcher-target calldata|blob] [--batcher-batch-type span|singular] [--batcher-compression brotli|zlib] [--batcher-every-blocks 10] [--batcher-inbox ADDRESS] [--batcher-beacon-port 5052]]\n       flashlog devnet --op-geth PATH --batcher-l1-rpc URL --batcher-key KEY [--op-geth-block-time 1] [--devnet-port 8545] [--data-dir DIR] [--batcher-* as above]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
   settings: [
     ...serviceSettings,
     'devnetHost',
@@ -36,11 +36,15 @@ export const devnetCommand: Command = {
     'batcherBatchType',
     'batcherCompression',
     'batcherBeaconPort',
+    'opGeth',
+    'opGethBlockTime',
+    'dataDir',
   ],
   longRunning: true,
   async run(ctx, positionals) {
     if (positionals.length) throw new ConfigError(`devnet takes no positional arguments, got ${JSON.stringify(positionals)}`);
     const config = ctx.config;
+    if (config.opGeth) return (await import('./devnet-op-geth.ts')).runOpGethDevnet(ctx, config.opGeth);
     if (config.flashblockMs > config.blockTimeMs) {
       throw new ConfigError(
         `--flashblock-ms (FLASHLOG_FLASHBLOCK_MS): got ${config.flashblockMs}, expected at most --block-time-ms (${config.blockTimeMs})`,

@@ -7,6 +7,7 @@ import { executionSettings } from './settings/execution.ts';
 import { gatewaySettings } from './settings/gateway.ts';
 import { devnetSettings } from './settings/devnet.ts';
 import { batcherSettings } from './settings/batcher.ts';
+import { opGethSettings } from './settings/op-geth.ts';
 import { proverSettings } from './settings/prover.ts';
 import { nodeSettings } from './settings/node.ts';
 import { checkerSettings } from './settings/checker.ts';
@@ -32,6 +33,7 @@ export const settings = {
   ...gatewaySettings,
   ...devnetSettings,
   ...batcherSettings,
+  ...opGethSettings,
   ...proverSettings,
   ...nodeSettings,
   ...checkerSettings,

@@ -19,7 +19,7 @@ export function createDevnetBatcher(options: DevnetBatcherOptions, chain: Batche
   const batcher = createBatcher({ ...options, chain, logger });
   let beacon: BeaconBlobServer | undefined;
   return {
-    sealed(block: SealedBlock) {
+    sealed(block: Pick<SealedBlock, 'number' | 'parentHash' | 'timestamp' | 'rawTransactions'>) {
       batcher.add({ number: block.number, parentHash: block.parentHash, timestamp: block.timestamp, transactions: block.rawTransactions });
     },
     async start() {

@@ -2,7 +2,6 @@ import {
   bytesToHex,
   commitmentsToVersionedHashes,
   encodeFunctionData,
-  hexToBigInt,
   hexToNumber,
   numberToHex,
   toBlobSidecars,
@@ -11,26 +10,19 @@ import {
   type Hex,
 } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { l1BlobBaseFee, type L1Epoch } from '../../src/derive/attributes.ts';
-import type { L1Receipt } from '../../src/derive/user-deposits.ts';
+import type { L1Epoch } from '../../src/derive/attributes.ts';
+import { createL1Reader, type L1BlockRef } from '../../src/devnet/op-geth/l1.ts';
 import { createKzgThread } from '../../src/devnet/kzg-thread.ts';
 import { startEdrChain, type EdrChain, type GenesisAccount } from './edr-chain.ts';
 import type { CompiledContract } from './derived-chain-genesis.ts';
 
 /**
  * The derived test chain's L1 (test/helpers/derived-chain.ts): EDR's L1 chain type on Prague
- * (blob transactions, real block hashes) with the deposit contract (DerivedChainPortal.sol) in its
+ * (blob transactions, real block hashes) with the deposit contract (src/devnet/contracts/DevnetPortal.sol) in its
  * genesis, mined by the sequencer at the timestamps it picks; and derivation's view of an L1 block
  * (its header fields and receipts) read back over JSON-RPC.
  */
-export const pragueBlobUpdateFraction = 5_007_716n;
-
-export interface L1BlockRef {
-  readonly number: bigint;
-  readonly hash: Hex;
-  readonly parentHash: Hex;
-  readonly timestamp: bigint;
-}
+export { pragueBlobUpdateFraction, type L1BlockRef } from '../../src/devnet/op-geth/l1.ts';
 
 /** One deposit through the portal: the L2 transaction's fields, `mint` the ETH sent with it. */
 export interface DepositRequest {
@@ -41,17 +33,6 @@ export interface DepositRequest {
   readonly data: Hex;
 }
 
-interface RpcBlock {
-  number: Hex;
-  hash: Hex;
-  parentHash: Hex;
-  timestamp: Hex;
-  baseFeePerGas: Hex;
-  mixHash: Hex;
-  parentBeaconBlockRoot?: Hex;
-  excessBlobGas?: Hex;
-  transactions: Hex[];
-}
 interface RpcReceipt {
   status: Hex;
   logs: { address: Hex; topics: Hex[]; data: Hex; logIndex: Hex }[];
@@ -94,13 +75,6 @@ export interface DerivedL1 {
   close(): Promise<void>;
 }
 
-const refOf = (block: RpcBlock): L1BlockRef => ({
-  number: hexToBigInt(block.number),
-  hash: block.hash,
-  parentHash: block.parentHash,
-  timestamp: hexToBigInt(block.timestamp),
-});
-
 /** Starts the L1 with `funded` accounts, the portal and the other `contracts` (runtime code in genesis). */
 export async function startDerivedL1(options: {
   readonly chainId: number;
@@ -129,18 +103,15 @@ export async function startDerivedL1(options: {
       maxPriorityFeePerGas: 1_000_000_000n,
       ...call,
     });
-  const request = <T>(method: string, params: unknown[] = []) => edr.request(method, params) as Promise<T>;
-  const rpcBlock = (tag: Hex | 'latest') => request<RpcBlock | null>('eth_getBlockByNumber', [tag, false]);
-  const head = async () => refOf((await rpcBlock('latest'))!);
+  const request = <T>(method: string, params: readonly unknown[] = []) => edr.request(method, [...params]) as Promise<T>;
+  const reader = createL1Reader(request);
+  const { head } = reader;
   return {
     edr,
     chainId: options.chainId,
     portal: options.portal,
     head,
-    async block(number) {
-      const block = await rpcBlock(numberToHex(number));
-      return block ? refOf(block) : null;
-    },
+    block: reader.block,
     async mine(timestamp, transactions = []) {
       const at = (await head()).timestamp + 1n;
       await request('evm_setAutomine', [false]);
@@ -150,7 +121,7 @@ export async function startDerivedL1(options: {
       } finally {
         await request('evm_setAutomine', [true]);
       }
-      const mined = (await rpcBlock('latest'))!;
+      const mined = (await request<{ number: Hex; transactions: Hex[] }>('eth_getBlockByNumber', ['latest', false]))!;
       if (mined.transactions.length !== transactions.length)
         throw new Error(
           `L1 block ${hexToNumber(mined.number)} holds ${mined.transactions.length} transactions, ${transactions.length} sent`,
@@ -159,7 +130,7 @@ export async function startDerivedL1(options: {
         const receipt = await request<RpcReceipt>('eth_getTransactionReceipt', [hash]);
         if (receipt.status !== '0x1') throw new Error(`L1 transaction ${hash} reverted`);
       }
-      return refOf(mined);
+      return head();
     },
     async nextBlockAt(timestamp) {
       const at = (await head()).timestamp + 1n;
@@ -220,36 +191,7 @@ export async function startDerivedL1(options: {
           ],
         }),
       }),
-    async epoch(number) {
-      const block = await rpcBlock(numberToHex(number));
-      if (!block) throw new Error(`L1 block ${number} does not exist`);
-      // EDR has no eth_getBlockReceipts: one receipt per transaction, in block order.
-      const receipts: L1Receipt[] = [];
-      for (const hash of block.transactions) {
-        const receipt = await request<RpcReceipt>('eth_getTransactionReceipt', [hash]);
-        receipts.push({
-          status: receipt.status === '0x1' ? 'success' : 'reverted',
-          logs: receipt.logs.map((log) => ({
-            address: log.address,
-            topics: log.topics,
-            data: log.data,
-            logIndex: hexToNumber(log.logIndex),
-          })),
-        });
-      }
-      return {
-        header: {
-          hash: block.hash,
-          number: hexToBigInt(block.number),
-          timestamp: hexToBigInt(block.timestamp),
-          baseFeePerGas: hexToBigInt(block.baseFeePerGas),
-          mixHash: block.mixHash,
-          parentBeaconBlockRoot: block.parentBeaconBlockRoot ?? null,
-          blobBaseFee: block.excessBlobGas === undefined ? null : l1BlobBaseFee(hexToBigInt(block.excessBlobGas), pragueBlobUpdateFraction),
-        },
-        receipts,
-      };
-    },
+    epoch: reader.epoch,
     close: () => edr.close(),
   };
 }

@@ -3,7 +3,7 @@
  * derivation and `flashlog prove` end to end:
  *
  * - the L1: EDR's L1 chain type on Prague (blob transactions), with the deposit contract
- *   (contracts/DerivedChainPortal.sol: the OptimismPortal's `TransactionDeposited` event) and a
+ *   (src/devnet/contracts/DevnetPortal.sol: the OptimismPortal's `TransactionDeposited` event) and a
  *   SystemConfig (contracts/DerivedChainSystemConfig.sol: its `ConfigUpdate` event) in its genesis,
  *   and the batcher, the user, the depositor and the SystemConfig's sender funded; one block every
  *   `l1BlockTime` seconds, mined with explicit timestamps, besides the batcher's own blocks;
@@ -28,7 +28,15 @@ import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
 import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { createLogger, type Logger } from '../../src/obs/logger.ts';
 import { compileOracleContracts } from '../oracle/chain.ts';
-import { compileHelperContract, eip1559, l2Genesis, rollupJson, type DerivedRollupJson } from './derived-chain-genesis.ts';
+import { DevnetPortal } from '../../src/devnet/contracts/bytecode.ts';
+import {
+  compileHelperContract,
+  eip1559,
+  l2Genesis,
+  rollupJson,
+  type CompiledContract,
+  type DerivedRollupJson,
+} from './derived-chain-genesis.ts';
 import { startDerivedL1, type DerivedL1, type L1BlockRef } from './derived-chain-l1.ts';
 import { derivedChainScenario } from './derived-chain-scenario.ts';
 import { createSequencer, type DerivedL2Block } from './derived-chain-sequencer.ts';
@@ -136,7 +144,7 @@ export async function startDerivedChain(options: DerivedChainOptions = {}): Prom
   const logger = options.logger ?? createLogger({ level: process.env.FLASHLOG_TEST_LOG_LEVEL ?? 'silent', name: 'derived-chain' });
   const accounts = Object.fromEntries(Object.entries(derivedChainKeys).map(([name, k]) => [name, privateKeyToAccount(k)])) as Accounts;
   const contracts = {
-    portal: compileHelperContract('DerivedChainPortal.sol', 'DerivedChainPortal'),
+    portal: DevnetPortal as CompiledContract,
     systemConfig: compileHelperContract('DerivedChainSystemConfig.sol', 'DerivedChainSystemConfig'),
     ...compileOracleContracts(),
   };
