@@ -26,7 +26,11 @@ import { goPrograms } from '../helpers/strict-clients.ts';
  * range holding both: the enclave derives every block from the L1 and signs op-geth's output roots.
  */
 const key = (name: string) => keccak256(stringToHex(`flashlog op-geth devnet test ${name}`));
-const batcherKey = key('batcher');
+/** One devnet per target, each with its own batcher key and inbox on the one L1. */
+const targets = {
+  blob: { batcherKey: key('blob batcher'), inbox: '0xff00000000000000000000000000000000000901' },
+  calldata: { batcherKey: key('calldata batcher'), inbox: '0xff00000000000000000000000000000000000902' },
+} as const;
 const depositor = privateKeyToAccount(key('depositor'));
 const depositRecipient: Address = '0x00000000000000000000000000000000000d3905';
 const l2Recipient: Address = '0x000000000000000000000000000000000000c0de';
@@ -34,7 +38,6 @@ const bin = fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url));
 
 let dir: string;
 let l1: DerivedL1;
-const processes: FlashlogProcess[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flashlog-op-geth-devnet-'));
@@ -44,14 +47,18 @@ beforeAll(async () => {
     portal: '0x0000000000000000000000000000000000042001',
     portalContract: DevnetPortal as CompiledContract,
     contracts: [],
-    funded: [privateKeyToAccount(batcherKey).address, depositor.address].map((address) => ({ address, balance: parseEther('1000') })),
+    funded: [...Object.values(targets).map((target) => privateKeyToAccount(target.batcherKey).address), depositor.address].map(
+      (address) => ({
+        address,
+        balance: parseEther('1000'),
+      }),
+    ),
   });
   // EDR loads its KZG setup at its first blob transaction: taken here, outside the batcher's RPC timeout.
   await l1.warmUpBlobs(depositor);
 }, 120_000);
 
 afterAll(async () => {
-  for (const process of processes.reverse()) await process.stop();
   await l1?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -83,7 +90,15 @@ describe('flashlog devnet --op-geth', () => {
     expect(run.stderr + run.stdout).toMatch(/--batcher-l1-rpc \(FLASHLOG_BATCHER_L1_RPC\): missing/);
   });
 
-  it("derives its L2 from the L1 (blobs); the enclave derives a range with a deposit and a pool transaction and signs op-geth's output roots", async () => {
+  for (const target of ['blob', 'calldata'] as const)
+    it(`derives its L2 from the L1 (batches in ${target === 'blob' ? 'blobs' : 'calldata'}); the enclave derives a range with a deposit and a pool transaction and signs op-geth's output roots`, async () => {
+      await proveOnDevnet(target);
+    }, 150_000);
+});
+
+async function proveOnDevnet(target: keyof typeof targets): Promise<void> {
+  const mine: FlashlogProcess[] = [];
+  try {
     const devnet = spawnFlashlog([
       'devnet',
       '--op-geth',
@@ -91,9 +106,11 @@ describe('flashlog devnet --op-geth', () => {
       '--batcher-l1-rpc',
       l1.edr.url,
       '--batcher-key',
-      batcherKey,
+      targets[target].batcherKey,
+      '--batcher-inbox',
+      targets[target].inbox,
       '--batcher-target',
-      'blob',
+      target,
       '--batcher-every-blocks',
       '3',
       '--batcher-beacon-port',
@@ -101,10 +118,10 @@ describe('flashlog devnet --op-geth', () => {
       '--devnet-port',
       '0',
       '--data-dir',
-      join(dir, 'devnet'),
+      join(dir, `devnet-${target}`),
       '--no-metrics',
     ]);
-    processes.push(devnet);
+    mine.push(devnet);
     const started = await devnet.waitFor((line) => line.msg === 'devnet started', 90_000);
     const l2Url = String(started.rpc);
     const rollupPath = String(started.rollupConfig);
@@ -164,7 +181,7 @@ describe('flashlog devnet --op-geth', () => {
       60_000,
     );
     const enclave = await startEnclaveProcess(['--enclave-check', 'derive']);
-    processes.push(enclave.process);
+    mine.push(enclave.process);
     const host = spawnFlashlog([
       'prover-host',
       '--l1-rpc',
@@ -183,7 +200,7 @@ describe('flashlog devnet --op-geth', () => {
       '0',
       '--no-metrics',
     ]);
-    processes.push(host);
+    mine.push(host);
     const hostUrl = String((await host.waitFor((line) => line.msg === 'prover host listening', 60_000)).url);
     const made = await runFlashlog([
       'proof-request',
@@ -206,7 +223,8 @@ describe('flashlog devnet --op-geth', () => {
     ).json()) as { result?: unknown; error?: { message: string } };
     expect(response.error).toBeUndefined();
     const report = await host.waitFor((line) => line.msg === 'derivation preimages');
-    expect(report.blobs).toBeGreaterThan(0);
+    if (target === 'blob') expect(report.blobs).toBeGreaterThan(0);
+    else expect(report.blobs).toBe(0);
     const result = proofResultFromWire(response.result);
     if (result.type !== 'tee') throw new Error('expected a TEE proof');
     expect(result.proposals.map((p) => p.l2BlockNumber)).toEqual(Array.from({ length: claimed - agreed }, (_, i) => agreed + 1 + i));
@@ -215,5 +233,7 @@ describe('flashlog devnet --op-geth', () => {
       const served = await proofRequestFromChains(chains, { claimedBlock: proposal.l2BlockNumber });
       expect(proposal.outputRoot).toBe(served.claimedL2OutputRoot);
     }
-  }, 150_000);
-});
+  } finally {
+    for (const process of mine.reverse()) await process.stop();
+  }
+}
