@@ -20,6 +20,14 @@ export async function runOpGethDevnet(ctx: Context, opGeth: string): Promise<num
       '--batcher-key (FLASHLOG_BATCHER_KEY): missing, expected the funded L1 key the batcher signs with when --op-geth is set',
     );
   if (config.denim) throw new ConfigError('--op-geth (FLASHLOG_OP_GETH): not supported with --denim; expected one of them');
+  if (config.reorgEvery)
+    throw new ConfigError(
+      `--reorg-every (FLASHLOG_REORG_EVERY): got ${config.reorgEvery}, expected 0 with --op-geth (its blocks are derived from L1, not replaced)`,
+    );
+  if (config.devnetHistoryBlocks)
+    throw new ConfigError(
+      `--devnet-history-blocks (FLASHLOG_DEVNET_HISTORY_BLOCKS): got ${config.devnetHistoryBlocks}, expected 0 with --op-geth (op-geth keeps every block)`,
+    );
   const dataDir = join(config.dataDir, 'devnet-op-geth');
   mkdirSync(dataDir, { recursive: true });
   const { startOpGethDevnet } = await import('../src/devnet/op-geth/devnet.ts');
@@ -42,6 +50,7 @@ export async function runOpGethDevnet(ctx: Context, opGeth: string): Promise<num
     rpcPort: config.devnetPort,
     blockTime: config.opGethBlockTime,
     logger: ctx.logger,
+    load: config.load,
   });
   ctx.shutdown.register('devnet', () => devnet.close());
   ctx.logger.info(
@@ -63,7 +72,7 @@ export async function runOpGethDevnet(ctx: Context, opGeth: string): Promise<num
     '',
     `flashlog devnet --op-geth: OP-stack L2 (op-geth, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)}), genesis ${devnet.genesisHash}`,
     `  JSON-RPC     ${devnet.rpcUrl}  (op-geth's own)`,
-    `  blocks       every ${config.opGethBlockTime} s, derived from the L1 ${batcher.l1RpcUrl} (chain ID ${devnet.l1ChainId}); no flashblocks feed`,
+    `  blocks       every ${config.opGethBlockTime} s, derived from the L1 ${batcher.l1RpcUrl} (chain ID ${devnet.l1ChainId}); no flashblocks feed${config.load ? `; load ${config.load} tx/s through op-geth's txpool (no deposits)` : ''}`,
     `  deposits     ${devnet.portal} on the L1 (depositTransaction, as the OptimismPortal)`,
     `  batcher      every ${batcher.everyBlocks} blocks, ${batcher.kind} batches, ${batcher.compression}, in ${batcher.target === 'blob' ? 'blobs' : 'calldata'}, to ${batcher.inbox}`,
     `  beacon       ${devnet.beaconUrl}  (the posted blobs)`,

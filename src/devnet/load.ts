@@ -20,12 +20,16 @@ import type { Producer } from './producer.ts';
  * and hands tokens to the nine others.
  */
 export interface LoadOptions {
-  readonly engine: Engine;
-  readonly producer: Producer;
+  /** Reads nonces (eth_getTransactionCount). */
+  readonly engine: Pick<Engine, 'call'>;
+  /** Takes the signed transactions. */
+  readonly producer: Pick<Producer, 'submit'>;
   readonly logger: Logger;
   readonly accounts: readonly { readonly address: Hex; readonly privateKey: Hex }[];
   readonly chainId: number;
   readonly tps: number;
+  /** Queue the deposits (default true); without, their share is not sent (a chain whose deposits come from L1). */
+  readonly deposits?: boolean;
   /** Seeds the choice of transactions, so two runs send the same mix. */
   readonly seed?: number;
 }
@@ -211,8 +215,9 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
     const signer = signers[next++ % signers.length]!;
     const other = signers[Math.floor(random() * signers.length)]!;
     const call = nextLoadCall(random, other.address, token, workload);
-    if (call === 'deposit') deposit();
-    else await send(call.kind, signer, call.request, call.type);
+    if (call === 'deposit') {
+      if (options.deposits ?? true) deposit();
+    } else await send(call.kind, signer, call.request, call.type);
   }
 
   let stopped = false;

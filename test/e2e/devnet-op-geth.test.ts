@@ -120,6 +120,8 @@ async function proveOnDevnet(target: keyof typeof targets): Promise<void> {
       '--data-dir',
       join(dir, `devnet-${target}`),
       '--no-metrics',
+      // The blob devnet also runs the built-in load through op-geth's txpool.
+      ...(target === 'blob' ? ['--load', '5'] : []),
     ]);
     mine.push(devnet);
     const started = await devnet.waitFor((line) => line.msg === 'devnet started', 90_000);
@@ -148,7 +150,8 @@ async function proveOnDevnet(target: keyof typeof targets): Promise<void> {
     const depositReceipt = (await l1.edr.request('eth_getTransactionReceipt', [depositHash])) as { status: Hex; logs: unknown[] };
     expect(depositReceipt.status).toBe('0x1');
     expect(depositReceipt.logs).toHaveLength(1);
-    const user = privateKeyToAccount(devnetAccounts()[1]!.privateKey);
+    // Account 9: the load signs with 0-7.
+    const user = privateKeyToAccount(devnetAccounts()[9]!.privateKey);
     const transfer = await user.signTransaction({
       type: 'eip1559',
       chainId: Number(started.chainId),
@@ -228,6 +231,13 @@ async function proveOnDevnet(target: keyof typeof targets): Promise<void> {
     const result = proofResultFromWire(response.result);
     if (result.type !== 'tee') throw new Error('expected a TEE proof');
     expect(result.proposals.map((p) => p.l2BlockNumber)).toEqual(Array.from({ length: claimed - agreed }, (_, i) => agreed + 1 + i));
+    if (target === 'blob') {
+      // The load's transactions are in the proved range: blocks beyond the L1-info deposit and the test's own two.
+      let transactions = 0;
+      for (let n = agreed + 1; n <= claimed; n++)
+        transactions += ((await l2('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])) as { transactions: Hex[] }).transactions.length;
+      expect(transactions).toBeGreaterThan(claimed - agreed + 2 + 5);
+    }
     const chains = { l1: rpcCall(l1.edr.url), l2 };
     for (const proposal of result.proposals) {
       const served = await proofRequestFromChains(chains, { claimedBlock: proposal.l2BlockNumber });

@@ -8,7 +8,7 @@ import { parseRollupConfig } from '../../evm/op/rollup-config.ts';
 import { createUpstream } from '../../jsonrpc/upstream.ts';
 import { DevnetL1Block } from '../contracts/bytecode.ts';
 import { createDevnetBatcher, type DevnetBatcherOptions } from '../devnet-batcher.ts';
-import { DEVNET_ACCOUNT_BALANCE, devnetAccounts, type DevnetAccount } from '../devnet.ts';
+import { DEVNET_ACCOUNT_BALANCE, LOAD_ACCOUNTS, devnetAccounts, type DevnetAccount } from '../devnet.ts';
 import { eip1559, l2Genesis, rollupJson } from './genesis.ts';
 import { createL1Reader, type L1BlockRef, type L1Request } from './l1.ts';
 import { startOpGethNode } from './node.ts';
@@ -20,7 +20,7 @@ import { createSequencer } from './sequencer.ts';
  * The L2 is op-geth (a binary the user gives) on a fresh Isthmus genesis in `dataDir/op-geth`;
  * flashlog sequences it as op-node does (sequencer.ts: an L1 origin per block, the L1-info deposit,
  * the origin's deposits from the deposit contract it deploys on the L1 at start, then op-geth's
- * txpool), and its batcher posts every block to the L1's batch inbox (calldata or blobs), with the
+ * txpool, which --load feeds), and its batcher posts every block to the L1's batch inbox (calldata or blobs), with the
  * posted blobs on a beacon endpoint. The rollup config deriving the chain is written to
  * `dataDir/rollup.json` (op-node's form). No flashblocks feed: blocks are whole when they appear.
  *
@@ -40,6 +40,8 @@ export interface OpGethDevnetOptions {
   readonly blockTime: number;
   readonly logger: Logger;
   readonly chainId?: number;
+  /** The built-in load (load.ts), transactions a second through op-geth's txpool; its deposits are left out (deposits come from the L1). */
+  readonly load?: number;
 }
 
 export interface OpGethDevnet {
@@ -169,6 +171,20 @@ export async function startOpGethDevnet(options: OpGethDevnetOptions): Promise<O
     });
     const loop = sequence({ sequencer, batcher, blockTime, logger });
     cleanup.push(() => loop.stop());
+    if (options.load) {
+      const { startLoad } = await import('../load.ts');
+      const load = await startLoad({
+        engine: { call: (method, params) => node.rpc(method, params) },
+        producer: { submit: (raw) => node.rpc<Hex>('eth_sendRawTransaction', [raw]) },
+        logger,
+        // Accounts 8 and 9 stay the user's, as on the EDR devnet.
+        accounts: accounts.slice(0, LOAD_ACCOUNTS),
+        chainId,
+        tps: options.load,
+        deposits: false,
+      });
+      cleanup.push(() => load.stop());
+    }
     return {
       chainId,
       l1ChainId,
