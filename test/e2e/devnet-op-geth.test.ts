@@ -90,6 +90,12 @@ describe('flashlog devnet --op-geth', () => {
     expect(run.stderr + run.stdout).toMatch(/--batcher-l1-rpc \(FLASHLOG_BATCHER_L1_RPC\): missing/);
   });
 
+  it('refuses an --op-geth that is not an executable, naming the setting', async () => {
+    const run = await runFlashlog(['devnet', '--op-geth', join(dir, 'no-such-op-geth'), '--batcher-l1-rpc', l1.edr.url, '--no-metrics']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--op-geth \(or FLASHLOG_OP_GETH\).*expected the path of an executable op-geth binary/);
+  });
+
   for (const target of ['blob', 'calldata'] as const)
     it(`derives its L2 from the L1 (batches in ${target === 'blob' ? 'blobs' : 'calldata'}); the enclave derives a range with a deposit and a pool transaction and signs op-geth's output roots`, async () => {
       await proveOnDevnet(target);

@@ -16,7 +16,7 @@ function isExecutableFile(path: string): boolean {
 export const opGethSettings = {
   opGeth: setting({
     schema: z.string().min(1).refine(isExecutableFile, 'expected the path of an executable op-geth binary').optional(),
-    expects: 'the path of an op-geth binary (e.g. built with `go install` from the Go module proxy)',
+    expects: 'the path of an executable op-geth binary (built from the Go module proxy: docs/prover.md)',
     describe:
       'devnet: run the L2 on this op-geth, sequenced by flashlog from the L1 of --batcher-l1-rpc (derivable: deposits and batches on that L1, rollup.json in --data-dir; no flashblocks feed)',
   }),
