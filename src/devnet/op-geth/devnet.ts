@@ -152,8 +152,10 @@ export async function startOpGethDevnet(options: OpGethDevnetOptions): Promise<O
     });
     const rollupConfigPath = join(options.dataDir, 'rollup.json');
     writeFileSync(rollupConfigPath, `${JSON.stringify(rollup, null, 2)}\n`);
+    // The blobs of the last 512 posts stay served (a blob a post: 64 MB, 85 minutes of 1 s blocks
+    // in channels of 10), well past the L1 a proof's host reads back (the channel timeout).
     const batcher = createDevnetBatcher(
-      { keepPosted: 4096, ...options.batcher },
+      { keepPosted: 512, ...options.batcher },
       { chainId: BigInt(chainId), l2GenesisTime: origin.timestamp, blockTime: BigInt(blockTime) },
       options.host,
       logger,
