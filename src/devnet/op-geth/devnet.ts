@@ -91,6 +91,12 @@ function genesisSystemConfig(batcher: Address): SystemConfig {
   };
 }
 
+/**
+ * Deploys the deposit contract on the L1, starts op-geth on the L2 genesis, writes rollup.json,
+ * and starts the batcher, the beacon endpoint and the sequencer; resolves once the chain runs.
+ *
+ * @example const devnet = await startOpGethDevnet({ binary, dataDir, batcher, host: '127.0.0.1', rpcPort: 0, blockTime: 1, logger })
+ */
 export async function startOpGethDevnet(options: OpGethDevnetOptions): Promise<OpGethDevnet> {
   const { logger, blockTime } = options;
   const chainId = options.chainId ?? OP_GETH_DEVNET_CHAIN_ID;
