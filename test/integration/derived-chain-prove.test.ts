@@ -398,6 +398,9 @@ describe('the derive check refuses a supplied chain that is not the derived one'
 
   it('an agreed block inside a span batch proves with the blocks before it, and is refused without them', async () => {
     const chain = blobChain;
+    // Inside the first channel's span batch (blocks 1-5): its parent check reaches the genesis block.
+    const first = await honestPreimages(chain, 3, 5);
+    expect(await prove(first.preimages)).toMatchObject({ type: 'prove' });
     const agreed = 7;
     const { preimages } = await honestPreimages(chain, agreed, 9);
     expect((await prove(preimages)).type).toBe('prove');

@@ -58,7 +58,7 @@ export async function deriveAndExecute(options: {
     parentRlp = supplied.rlp;
     return supplied.hash;
   };
-  const prior = await priorBlocksOf(agreedRlp, store);
+  const prior = await priorBlocksOf(agreedRlp, store, rollup);
   try {
     let refusal: unknown;
     try {
@@ -180,7 +180,7 @@ async function safeHeadOf(rlp: Hex, witness: ReadonlyMap<Hex, Uint8Array>): Prom
  * parent hash while a header and its transactions are there: what a span batch that starts before
  * the agreed block is checked against.
  */
-async function priorBlocksOf(agreedRlp: Hex, store: PreimageStore): Promise<Map<bigint, SafeBlock>> {
+async function priorBlocksOf(agreedRlp: Hex, store: PreimageStore, rollup: RollupConfig): Promise<Map<bigint, SafeBlock>> {
   const blocks = new Map<bigint, SafeBlock>();
   let header = decodeHeaderRlp(agreedRlp, 'agreed L2 header');
   for (;;) {
@@ -194,7 +194,21 @@ async function priorBlocksOf(agreedRlp: Hex, store: PreimageStore): Promise<Map<
       if (error instanceof WitnessIncompleteError) return blocks;
       throw error;
     }
-    if (transactions.length === 0) return blocks; // the genesis block
+    if (transactions.length === 0) {
+      // The rollup's genesis block: no L1-info deposit; its L1 origin is the config's genesis L1 block.
+      const genesis = rollup.genesis;
+      if (genesis && BigInt(genesis.l2.number) === parent.number && genesis.l2.hash.toLowerCase() === keccak256(bytesToHex(rlp)))
+        blocks.set(parent.number, {
+          ref: {
+            hash: keccak256(bytesToHex(rlp)),
+            number: parent.number,
+            timestamp: parent.timestamp,
+            l1OriginNumber: BigInt(genesis.l1.number),
+          },
+          transactions: [],
+        });
+      return blocks;
+    }
     const origin = parseL1Info(l1InfoCalldata(transactions), `L2 block ${parent.number} L1-info deposit`).l1BlockNumber;
     if (origin === undefined) return blocks;
     blocks.set(parent.number, {
