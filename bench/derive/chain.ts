@@ -5,7 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { encodeChannelOut, type BatchBlock } from '../../src/derive/channel-out.ts';
 import { derivationConfigOf } from '../../src/derive/derivation-config.ts';
 import { deriveBlocks, type DeriveSafeHead } from '../../src/derive/pipeline.ts';
-import { parseRollupConfig, type RollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { forksAtGenesis, parseRollupConfig, type RollupConfig } from '../../src/evm/op/rollup-config.ts';
 import { l1SourceFromPreimages } from '../../src/prover/enclave/l1-preimages.ts';
 import { preimageStore } from '../../src/prover/enclave/preimage-store.ts';
 import {
@@ -208,14 +208,7 @@ function rollupOf(l1Genesis: Hex): RollupConfig {
   return parseRollupConfig({
     l2_chain_id: l2ChainId,
     block_time: 1,
-    regolith_time: 0,
-    canyon_time: 0,
-    delta_time: 0,
-    ecotone_time: 0,
-    fjord_time: 0,
-    granite_time: 0,
-    holocene_time: 0,
-    isthmus_time: 0,
+    ...forksAtGenesis('isthmus'),
     chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
     genesis: {
       l1: { hash: l1Genesis, number: 0 },

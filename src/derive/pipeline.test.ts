@@ -2,14 +2,13 @@ import { hexToBytes, keccak256, parseEther, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { configLog, configPayload, depositLog, portal, systemConfigAddress } from '../../test/helpers/l1-logs.ts';
-import { parseRollupConfig } from '../evm/op/rollup-config.ts';
+import { forksAtGenesis, parseRollupConfig } from '../evm/op/rollup-config.ts';
 import { encodeChannelOut, type BatchBlock, type BatchKind } from './channel-out.ts';
 import type { CompressionAlgo } from './channel.ts';
 import { derivationConfigOf } from './derivation-config.ts';
 import type { L1BlockHeader, L1Source } from './l1-source.ts';
 import { deriveBlocks, type DerivedBlock, type DeriveSafeHead } from './pipeline.ts';
 import type { L1Receipt } from './user-deposits.ts';
-import { forksAtGenesis } from '../../test/helpers/fork-times.ts';
 
 /**
  * The pipeline's stages on a synthetic L1 held in memory (one module's unit test: the real L1, a

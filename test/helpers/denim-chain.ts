@@ -38,10 +38,9 @@ import { l1AttributesCalldata, l1BlockStorage, type L1Attributes } from '../../s
 import { executeBlock, type PayloadAttributes } from '../../src/evm/op/execute-block.ts';
 import { headerToRpc, type BlockHeader } from '../../src/evm/op/header.ts';
 import type { Receipt } from '../../src/evm/op/receipts.ts';
-import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { forksAtGenesis, parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
 import { emptyTrieRoot } from '../../src/evm/op/witness-state.ts';
 import { addStateNodes, genesisWitness } from './full-state-witness.ts';
-import { forksAtGenesis } from './fork-times.ts';
 
 export const CHAIN_ID = 84_538_453;
 export const GENESIS_TIME = 1_800_000_000n;

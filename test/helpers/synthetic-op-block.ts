@@ -5,9 +5,8 @@ import { bytesToHex, concat, hexToBytes, keccak256, numberToHex, sha256, toFunct
 import { privateKeyToAccount } from 'viem/accounts';
 import { serializeTransaction } from 'viem/op-stack';
 import type { BlockHeader } from '../../src/evm/op/header.ts';
-import { parseRollupConfig, type RollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { forksAtGenesis, parseRollupConfig, type RollupConfig } from '../../src/evm/op/rollup-config.ts';
 import { emptyTrieRoot, witnessFromRecord, type Witness } from '../../src/evm/op/witness-state.ts';
-import { forksAtGenesis } from './fork-times.ts';
 
 /**
  * A small OP Stack chain built from nothing, for executing blocks of later forks without a node:

@@ -1,4 +1,4 @@
-import type { RollupConfig } from './rollup-config.ts';
+import { forksAtGenesis, type RollupConfig } from './rollup-config.ts';
 
 /**
  * Rollup configs flashlog knows by chain id, so the enclave does not take a chain's rules from
@@ -10,14 +10,7 @@ import type { RollupConfig } from './rollup-config.ts';
  */
 
 /** Regolith to Granite active from genesis (the devnet, and Unichain's chains, which launched after Granite's features). */
-const fromGenesisToGranite = {
-  regolith_time: 0,
-  canyon_time: 0,
-  delta_time: 0,
-  ecotone_time: 0,
-  fjord_time: 0,
-  granite_time: 0,
-} as const;
+const fromGenesisToGranite = forksAtGenesis('granite');
 
 /**
  * The devnet (EDR's OP chain type at Isthmus from genesis, EIP-1559 50/250 and elasticity 6, as

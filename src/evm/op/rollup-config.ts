@@ -78,6 +78,17 @@ export type RollupConfig = z.infer<typeof rollupConfigSchema>;
 
 /** The forks every OP Stack chain shares, oldest first, up to Jovian. */
 const commonForks = ['regolith', 'canyon', 'delta', 'ecotone', 'fjord', 'granite', 'holocene', 'isthmus', 'jovian'] as const;
+export type SharedFork = (typeof commonForks)[number];
+
+/**
+ * A rollup config's fork times with every fork from Regolith through `through` active at genesis
+ * (time 0): devnets, test chains, chains that launched past those forks.
+ *
+ * @example parseRollupConfig({ l2_chain_id: 901, block_time: 2, ...forksAtGenesis('isthmus'), chain_op_config })
+ */
+export function forksAtGenesis(through: SharedFork): Partial<Record<`${SharedFork}_time`, number>> {
+  return Object.fromEntries(commonForks.slice(0, commonForks.indexOf(through) + 1).map((fork) => [`${fork}_time`, 0]));
+}
 /** The OP (superchain) ladder: Karst after Jovian. */
 export const opForks = [...commonForks, 'karst'] as const;
 /** Base's ladder (base/base `BaseUpgrade::EXECUTION_VARIANTS` + Denim): Azul, Beryl, Cobalt, Denim after Jovian. */
