@@ -32,16 +32,7 @@ export async function runOpGethDevnet(ctx: Context, opGeth: string): Promise<num
   mkdirSync(dataDir, { recursive: true });
   const { startOpGethDevnet } = await import('../src/devnet/op-geth/devnet.ts');
   const { DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
-  const batcher = {
-    l1RpcUrl: config.batcherL1Rpc,
-    key: config.batcherKey as `0x${string}`,
-    inbox: config.batcherInbox as `0x${string}`,
-    everyBlocks: config.batcherEveryBlocks,
-    target: config.batcherTarget,
-    kind: config.batcherBatchType,
-    compression: config.batcherCompression,
-    beaconPort: config.batcherBeaconPort,
-  };
+  const batcher = batcherSettings(config, config.batcherL1Rpc, config.batcherKey);
   const devnet = await startOpGethDevnet({
     binary: opGeth,
     dataDir,
@@ -85,4 +76,18 @@ export async function runOpGethDevnet(ctx: Context, opGeth: string): Promise<num
   process.stderr.write(`${lines.join('\n')}\n`);
   await new Promise<void>((resolve) => ctx.shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
   return 0;
+}
+
+/** The devnet batcher's settings (both devnet modes post through the same batcher). */
+export function batcherSettings(config: Context['config'], l1RpcUrl: string, key: string) {
+  return {
+    l1RpcUrl,
+    key: key as `0x${string}`,
+    inbox: config.batcherInbox as `0x${string}`,
+    everyBlocks: config.batcherEveryBlocks,
+    target: config.batcherTarget,
+    kind: config.batcherBatchType,
+    compression: config.batcherCompression,
+    beaconPort: config.batcherBeaconPort,
+  };
 }

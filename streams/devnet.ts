@@ -2,6 +2,7 @@ import { ConfigError } from '../src/errors.ts';
 import { createUpstream } from '../src/jsonrpc/upstream.ts';
 import { upstreamChain } from '../src/log/chain-stamp.ts';
 import { serviceSettings, type Command } from './command.ts';
+import { batcherSettings } from './devnet-op-geth.ts';
 
 /**
  * `flashlog devnet`: a local OP-stack L2 on EDR with Base's flashblocks feed. Prints its chain ID,
@@ -63,19 +64,7 @@ export const devnetCommand: Command = {
     if (config.batcherL1Rpc && config.denim) {
       throw new ConfigError('--batcher-l1-rpc (FLASHLOG_BATCHER_L1_RPC): not supported with --denim yet; expected the flashblocks devnet');
     }
-    const batcher =
-      config.batcherL1Rpc && config.batcherKey
-        ? {
-            l1RpcUrl: config.batcherL1Rpc,
-            key: config.batcherKey as `0x${string}`,
-            inbox: config.batcherInbox as `0x${string}`,
-            everyBlocks: config.batcherEveryBlocks,
-            target: config.batcherTarget,
-            kind: config.batcherBatchType,
-            compression: config.batcherCompression,
-            beaconPort: config.batcherBeaconPort,
-          }
-        : undefined;
+    const batcher = config.batcherL1Rpc && config.batcherKey ? batcherSettings(config, config.batcherL1Rpc, config.batcherKey) : undefined;
     const { createDevnet, DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
     const devnet = await createDevnet({
       logger: ctx.logger,
