@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { encodeFunctionData, keccak256, parseEther, parseGwei, stringToHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +11,7 @@ import { proofRequestFromChains } from '../../src/prover/request-from-chain.ts';
 import { proofResultFromWire } from '../../src/prover/request.ts';
 import type { CompiledContract } from '../helpers/derived-chain-genesis.ts';
 import { startDerivedL1, type DerivedL1 } from '../helpers/derived-chain-l1.ts';
-import { spawnFlashlog, startEnclaveProcess, type FlashlogProcess } from '../helpers/flashlog-process.ts';
+import { runFlashlog, spawnFlashlog, startEnclaveProcess, type FlashlogProcess } from '../helpers/flashlog-process.ts';
 import { rpcCall } from '../helpers/prover-fixture.ts';
 import { goPrograms } from '../helpers/strict-clients.ts';
 
@@ -34,7 +32,6 @@ const targets = {
 const depositor = privateKeyToAccount(key('depositor'));
 const depositRecipient: Address = '0x00000000000000000000000000000000000d3905';
 const l2Recipient: Address = '0x000000000000000000000000000000000000c0de';
-const bin = fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url));
 
 let dir: string;
 let l1: DerivedL1;
@@ -62,16 +59,6 @@ afterAll(async () => {
   await l1?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-const runFlashlog = (args: readonly string[]) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
 
 async function until<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -98,3 +98,15 @@ export async function startEnclaveProcess(
   const line = await proc.waitFor((l) => l.msg === 'enclave listening');
   return { process: proc, url: String(line.listen), signer: String(line.signer) };
 }
+
+/** Runs `node bin/flashlog.js ...args` to its end: its exit code, stdout and stderr. */
+export function runFlashlog(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}

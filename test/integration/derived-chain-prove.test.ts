@@ -1,6 +1,4 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bytesToHex, hexToBytes, keccak256, type Hex } from 'viem';
@@ -20,7 +18,7 @@ import { recoverSigner } from '../../src/prover/signature.ts';
 import { collectWitness } from '../../src/prover/host/witness.ts';
 import { parseTransaction } from 'viem/op-stack';
 import { startDerivedChain, derivedChainKeys, type DerivedChain } from '../helpers/derived-chain.ts';
-import { spawnFlashlog, startEnclaveProcess, type FlashlogProcess } from '../helpers/flashlog-process.ts';
+import { runFlashlog, spawnFlashlog, startEnclaveProcess, type FlashlogProcess } from '../helpers/flashlog-process.ts';
 import { rpcCall } from '../helpers/prover-fixture.ts';
 
 /**
@@ -88,17 +86,6 @@ async function startHost(chain: DerivedChain): Promise<string> {
 const rpcOf = (chain: DerivedChain) => ({ l1: rpcCall(chain.l1RpcUrl), l2: rpcCall(chain.l2RpcUrl) });
 
 const hostUrls = new Map<DerivedChain, string>();
-const bin = fileURLToPath(new URL('../../bin/flashlog.js', import.meta.url));
-/** Runs one flashlog command to its end. */
-const runFlashlog = (args: readonly string[]) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
 
 describe('prove over a chain derived from L1', () => {
   for (const which of ['blob', 'calldata'] as const) {
