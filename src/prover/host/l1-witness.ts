@@ -258,17 +258,26 @@ export async function derivationL1Witness(parameters: {
   readonly l1Head: Hex;
   readonly agreedL2HeadHash: Hex;
   readonly derivation: DerivationSources;
+  /** The first L1 block, when the caller has it (`derivationL1From`). */
+  readonly fromNumber?: bigint | undefined;
   readonly signal?: AbortSignal | undefined;
 }): Promise<L1Witness> {
   const { derivation } = parameters;
-  const origin = await l1OriginOf(parameters.l2, parameters.agreedL2HeadHash);
-  const back = origin - BigInt(derivation.channelTimeout);
   return collectL1Witness({
     l1: parameters.l1,
     beaconUrl: derivation.beaconUrl,
     l1Head: parameters.l1Head,
-    fromNumber: back > derivation.genesisL1Number ? back : derivation.genesisL1Number,
+    fromNumber: parameters.fromNumber ?? (await derivationL1From(parameters.l2, parameters.agreedL2HeadHash, derivation)),
     batchInbox: derivation.batchInbox,
     signal: parameters.signal,
   });
+}
+
+/**
+ * The first L1 block derivation can read for a range after `agreedL2HeadHash`: its L1 origin less
+ * the channel timeout, never before the rollup's genesis L1 block.
+ */
+export async function derivationL1From(l2: CallRpc, agreedL2HeadHash: Hex, derivation: DerivationSources): Promise<bigint> {
+  const back = (await l1OriginOf(l2, agreedL2HeadHash)) - BigInt(derivation.channelTimeout);
+  return back > derivation.genesisL1Number ? back : derivation.genesisL1Number;
 }

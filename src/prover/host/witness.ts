@@ -9,7 +9,7 @@ import { messagePasserAddress } from '../output-root.ts';
 import { digestKey, localKey, type Preimage } from '../enclave-protocol.ts';
 import type { ProofRequest } from '../request.ts';
 import type { CallRpc } from '../../jsonrpc/protocol.ts';
-import { derivationL1Witness, l1OriginOf, type DerivationSources, type L1Witness } from './l1-witness.ts';
+import { derivationL1From, derivationL1Witness, type DerivationSources, type L1Witness } from './l1-witness.ts';
 import { priorL2Blocks } from './prior-l2.ts';
 
 /** Raw JSON-RPC: the method's result as JSON, or a thrown error naming the endpoint. */
@@ -124,6 +124,8 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
     parent = block;
   }
   const agreedStorageRoot = await storageRootOf(agreed);
+  /** The first L1 block derivation reads, once known (derive: for the L2 blocks before the agreed one and the L1 alike). */
+  let derivationFrom: bigint | undefined;
   for (const block of blocks) await storageRootOf(block);
   if ((sources.check ?? 'reexecute') !== 'headers') {
     // Derivation starts from the agreed block: its L1-info deposit and transactions are read too.
@@ -132,10 +134,8 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
       const transactions = agreedTransactions(raw, agreed.hash as Hex, BigInt(agreed.number));
       for (const node of await orderedTrieNodes(transactions)) addKeccak(node);
       if (sources.derivation) {
-        const origin = await l1OriginOf(sources.l2, agreed.hash as Hex);
-        const from = origin - BigInt(sources.derivation.channelTimeout);
-        const floor = sources.derivation.genesisL1Number;
-        for (const value of await priorL2Blocks(sources.l2, BigInt(agreed.number), from > floor ? from : floor)) addKeccak(value);
+        derivationFrom = await derivationL1From(sources.l2, agreed.hash as Hex, sources.derivation);
+        for (const value of await priorL2Blocks(sources.l2, BigInt(agreed.number), derivationFrom)) addKeccak(value);
       }
     }
     for (const block of blocks) {
@@ -161,7 +161,9 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
     [bootKeys.l1HeadNumber, u64(request.l1HeadNumber)],
   ];
   if (sources.rollupConfigJson !== undefined) locals.push([bootKeys.rollupConfig, new TextEncoder().encode(sources.rollupConfigJson)]);
-  const l1 = sources.derivation ? await derivationL1Witness({ ...sources, ...request, derivation: sources.derivation }) : undefined;
+  const l1 = sources.derivation
+    ? await derivationL1Witness({ ...sources, ...request, derivation: sources.derivation, fromNumber: derivationFrom })
+    : undefined;
   if (l1) sources.onDerivationWitness?.(l1);
   // The L1 head's header is in both sets: each key once.
   const l1Preimages = (l1?.preimages ?? []).filter(({ key, value }) => key.type !== 'keccak256' || !preimages.has(keccak256(value)));
