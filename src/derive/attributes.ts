@@ -1,8 +1,10 @@
-import { bytesToHex, type Hex } from 'viem';
+import { bytesToHex, concat, hexToBigInt, numberToHex, slice, type Hex } from 'viem';
 import { rulesAt, type OpFork, type RollupConfig } from '../evm/op/rollup-config.ts';
 import { FlashlogError } from '../errors.ts';
+import { baseTimeDeposit } from '../evm/op/basetime.ts';
 import { encodeDeposit } from './deposit-tx.ts';
 import { l1BlockInfoOf, l1InfoDeposit, l1InfoFormAt } from './l1-info-deposit.ts';
+import { l2ScheduleOf } from './schedule.ts';
 import { applySystemConfigUpdates, type SkippedUpdate, type SystemConfig } from './system-config.ts';
 import { userDeposits, type L1Receipt } from './user-deposits.ts';
 
@@ -10,10 +12,15 @@ import { userDeposits, type L1Receipt } from './user-deposits.ts';
  * Payload attributes for one L2 block (specs/protocol/derivation.md "Building Individual Payload
  * Attributes"; op-node `PreparePayloadAttributes` plus the batch's transactions):
  *
- *   transactions = [L1-info deposit, user deposits (first block of an epoch), upgrade deposits, batch transactions]
+ *   transactions = [L1-info deposit, BaseTime deposit (Denim), user deposits (first block of an epoch),
+ *                   upgrade deposits, batch transactions]
  *
  * The first block of an epoch (sequence number 0) also applies the L1 origin's SystemConfig
- * updates before the L1-info deposit reads the config.
+ * updates before the L1-info deposit reads the config. Base's Denim (base/base
+ * `StatefulAttributesBuilder`): every block's tx[1] is the BaseTime deposit of its number and
+ * scheduled millisecond part (schedule.ts), and Denim's first block divides the gas limit by 10 and
+ * multiplies the EIP-1559 denominator by 10, after that block's SystemConfig updates; the blocks
+ * after it carry the scaled values on.
  */
 export interface L1EpochHeader {
   readonly hash: Hex;
@@ -36,6 +43,12 @@ export interface L1Epoch {
 export interface BatchBlock {
   readonly timestamp: bigint;
   readonly transactions: readonly Uint8Array[];
+  /**
+   * The parent L2 block. Needed on a chain with Denim (the BaseTime deposit names the block's
+   * number, and blocks share seconds, so a fork's first block is told by its parent's time);
+   * without it the parent is taken one block time earlier.
+   */
+  readonly parent?: { readonly number: bigint; readonly timestamp: bigint };
 }
 
 export interface AttributesRules {
@@ -85,8 +98,8 @@ export function attributesFor(
   rules: AttributesRules,
 ): { attributes: PayloadAttributes; systemConfig: SystemConfig; skippedUpdates: SkippedUpdate[] } {
   const { header } = epoch;
-  const l2 = rulesAt(rules.rollup, batch.timestamp);
-  const where = `L2 block at ${batch.timestamp} (L1 origin ${header.number} ${header.hash})`;
+  const l2 = rulesAt(rules.rollup, batch.timestamp, batch.parent?.timestamp);
+  const where = `L2 block ${batch.parent ? `${batch.parent.number + 1n} ` : ''}at ${batch.timestamp} (L1 origin ${header.number} ${header.hash})`;
   const upgrade = forksWithUpgradeDeposits.find((fork) => l2.activationBlock(fork));
   if (upgrade) throw new FlashlogError('ATTRIBUTES_INVALID', `${where}: the ${upgrade} activation block's upgrade deposits are not built`);
   if (batch.timestamp < header.timestamp)
@@ -101,7 +114,8 @@ export function attributesFor(
         ecotone: rulesAt(rules.rollup, header.timestamp).active('ecotone'),
       })
     : { config: systemConfig, skipped: [] };
-  const config = updated.config;
+  const config = l2.activationBlock('denim') ? denimGasParameters(updated.config) : updated.config;
+  const baseTime = l2.active('denim') ? [baseTimeOf(batch, rules.rollup, where)] : [];
 
   const info = l1BlockInfoOf(
     {
@@ -117,6 +131,7 @@ export function attributesFor(
   );
   const transactions = [
     encodeDeposit(l1InfoDeposit(info, l2)),
+    ...baseTime,
     ...deposits.map(encodeDeposit),
     ...batch.transactions.map((tx) => bytesToHex(tx)),
   ];
@@ -133,6 +148,35 @@ export function attributesFor(
     ...(l2.active('jovian') ? { minBaseFee: config.minBaseFee } : {}),
   };
   return { attributes, systemConfig: config, skippedUpdates: updated.skipped };
+}
+
+/** Denim's scaling factor: ten 200 ms blocks in one legacy 2 s block (base/base `DENIM_GAS_PARAMETER_SCALING_FACTOR`). */
+const denimScaling = 10n;
+
+/**
+ * Denim's first block: the gas limit ÷ 10 and the EIP-1559 denominator × 10 (the elasticity and
+ * the minimum base fee kept), so gas per second and the base fee's response per second stay.
+ *
+ * @example denimGasParameters(config).gasLimit // config.gasLimit / 10n
+ */
+export function denimGasParameters(config: SystemConfig): SystemConfig {
+  const denominator = hexToBigInt(slice(config.eip1559Params, 0, 4)) * denimScaling;
+  const scaled = denominator > 0xffffffffn ? 0xffffffffn : denominator; // base/base saturates the u32
+  return {
+    ...config,
+    gasLimit: config.gasLimit / denimScaling,
+    eip1559Params: concat([numberToHex(scaled, { size: 4 }), slice(config.eip1559Params, 4, 8)]),
+  };
+}
+
+/** A Denim block's BaseTime deposit: its number and its scheduled millisecond part. */
+function baseTimeOf(batch: BatchBlock, rollup: RollupConfig, where: string): Hex {
+  if (!batch.parent) throw new FlashlogError('ATTRIBUTES_INVALID', `${where}: a Denim block needs its parent's number`);
+  const number = batch.parent.number + 1n;
+  const schedule = l2ScheduleOf(rollup);
+  if (schedule.seconds(number) !== batch.timestamp)
+    throw new FlashlogError('ATTRIBUTES_INVALID', `${where}: Denim schedules block ${number} at ${schedule.seconds(number)}`);
+  return baseTimeDeposit({ blockNumber: number, millisPart: schedule.millisPart(number) });
 }
 
 /**

@@ -5,6 +5,7 @@ import type { ChannelBatch } from './channel.ts';
 import type { DerivationConfig } from './derivation-config.ts';
 import type { L1BlockHeader } from './l1-source.ts';
 import type { SystemConfig } from './system-config.ts';
+import { isDenimBlock, l2ScheduleOf, nextTimestamp } from './schedule.ts';
 import { checkSpanBatch, type SafeBlocks } from './span-batch-validity.ts';
 
 /**
@@ -83,7 +84,13 @@ export function nextBatch(queue: QueuedBatch[], context: BatchStageContext): Bat
     const where = `batch from channel ${entry.channelId} (L1 block ${entry.inclusion.number})`;
     if (verdict === 'accept') {
       queue.splice(index, 1);
-      return { type: 'blocks', blocks: blocksOf(entry.batch, safe.timestamp), inclusion: entry.inclusion };
+      const { blocks, cut } = blocksOf(entry.batch, safe, rollup);
+      if (cut) {
+        // base/base #4583: a span's tail past Denim's activation is flushed with the rest of its channel.
+        event(`${where}: ${cut} blocks past Denim's activation dropped with the rest of the channel`);
+        flushChannel(queue, index, entry.channelId);
+      }
+      return { type: 'blocks', blocks, inclusion: entry.inclusion };
     }
     if (verdict === 'undecided') {
       entry.reason = reason;
@@ -96,10 +103,8 @@ export function nextBatch(queue: QueuedBatch[], context: BatchStageContext): Bat
     queue.splice(index, 1);
     if (verdict === 'drop') {
       event(`${where} dropped: ${reason}`);
-      if (rulesAt(rollup, entry.inclusion.timestamp).active('holocene')) {
-        // Holocene: an invalid batch flushes the rest of its channel.
-        for (let i = queue.length - 1; i >= index; i--) if (queue[i]!.channelId === entry.channelId) queue.splice(i, 1);
-      }
+      // Holocene: an invalid batch flushes the rest of its channel.
+      if (rulesAt(rollup, entry.inclusion.timestamp).active('holocene')) flushChannel(queue, index, entry.channelId);
     }
   }
   return emptyBatch(context);
@@ -114,7 +119,9 @@ function judge(
   const { safe } = context;
   const { batch, inclusion } = entry;
   const inclusionRef = { hash: inclusion.hash, number: inclusion.number, timestamp: inclusion.timestamp };
-  if (batch.type === 'singular')
+  if (batch.type === 'singular') {
+    const stale = staleSameSecond(batch.batch, context);
+    if (stale) return stale;
     return checkSingularBatch(
       {
         l1Blocks,
@@ -124,7 +131,10 @@ function judge(
       },
       rules,
     );
+  }
   if (!batch.batch) return { verdict: 'drop', reason: batch.dropped ?? 'a span batch whose blocks could not be rebuilt' };
+  if (isDenimBlock(context.rollup, safe.number + 1n))
+    return { verdict: 'drop', reason: `a span batch for L2 block ${safe.number + 1n}: from Denim on only singular batches derive` };
   return checkSpanBatch(
     {
       l1Blocks,
@@ -137,11 +147,50 @@ function judge(
   );
 }
 
-/** The blocks of an accepted batch after the safe head. */
-function blocksOf(batch: ChannelBatch, safeTimestamp: bigint): BatchBlockOut[] {
+/**
+ * Base's Denim (base/base #4783): several blocks share a second, so a batch whose timestamp is the
+ * next block's may have been built on an earlier block of that second: a batch the chain already
+ * holds, left in a channel the derivation restarted in. When its parent is one of the safe blocks
+ * of that second it is skipped alone (`past`: its channel kept); any other parent is the usual
+ * parent mismatch. A safe block that is not known leaves it undecided.
+ */
+function staleSameSecond(
+  batch: { readonly timestamp: bigint; readonly parentHash: Hex },
+  context: BatchStageContext,
+): { verdict: BatchVerdict; reason: string } | undefined {
+  const { safe, rollup } = context;
+  if (batch.parentHash.toLowerCase() === safe.hash.toLowerCase()) return undefined;
+  if (!isDenimBlock(rollup, safe.number + 1n)) return undefined;
+  const schedule = l2ScheduleOf(rollup);
+  if (batch.timestamp !== schedule.seconds(safe.number + 1n)) return undefined;
+  for (let number = safe.number - 1n; number >= 0n && number >= safe.number - 5n; number--) {
+    if (schedule.seconds(number + 1n) !== batch.timestamp) break;
+    const ancestor = context.safeBlocks(number);
+    if (!ancestor) return { verdict: 'undecided', reason: `same-second batch: safe L2 block ${number} is not known` };
+    if (ancestor.ref.hash.toLowerCase() === batch.parentHash.toLowerCase())
+      return { verdict: 'past', reason: `a batch for block ${number + 1n} (same second ${batch.timestamp}), already safe` };
+  }
+  return undefined;
+}
+
+/**
+ * The blocks of an accepted batch after the safe head; of a span batch only those before Denim's
+ * activation (`cut`: how many after it were dropped).
+ */
+function blocksOf(batch: ChannelBatch, safe: SafeState, rollup: RollupConfig): { blocks: BatchBlockOut[]; cut: number } {
   if (batch.type === 'singular')
-    return [{ timestamp: batch.batch.timestamp, epochNumber: batch.batch.epochNumber, transactions: batch.batch.transactions }];
-  return batch.batch!.blocks.filter((block) => block.timestamp > safeTimestamp);
+    return {
+      blocks: [{ timestamp: batch.batch.timestamp, epochNumber: batch.batch.epochNumber, transactions: batch.batch.transactions }],
+      cut: 0,
+    };
+  const after = batch.batch!.blocks.filter((block) => block.timestamp > safe.timestamp);
+  const kept = after.filter((_, i) => !isDenimBlock(rollup, safe.number + 1n + BigInt(i)));
+  return { blocks: kept, cut: after.length - kept.length };
+}
+
+/** Removes the batches of channel `channelId` from `index` on. */
+function flushChannel(queue: QueuedBatch[], index: number, channelId: Hex): void {
+  for (let i = queue.length - 1; i >= index; i--) if (queue[i]!.channelId === channelId) queue.splice(i, 1);
 }
 
 /**
@@ -155,7 +204,7 @@ function emptyBatch(context: BatchStageContext): BatchStep | undefined {
   if (!epoch || epoch.number + config.seqWindowSize > current.number) return undefined;
   const nextEpoch = l1Blocks[1];
   if (!nextEpoch) return undefined;
-  const timestamp = safe.timestamp + BigInt(rollup.block_time);
+  const timestamp = nextTimestamp(rollup, safe);
   const firstOfEpoch = epoch.number === safe.l1Origin.number + 1n;
   if (timestamp < nextEpoch.timestamp || firstOfEpoch)
     return { type: 'blocks', blocks: [{ timestamp, epochNumber: epoch.number, transactions: [] }] };

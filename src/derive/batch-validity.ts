@@ -1,5 +1,6 @@
 import { bytesToHex, type Hex } from 'viem';
 import { rulesAt, type RollupConfig } from '../evm/op/rollup-config.ts';
+import { nextTimestamp } from './schedule.ts';
 import type { SingularBatch } from './singular-batch.ts';
 
 /**
@@ -61,7 +62,8 @@ export function checkSingularBatch(check: BatchCheck, rules: BatchValidityRules)
   const epoch = l1Blocks[0];
   if (!epoch) return verdict('undecided', 'no L1 blocks to check against');
   const holocene = rulesAt(rollup, inclusion.timestamp).active('holocene');
-  const next = safeHead.timestamp + BigInt(rollup.block_time);
+  // Base's Denim: the next block's time is the schedule's (several blocks share a second).
+  const next = nextTimestamp(rollup, safeHead);
   if (batch.timestamp > next)
     return holocene
       ? verdict('drop', `future batch (timestamp ${batch.timestamp}, next ${next})`)
@@ -87,7 +89,7 @@ export function checkSingularBatch(check: BatchCheck, rules: BatchValidityRules)
   if (batch.timestamp < origin.timestamp)
     return verdict('drop', `timestamp ${batch.timestamp} is before its L1 origin's ${origin.timestamp}`);
 
-  const l2 = rulesAt(rollup, batch.timestamp);
+  const l2 = rulesAt(rollup, batch.timestamp, safeHead.timestamp);
   // op-node's activation test needs a whole block time since genesis.
   const activation = (fork: 'jovian' | 'karst') => l2.activationBlock(fork) && batch.timestamp >= BigInt(rollup.block_time);
   if ((activation('jovian') || activation('karst')) && batch.transactions.length > 0)

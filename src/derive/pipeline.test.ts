@@ -3,12 +3,10 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { configLog, configPayload, depositLog, portal, systemConfigAddress } from '../../test/helpers/l1-logs.ts';
 import { forksAtGenesis, parseRollupConfig } from '../evm/op/rollup-config.ts';
-import { encodeChannelOut, type BatchBlock, type BatchKind } from './channel-out.ts';
-import type { CompressionAlgo } from './channel.ts';
+import { batcherTxs, l1Hash, l2Hash, memoryL1 } from '../../test/helpers/memory-l1.ts';
+import type { BatchBlock } from './channel-out.ts';
 import { derivationConfigOf } from './derivation-config.ts';
-import type { L1BlockHeader, L1Source } from './l1-source.ts';
 import { deriveBlocks, type DerivedBlock, type DeriveSafeHead } from './pipeline.ts';
-import type { L1Receipt } from './user-deposits.ts';
 
 /**
  * The pipeline's stages on a synthetic L1 held in memory (one module's unit test: the real L1, a
@@ -48,47 +46,6 @@ const rollup = parseRollupConfig({
 });
 const config = derivationConfigOf(rollup);
 
-function l1Hash(n: bigint): Hex {
-  return keccak256(toHex(`l1 ${n}`));
-}
-function l2Hash(n: bigint): Hex {
-  return keccak256(toHex(`l2 ${n}`));
-}
-
-/** An L1 of `count` blocks 12 s apart, with the given transactions and receipts per block. */
-function memoryL1(
-  count: number,
-  txs: Map<bigint, Uint8Array[]>,
-  receipts: Map<bigint, L1Receipt[]>,
-): L1Source & { headers: L1BlockHeader[] } {
-  const headers: L1BlockHeader[] = Array.from({ length: count }, (_, i) => ({
-    hash: l1Hash(BigInt(i)),
-    parentHash: i === 0 ? toHex(0, { size: 32 }) : l1Hash(BigInt(i - 1)),
-    number: BigInt(i),
-    timestamp: BigInt(12 * i),
-    baseFeePerGas: 1_000_000_000n,
-    mixHash: keccak256(toHex(`randao ${i}`)),
-    parentBeaconBlockRoot: keccak256(toHex(`beacon ${i}`)),
-    excessBlobGas: 0n,
-    transactionsRoot: toHex(0, { size: 32 }),
-    receiptsRoot: toHex(0, { size: 32 }),
-  }));
-  const byHash = new Map(headers.map((header) => [header.hash, header]));
-  return {
-    headers,
-    header(hash) {
-      const header = byHash.get(hash);
-      if (!header) throw new Error(`L1 header ${hash} missing`);
-      return header;
-    },
-    transactions: async (header) => txs.get(header.number) ?? [],
-    receipts: async (header) => receipts.get(header.number) ?? [],
-    blob: () => {
-      throw new Error('no blobs here');
-    },
-  };
-}
-
 /** L2 blocks 1..count every 2 s, each on the newest L1 block not after it, with one user transfer each. */
 async function l2Blocks(count: number): Promise<BatchBlock[]> {
   const blocks: BatchBlock[] = [];
@@ -117,32 +74,6 @@ async function l2Blocks(count: number): Promise<BatchBlock[]> {
   return blocks;
 }
 
-async function batcherTxs(from: typeof batcher, blocks: BatchBlock[], kind: BatchKind, compression: CompressionAlgo, nonce = 0) {
-  const out = encodeChannelOut(blocks, {
-    kind,
-    compression,
-    channelId: toHex(nonce + 7, { size: 16 }),
-    target: 'calldata',
-    chain: config.spanBatchChain,
-  });
-  return Promise.all(
-    out.data.map(async (data, i) =>
-      hexToBytes(
-        await from.signTransaction({
-          chainId: 900,
-          type: 'eip1559',
-          nonce: nonce + i,
-          to: inbox,
-          data: toHex(data),
-          gas: 1_000_000n,
-          maxFeePerGas: 10n ** 10n,
-          maxPriorityFeePerGas: 1n,
-        }),
-      ),
-    ),
-  );
-}
-
 const safeHead: DeriveSafeHead = {
   hash: l2Hash(0n),
   number: 0n,
@@ -168,7 +99,7 @@ describe('deriveBlocks', () => {
     it(`derives ${kind} batches (${compression}) in calldata: the batch's transactions after the deposits`, async () => {
       const l1 = memoryL1(
         3,
-        new Map([[1n, await batcherTxs(batcher, blocks, kind, compression)]]),
+        new Map([[1n, await batcherTxs(config, batcher, blocks, kind, compression)]]),
         new Map([[1n, [{ status: 'success', logs: [depositLog(deposit, 0)] }]]]),
       );
       const derived = await deriveBlocks({ rollup, l1, l1Head: l1.headers.at(-1)!.hash, safeHead, until: 8n, build });
@@ -187,7 +118,7 @@ describe('deriveBlocks', () => {
   }
 
   it('ignores a batch another key sent and fills the expired sequencing window with empty blocks', async () => {
-    const l1 = memoryL1(8, new Map([[1n, await batcherTxs(stranger, blocks, 'singular', 'zlib')]]), new Map());
+    const l1 = memoryL1(8, new Map([[1n, await batcherTxs(config, stranger, blocks, 'singular', 'zlib')]]), new Map());
     const events: string[] = [];
     const derived = await deriveBlocks({
       rollup,
@@ -211,8 +142,8 @@ describe('deriveBlocks', () => {
     const l1 = memoryL1(
       4,
       new Map([
-        [2n, await batcherTxs(batcher, blocks.slice(0, 4), 'singular', 'zlib')],
-        [3n, await batcherTxs(stranger, blocks, 'span', 'zlib', 10)],
+        [2n, await batcherTxs(config, batcher, blocks.slice(0, 4), 'singular', 'zlib')],
+        [3n, await batcherTxs(config, stranger, blocks, 'span', 'zlib', 10)],
       ]),
       new Map([[1n, [{ status: 'success', logs: [switchLog] }]]]),
     );
@@ -240,15 +171,11 @@ describe('deriveBlocks', () => {
   });
 
   it('refuses an agreed block whose L1 origin is not on the L1 chain, and a range the L1 does not reach', async () => {
-    const l1 = memoryL1(3, new Map([[1n, await batcherTxs(batcher, blocks, 'singular', 'zlib')]]), new Map());
+    const l1 = memoryL1(3, new Map([[1n, await batcherTxs(config, batcher, blocks, 'singular', 'zlib')]]), new Map());
     const forked = { ...safeHead, l1Origin: { hash: keccak256('0x01'), number: 0n } };
     await expect(deriveBlocks({ rollup, l1, l1Head: l1.headers.at(-1)!.hash, safeHead: forked, until: 2n, build })).rejects.toThrow(
       /DERIVE_L1_REORG|L1 origin 0 0x[0-9a-f]{64} is not on the L1 chain/,
     );
-    const denim = parseRollupConfig({ ...rollup, denim_time: 4 });
-    await expect(
-      deriveBlocks({ rollup: denim, l1, l1Head: l1.headers.at(-1)!.hash, safeHead: { ...safeHead, timestamp: 2n }, until: 3n, build }),
-    ).rejects.toThrow(/L2 block 1: Base's Denim derivation .* is not implemented/);
     const ahead = { ...safeHead, l1Origin: { hash: l1Hash(5n), number: 5n } };
     await expect(deriveBlocks({ rollup, l1, l1Head: l1.headers.at(-1)!.hash, safeHead: ahead, until: 2n, build })).rejects.toThrow(
       /L1 origin 5 0x[0-9a-f]{64} is not on the L1 chain of 0x[0-9a-f]{64} \(the L1 head is block 2\)/,

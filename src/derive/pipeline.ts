@@ -24,9 +24,13 @@ import { applySystemConfigUpdates, type SystemConfig } from './system-config.ts'
  * attributes (attributes.ts). Each derived block is handed to `build`, which executes it and
  * returns its hash: the next batch's parent check needs it.
  *
+ * Base's Denim: block times come from the schedule by block number (schedule.ts), about five
+ * blocks share a second, each carries the BaseTime deposit, only singular batches derive, and a
+ * same-second batch built on an already safe block is skipped (batch-stage.ts, attributes.ts).
+ *
  * What it does not do: upgrade deposits of a fork's activation block (attributesFor refuses
  * them), pre-Ecotone safe heads, and a span batch that overlaps blocks before the agreed one
- * (its overlap check needs those blocks' transactions; it is refused as undecided).
+ * without those blocks (its overlap check needs their transactions; it waits, undecided).
  */
 export interface DerivedBlock {
   readonly number: bigint;
@@ -81,11 +85,6 @@ function l1ChainBack(l1: L1Source, l1Head: Hex, stop: (header: L1BlockHeader) =>
 export async function deriveBlocks(input: DeriveInput): Promise<DerivedBlock[]> {
   const { rollup, l1, safeHead } = input;
   const config = derivationConfigOf(rollup);
-  if (rulesAt(rollup, safeHead.timestamp + BigInt(rollup.block_time)).active('denim'))
-    throw new FlashlogError(
-      'DERIVE_UNSUPPORTED',
-      `L2 block ${safeHead.number + 1n}: Base's Denim derivation (blocks 200 ms apart, timestamps shared by several blocks) is not implemented`,
-    );
   const originNumber = safeHead.l1Origin.number;
   let timeout: bigint | undefined;
   const chain = l1ChainBack(l1, input.l1Head, (header) => {
@@ -195,7 +194,7 @@ async function buildNext(
   const sequenceNumber = epoch.number === safe.l1Origin.number ? safe.sequenceNumber + 1n : 0n;
   const receipts = sequenceNumber === 0n ? await input.l1.receipts(epoch) : [];
   const { attributes, systemConfig } = attributesFor(
-    batch,
+    { ...batch, parent: { number: safe.number, timestamp: safe.timestamp } },
     {
       header: {
         hash: epoch.hash,

@@ -273,13 +273,8 @@ function genesisHeader(stateRoot: Hex): BlockHeader {
 const eip1559Params = (denominator: number): Hex =>
   concat([numberToHex(denominator, { size: 4 }), numberToHex(EIP1559.elasticity, { size: 4 })]);
 
-/** The payload attributes of a planned block on `parent` (its gas limit and denominator from the parent, Denim's change on its first block). */
-async function attributesOf(block: PlannedBlock, parent: BlockHeader, nonce: { next: number }): Promise<PayloadAttributes> {
-  const parentDenominator = Number(BigInt(slice(parent.extraData, 1, 5)));
-  const gas =
-    block.number === DENIM_BLOCK
-      ? denimActivationGas({ gasLimit: parent.gasLimit, denominator: parentDenominator })
-      : { gasLimit: parent.gasLimit, denominator: parentDenominator };
+/** A planned block's user transactions, signed in order. */
+async function usersOf(block: PlannedBlock, nonce: { next: number }): Promise<Hex[]> {
   const users: Hex[] = [];
   for (const tx of block.users)
     users.push(
@@ -295,6 +290,16 @@ async function attributesOf(block: PlannedBlock, parent: BlockHeader, nonce: { n
         maxPriorityFeePerGas: 1_000n,
       }),
     );
+  return users;
+}
+
+/** The payload attributes of a planned block on `parent` (its gas limit and denominator from the parent, Denim's change on its first block). */
+function attributesOf(block: PlannedBlock, parent: BlockHeader, users: readonly Hex[]): PayloadAttributes {
+  const parentDenominator = Number(BigInt(slice(parent.extraData, 1, 5)));
+  const gas =
+    block.number === DENIM_BLOCK
+      ? denimActivationGas({ gasLimit: parent.gasLimit, denominator: parentDenominator })
+      : { gasLimit: parent.gasLimit, denominator: parentDenominator };
   return {
     timestamp: block.timestamp,
     prevRandao: keccak256(stringToHex(`flashlog denim chain randao ${block.number}`)),
@@ -316,7 +321,13 @@ async function attributesOf(block: PlannedBlock, parent: BlockHeader, nonce: { n
  * executed (the test captures the state manager `executeBlock` creates): its nodes are the next
  * block's full witness.
  */
-export async function buildDenimChain(stateAfter: () => MerkleStateManager): Promise<{ genesis: BlockHeader; blocks: DenimChainBlock[] }> {
+export async function buildDenimChain(
+  stateAfter: () => MerkleStateManager,
+  options: {
+    /** Another source of each block's attributes (derivation's), given its user transactions. */
+    readonly attributesOf?: (block: PlannedBlock, parent: BlockHeader, users: readonly Hex[]) => PayloadAttributes;
+  } = {},
+): Promise<{ genesis: BlockHeader; blocks: DenimChainBlock[] }> {
   const compiled = compile();
   const start = await genesis(compiled.proxy);
   const first = genesisHeader(start.stateRoot);
@@ -325,7 +336,7 @@ export async function buildDenimChain(stateAfter: () => MerkleStateManager): Pro
   const nonce = { next: 0 };
   const blocks: DenimChainBlock[] = [];
   for (const planned of plan(compiled.reader)) {
-    const attributes = await attributesOf(planned, parent, nonce);
+    const attributes = (options.attributesOf ?? attributesOf)(planned, parent, await usersOf(planned, nonce));
     const witness = new RecordingWitness(full);
     const executed = await executeBlock({ config, parent, attributes, witness });
     blocks.push({
