@@ -3,6 +3,7 @@ import type { Address } from 'viem';
 import { ConfigError, errorMessage } from '../src/errors.ts';
 import { chainNames, configHashOfChain, configHashOfRollup } from '../src/prover/config-hash.ts';
 import { derivationConfigOf, type DerivationConfig } from '../src/derive/derivation-config.ts';
+import { priorBlocksNeeded } from '../src/derive/schedule.ts';
 import { createEnclaveClient } from '../src/prover/host/enclave-client.ts';
 import { createProverHost } from '../src/prover/host/host.ts';
 import { createSignerRegistry } from '../src/prover/host/signer-registry.ts';
@@ -168,5 +169,6 @@ function derivationSources(derivation: DerivationConfig, beaconUrl: string | und
     batchInbox: derivation.batchInbox,
     channelTimeout: derivation.rollup.granite_time === 0 ? 50 : derivation.channelTimeoutBedrock,
     genesisL1Number: derivation.genesisL1Number,
+    priorBlocksLimit: (agreedNumber) => priorBlocksNeeded(derivation.rollup, agreedNumber),
   };
 }

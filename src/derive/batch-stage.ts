@@ -5,7 +5,7 @@ import type { ChannelBatch } from './channel.ts';
 import type { DerivationConfig } from './derivation-config.ts';
 import type { L1BlockHeader } from './l1-source.ts';
 import type { SystemConfig } from './system-config.ts';
-import { isDenimBlock, l2ScheduleOf, nextTimestamp } from './schedule.ts';
+import { isDenimBlock, l2ScheduleOf, nextTimestamp, sameSecondLookback } from './schedule.ts';
 import { checkSpanBatch, type SafeBlocks } from './span-batch-validity.ts';
 
 /**
@@ -163,7 +163,7 @@ function staleSameSecond(
   if (!isDenimBlock(rollup, safe.number + 1n)) return undefined;
   const schedule = l2ScheduleOf(rollup);
   if (batch.timestamp !== schedule.seconds(safe.number + 1n)) return undefined;
-  for (let number = safe.number - 1n; number >= 0n && number >= safe.number - 5n; number--) {
+  for (let number = safe.number - 1n; number >= 0n && number >= safe.number - sameSecondLookback; number--) {
     if (schedule.seconds(number + 1n) !== batch.timestamp) break;
     const ancestor = context.safeBlocks(number);
     if (!ancestor) return { verdict: 'undecided', reason: `same-second batch: safe L2 block ${number} is not known` };

@@ -82,5 +82,19 @@ export function isDenimBlock(rollup: RollupConfig, number: bigint): boolean {
   return rollup.denim_time !== null && rollup.denim_time !== undefined && !!rollup.genesis && l2ScheduleOf(rollup).denim(number);
 }
 
+/** How far back a same-second batch's parent can be (base/base's `BatchValidator` looks five blocks back). */
+export const sameSecondLookback = 5n;
+
+/**
+ * How many L2 blocks before the agreed one derivation can need, or undefined for every block back
+ * to the first L1 block it reads: from Denim on only one second's (no span batch derives, and a
+ * stale same-second batch is told by those).
+ *
+ * @example priorBlocksNeeded(baseRollup, agreedNumber) // 5
+ */
+export function priorBlocksNeeded(rollup: RollupConfig, agreedNumber: bigint): number | undefined {
+  return isDenimBlock(rollup, agreedNumber + 1n) ? Number(sameSecondLookback) : undefined;
+}
+
 const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
 const max0 = (a: bigint) => (a > 0n ? a : 0n);

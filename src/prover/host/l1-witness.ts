@@ -212,6 +212,12 @@ export interface DerivationSources {
   readonly channelTimeout: number;
   /** The rollup's genesis L1 block number: nothing before it is read. */
   readonly genesisL1Number: bigint;
+  /**
+   * How many L2 blocks before the agreed one (`agreedNumber`) derivation can need, when fewer than
+   * every block since the first L1 block it reads: on Base's Denim only the blocks of one second (a
+   * stale same-second batch is told by them), as no span batch derives.
+   */
+  readonly priorBlocksLimit?: (agreedNumber: bigint) => number | undefined;
 }
 
 const l2BlockSchema = z.looseObject({

@@ -135,7 +135,9 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
       for (const node of await orderedTrieNodes(transactions)) addKeccak(node);
       if (sources.derivation) {
         derivationFrom = await derivationL1From(sources.l2, agreed.hash as Hex, sources.derivation);
-        for (const value of await priorL2Blocks(sources.l2, BigInt(agreed.number), derivationFrom)) addKeccak(value);
+        const agreedNumber = BigInt(agreed.number);
+        const limit = sources.derivation.priorBlocksLimit?.(agreedNumber);
+        for (const value of await priorL2Blocks(sources.l2, agreedNumber, derivationFrom, limit)) addKeccak(value);
       }
     }
     for (const block of blocks) {
