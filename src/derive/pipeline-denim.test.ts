@@ -1,9 +1,16 @@
-import { concat, decodeFunctionData, hexToBytes, keccak256, numberToHex, parseAbi, parseEther, toHex, type Hex } from 'viem';
+import { concat, decodeFunctionData, keccak256, numberToHex, parseAbi, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { parseTransaction } from 'viem/op-stack';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { portal, systemConfigAddress } from '../../test/helpers/l1-logs.ts';
-import { batcherTxs, l1Hash, l2Hash, memoryL1 } from '../../test/helpers/memory-l1.ts';
+import {
+  batcherTxs,
+  l1Hash,
+  l2Hash,
+  memoryL1,
+  memoryL1Genesis,
+  memoryL1RollupFields,
+  signedTransfer,
+} from '../../test/helpers/memory-l1.ts';
 import { forksAtGenesis, parseRollupConfig } from '../evm/op/rollup-config.ts';
 import type { BatchBlock } from './channel-out.ts';
 import { derivationConfigOf } from './derivation-config.ts';
@@ -29,25 +36,8 @@ const rollup = parseRollupConfig({
   cobalt_time: 0,
   denim_time: 8,
   chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
-  genesis: {
-    l1: { hash: l1Hash(0n), number: 0 },
-    l2: { hash: l2Hash(0n), number: 0 },
-    l2_time: 0,
-    system_config: {
-      batcherAddr: batcher.address,
-      overhead: toHex(0, { size: 32 }),
-      scalar: toHex(1n << 248n, { size: 32 }),
-      gasLimit: 30_000_000,
-      eip1559Params: '0x000000fa00000006',
-    },
-  },
-  seq_window_size: 4,
-  max_sequencer_drift: 600,
-  channel_timeout: 300,
-  l1_chain_id: 900,
-  batch_inbox_address: '0xff00000000000000000000000000000000042069',
-  deposit_contract_address: portal,
-  l1_system_config_address: systemConfigAddress,
+  genesis: memoryL1Genesis(batcher.address, 0, { eip1559Params: '0x000000fa00000006' }),
+  ...memoryL1RollupFields,
 });
 const config = derivationConfigOf(rollup);
 /** Block n's full time in ms, by hand from the schedule's definition. */
@@ -84,23 +74,13 @@ async function l2Blocks(count: number, legacy = false): Promise<BatchBlock[]> {
   const blocks: BatchBlock[] = [];
   for (let n = 1n; n <= BigInt(count); n++) {
     const timestamp = legacy ? 2n * n : millisOf(n) / 1000n;
-    const tx = await user.signTransaction({
-      chainId: l2ChainId,
-      type: 'eip1559',
-      nonce: Number(n),
-      to: batcher.address,
-      value: parseEther('0.001'),
-      gas: 21_000n,
-      maxFeePerGas: 2_000_000_000n,
-      maxPriorityFeePerGas: 1n,
-    });
     blocks.push({
       parentHash: l2Hash(n - 1n),
       timestamp,
       epochNumber: 0n,
       epochHash: l1Hash(0n),
       sequenceNumber: n,
-      transactions: [hexToBytes(tx)],
+      transactions: [await signedTransfer(user, l2ChainId, n, batcher.address)],
     });
   }
   return blocks;

@@ -1,9 +1,17 @@
-import { hexToBytes, keccak256, parseEther, toHex, type Hex } from 'viem';
+import { keccak256, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { configLog, configPayload, depositLog, portal, systemConfigAddress } from '../../test/helpers/l1-logs.ts';
+import { configLog, configPayload, depositLog } from '../../test/helpers/l1-logs.ts';
 import { forksAtGenesis, parseRollupConfig } from '../evm/op/rollup-config.ts';
-import { batcherTxs, l1Hash, l2Hash, memoryL1 } from '../../test/helpers/memory-l1.ts';
+import {
+  batcherTxs,
+  l1Hash,
+  l2Hash,
+  memoryL1,
+  memoryL1Genesis,
+  memoryL1RollupFields,
+  signedTransfer,
+} from '../../test/helpers/memory-l1.ts';
 import type { BatchBlock } from './channel-out.ts';
 import { derivationConfigOf } from './derivation-config.ts';
 import { deriveBlocks, type DerivedBlock, type DeriveSafeHead } from './pipeline.ts';
@@ -18,31 +26,14 @@ import { deriveBlocks, type DerivedBlock, type DeriveSafeHead } from './pipeline
 const batcher = privateKeyToAccount('0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba');
 const stranger = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
 const user = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a');
-const inbox: Hex = '0xff00000000000000000000000000000000042069';
 const l2ChainId = 42069;
 const rollup = parseRollupConfig({
   l2_chain_id: l2ChainId,
   block_time: 2,
   ...forksAtGenesis('isthmus'),
   chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
-  genesis: {
-    l1: { hash: l1Hash(0n), number: 0 },
-    l2: { hash: l2Hash(0n), number: 0 },
-    l2_time: 0,
-    system_config: {
-      batcherAddr: batcher.address,
-      overhead: toHex(0, { size: 32 }),
-      scalar: toHex(1n << 248n, { size: 32 }),
-      gasLimit: 30_000_000,
-    },
-  },
-  seq_window_size: 4,
-  max_sequencer_drift: 600,
-  channel_timeout: 300,
-  l1_chain_id: 900,
-  batch_inbox_address: inbox,
-  deposit_contract_address: portal,
-  l1_system_config_address: systemConfigAddress,
+  genesis: memoryL1Genesis(batcher.address),
+  ...memoryL1RollupFields,
 });
 const config = derivationConfigOf(rollup);
 
@@ -52,23 +43,13 @@ async function l2Blocks(count: number): Promise<BatchBlock[]> {
   for (let n = 1n; n <= BigInt(count); n++) {
     const timestamp = 2n * n;
     const epochNumber = timestamp / 12n;
-    const tx = await user.signTransaction({
-      chainId: l2ChainId,
-      type: 'eip1559',
-      nonce: Number(n),
-      to: batcher.address,
-      value: parseEther('0.001'),
-      gas: 21_000n,
-      maxFeePerGas: 2_000_000_000n,
-      maxPriorityFeePerGas: 1n,
-    });
     blocks.push({
       parentHash: l2Hash(n - 1n),
       timestamp,
       epochNumber,
       epochHash: l1Hash(epochNumber),
       sequenceNumber: (timestamp - 12n * epochNumber) / 2n,
-      transactions: [hexToBytes(tx)],
+      transactions: [await signedTransfer(user, l2ChainId, n, batcher.address)],
     });
   }
   return blocks;

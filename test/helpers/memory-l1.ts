@@ -3,15 +3,61 @@
  * `l1Hash(n)` 12 s apart, the transactions and receipts a test puts in each block, and the
  * batcher transactions that post L2 blocks to the inbox as one channel in calldata.
  */
-import { hexToBytes, keccak256, toHex, type Hex } from 'viem';
+import { hexToBytes, keccak256, parseEther, toHex, type Hex } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { encodeChannelOut, type BatchBlock, type BatchKind } from '../../src/derive/channel-out.ts';
 import type { CompressionAlgo } from '../../src/derive/channel.ts';
 import type { DerivationConfig } from '../../src/derive/derivation-config.ts';
 import type { L1BlockHeader, L1Source } from '../../src/derive/l1-source.ts';
 import type { L1Receipt } from '../../src/derive/user-deposits.ts';
+import { portal, systemConfigAddress } from './l1-logs.ts';
 
 export const l1ChainId = 900;
+
+/** The derivation fields of a test rollup config on this L1 (a short sequencing window: 4 L1 blocks). */
+export const memoryL1RollupFields = {
+  seq_window_size: 4,
+  max_sequencer_drift: 600,
+  channel_timeout: 300,
+  l1_chain_id: l1ChainId,
+  batch_inbox_address: '0xff00000000000000000000000000000000042069',
+  deposit_contract_address: portal,
+  l1_system_config_address: systemConfigAddress,
+} as const;
+
+/**
+ * A test rollup config's `genesis` on this L1: L1 block 0, L2 block `l2Hash(0)` at `l2Time`, the
+ * SystemConfig naming `batcher` (Ecotone scalar version 1) with 30M gas and `extra`.
+ */
+export function memoryL1Genesis(batcher: Hex, l2Time = 0, extra: Record<string, unknown> = {}) {
+  return {
+    l1: { hash: l1Hash(0n), number: 0 },
+    l2: { hash: l2Hash(0n), number: 0 },
+    l2_time: l2Time,
+    system_config: {
+      batcherAddr: batcher,
+      overhead: toHex(0, { size: 32 }),
+      scalar: toHex(1n << 248n, { size: 32 }),
+      gasLimit: 30_000_000,
+      ...extra,
+    },
+  };
+}
+
+/** An L2 user transfer of 0.001 ether to `to`, signed (a batch's transaction). */
+export async function signedTransfer(from: PrivateKeyAccount, chainId: number, nonce: bigint, to: Hex): Promise<Uint8Array> {
+  const tx = await from.signTransaction({
+    chainId,
+    type: 'eip1559',
+    nonce: Number(nonce),
+    to,
+    value: parseEther('0.001'),
+    gas: 21_000n,
+    maxFeePerGas: 2_000_000_000n,
+    maxPriorityFeePerGas: 1n,
+  });
+  return hexToBytes(tx);
+}
 
 /** L1 block `n`'s hash. */
 export function l1Hash(n: bigint): Hex {

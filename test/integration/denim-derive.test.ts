@@ -20,8 +20,7 @@ import {
   rollupConfig,
   type DenimChainBlock,
 } from '../helpers/denim-chain.ts';
-import { portal, systemConfigAddress } from '../helpers/l1-logs.ts';
-import { batcherTxs, l1Hash, memoryL1 } from '../helpers/memory-l1.ts';
+import { batcherTxs, l1Hash, memoryL1, memoryL1RollupFields } from '../helpers/memory-l1.ts';
 
 /**
  * Base's Denim from end to end in-process: the engine builds the Denim test chain
@@ -64,13 +63,7 @@ const rollup = parseRollupConfig({
       minBaseFee: Number(MIN_BASE_FEE),
     },
   },
-  seq_window_size: 4,
-  max_sequencer_drift: 600,
-  channel_timeout: 300,
-  l1_chain_id: 900,
-  batch_inbox_address: '0xff00000000000000000000000000000000042069',
-  deposit_contract_address: portal,
-  l1_system_config_address: systemConfigAddress,
+  ...memoryL1RollupFields,
 });
 const derivation = derivationConfigOf(rollup);
 const epoch = memoryL1(1, new Map(), new Map(), l1Genesis).headers[0]!;
