@@ -80,6 +80,15 @@ function timedKzg(posted: DeriveChainCase) {
 export async function run(): Promise<Record<string, unknown>[]> {
   const t0 = performance.now();
   const chain = await buildDeriveChain({ blocks: BLOCKS, txsPerBlock: TXS, l1FillerTxs: FILLER, cacheDir });
+  // Base's Denim derives singular batches only: the same chain posted that way.
+  const singular = await buildDeriveChain({
+    blocks: BLOCKS,
+    txsPerBlock: TXS,
+    l1FillerTxs: FILLER,
+    cacheDir,
+    targets: ['blob'],
+    kind: 'singular',
+  });
   const empty = await buildDeriveChain({ blocks: BLOCKS, txsPerBlock: 0, l1FillerTxs: FILLER, cacheDir, targets: ['calldata'] });
   const bare = await buildDeriveChain({ blocks: BLOCKS, txsPerBlock: 0, l1FillerTxs: 0, cacheDir, targets: ['calldata'] });
   const warm = await buildDeriveChain({ blocks: 24, txsPerBlock: 2, l1FillerTxs: 3, cacheDir });
@@ -91,10 +100,12 @@ export async function run(): Promise<Record<string, unknown>[]> {
   const timings = {
     blob: await timed(chain, blob),
     calldata: await timed(chain, chain.calldata!),
+    singular: await timed(singular, singular.blob!),
     empty: await timed(empty, empty.calldata!),
     bare: await timed(bare, bare.calldata!),
   };
   const kzg = timedKzg(blob);
+  const singularKzg = timedKzg(singular.blob!);
   const row = (
     name: string,
     of: DeriveChain,
@@ -123,6 +134,7 @@ export async function run(): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [
     row(`blobs, ${TXS} transfers a block`, chain, blob, timings.blob, kzg),
     row(`calldata, the same chain`, chain, chain.calldata!, timings.calldata, none),
+    row(`blobs, the same chain as singular batches (Denim's)`, singular, singular.blob!, timings.singular, singularKzg),
     row('calldata, empty blocks', empty, empty.calldata!, timings.empty, none),
     row('calldata, empty blocks', bare, bare.calldata!, timings.bare, none, 0),
   ];
@@ -131,6 +143,12 @@ export async function run(): Promise<Record<string, unknown>[]> {
     msTotal: round2(timings.blob.totalMs / timings.calldata.totalMs),
     cpuMs: round2(timings.blob.cpuMs / timings.calldata.cpuMs),
   });
+  rows.push({
+    case: 'ratio: singular / span batches (blobs)',
+    msTotal: round2(timings.singular.totalMs / timings.blob.totalMs),
+    cpuMs: round2(timings.singular.cpuMs / timings.blob.cpuMs),
+    blobs: round2(singular.blob!.blobs.length / blob.blobs.length),
+  });
 
   const l1Ms = timings.empty.cpuMs - timings.bare.cpuMs;
   const perBlockMs = timings.bare.cpuMs / BLOCKS;
@@ -138,17 +156,25 @@ export async function run(): Promise<Record<string, unknown>[]> {
   const perBlobMs = kzg.cpuMs / blob.blobs.length;
   const bytesPerTx = blob.batchBytes / chain.userTxs;
   const bytesPerBlob = blob.batchBytes / blob.blobs.length;
-  for (const T of [10, 50, 150]) {
-    const blobs = Math.ceil((BASE_BLOCKS * T * bytesPerTx) / bytesPerBlob);
-    const seconds = (l1Ms + BASE_BLOCKS * perBlockMs + BASE_BLOCKS * T * perTxMs + blobs * perBlobMs) / 1000;
-    rows.push({
-      case: `extrapolated: 20 min of Base (${BASE_BLOCKS} blocks) at ${T} txs a block`,
-      userTxs: BASE_BLOCKS * T,
-      blobs,
-      batchBytes: Math.round(BASE_BLOCKS * T * bytesPerTx),
-      estSeconds: round2(seconds),
-      timeoutPct: round2((100 * seconds) / TIMEOUT_S),
-    });
+  // Denim's singular batches: the per-transaction cost and bytes of the singular chain.
+  const singularPerTxMs = (timings.singular.cpuMs - singularKzg.cpuMs - timings.empty.cpuMs) / singular.userTxs;
+  const singularBytesPerTx = singular.blob!.batchBytes / singular.userTxs;
+  for (const [batches, txMs, txBytes] of [
+    ['span', perTxMs, bytesPerTx],
+    ['singular', singularPerTxMs, singularBytesPerTx],
+  ] as const) {
+    for (const T of [10, 50, 150]) {
+      const blobs = Math.ceil((BASE_BLOCKS * T * txBytes) / bytesPerBlob);
+      const seconds = (l1Ms + BASE_BLOCKS * perBlockMs + BASE_BLOCKS * T * txMs + blobs * perBlobMs) / 1000;
+      rows.push({
+        case: `extrapolated: 20 min of Base (${BASE_BLOCKS} blocks) at ${T} txs a block, ${batches} batches`,
+        userTxs: BASE_BLOCKS * T,
+        blobs,
+        batchBytes: Math.round(BASE_BLOCKS * T * txBytes),
+        estSeconds: round2(seconds),
+        timeoutPct: round2((100 * seconds) / TIMEOUT_S),
+      });
+    }
   }
   rows.push({
     case: 'extrapolation inputs',

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hexToBytes, keccak256, pad, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { encodeChannelOut, type BatchBlock } from '../../src/derive/channel-out.ts';
+import { encodeChannelOut, type BatchBlock, type BatchKind } from '../../src/derive/channel-out.ts';
 import { derivationConfigOf } from '../../src/derive/derivation-config.ts';
 import { deriveBlocks, type DeriveSafeHead } from '../../src/derive/pipeline.ts';
 import { forksAtGenesis, parseRollupConfig, type RollupConfig } from '../../src/evm/op/rollup-config.ts';
@@ -54,6 +54,8 @@ export interface DeriveChainOptions {
   readonly targets?: readonly ('blob' | 'calldata')[];
   /** Post a channel at least this often (L1 blocks), full or not; default 10 (2 minutes). */
   readonly maxChannelL1Blocks?: number;
+  /** Span batches (default), or singular batches as Base's Denim requires. */
+  readonly kind?: BatchKind;
 }
 
 export interface DeriveChain {
@@ -181,7 +183,7 @@ async function postChain(target: 'blob' | 'calldata', options: DeriveChainOption
     if (rollup && (due || estimateFull(pending, options.txsPerBlock))) {
       const chain = derivationConfigOf(rollup).spanBatchChain;
       const out = encodeChannelOut(pending, {
-        kind: 'span',
+        kind: options.kind ?? 'span',
         compression: 'brotli',
         channelId: toHex(++builder.channels, { size: 16 }),
         chain,

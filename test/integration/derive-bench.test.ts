@@ -56,6 +56,21 @@ describe('derive bench setup', () => {
     expect(verifyBlobs(chain.blob!)).toBeGreaterThan(0);
   });
 
+  it("derives the same chain posted as singular batches (Base Denim's form)", async () => {
+    const singular = await buildDeriveChain({
+      blocks,
+      txsPerBlock,
+      l1FillerTxs: 4,
+      maxChannelL1Blocks: 1,
+      targets: ['calldata'],
+      kind: 'singular',
+    });
+    const run = await deriveCase(singular, singular.calldata!);
+    expect([run.blocks, run.userTxs]).toEqual([blocks, blocks * txsPerBlock]);
+    // Each block is a batch of its own: more batch bytes than the span form of the same blocks.
+    expect(singular.calldata!.batchBytes).toBeGreaterThan(chain.calldata!.batchBytes);
+  });
+
   it('builds an L1 whose headers and batcher transactions ethereumjs reads', async () => {
     for (const posted of [chain.blob!, chain.calldata!]) {
       const walked = headers(posted);
