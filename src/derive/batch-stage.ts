@@ -133,8 +133,13 @@ function judge(
     );
   }
   if (!batch.batch) return { verdict: 'drop', reason: batch.dropped ?? 'a span batch whose blocks could not be rebuilt' };
-  if (isDenimBlock(context.rollup, safe.number + 1n))
+  if (isDenimBlock(context.rollup, safe.number + 1n)) {
+    // A span wholly before the next block is an old one (Holocene's past: its channel kept).
+    const last = batch.batch.blocks.at(-1)!;
+    if (last.timestamp < nextTimestamp(context.rollup, safe))
+      return { verdict: 'past', reason: `a span batch ending at ${last.timestamp}, before the next block` };
     return { verdict: 'drop', reason: `a span batch for L2 block ${safe.number + 1n}: from Denim on only singular batches derive` };
+  }
   return checkSpanBatch(
     {
       l1Blocks,

@@ -202,5 +202,34 @@ describe('deriveBlocks across Base Denim', () => {
     ]);
     expect(events.some((e) => e.includes("5 blocks past Denim's activation dropped"))).toBe(true);
     expect(events.some((e) => e.includes('a span batch for L2 block 4: from Denim on only singular batches derive'))).toBe(true);
+
+    // Derivation restarted at block 6: the old span of blocks 1-3 read back is past, not dropped.
+    const restarted: string[] = [];
+    const prior = new Map<bigint, SafeBlock>(
+      [1n, 2n, 3n, 4n, 5n].map((n) => [
+        n,
+        { ref: { hash: l2Hash(n), number: n, timestamp: millisOf(n) / 1000n, l1OriginNumber: 0n }, transactions: [] },
+      ]),
+    );
+    const oldSpan = memoryL1(
+      3,
+      new Map([
+        [1n, await batcherTxs(config, batcher, legacy.slice(0, 3), 'span', 'zlib')],
+        [2n, await batcherTxs(config, batcher, blocks, 'singular', 'zlib', 10)],
+      ]),
+      new Map(),
+    );
+    const again = await deriveBlocks({
+      rollup,
+      l1: oldSpan,
+      l1Head: oldSpan.headers.at(-1)!.hash,
+      safeHead: safeHeadAt(6n),
+      until: 8n,
+      build,
+      priorBlocks: (n) => prior.get(n),
+      onEvent: (e) => restarted.push(e),
+    });
+    expect(again.map((block) => block.number)).toEqual([7n, 8n]);
+    expect(restarted.filter((e) => e.includes('span batch'))).toEqual([]);
   });
 });
