@@ -1,6 +1,6 @@
 import { createBlock, createBlockHeader, genWithdrawalsTrieRoot, type BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import type { RollupConfig } from '../evm/op/rollup-config.ts';
+import { rulesAt, type RollupConfig } from '../evm/op/rollup-config.ts';
 import { Account, createAddressFromString, hexToBytes, type Address, type Withdrawal } from '@ethereumjs/util';
 import { createVM } from '@ethereumjs/vm';
 import type { Hex } from 'viem';
@@ -9,6 +9,7 @@ import type { StateOverrides } from '../schemas/state-overrides.ts';
 import { ForkedState, type ForkSource } from './fork-state.ts';
 import type { BlockOverrides, SimulateCall, SimulatePayload } from './payload.ts';
 import { PrecompileMoves, applyOverrides } from './precompile-moves.ts';
+import { simulatedDaFootprint } from './da-footprint.ts';
 import { opBlock, opNextBaseFee } from './op-fees.ts';
 import { finishBlock, ZERO_HASH_BYTES, type JsonObject } from './simulated-block.ts';
 import { runCalls } from './simulated-call.ts';
@@ -39,6 +40,8 @@ export interface SimulationBase {
   readonly difficulty: bigint;
   /** Its extraData: an OP Stack chain's EIP-1559 parameters from Holocene on. */
   readonly extraData?: Hex | undefined;
+  /** An OP Stack chain's: its first transaction, the L1-info deposit (a simulated Jovian block's DA footprint reads its scalar). */
+  readonly l1InfoTx?: Hex | undefined;
 }
 
 export interface SimulationContext {
@@ -179,7 +182,13 @@ export async function simulate(payload: SimulatePayload, ctx: SimulationContext)
       common,
       executed,
       gasUsed,
-      blobGasUsed,
+      blobGasUsed:
+        ctx.rollup && rulesAt(ctx.rollup, planned.timestamp).active('jovian')
+          ? simulatedDaFootprint(
+              ctx.base.l1InfoTx,
+              executed.map(({ tx }) => tx),
+            )
+          : blobGasUsed,
       withdrawals,
       fullTransactions: payload.returnFullTransactions === true,
     });

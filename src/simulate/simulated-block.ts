@@ -27,6 +27,9 @@ interface FinishInput {
   readonly fullTransactions: boolean;
 }
 
+/** A simulated call's transaction as its hash covers it (EIP-2718 bytes; a legacy one's RLP). */
+export const txBytes = (tx: TypedTransaction): Uint8Array => (tx.type === 0 ? RLP.encode(tx.raw() as Uint8Array[]) : tx.serialize());
+
 /** The sealed simulated block: roots, bloom (transfer logs left out), hash, and its JSON. */
 export async function finishBlock(input: FinishInput): Promise<{ header: BlockHeader; hash: Hex; json: JsonObject }> {
   const { common, executed } = input;
@@ -50,7 +53,7 @@ export async function finishBlock(input: FinishInput): Promise<{ header: BlockHe
     { common, skipConsensusFormatValidation: true },
   );
   const hash = bytesToHex(header.hash()) as Hex;
-  const encodedTxs = executed.map(({ tx }) => (tx.type === 0 ? RLP.encode(tx.raw() as Uint8Array[]) : tx.serialize()));
+  const encodedTxs = executed.map(({ tx }) => txBytes(tx));
   const size = RLP.encode([
     header.raw(),
     executed.map(({ tx }) => (tx.type === 0 ? tx.raw() : tx.serialize())),

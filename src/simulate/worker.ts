@@ -1,5 +1,8 @@
 import { parentPort } from 'node:worker_threads';
 import { JsonRpcError } from '../errors.ts';
+import type { Hex } from 'viem';
+import type { RollupConfig } from '../evm/op/rollup-config.ts';
+import type { CallRpc } from '../jsonrpc/protocol.ts';
 import { createUpstream } from '../jsonrpc/upstream.ts';
 import { loadRules, type ChainRules, type RulesSpec } from './chain-rules.ts';
 import { simulate } from './simulate-blocks.ts';
@@ -24,12 +27,30 @@ function rulesFor(spec: RulesSpec): Promise<ChainRules> {
   return held;
 }
 
+/** Base blocks' L1-info deposits by hash (the last 64 bases). */
+const l1InfoTxs = new Map<string, Promise<Hex | null>>();
+
+/** An OP Stack chain with Jovian: the base block's first transaction, which a simulated block's DA footprint reads. */
+function l1InfoTxOf(job: SimulationJob, rollup: RollupConfig | undefined, call: CallRpc): Promise<Hex | null> {
+  if (rollup?.jovian_time === undefined || rollup.jovian_time === null) return Promise.resolve(null);
+  let held = l1InfoTxs.get(job.base.hash);
+  if (!held) {
+    // A node without the method (or a failed read) leaves the footprint 0, not the simulation failed; that is not kept.
+    held = (call('eth_getRawTransactionByBlockHashAndIndex', [job.base.hash, '0x0']) as Promise<Hex | null>).catch(() => null);
+    l1InfoTxs.set(job.base.hash, held);
+    void held.then((tx) => tx ?? l1InfoTxs.delete(job.base.hash));
+    if (l1InfoTxs.size > 64) l1InfoTxs.delete(l1InfoTxs.keys().next().value!);
+  }
+  return held;
+}
+
 async function run(job: SimulationJob): Promise<unknown> {
   const { common, scheduled, precompiles, rollup } = await rulesFor(job.rules);
   const call = (method: string, params: readonly unknown[]) =>
     createUpstream(job.upstreamUrl, { timeoutMs: Math.max(1, job.deadline - Date.now()) }).call(method, params);
+  const l1InfoTx = await l1InfoTxOf(job, rollup, call);
   return simulate(job.payload, {
-    base: job.base,
+    base: l1InfoTx ? { ...job.base, l1InfoTx } : job.base,
     source: reads.at(job.base, call),
     blockHash: (number) => reads.blockHash(job.base.hash, number, call),
     common,

@@ -145,7 +145,7 @@ async function asCall(raw: Hex): Promise<Record<string, unknown>> {
 }
 
 type SimCall = { status: Hex; gasUsed: Hex; returnData: Hex; logs: { address: Hex; topics: Hex[]; data: Hex }[]; error?: unknown };
-type SimBlock = { baseFeePerGas: Hex; calls: SimCall[] };
+type SimBlock = { baseFeePerGas: Hex; blobGasUsed: Hex; timestamp: Hex; calls: SimCall[] };
 type Receipt = { status: Hex; gasUsed: Hex; type: Hex; logs: { address: Hex; topics: Hex[]; data: Hex }[]; l1Fee?: Hex };
 
 const logsOf = (logs: { address: Hex; topics: Hex[]; data: Hex }[]) =>
@@ -251,6 +251,9 @@ describe('eth_simulateV1 on an OP Stack chain, against op-geth', () => {
       const view = (call: SimCall) => ({ ...call, logs: logsOf(call.logs) });
       expect(ours!.calls.slice(0, -1).map(view)).toEqual(theirs!.calls.slice(0, -1).map(view));
       expect(theirs!.baseFeePerGas).toBe(mined.baseFeePerGas);
+      // The header's blobGasUsed: from Jovian on the calls' DA footprint, with the base block's L1-info scalar.
+      expect(ours!.blobGasUsed, 'blobGasUsed').toBe(theirs!.blobGasUsed);
+      if (fixture.payload.minBaseFee !== null) expect(hexToBigInt(ours!.blobGasUsed), 'a Jovian DA footprint').toBeGreaterThan(0n);
       // op-geth's simulation leaves the L1 fee vault as the parent block left it: it charges no L1 fee
       const l1Vault = watched.indexOf(feeVaults.l1Fee);
       const before = hexToBigInt(await node.rpc<Hex>('eth_getBalance', [feeVaults.l1Fee, parent]));
