@@ -3,11 +3,15 @@
  * executor's, when not asked for the reference path). The library awaits an async `runStep` for
  * every opcode, so every ADD, PUSH or JUMP costs a promise and a microtask; most opcodes have a
  * fixed gas cost and a synchronous handler. Here those run inline (charge the fixed gas, advance the
- * program counter, call the library's own handler), and so do MLOAD, MSTORE, MSTORE8 and KECCAK256,
- * whose dynamic gas (memory expansion, hashed words) is computed here with the library's own
- * `subMemUsage` and `divCeil` instead of its async handlers; every other opcode goes through the
- * library's `runStep` as before. MLOAD, MSTORE and SLOAD convert between words and bytes without
- * the library's hex-string round trip and array spreads (the same values).
+ * program counter, call the library's own handler), and so do MLOAD, MSTORE, MSTORE8, KECCAK256,
+ * CALLDATACOPY, CODECOPY, RETURNDATACOPY, RETURN and REVERT, whose dynamic gas (memory expansion, hashed or copied words) is computed here with the
+ * library's own `subMemUsage` and `divCeil` instead of its async handlers, and the environment
+ * reads the library marks async though their handlers are synchronous (CALLDATALOAD, CALLER, ...).
+ * The stack-only opcodes (PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST) and the cheap arithmetic
+ * (ADD, SUB, comparisons, bitwise, shifts) work on the stack's array without a handler call. Every
+ * other opcode goes through the library's `runStep` as before. MLOAD, MSTORE and SLOAD convert
+ * between words and bytes without the library's hex-string round trip and array spreads (the same
+ * values). fast-interpreter.test.ts holds the loop against the library's on random bytecode.
  *
  * Taken only where nothing else observes single steps: no `step` listeners, no debug, no
  * profiler, none of EOF (EIP-3540), Verkle code chunks (6800/7864) or EIP-7928; otherwise the
@@ -26,12 +30,22 @@ type RunState = {
   shouldDoJumpAnalysis: boolean;
   eip7928PostTargetCallOog?: unknown;
   eip8037BurnLeftoverAfterCreateHaltOntoAlive?: boolean;
-  stack: { pop(): bigint; popN(n: number): bigint[]; peek(n: number): bigint[]; push(value: bigint): void };
+  stack: {
+    _store: bigint[];
+    _len: number;
+    _maxHeight: number;
+    pop(): bigint;
+    popN(n: number): bigint[];
+    peek(n: number): bigint[];
+    push(value: bigint): void;
+    dup(position: number): void;
+    swap(position: number): void;
+  };
   memory: {
     read(offset: number, size: number, avoidCopy?: boolean): Uint8Array;
     write(offset: number, size: number, value: Uint8Array): void;
   };
-  interpreter: { storageLoad(key: Uint8Array): Promise<Uint8Array> };
+  interpreter: { storageLoad(key: Uint8Array): Promise<Uint8Array>; getReturnDataSize(): bigint };
 };
 type OpInfo = { code: number; feeBigInt: bigint; dynamicGas: boolean; isAsync: boolean; isInvalid: boolean };
 type OpEntry = { opcodeInfo: OpInfo; opHandler: (runState: RunState, common: unknown) => unknown };
@@ -56,6 +70,14 @@ type GasUtil = {
 type Common = { param(name: string): bigint };
 /** Synchronous twins of the library's memory-only dynamic gas handlers (opcodes/gas.js), by opcode. */
 const syncGas: ((state: RunState, gas: bigint, common: Common) => bigint)[] = [];
+/**
+ * Opcodes the library marks async whose handlers (opcodes/functions.js) are synchronous functions
+ * (they read the call's environment, not the state): ADDRESS, ORIGIN, CALLER, CALLVALUE,
+ * CALLDATALOAD, CALLDATASIZE, CALLDATACOPY, RETURNDATASIZE, RETURNDATACOPY, COINBASE, TIMESTAMP,
+ * NUMBER, PREVRANDAO, GASLIMIT. Awaiting their `undefined` result is all the async step adds.
+ */
+const syncHandlers = new Uint8Array(256);
+for (const code of [0x30, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x3d, 0x3e, 0x41, 0x42, 0x43, 0x44, 0x45]) syncHandlers[code] = 1;
 
 const fastEvms = new WeakSet<object>();
 let installed: Promise<void> | undefined;
@@ -82,6 +104,27 @@ async function install(): Promise<void> {
   syncGas[0x51] = memory(32n); // MLOAD
   syncGas[0x52] = memory(32n); // MSTORE
   syncGas[0x53] = memory(1n); // MSTORE8
+  const copy = (state: RunState, gas: bigint, common: Common) => {
+    // CALLDATACOPY, CODECOPY, RETURNDATACOPY: memory expansion and copied words
+    const [memOffset, , length] = state.stack.peek(3) as [bigint, bigint, bigint];
+    gas += subMemUsage(state, memOffset, length, common);
+    return length === 0n ? gas : gas + common.param('copyGas') * divCeil(length, 32n);
+  };
+  syncGas[0x37] = copy;
+  syncGas[0x39] = copy;
+  syncGas[0x3e] = (state, gas, common) => {
+    // RETURNDATACOPY: reading past the return data is out of gas (legacy code; EOF never runs here)
+    const [, offset, length] = state.stack.peek(3) as [bigint, bigint, bigint];
+    if (offset + length > state.interpreter.getReturnDataSize()) throw new EVMError(EVMError.errorMessages.OUT_OF_GAS);
+    return copy(state, gas, common);
+  };
+  const returned = (state: RunState, gas: bigint, common: Common) => {
+    // RETURN, REVERT: memory expansion
+    const [offset, length] = state.stack.peek(2) as [bigint, bigint];
+    return gas + subMemUsage(state, offset, length, common);
+  };
+  syncGas[0xf3] = returned;
+  syncGas[0xfd] = returned;
   syncGas[0x20] = (state, gas, common) => {
     // KECCAK256
     const [offset, length] = state.stack.peek(2) as [bigint, bigint];
@@ -133,12 +176,17 @@ async function runLegacy(self: InterpreterLike, code: Uint8Array, pc: number | u
     try {
       const info = (entry ??= self.lookupOpInfo(opCode)).opcodeInfo;
       const gas = info.dynamicGas ? syncGas[opCode] : undefined;
-      if ((info.dynamicGas && !gas) || info.isAsync || info.isInvalid || state.eip7928PostTargetCallOog !== undefined) {
+      if (
+        (info.dynamicGas && !gas) ||
+        (info.isAsync && syncHandlers[opCode] !== 1) ||
+        info.isInvalid ||
+        state.eip7928PostTargetCallOog !== undefined
+      ) {
         await self.runStep(entry);
       } else {
         self.useGas(gas ? gas(state, info.feeBigInt, common as unknown as Common) : info.feeBigInt, info);
         state.programCounter++;
-        entry.opHandler(state, common);
+        if (!stackOp(state, opCode, code.length)) entry.opHandler(state, common);
       }
     } catch (error) {
       const e = error as { errorType?: string; error?: string };
@@ -152,6 +200,128 @@ async function runLegacy(self: InterpreterLike, code: Uint8Array, pc: number | u
     err = new EVMError(EVMError.errorMessages.OUT_OF_GAS);
   }
   return { runState: state, exceptionError: err };
+}
+
+/**
+ * PUSH1-32, DUP, SWAP, POP, JUMPDEST, JUMP and JUMPI (about 72% of the opcodes real blocks run)
+ * without a handler call, after their fixed gas was charged and the program counter advanced: the
+ * same effects as the library's handlers (opcodes/functions.js) on the stack's own array. False
+ * where the library's handler must run instead: pushes before the jump analysis (the handler reads
+ * the code), and every case that ends in an error (stack underflow or overflow, an invalid jump
+ * destination), so errors are the library's own.
+ */
+function stackOp(state: RunState, opCode: number, codeLength: number): boolean {
+  const stack = state.stack;
+  const len = stack._len;
+  if (opCode >= 0x60 && opCode <= 0x7f) {
+    if (state.shouldDoJumpAnalysis || len >= stack._maxHeight) return false;
+    stack._store[stack._len++] = state.cachedPushes[state.programCounter]!;
+    state.programCounter += opCode - 0x5f;
+    return true;
+  }
+  if (opCode >= 0x80 && opCode <= 0x8f) {
+    if (len < opCode - 0x7f || len >= stack._maxHeight) return false;
+    stack._store[stack._len++] = stack._store[len - (opCode - 0x7f)]!;
+    return true;
+  }
+  if (opCode >= 0x90 && opCode <= 0x9f) {
+    const position = opCode - 0x8f;
+    if (len <= position) return false;
+    const store = stack._store;
+    const top = store[len - 1]!;
+    store[len - 1] = store[len - 1 - position]!;
+    store[len - 1 - position] = top;
+    return true;
+  }
+  if (opCode <= 0x1c && arithmetic[opCode] === 1) {
+    const store = stack._store;
+    if (opCode === 0x15 || opCode === 0x19) {
+      if (len < 1) return false;
+      const a = store[len - 1]!;
+      store[len - 1] = opCode === 0x15 ? (a === 0n ? 1n : 0n) : maxWord ^ a;
+      return true;
+    }
+    if (len < 2) return false;
+    const a = store[len - 1]!;
+    const b = store[len - 2]!;
+    store[len - 2] = binary(opCode, a, b);
+    stack._len = len - 1;
+    return true;
+  }
+  switch (opCode) {
+    case 0x5b: // JUMPDEST
+      return true;
+    case 0x50: // POP
+      if (len < 1) return false;
+      stack._len--;
+      return true;
+    case 0x56: {
+      // JUMP
+      if (len < 1) return false;
+      const target = jumpTarget(state, stack._store[len - 1]!, codeLength);
+      if (target < 0) return false;
+      stack._len--;
+      state.programCounter = target;
+      return true;
+    }
+    case 0x57: {
+      // JUMPI
+      if (len < 2) return false;
+      if (stack._store[len - 2] === 0n) {
+        stack._len -= 2;
+        return true;
+      }
+      const target = jumpTarget(state, stack._store[len - 1]!, codeLength);
+      if (target < 0) return false;
+      stack._len -= 2;
+      state.programCounter = target;
+      return true;
+    }
+  }
+  return false;
+}
+
+const maxWord = (1n << 256n) - 1n;
+const twoPow256 = 1n << 256n;
+/** ADD, SUB, LT, GT, EQ, ISZERO, AND, OR, XOR, NOT, SHL, SHR: the operations inlined above. */
+const arithmetic = new Uint8Array(0x1d);
+for (const code of [0x01, 0x03, 0x10, 0x11, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1b, 0x1c]) arithmetic[code] = 1;
+
+/** `a` the top of the stack, `b` the next, words in [0, 2^256), as the library's handlers read them. */
+function binary(opCode: number, a: bigint, b: bigint): bigint {
+  switch (opCode) {
+    case 0x01: {
+      const sum = a + b;
+      return sum >= twoPow256 ? sum - twoPow256 : sum;
+    }
+    case 0x03: {
+      const difference = a - b;
+      return difference < 0n ? difference + twoPow256 : difference;
+    }
+    case 0x10:
+      return a < b ? 1n : 0n;
+    case 0x11:
+      return a > b ? 1n : 0n;
+    case 0x14:
+      return a === b ? 1n : 0n;
+    case 0x16:
+      return a & b;
+    case 0x17:
+      return a | b;
+    case 0x18:
+      return a ^ b;
+    case 0x1b:
+      return a > 256n ? 0n : (b << a) & maxWord;
+    default:
+      return a > 256n ? 0n : b >> a; // 0x1c
+  }
+}
+
+/** A valid JUMPDEST's position, or -1 (the library's handler then raises its INVALID_JUMP). */
+function jumpTarget(state: RunState, destination: bigint, codeLength: number): number {
+  if (destination > BigInt(codeLength)) return -1;
+  const target = Number(destination);
+  return state.validJumps[target] === 1 ? target : -1;
 }
 
 /** A 256-bit word as 32 big-endian bytes (stack values are in [0, 2^256)). */
