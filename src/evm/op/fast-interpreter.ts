@@ -44,6 +44,8 @@ type RunState = {
   memory: {
     read(offset: number, size: number, avoidCopy?: boolean): Uint8Array;
     write(offset: number, size: number, value: Uint8Array): void;
+    extend(offset: number, size: number): void;
+    _store: Uint8Array;
   };
   interpreter: { storageLoad(key: Uint8Array): Promise<Uint8Array>; getReturnDataSize(): bigint };
 };
@@ -319,9 +321,11 @@ function binary(opCode: number, a: bigint, b: bigint): bigint {
 
 /** A valid JUMPDEST's position, or -1 (the library's handler then raises its INVALID_JUMP). */
 function jumpTarget(state: RunState, destination: bigint, codeLength: number): number {
-  if (destination > BigInt(codeLength)) return -1;
+  // Past the code (the library's `dest > codeSize` check) or not a JUMPDEST: validJumps holds
+  // code.length entries, and no code is 2^32 bytes long.
+  if (destination >= 0x100000000n) return -1;
   const target = Number(destination);
-  return state.validJumps[target] === 1 ? target : -1;
+  return target < codeLength && state.validJumps[target] === 1 ? target : -1;
 }
 
 /** A 256-bit word as 32 big-endian bytes (stack values are in [0, 2^256)). */
@@ -344,6 +348,22 @@ export function wordToBytes(word: bigint): Uint8Array {
   return out;
 }
 
+const scratch = new Uint8Array(32);
+const scratchView = new DataView(scratch.buffer);
+/** A word as 32 big-endian bytes in one shared array, valid until the next call (copy it out at once). */
+function wordInto(word: bigint): Uint8Array {
+  if (word <= 0xffffffffn) {
+    scratch.fill(0, 0, 28);
+    scratchView.setUint32(28, Number(word));
+    return scratch;
+  }
+  scratchView.setBigUint64(0, BigInt.asUintN(64, word >> 192n));
+  scratchView.setBigUint64(8, BigInt.asUintN(64, word >> 128n));
+  scratchView.setBigUint64(16, BigInt.asUintN(64, word >> 64n));
+  scratchView.setBigUint64(24, BigInt.asUintN(64, word));
+  return scratch;
+}
+
 /** 32 big-endian bytes as a word. */
 export function bytesToWord(bytes: Uint8Array): bigint {
   const view = new DataView(bytes.buffer, bytes.byteOffset, 32);
@@ -363,7 +383,10 @@ const fastHandlers = new Map<number, OpEntry['opHandler']>([
     0x52,
     (state) => {
       const [offset, word] = state.stack.popN(2) as [bigint, bigint];
-      state.memory.write(Number(offset), 32, wordToBytes(word));
+      // The library's memory.write(offset, 32, bytes), the word put straight into the store.
+      const at = Number(offset);
+      state.memory.extend(at, 32);
+      state.memory._store.set(wordInto(word), at);
     },
   ],
   [
