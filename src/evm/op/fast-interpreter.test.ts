@@ -1,6 +1,6 @@
 import { Common, Mainnet } from '@ethereumjs/common';
 import { createEVM, type EVM } from '@ethereumjs/evm';
-import { createAddressFromString } from '@ethereumjs/util';
+import { Account, createAddressFromString } from '@ethereumjs/util';
 import fc from 'fast-check';
 import { bytesToHex, numberToBytes } from 'viem';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,8 @@ import { useFastInterpreter } from './fast-interpreter.ts';
  * The faster loop against the library's own, on random legacy bytecode: the same return data,
  * gas, error and final stack for programs made of the opcodes the loop runs without the
  * library's step (PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST, the inlined arithmetic, the
- * environment reads the library marks async, the copies and RETURN/REVERT with their memory gas),
+ * environment reads the library marks async, the copies and RETURN/REVERT with their memory gas,
+ * SLOAD with its warm and cold access costs),
  * jumps to valid and invalid destinations, stack underflows and running out of gas included.
  */
 const common = () => new Common({ chain: Mainnet, hardfork: 'prague' });
@@ -85,8 +86,13 @@ const program = fc
   .tuple(fc.array(word, { minLength: 4, maxLength: 12 }), fc.array(step, { minLength: 1, maxLength: 60 }), ending)
   .map(([pushes, steps, end]) => new Uint8Array([...pushes.flatMap(push), ...steps.flat(), ...end]));
 
+let runs = 0;
+/** Runs `code` as a fresh account's code (its storage empty, nothing warm), the same account in both EVMs. */
 const run = async (evm: EVM, code: Uint8Array, data: Uint8Array, gasLimit: bigint) => {
+  const to = createAddressFromString(`0x${(runs++ >> 1).toString(16).padStart(40, '0')}`);
+  await evm.stateManager.putAccount(to, new Account());
   const result = await evm.runCode({
+    to,
     code: code.slice(), // one array per EVM: the jump analysis is cached per code array
     data,
     gasLimit,
@@ -122,5 +128,17 @@ describe('the faster interpreter loop gives the library loop results', () => {
     const got = await run(fast, code, data, 100_000n);
     expect(got).toEqual(await run(reference, code, data, 100_000n));
     expect(BigInt(got.returned)).toBe(45n);
+  });
+
+  it('SLOAD: the stored value, a cold then a warm read', async () => {
+    // SSTORE(1, 7); return SLOAD(1) + SLOAD(2)
+    const code = new Uint8Array([
+      0x60, 0x07, 0x60, 0x01, 0x55, 0x60, 0x01, 0x54, 0x60, 0x02, 0x54, 0x01, 0x5f, 0x52, 0x60, 0x20, 0x5f, 0xf3,
+    ]);
+    const got = await run(fast, code, new Uint8Array(0), 100_000n);
+    expect(got).toEqual(await run(reference, code, new Uint8Array(0), 100_000n));
+    expect(BigInt(got.returned)).toBe(7n);
+    // 22,100 (cold SSTORE) + 100 (warm SLOAD) + 2,100 (cold SLOAD) + 5 PUSH1 + 2 PUSH0 + ADD + MSTORE with its memory
+    expect(100_000n - got.gasLeft!).toBe(22_100n + 100n + 2_100n + 5n * 3n + 2n * 2n + 3n + 6n);
   });
 });

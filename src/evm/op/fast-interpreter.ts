@@ -81,6 +81,10 @@ const syncGas: ((state: RunState, gas: bigint, common: Common) => bigint)[] = []
 const syncHandlers = new Uint8Array(256);
 for (const code of [0x30, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x3d, 0x3e, 0x41, 0x42, 0x43, 0x44, 0x45]) syncHandlers[code] = 1;
 
+/** opcodes/EIP2929.js `accessStorageEIP2929`: warms the slot, returns its cold or warm read cost. */
+type AccessStorage = (state: RunState, key: Uint8Array, isSstore: boolean, common: unknown) => bigint;
+let accessStorage: AccessStorage | undefined;
+
 const fastEvms = new WeakSet<object>();
 let installed: Promise<void> | undefined;
 
@@ -101,6 +105,9 @@ async function install(): Promise<void> {
   const url = new URL('./interpreter.js', import.meta.resolve('@ethereumjs/evm'));
   const { Interpreter } = (await import(url.href)) as { Interpreter: { prototype: InterpreterLike } };
   const { subMemUsage, divCeil } = (await import(new URL('./opcodes/util.js', url).href)) as GasUtil;
+  ({ accessStorageEIP2929: accessStorage } = (await import(new URL('./opcodes/EIP2929.js', url).href)) as {
+    accessStorageEIP2929: AccessStorage;
+  });
   const memory = (size: bigint) => (state: RunState, gas: bigint, common: Common) =>
     gas + subMemUsage(state, state.stack.peek(1)[0]!, size, common);
   syncGas[0x51] = memory(32n); // MLOAD
@@ -178,7 +185,9 @@ async function runLegacy(self: InterpreterLike, code: Uint8Array, pc: number | u
     try {
       const info = (entry ??= self.lookupOpInfo(opCode)).opcodeInfo;
       const gas = info.dynamicGas ? syncGas[opCode] : undefined;
-      if (
+      if (opCode === 0x54 && accessStorage !== undefined && state.stack._len > 0 && state.eip7928PostTargetCallOog === undefined) {
+        await sload(self, state, info.feeBigInt, accessStorage);
+      } else if (
         (info.dynamicGas && !gas) ||
         (info.isAsync && syncHandlers[opCode] !== 1) ||
         info.isInvalid ||
@@ -326,6 +335,20 @@ function jumpTarget(state: RunState, destination: bigint, codeLength: number): n
   if (destination >= 0x100000000n) return -1;
   const target = Number(destination);
   return target < codeLength && state.validJumps[target] === 1 ? target : -1;
+}
+
+/**
+ * SLOAD without the library's step: its gas handler (opcodes/gas.js: the EIP-2929 access cost,
+ * which warms the slot; no Verkle here) with the key converted once, then the handler's load.
+ */
+async function sload(self: InterpreterLike, state: RunState, fee: bigint, access: AccessStorage) {
+  const stack = state.stack;
+  const key = wordToBytes(stack._store[stack._len - 1]!);
+  self.useGas(fee + access(state, key, false, self.common), undefined);
+  state.programCounter++;
+  stack._len--;
+  const value = await state.interpreter.storageLoad(key);
+  stack.push(value.length ? bytesToWordLoose(value) : 0n);
 }
 
 /** A 256-bit word as 32 big-endian bytes (stack values are in [0, 2^256)). */
