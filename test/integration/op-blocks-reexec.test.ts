@@ -3,8 +3,9 @@ import { readdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { compareHeaders } from '../../src/evm/op/compare.ts';
+import { executionCrypto } from '../../src/evm/op/crypto.ts';
 import { executeBlock } from '../../src/evm/op/execute-block.ts';
 import { parseBlockFixture } from '../../src/evm/op/fixture.ts';
 import { sharedPath } from '../helpers/shared.ts';
@@ -44,6 +45,19 @@ describe('re-executing real OP Sepolia and OP Mainnet blocks from their witnesse
     const [fast, reference] = [await executeBlock(fixture.block), await executeBlock(fixture.block, { reference: true })];
     expect(reference.hash).toBe(fixture.expectedHash);
     expect(reference.receipts).toEqual(fast.receipts);
+  });
+
+  it('runs the bn254 precompiles on the fast path bn254 (ethereumjs createEVM drops that option)', async () => {
+    const { bn254 } = await executionCrypto('fast');
+    const name = 'op-sepolia-26208384.json';
+    const pairing = vi.spyOn(bn254!, 'pairing');
+    try {
+      const fixture = parseBlockFixture(raw(name), name);
+      expect((await executeBlock(fixture.block)).hash).toBe(fixture.expectedHash);
+      expect(pairing).toHaveBeenCalled();
+    } finally {
+      pairing.mockRestore();
+    }
   });
 
   it('refuses a witness node with one flipped byte, naming it', () => {

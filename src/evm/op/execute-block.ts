@@ -1,6 +1,7 @@
 import { createBlock, createBlockHeader } from '@ethereumjs/block';
 import { Common, Mainnet } from '@ethereumjs/common';
 import { createAddressFromString } from '@ethereumjs/util';
+import { EVM, NobleBN254 } from '@ethereumjs/evm';
 import { createVM } from '@ethereumjs/vm';
 import { bytesToHex, fromRlp, hexToBytes, sha256, type Hex } from 'viem';
 import { FlashlogError } from '../../errors.ts';
@@ -129,12 +130,16 @@ export async function executeBlock(input: BlockToExecute, options: { reference?:
       return blockchain;
     },
   };
-  const vm = await createVM({
+  // The EVM is built here, not by createVM: ethereumjs 10.1.3's createEVM replaces any `bn254`
+  // option with its pure-JS NobleBN254, so the bn254 precompiles never ran on crypto.bn254.
+  const evm = new EVM({
     common,
     stateManager: state,
     blockchain: blockchain as never,
-    evmOpts: { customPrecompiles: opPrecompiles(common, rules) as never, ...(crypto.bn254 ? { bn254: crypto.bn254 } : {}) },
+    customPrecompiles: opPrecompiles(common, rules) as never,
+    bn254: crypto.bn254 ?? new NobleBN254(),
   });
+  const vm = await createVM({ common, stateManager: state, blockchain: blockchain as never, evm });
   refuseB20(vm.evm, rules);
   if (!options.reference) await useFastInterpreter(vm.evm);
   const headerData = (baseFee: bigint, coinbase: Hex = attributes.feeRecipient) => ({
@@ -220,8 +225,8 @@ export async function executeBlock(input: BlockToExecute, options: { reference?:
     sha3Uncles: emptyOmmersHash,
     miner: attributes.feeRecipient.toLowerCase() as Hex,
     stateRoot,
-    transactionsRoot: await orderedTrieRoot(attributes.transactions),
-    receiptsRoot: await orderedTrieRoot(receipts.map(encodeReceipt)),
+    transactionsRoot: await orderedTrieRoot(attributes.transactions, crypto.customCrypto.keccak256),
+    receiptsRoot: await orderedTrieRoot(receipts.map(encodeReceipt), crypto.customCrypto.keccak256),
     logsBloom: orBlooms(receipts.map((receipt) => receipt.logsBloom)),
     difficulty: 0n,
     number,

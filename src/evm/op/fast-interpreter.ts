@@ -3,11 +3,15 @@
  * executor's, when not asked for the reference path). The library awaits an async `runStep` for
  * every opcode, so every ADD, PUSH or JUMP costs a promise and a microtask; most opcodes have a
  * fixed gas cost and a synchronous handler. Here those run inline (charge the fixed gas, advance the
- * program counter, call the library's own handler), and so do MLOAD, MSTORE, MSTORE8 and KECCAK256,
- * whose dynamic gas (memory expansion, hashed words) is computed here with the library's own
- * `subMemUsage` and `divCeil` instead of its async handlers; every other opcode goes through the
- * library's `runStep` as before. MLOAD, MSTORE and SLOAD convert between words and bytes without
- * the library's hex-string round trip and array spreads (the same values).
+ * program counter, call the library's own handler), and so do MLOAD, MSTORE, MSTORE8, KECCAK256,
+ * CALLDATACOPY, CODECOPY, RETURNDATACOPY, RETURN and REVERT, whose dynamic gas (memory expansion, hashed or copied words) is computed here with the
+ * library's own `subMemUsage` and `divCeil` instead of its async handlers, and the environment
+ * reads the library marks async though their handlers are synchronous (CALLDATALOAD, CALLER, ...).
+ * The stack-only opcodes (PUSH, DUP, SWAP, POP, JUMP, JUMPI, JUMPDEST) and the cheap arithmetic
+ * (ADD, SUB, comparisons, bitwise, shifts) work on the stack's array without a handler call. Every
+ * other opcode goes through the library's `runStep` as before. MLOAD, MSTORE and SLOAD convert
+ * between words and bytes without the library's hex-string round trip and array spreads (the same
+ * values). fast-interpreter.test.ts holds the loop against the library's on random bytecode.
  *
  * Taken only where nothing else observes single steps: no `step` listeners, no debug, no
  * profiler, none of EOF (EIP-3540), Verkle code chunks (6800/7864) or EIP-7928; otherwise the
@@ -15,24 +19,8 @@
  * the package's own module file, as in jump-analysis-cache.ts.
  */
 import { EVMError, type EVM } from '@ethereumjs/evm';
+import { stackOp, type RunState } from './fast-opcodes.ts';
 
-type RunState = {
-  programCounter: number;
-  code: Uint8Array;
-  opCode: number;
-  gasLeft: bigint;
-  validJumps: Uint8Array;
-  cachedPushes: Record<number, bigint>;
-  shouldDoJumpAnalysis: boolean;
-  eip7928PostTargetCallOog?: unknown;
-  eip8037BurnLeftoverAfterCreateHaltOntoAlive?: boolean;
-  stack: { pop(): bigint; popN(n: number): bigint[]; peek(n: number): bigint[]; push(value: bigint): void };
-  memory: {
-    read(offset: number, size: number, avoidCopy?: boolean): Uint8Array;
-    write(offset: number, size: number, value: Uint8Array): void;
-  };
-  interpreter: { storageLoad(key: Uint8Array): Promise<Uint8Array> };
-};
 type OpInfo = { code: number; feeBigInt: bigint; dynamicGas: boolean; isAsync: boolean; isInvalid: boolean };
 type OpEntry = { opcodeInfo: OpInfo; opHandler: (runState: RunState, common: unknown) => unknown };
 type Analysis = { jumps: Uint8Array; pushes: Record<number, bigint>; opcodesCached: OpEntry[] };
@@ -56,6 +44,18 @@ type GasUtil = {
 type Common = { param(name: string): bigint };
 /** Synchronous twins of the library's memory-only dynamic gas handlers (opcodes/gas.js), by opcode. */
 const syncGas: ((state: RunState, gas: bigint, common: Common) => bigint)[] = [];
+/**
+ * Opcodes the library marks async whose handlers (opcodes/functions.js) are synchronous functions
+ * (they read the call's environment, not the state): ADDRESS, ORIGIN, CALLER, CALLVALUE,
+ * CALLDATALOAD, CALLDATASIZE, CALLDATACOPY, RETURNDATASIZE, RETURNDATACOPY, COINBASE, TIMESTAMP,
+ * NUMBER, PREVRANDAO, GASLIMIT. Awaiting their `undefined` result is all the async step adds.
+ */
+const syncHandlers = new Uint8Array(256);
+for (const code of [0x30, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x3d, 0x3e, 0x41, 0x42, 0x43, 0x44, 0x45]) syncHandlers[code] = 1;
+
+/** opcodes/EIP2929.js `accessStorageEIP2929`: warms the slot, returns its cold or warm read cost. */
+type AccessStorage = (state: RunState, key: Uint8Array, isSstore: boolean, common: unknown) => bigint;
+let accessStorage: AccessStorage | undefined;
 
 const fastEvms = new WeakSet<object>();
 let installed: Promise<void> | undefined;
@@ -77,11 +77,35 @@ async function install(): Promise<void> {
   const url = new URL('./interpreter.js', import.meta.resolve('@ethereumjs/evm'));
   const { Interpreter } = (await import(url.href)) as { Interpreter: { prototype: InterpreterLike } };
   const { subMemUsage, divCeil } = (await import(new URL('./opcodes/util.js', url).href)) as GasUtil;
+  ({ accessStorageEIP2929: accessStorage } = (await import(new URL('./opcodes/EIP2929.js', url).href)) as {
+    accessStorageEIP2929: AccessStorage;
+  });
   const memory = (size: bigint) => (state: RunState, gas: bigint, common: Common) =>
     gas + subMemUsage(state, state.stack.peek(1)[0]!, size, common);
   syncGas[0x51] = memory(32n); // MLOAD
   syncGas[0x52] = memory(32n); // MSTORE
   syncGas[0x53] = memory(1n); // MSTORE8
+  const copy = (state: RunState, gas: bigint, common: Common) => {
+    // CALLDATACOPY, CODECOPY, RETURNDATACOPY: memory expansion and copied words
+    const [memOffset, , length] = state.stack.peek(3) as [bigint, bigint, bigint];
+    gas += subMemUsage(state, memOffset, length, common);
+    return length === 0n ? gas : gas + common.param('copyGas') * divCeil(length, 32n);
+  };
+  syncGas[0x37] = copy;
+  syncGas[0x39] = copy;
+  syncGas[0x3e] = (state, gas, common) => {
+    // RETURNDATACOPY: reading past the return data is out of gas (legacy code; EOF never runs here)
+    const [, offset, length] = state.stack.peek(3) as [bigint, bigint, bigint];
+    if (offset + length > state.interpreter.getReturnDataSize()) throw new EVMError(EVMError.errorMessages.OUT_OF_GAS);
+    return copy(state, gas, common);
+  };
+  const returned = (state: RunState, gas: bigint, common: Common) => {
+    // RETURN, REVERT: memory expansion
+    const [offset, length] = state.stack.peek(2) as [bigint, bigint];
+    return gas + subMemUsage(state, offset, length, common);
+  };
+  syncGas[0xf3] = returned;
+  syncGas[0xfd] = returned;
   syncGas[0x20] = (state, gas, common) => {
     // KECCAK256
     const [offset, length] = state.stack.peek(2) as [bigint, bigint];
@@ -133,12 +157,19 @@ async function runLegacy(self: InterpreterLike, code: Uint8Array, pc: number | u
     try {
       const info = (entry ??= self.lookupOpInfo(opCode)).opcodeInfo;
       const gas = info.dynamicGas ? syncGas[opCode] : undefined;
-      if ((info.dynamicGas && !gas) || info.isAsync || info.isInvalid || state.eip7928PostTargetCallOog !== undefined) {
+      if (opCode === 0x54 && accessStorage !== undefined && state.stack._len > 0 && state.eip7928PostTargetCallOog === undefined) {
+        await sload(self, state, info.feeBigInt, accessStorage);
+      } else if (
+        (info.dynamicGas && !gas) ||
+        (info.isAsync && syncHandlers[opCode] !== 1) ||
+        info.isInvalid ||
+        state.eip7928PostTargetCallOog !== undefined
+      ) {
         await self.runStep(entry);
       } else {
         self.useGas(gas ? gas(state, info.feeBigInt, common as unknown as Common) : info.feeBigInt, info);
         state.programCounter++;
-        entry.opHandler(state, common);
+        if (!stackOp(state, opCode, code.length)) entry.opHandler(state, common);
       }
     } catch (error) {
       const e = error as { errorType?: string; error?: string };
@@ -152,6 +183,20 @@ async function runLegacy(self: InterpreterLike, code: Uint8Array, pc: number | u
     err = new EVMError(EVMError.errorMessages.OUT_OF_GAS);
   }
   return { runState: state, exceptionError: err };
+}
+
+/**
+ * SLOAD without the library's step: its gas handler (opcodes/gas.js: the EIP-2929 access cost,
+ * which warms the slot; no Verkle here) with the key converted once, then the handler's load.
+ */
+async function sload(self: InterpreterLike, state: RunState, fee: bigint, access: AccessStorage) {
+  const stack = state.stack;
+  const key = wordToBytes(stack._store[stack._len - 1]!);
+  self.useGas(fee + access(state, key, false, self.common), undefined);
+  state.programCounter++;
+  stack._len--;
+  const value = await state.interpreter.storageLoad(key);
+  stack.push(value.length ? bytesToWordLoose(value) : 0n);
 }
 
 /** A 256-bit word as 32 big-endian bytes (stack values are in [0, 2^256)). */
@@ -174,6 +219,22 @@ export function wordToBytes(word: bigint): Uint8Array {
   return out;
 }
 
+const scratch = new Uint8Array(32);
+const scratchView = new DataView(scratch.buffer);
+/** A word as 32 big-endian bytes in one shared array, valid until the next call (copy it out at once). */
+function wordInto(word: bigint): Uint8Array {
+  if (word <= 0xffffffffn) {
+    scratch.fill(0, 0, 28);
+    scratchView.setUint32(28, Number(word));
+    return scratch;
+  }
+  scratchView.setBigUint64(0, BigInt.asUintN(64, word >> 192n));
+  scratchView.setBigUint64(8, BigInt.asUintN(64, word >> 128n));
+  scratchView.setBigUint64(16, BigInt.asUintN(64, word >> 64n));
+  scratchView.setBigUint64(24, BigInt.asUintN(64, word));
+  return scratch;
+}
+
 /** 32 big-endian bytes as a word. */
 export function bytesToWord(bytes: Uint8Array): bigint {
   const view = new DataView(bytes.buffer, bytes.byteOffset, 32);
@@ -193,7 +254,10 @@ const fastHandlers = new Map<number, OpEntry['opHandler']>([
     0x52,
     (state) => {
       const [offset, word] = state.stack.popN(2) as [bigint, bigint];
-      state.memory.write(Number(offset), 32, wordToBytes(word));
+      // The library's memory.write(offset, 32, bytes), the word put straight into the store.
+      const at = Number(offset);
+      state.memory.extend(at, 32);
+      state.memory._store.set(wordInto(word), at);
     },
   ],
   [

@@ -145,6 +145,13 @@ export function createWitnessState(witness: Witness, stateRoot: Hex, common?: Co
     if (!parent.accounts.has(key)) parent.accounts.set(key, host._caches.account!.get(address)?.accountRLP);
     return account;
   };
+  // A written account is read back soon (the next call, the fee credits): keep its decoded form.
+  const putAccount = state.putAccount.bind(state);
+  state.putAccount = async (address: Address, account: Account | undefined) => {
+    await putAccount(address, account);
+    const rlp = reference || account === undefined ? undefined : host._caches.account!.get(address)?.accountRLP;
+    if (rlp) decoded.set(rlp, new Account(account!.nonce, account!.balance, account!.storageRoot, account!.codeHash));
+  };
   state.getStorage = async (address: Address, slot: Uint8Array) => {
     const cached = reference || slot.length !== 32 ? undefined : host._caches.storage!.get(address, slot);
     // What the library returns for a cached slot, without looking it up twice.
