@@ -69,6 +69,28 @@ function safeHeadAt(n: bigint): DeriveSafeHead {
   };
 }
 
+/** The safe blocks before an agreed one, as the host hands them over: blocks 1-5 here. */
+const priorBlocks = new Map<bigint, SafeBlock>(
+  [1n, 2n, 3n, 4n, 5n].map((n) => [
+    n,
+    { ref: { hash: l2Hash(n), number: n, timestamp: millisOf(n) / 1000n, l1OriginNumber: 0n }, transactions: [] },
+  ]),
+);
+
+/** Derives blocks after `from` up to `until` from `l1`, with the prior blocks unless told otherwise, into `events`. */
+function derive(l1: ReturnType<typeof memoryL1>, from: bigint, until: bigint, events: string[] = [], prior = true) {
+  return deriveBlocks({
+    rollup,
+    l1,
+    l1Head: l1.headers.at(-1)!.hash,
+    safeHead: safeHeadAt(from),
+    until,
+    build,
+    ...(prior ? { priorBlocks: (n: bigint) => priorBlocks.get(n) } : {}),
+    onEvent: (e) => events.push(e),
+  });
+}
+
 /** Blocks 1..count on the schedule, each with one user transfer; `legacy` spaces them 2 s apart (a batcher unaware of Denim). */
 async function l2Blocks(count: number, legacy = false): Promise<BatchBlock[]> {
   const blocks: BatchBlock[] = [];
@@ -94,7 +116,7 @@ describe('deriveBlocks across Base Denim', () => {
 
   it('derives same-second blocks from singular batches: schedule times, the BaseTime deposit at tx[1], gas ÷ 10 and denominator × 10 from the first Denim block', async () => {
     const l1 = memoryL1(3, new Map([[1n, await batcherTxs(config, batcher, blocks, 'singular', 'zlib')]]), new Map());
-    const derived = await deriveBlocks({ rollup, l1, l1Head: l1.headers.at(-1)!.hash, safeHead: safeHeadAt(0n), until: 12n, build });
+    const derived = await derive(l1, 0n, 12n);
     expect(derived.map((block) => block.attributes.timestamp)).toEqual([2n, 4n, 6n, 8n, 8n, 8n, 8n, 8n, 9n, 9n, 9n, 9n]);
     for (const block of derived) {
       const txs = block.attributes.transactions;
@@ -127,44 +149,16 @@ describe('deriveBlocks across Base Denim', () => {
     // Derivation restarts at block 6 inside the channel of blocks 1-12: the batches of blocks 4-6
     // share the next block's second (8) but were built on blocks 3-5.
     const l1 = memoryL1(3, new Map([[1n, await batcherTxs(config, batcher, blocks, 'singular', 'zlib')]]), new Map());
-    const prior = new Map<bigint, SafeBlock>(
-      [1n, 2n, 3n, 4n, 5n].map((n) => [
-        n,
-        { ref: { hash: l2Hash(n), number: n, timestamp: millisOf(n) / 1000n, l1OriginNumber: 0n }, transactions: [] },
-      ]),
-    );
     const events: string[] = [];
-    const derived = await deriveBlocks({
-      rollup,
-      l1,
-      l1Head: l1.headers.at(-1)!.hash,
-      safeHead: safeHeadAt(6n),
-      until: 12n,
-      build,
-      priorBlocks: (n) => prior.get(n),
-      onEvent: (e) => events.push(e),
-    });
+    const derived = await derive(l1, 6n, 12n, events);
     expect(derived.map((block) => block.number)).toEqual([7n, 8n, 9n, 10n, 11n, 12n]);
     expect(events.filter((e) => /same second 8\), already safe/.test(e))).toHaveLength(0); // skipped quietly: not a drop
     // Without the blocks of that second the batch cannot be told from a stranger's: it waits.
-    await expect(
-      deriveBlocks({ rollup, l1, l1Head: l1.headers.at(-1)!.hash, safeHead: safeHeadAt(6n), until: 12n, build }),
-    ).rejects.toThrow(/same-second batch: safe L2 block 5 is not known/);
+    await expect(derive(l1, 6n, 12n, [], false)).rejects.toThrow(/same-second batch: safe L2 block 5 is not known/);
 
     const forged = blocks.map((block, i) => (i === 6 ? { ...block, parentHash: keccak256('0x0bad') } : block));
     const forgedL1 = memoryL1(3, new Map([[1n, await batcherTxs(config, batcher, forged, 'singular', 'zlib')]]), new Map());
-    await expect(
-      deriveBlocks({
-        rollup,
-        l1: forgedL1,
-        l1Head: forgedL1.headers.at(-1)!.hash,
-        safeHead: safeHeadAt(6n),
-        until: 12n,
-        build,
-        priorBlocks: (n) => prior.get(n),
-        onEvent: (e) => events.push(e),
-      }),
-    ).rejects.toThrow(/derives L2 blocks up to 6, not 12/);
+    await expect(derive(forgedL1, 6n, 12n, events)).rejects.toThrow(/derives L2 blocks up to 6, not 12/);
     expect(events.some((e) => e.includes(`parent hash ${keccak256('0x0bad')} is not the safe head`))).toBe(true);
   });
 
@@ -181,15 +175,7 @@ describe('deriveBlocks across Base Denim', () => {
       new Map(),
     );
     const events: string[] = [];
-    const derived = await deriveBlocks({
-      rollup,
-      l1,
-      l1Head: l1.headers.at(-1)!.hash,
-      safeHead: safeHeadAt(0n),
-      until: 8n,
-      build,
-      onEvent: (e) => events.push(e),
-    });
+    const derived = await derive(l1, 0n, 8n, events);
     expect(derived.map((block) => [block.number, block.attributes.timestamp, block.inclusion?.number])).toEqual([
       [1n, 2n, 1n],
       [2n, 4n, 1n],
@@ -205,12 +191,6 @@ describe('deriveBlocks across Base Denim', () => {
 
     // Derivation restarted at block 6: the old span of blocks 1-3 read back is past, not dropped.
     const restarted: string[] = [];
-    const prior = new Map<bigint, SafeBlock>(
-      [1n, 2n, 3n, 4n, 5n].map((n) => [
-        n,
-        { ref: { hash: l2Hash(n), number: n, timestamp: millisOf(n) / 1000n, l1OriginNumber: 0n }, transactions: [] },
-      ]),
-    );
     const oldSpan = memoryL1(
       3,
       new Map([
@@ -219,16 +199,7 @@ describe('deriveBlocks across Base Denim', () => {
       ]),
       new Map(),
     );
-    const again = await deriveBlocks({
-      rollup,
-      l1: oldSpan,
-      l1Head: oldSpan.headers.at(-1)!.hash,
-      safeHead: safeHeadAt(6n),
-      until: 8n,
-      build,
-      priorBlocks: (n) => prior.get(n),
-      onEvent: (e) => restarted.push(e),
-    });
+    const again = await derive(oldSpan, 6n, 8n, restarted);
     expect(again.map((block) => block.number)).toEqual([7n, 8n]);
     expect(restarted.filter((e) => e.includes('span batch'))).toEqual([]);
   });
