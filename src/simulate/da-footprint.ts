@@ -1,7 +1,7 @@
 import type { TypedTransaction } from '@ethereumjs/tx';
-import { bytesToHex, hexToBytes, type Hex } from 'viem';
+import { bytesToHex, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
-import { daFootprintGasScalarOf, txDaFootprint } from '../evm/op/da-footprint.ts';
+import { daFootprintOf } from '../evm/op/da-footprint.ts';
 import { txBytes } from './simulated-block.ts';
 
 /**
@@ -17,15 +17,10 @@ import { txBytes } from './simulated-block.ts';
  */
 export function simulatedDaFootprint(l1InfoTx: Hex | undefined, txs: readonly TypedTransaction[]): bigint {
   if (!l1InfoTx?.toLowerCase().startsWith('0x7e')) return 0n;
-  const all = [l1InfoTx, ...txs.map((tx) => bytesToHex(txBytes(tx)))];
-  let scalar: number | undefined;
   try {
-    scalar = daFootprintGasScalarOf(all);
+    return daFootprintOf([l1InfoTx, ...txs.map((tx) => bytesToHex(txBytes(tx)))]);
   } catch (error) {
     if (error instanceof FlashlogError && error.code === 'BLOCK_INVALID' && /activation block/.test(error.message)) return 0n;
     throw error;
   }
-  if (scalar === undefined) return 0n;
-  const perByte = scalar;
-  return all.reduce((sum, raw) => sum + txDaFootprint(hexToBytes(raw), perByte), 0n);
 }

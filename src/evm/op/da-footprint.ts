@@ -67,20 +67,31 @@ export function daFootprintGasScalarOf(transactions: readonly Hex[]): number | u
 }
 
 /**
+ * The DA footprint of a Jovian block's transactions (the L1-info deposit first): op-geth's
+ * CalcDAFootprint, with the scalar and the refusals of `daFootprintGasScalarOf`.
+ *
+ * @example daFootprintOf(block.transactions)
+ */
+export function daFootprintOf(transactions: readonly Hex[]): bigint {
+  const scalar = daFootprintGasScalarOf(transactions);
+  if (scalar === undefined) return 0n;
+  let total = 0n;
+  for (const raw of transactions) total += txDaFootprint(hexToBytes(raw), scalar);
+  return total;
+}
+
+/**
  * The DA footprint of a Jovian block (its header's blobGasUsed), refusing a block whose footprint
  * exceeds its gas limit.
  *
  * @example const blobGasUsed = blockDaFootprint(attributes.transactions, attributes.gasLimit)
  */
 export function blockDaFootprint(transactions: readonly Hex[], gasLimit: bigint): bigint {
-  const scalar = daFootprintGasScalarOf(transactions);
-  if (scalar === undefined) return 0n;
-  let total = 0n;
-  for (const raw of transactions) total += txDaFootprint(hexToBytes(raw), scalar);
+  const total = daFootprintOf(transactions);
   if (total > gasLimit)
     throw new FlashlogError(
       'BLOCK_INVALID',
-      `DA footprint ${total} exceeds the block gas limit ${gasLimit} (header blobGasUsed; daFootprintGasScalar ${scalar})`,
+      `DA footprint ${total} exceeds the block gas limit ${gasLimit} (header blobGasUsed; daFootprintGasScalar ${daFootprintGasScalarOf(transactions)})`,
     );
   return total;
 }
