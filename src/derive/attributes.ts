@@ -159,7 +159,7 @@ const denimScaling = 10n;
  *
  * @example denimGasParameters(config).gasLimit // config.gasLimit / 10n
  */
-export function denimGasParameters(config: SystemConfig): SystemConfig {
+export function denimGasParameters<T extends Pick<SystemConfig, 'gasLimit' | 'eip1559Params'>>(config: T): T {
   const denominator = hexToBigInt(slice(config.eip1559Params, 0, 4)) * denimScaling;
   const scaled = denominator > 0xffffffffn ? 0xffffffffn : denominator; // base/base saturates the u32
   return {

@@ -33,6 +33,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { baseTimeDeposit, BASE_TIME_PREDEPLOY, DEPOSITOR_ACCOUNT } from '../../src/evm/op/basetime.ts';
 import { DevnetBaseTime } from '../../src/devnet/contracts/bytecode.ts';
+import { denimGasParameters } from '../../src/derive/attributes.ts';
 import { encodeDeposit, sourceHash } from '../../src/derive/deposit-tx.ts';
 import { l1AttributesCalldata, l1BlockStorage, type L1Attributes } from '../../src/devnet/deposit.ts';
 import { executeBlock, type PayloadAttributes } from '../../src/evm/op/execute-block.ts';
@@ -74,15 +75,6 @@ export const rollupConfig = {
   chain_op_config: { eip1559Elasticity: EIP1559.elasticity, eip1559Denominator: 50, eip1559DenominatorCanyon: EIP1559.denominator },
 };
 export const config = parseRollupConfig(rollupConfig);
-
-/**
- * Denim's first block (base/base #4565): the gas limit ÷ 10 and the EIP-1559 denominator × 10,
- * the elasticity kept. Derivation's rule, which hands execution the header's values; the Denim
- * devnet starts at Denim and has no activation to apply it to.
- */
-export function denimActivationGas(parent: { gasLimit: bigint; denominator: number }): { gasLimit: bigint; denominator: number } {
-  return { gasLimit: parent.gasLimit / 10n, denominator: parent.denominator * 10 };
-}
 
 export const user = privateKeyToAccount(keccak256(stringToHex('flashlog denim chain user')));
 const recipients: readonly Hex[] = ['0x00000000000000000000000000000000000d1a01', '0x00000000000000000000000000000000000d1a02'];
@@ -295,18 +287,16 @@ async function usersOf(block: PlannedBlock, nonce: { next: number }): Promise<He
 
 /** The payload attributes of a planned block on `parent` (its gas limit and denominator from the parent, Denim's change on its first block). */
 function attributesOf(block: PlannedBlock, parent: BlockHeader, users: readonly Hex[]): PayloadAttributes {
-  const parentDenominator = Number(BigInt(slice(parent.extraData, 1, 5)));
-  const gas =
-    block.number === DENIM_BLOCK
-      ? denimActivationGas({ gasLimit: parent.gasLimit, denominator: parentDenominator })
-      : { gasLimit: parent.gasLimit, denominator: parentDenominator };
+  // The parent's gas limit and EIP-1559 parameters; on Denim's first block scaled as derivation scales them.
+  const inherited = { gasLimit: parent.gasLimit, eip1559Params: slice(parent.extraData, 1, 9) };
+  const gas = block.number === DENIM_BLOCK ? denimGasParameters(inherited) : inherited;
   return {
     timestamp: block.timestamp,
     prevRandao: keccak256(stringToHex(`flashlog denim chain randao ${block.number}`)),
     feeRecipient: FEE_RECIPIENT,
     gasLimit: gas.gasLimit,
     parentBeaconBlockRoot: keccak256(stringToHex(`flashlog denim chain beacon ${block.number}`)),
-    eip1559Params: eip1559Params(gas.denominator),
+    eip1559Params: gas.eip1559Params,
     minBaseFee: MIN_BASE_FEE,
     transactions: [
       l1InfoDeposit(block.number),
