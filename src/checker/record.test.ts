@@ -20,10 +20,17 @@ const block = (hash: string, full: boolean) => ({
   parentHash: `0x${'11'.repeat(32)}`,
   transactions: full ? [{ hash: tx, from: `0x${'01'.repeat(20)}`, to: `0x${'02'.repeat(20)}`, nonce: '0x0' }] : [tx],
 });
-const receipt = { transactionHash: tx, logs: [] };
+const receipt = (blockHash: string) => ({
+  transactionHash: tx,
+  blockHash,
+  logs: [{ blockHash, transactionHash: tx, topics: [], data: '0x' }],
+});
 
-/** A gateway whose pending block has hash `first` for the first read, `reads` for the block and logs reads, `after` for the last. */
-function gateway(first: string, reads: string, after: string): Endpoint {
+/**
+ * A gateway whose pending block has hash `first` for the first read (its receipts `receipts`),
+ * `reads` for the block and logs reads, `after` for the last.
+ */
+function gateway(first: string, reads: string, after: string, receipts = first): Endpoint {
   let pendingHashesReads = 0;
   return {
     url: 'stand-in',
@@ -32,10 +39,10 @@ function gateway(first: string, reads: string, after: string): Endpoint {
       if (method === 'eth_getBlockByNumber' && tag === 'latest') return { result: { number: '0xa' } };
       if (method === 'eth_getBlockByNumber' && full === true) return { result: block(first, true) };
       if (method === 'eth_getBlockByNumber') return { result: block(pendingHashesReads++ === 0 ? reads : after, false) };
-      if (method === 'eth_getBlockReceipts') return { result: [receipt] };
+      if (method === 'eth_getBlockReceipts') return { result: [receipt(receipts)] };
       if (method === 'eth_getLogs') return { result: [{ blockHash: reads, transactionHash: tx }] };
       if (method === 'eth_getTransactionByHash') return { result: { hash: tx, blockHash: reads } };
-      if (method === 'eth_getTransactionReceipt') return { result: { ...receipt, blockHash: reads } };
+      if (method === 'eth_getTransactionReceipt') return { result: receipt(reads) };
       return { result: '0x0' };
     },
   };
@@ -68,5 +75,15 @@ describe('recordPending', () => {
 
   it('and the other way round: reads of the sealed block inside a recording of the block being built', async () => {
     expect((await recordPending(options(gateway(zero, sealedHash, zero)))).kind).toBe('moved');
+  });
+
+  it('keeps nothing of a first read whose receipts name the other version of the same transactions', async () => {
+    for (const [first, receipts] of [
+      [zero, sealedHash],
+      [sealedHash, zero],
+    ]) {
+      const outcome = await recordPending(options(gateway(first!, first!, first!, receipts)));
+      expect(outcome).toEqual({ kind: 'moved' });
+    }
   });
 });

@@ -67,7 +67,14 @@ export async function recordPending(options: RecordOptions): Promise<RecordOutco
   const receipts = 'result' in receiptsAnswer && Array.isArray(receiptsAnswer.result) ? (receiptsAnswer.result as PendingReceipt[]) : [];
   const receiptTxs = receipts.map((receipt) => String((receipt as { transactionHash?: string }).transactionHash).toLowerCase());
   // (A gateway that refuses them, e.g. in public mode, is held to its refusal: it is compared too.)
-  if ('result' in receiptsAnswer && receiptTxs.join() !== identity.transactions.join()) return { kind: 'moved' };
+  // The same transactions can be served as the sealed block and as the block being built: their
+  // block hashes tell which.
+  if (
+    'result' in receiptsAnswer &&
+    (receiptTxs.join() !== identity.transactions.join() ||
+      !receipts.every((receipt) => receiptOfVersion(identity, receipt as unknown as CarriesBlockHash)))
+  )
+    return { kind: 'moved' };
 
   const calls: RecordedCall[] = [
     { label: 'eth_getBlockByNumber[full]', method: 'eth_getBlockByNumber', params: ['pending', true], answer: fullAnswer },
@@ -131,13 +138,20 @@ function sameVersion(identity: PendingIdentity, asks: readonly { label: string }
       const block = answer.result as { number?: unknown } | null;
       return block !== null && typeof block === 'object' && identityKey(identityOf(block)) === key;
     }
-    if (ask.label === 'eth_getLogs' && Array.isArray(answer.result)) {
-      const building = identity.hash === null;
-      return (answer.result as { blockHash?: string | null }[]).every((log) => {
-        const placeholder = log.blockHash === null || log.blockHash === undefined || /^0x0*$/.test(log.blockHash);
-        return building === placeholder;
-      });
-    }
+    if (ask.label === 'eth_getLogs' && Array.isArray(answer.result))
+      return (answer.result as CarriesBlockHash[]).every((log) => ofVersion(identity, log.blockHash));
     return true;
   });
 }
+
+type CarriesBlockHash = { readonly blockHash?: string | null; readonly logs?: readonly CarriesBlockHash[] };
+
+/** Whether a block hash an answer carries names `identity`'s version: none (zero) while it is built, a hash once sealed. */
+function ofVersion(identity: PendingIdentity, blockHash: string | null | undefined): boolean {
+  const placeholder = blockHash === null || blockHash === undefined || /^0x0*$/.test(blockHash);
+  return (identity.hash === null) === placeholder;
+}
+
+/** A receipt and its logs of `identity`'s version. */
+const receiptOfVersion = (identity: PendingIdentity, receipt: CarriesBlockHash): boolean =>
+  ofVersion(identity, receipt.blockHash) && (receipt.logs ?? []).every((log) => ofVersion(identity, log.blockHash));
