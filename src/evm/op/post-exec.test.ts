@@ -22,9 +22,22 @@ describe('post-exec transaction (0x7D) codec, specs lagoon/post-exec.md and sdm.
 
   it('encodes as 0x7d ‖ rlp([version, blockNumber, [[index, gasRefund]…]]), byte for byte with another RLP encoder', () => {
     for (const [blockNumber, entries] of [
-      [99, [[0, 100], [5, 200]]],
+      [
+        99,
+        [
+          [0, 100],
+          [5, 200],
+        ],
+      ],
       [0, [[1, 1]]],
-      [2 ** 40, [[127, 128], [128, 65_535], [300, 2 ** 50]]],
+      [
+        2 ** 40,
+        [
+          [127, 128],
+          [128, 65_535],
+          [300, 2 ** 50],
+        ],
+      ],
     ] as [number, [number, number][]][]) {
       const ours = encodePostExecTx({
         version: 1,
@@ -58,20 +71,53 @@ describe('post-exec transaction (0x7D) codec, specs lagoon/post-exec.md and sdm.
   it('block rules (post-exec.md § Block-Level Structural Rules, sdm.md § Validity Rules) name what breaks them', () => {
     const pe = (entries: [number, number][], block = 12) => independent(1, block, entries);
     expect(checkPostExecInBlock([deposit, user], 12n, true)).toBeUndefined();
-    expect(checkPostExecInBlock([deposit, user, user, pe([[1, 5], [2, 9]])], 12n, true)?.gasRefundEntries).toHaveLength(2);
+    expect(
+      checkPostExecInBlock(
+        [
+          deposit,
+          user,
+          user,
+          pe([
+            [1, 5],
+            [2, 9],
+          ]),
+        ],
+        12n,
+        true,
+      )?.gasRefundEntries,
+    ).toHaveLength(2);
     expect(() => checkPostExecInBlock([deposit, user, pe([[1, 5]])], 12n, false)).toThrow(/transaction 2 .* before Lagoon/);
     expect(() => checkPostExecInBlock([deposit, pe([[2, 5]]), user], 12n, true)).toThrow(/transaction 1 .* not the last of 3/);
     expect(() => checkPostExecInBlock([deposit, user, pe([[1, 5]]), pe([[1, 5]])], 12n, true)).toThrow(/transactions 2, 3 .* at most one/);
     expect(() => checkPostExecInBlock([deposit, user, pe([[1, 5]], 11)], 12n, true)).toThrow(/blockNumber 11 is not the block's number/);
     expect(() => checkPostExecInBlock([deposit, user, pe([])], 12n, true)).toThrow(/gasRefundEntries is empty/);
     expect(() => checkPostExecInBlock([deposit, user, pe([[1, 0]])], 12n, true)).toThrow(/gasRefundEntries\[0\]\.gasRefund is 0/);
-    expect(() => checkPostExecInBlock([deposit, user, user, pe([[2, 1], [1, 1]])], 12n, true)).toThrow(/\[1\]\.index 1 does not follow 2/);
+    expect(() =>
+      checkPostExecInBlock(
+        [
+          deposit,
+          user,
+          user,
+          pe([
+            [2, 1],
+            [1, 1],
+          ]),
+        ],
+        12n,
+        true,
+      ),
+    ).toThrow(/\[1\]\.index 1 does not follow 2/);
     expect(() => checkPostExecInBlock([deposit, user, pe([[0, 1]])], 12n, true)).toThrow(/index 0 is a deposit/);
     expect(() => checkPostExecInBlock([deposit, user, pe([[2, 1]])], 12n, true)).toThrow(/index 2 is the post-exec transaction/);
   });
 
   it('refundOf: the entry of an index, 0 without one', () => {
-    const tx = decodePostExecTx(independent(1, 1, [[1, 5], [4, 9]]));
+    const tx = decodePostExecTx(
+      independent(1, 1, [
+        [1, 5],
+        [4, 9],
+      ]),
+    );
     expect([0, 1, 2, 4].map((i) => refundOf(tx, i))).toEqual([0n, 5n, 0n, 9n]);
     expect(refundOf(undefined, 1)).toBe(0n);
   });

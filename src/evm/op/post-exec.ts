@@ -44,7 +44,8 @@ export interface PostExecTx extends PostExecPayload {
 export const isPostExecTx = (raw: string): boolean => raw.slice(0, 4).toLowerCase() === '0x7d';
 
 /** An RLP integer: minimal big-endian bytes, the empty string for zero. */
-const rlpUint = (value: bigint | number): Hex => (BigInt(value) === 0n ? '0x' : numberToHex(BigInt(value), { size: byteLength(BigInt(value)) }));
+const rlpUint = (value: bigint | number): Hex =>
+  BigInt(value) === 0n ? '0x' : numberToHex(BigInt(value), { size: byteLength(BigInt(value)) });
 const byteLength = (value: bigint): number => Math.ceil(value.toString(16).length / 2);
 
 function uintOf(field: unknown, where: string, max = maxUint64): bigint {
@@ -130,7 +131,8 @@ export function checkPostExecInBlock(transactions: readonly Hex[], blockNumber: 
   if (positions.length === 0) return undefined;
   const bad = (rule: string) => new FlashlogError('BLOCK_INVALID', `block ${blockNumber}: ${rule}`);
   if (!lagoon) throw bad(`transaction ${positions[0]} is a post-exec (0x7d) transaction before Lagoon (post-exec.md rule 5)`);
-  if (positions.length > 1) throw bad(`transactions ${positions.join(', ')} are post-exec (0x7d): at most one a block (post-exec.md rule 1)`);
+  if (positions.length > 1)
+    throw bad(`transactions ${positions.join(', ')} are post-exec (0x7d): at most one a block (post-exec.md rule 1)`);
   const at = positions[0]!;
   if (at !== transactions.length - 1)
     throw bad(`transaction ${at} is a post-exec (0x7d) transaction but not the last of ${transactions.length} (post-exec.md rule 2)`);
@@ -142,7 +144,8 @@ export function checkPostExecInBlock(transactions: readonly Hex[], blockNumber: 
   }
   if (tx.blockNumber !== blockNumber)
     throw bad(`transaction ${at}: post-exec payload.blockNumber ${tx.blockNumber} is not the block's number (post-exec.md rule 3)`);
-  if (tx.gasRefundEntries.length === 0) throw bad(`transaction ${at}: post-exec payload.gasRefundEntries is empty (sdm.md validity rule 1)`);
+  if (tx.gasRefundEntries.length === 0)
+    throw bad(`transaction ${at}: post-exec payload.gasRefundEntries is empty (sdm.md validity rule 1)`);
   let previous = -1;
   for (const [i, entry] of tx.gasRefundEntries.entries()) {
     const where = `transaction ${at}: payload.gasRefundEntries[${i}]`;
