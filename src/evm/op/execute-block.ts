@@ -199,8 +199,7 @@ export async function executeBlock(input: BlockToExecute, options: { reference?:
       if (bytes[0] === 0x7e) {
         receipt = await runDeposit(vm, state, common, raw, depositBlock, rules);
       } else if (bytes[0] === 0x7d) {
-        // Checked above: the last transaction, its refunds already settled with the transactions they name.
-        receipt = postExecReceipt();
+        receipt = postExecReceipt(); // checked above; its refunds were settled with the transactions they name
       } else {
         fees ??= await txFees(rules, async (slot) =>
           bytesToHex(await state.getStorage(createAddressFromString(l1BlockAddress), hexToBytes(slotKey(slot)))),
