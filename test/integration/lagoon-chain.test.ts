@@ -10,6 +10,9 @@ import { encodeHeader, headerFromRpc } from '../../src/evm/op/header.ts';
 import { decodePostExecTx, encodePostExecTx } from '../../src/evm/op/post-exec.ts';
 import { orderedTrieNodes } from '../../src/evm/receipts.ts';
 import { reexecuteBlock } from '../../src/prover/enclave/reexecute.ts';
+import { crossL2Inbox } from '../../src/evm/op/interop.ts';
+import { parseTransaction } from 'viem';
+import { CHAIN_ID, user } from '../helpers/lagoon-chain.ts';
 
 /**
  * The Lagoon chain flashlog's engine built (test/fixtures/lagoon-chain, SOURCE.md there), re-executed
@@ -95,5 +98,31 @@ describe('the engine-built Lagoon chain, re-executed', () => {
         encodePostExecTx({ version: 1, blockNumber: 2n, gasRefundEntries: [{ index: 1, gasRefund: 1n }] }).raw,
       ]),
     ).rejects.toThrow(refused(/before Lagoon/));
+  });
+
+  it('the enclave refuses by name a Lagoon block that executes a cross-chain message (a CrossL2Inbox access-list entry)', async () => {
+    const n = 4;
+    const { block } = fixture(n);
+    // Block 4 with its tx 2 signed again, same nonce and call, declaring an executing message in its access list.
+    const original = parseTransaction(block.attributes.transactions[2]!) as { nonce: number; to: Hex; data: Hex; gas: bigint };
+    const declared = await user.signTransaction({
+      type: 'eip1559',
+      chainId: CHAIN_ID,
+      nonce: original.nonce,
+      to: original.to,
+      data: original.data,
+      gas: original.gas,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 1_000n,
+      accessList: [{ address: crossL2Inbox, storageKeys: [`0x03${'22'.repeat(31)}`] }],
+    });
+    const transactions = block.attributes.transactions.map((tx, i) => (i === 2 ? declared : tx));
+    const executed = await executeBlock({ ...block, attributes: { ...block.attributes, transactions } });
+    const witness = new Map(block.witness);
+    for (const node of await orderedTrieNodes(transactions)) witness.set(keccak256(node), hexToBytes(node));
+    const parentRlp = encodeHeader(headerFromRpc(raw(n).parentHeader));
+    await expect(reexecuteBlock(block.config, parentRlp, encodeHeader(executed.header), witness)).rejects.toThrow(
+      /^L2 block 4: transaction 2 executes a cross-chain message \(CrossL2Inbox access list\)/,
+    );
   });
 });
