@@ -116,4 +116,36 @@ describe('Lagoon post-exec transaction through feed, log, view and RPC', () => {
     expect(result.success).toBe(false);
     expect(result.error!.issues[0]).toMatchObject({ path: ['diff', 'post_exec_tx'], message: expect.stringMatching(/0x7d/) });
   });
+
+  it("the metadata executor takes a subblock receipts_root that counts the post-exec transaction's receipt", async () => {
+    const { createMetricsRegistry } = await import('../obs/metrics.ts');
+    const { receiptsRoot, fromRpcReceipt } = await import('../evm/receipts.ts');
+    const plain = raw();
+    const blockNumber = BigInt(plain[0]!.base!.block_number);
+    const last = postExecFor(blockNumber, [[1, 9n]]);
+    // The receipts of the whole block (a plain pass), then the last subblock's root with the 0x7d receipt appended.
+    const receipts = [];
+    const first = createMetadataExecutor();
+    let block: AssembledBlock | undefined;
+    for (const message of plain.map((m) => flashblockSchema.parse(m))) {
+      block = block ? extendBlock(block, message) : startBlock(message);
+      receipts.push(...(await first.execute(block)).receipts);
+    }
+    const cumulative = BigInt(receipts.at(-1)!.cumulativeGasUsed);
+    const withPostExec = await receiptsRoot([
+      ...receipts.map(fromRpcReceipt),
+      { type: 0x7d, status: 1, cumulativeGasUsed: cumulative, logsBloom: `0x${'00'.repeat(256)}`, logs: [] },
+    ]);
+    const lastIndex = plain.length - 1;
+    plain[lastIndex] = { ...plain[lastIndex]!, diff: { ...plain[lastIndex]!.diff, post_exec_tx: last.raw, receipts_root: withPostExec } };
+    const metrics = createMetricsRegistry({ defaults: false });
+    const executor = createMetadataExecutor({ metrics });
+    block = undefined;
+    for (const message of plain.map((m) => flashblockSchema.parse(m))) {
+      block = block ? extendBlock(block, message) : startBlock(message);
+      await executor.execute(block);
+    }
+    const checks = await metrics.getSingleMetric('flashlog_executor_checks_total')!.get();
+    expect(checks.values.map((sample) => [sample.labels.result, sample.value])).toEqual([['match', plain.length]]);
+  });
 });
