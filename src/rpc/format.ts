@@ -5,6 +5,7 @@ import { maxPendingBlocks, type PendingBlock } from '../view/state.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
 import { createGrowingRoots, emptyUnclesHash, rebuildHeaderFields, type RebuiltHeaderFields } from './header-fields.ts';
 import { formatPostExecTransaction, servedTransactions } from './post-exec.ts';
+import { isPostExecTx } from '../evm/op/post-exec.ts';
 
 /**
  * Wire formatting of the view's pending data into JSON-RPC objects: the one place where the
@@ -103,15 +104,17 @@ export function createTransactionFormatter(keptBlocks = maxPendingBlocks + 1, ma
       return fields;
     },
     async transaction(block, position) {
-      // Lagoon: the post-exec transaction follows the streamed ones (src/rpc/post-exec.ts).
-      if (position === block.transactions.length && block.postExecTx) {
+      // Lagoon: the post-exec transaction follows the streamed ones (a subblocks feed), or is the
+      // last of a node's block (a blocks source) (src/rpc/post-exec.ts).
+      const postExec = position === block.transactions.length ? block.postExecTx : block.transactions[position];
+      if (postExec && isPostExecTx(postExec.raw)) {
         const place = {
           blockHash: denimFields(block).hash ?? null,
           blockTimestamp: block.header.timestamp,
           blockNumber: block.number,
           position,
         };
-        return formatPostExecTransaction(block.postExecTx, { ...place, baseFeePerGas: BigInt(block.header.baseFeePerGas) });
+        return formatPostExecTransaction(postExec, { ...place, baseFeePerGas: BigInt(block.header.baseFeePerGas) });
       }
       const tx = block.transactions[position];
       if (!tx) throw new Error(`no transaction at position ${position} of pending block ${block.number}`);

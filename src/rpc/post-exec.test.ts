@@ -148,4 +148,45 @@ describe('Lagoon post-exec transaction through feed, log, view and RPC', () => {
     const checks = await metrics.getSingleMetric('flashlog_executor_checks_total')!.get();
     expect(checks.values.map((sample) => [sample.labels.result, sample.value])).toEqual([['match', plain.length]]);
   });
+
+  it('a blocks source: a node block ending with a 0x7d keeps its bytes from the node JSON and is served in the same shape, with its hash', async () => {
+    const { rawTransaction } = await import('../source/raw-transaction.ts');
+    const tx = postExecFor(7n, [[1, 3n]]);
+    const nodeJson = {
+      hash: tx.hash,
+      type: '0x7d',
+      gas: '0x0',
+      value: '0x0',
+      input: tx.input,
+      from: '0x0000000000000000000000000000000000000000',
+    };
+    expect(rawTransaction(nodeJson)).toBe(tx.raw);
+    expect(rawTransaction({ ...nodeJson, input: `${tx.input}00` })).toBeNull();
+    const blockHash = `0x${'ab'.repeat(32)}`;
+    const pending = {
+      number: 7n,
+      index: 0,
+      payloadId: '0x0000000000000007',
+      header: { timestamp: '0x10', baseFeePerGas: '0x3b9aca00', hash: blockHash },
+      transactions: [{ hash: tx.hash, raw: tx.raw }],
+      positionByHash: new Map(),
+      receipts: [],
+      logs: [],
+      logsByAddress: new Map(),
+      stateDiff: null,
+    } as unknown as Parameters<ReturnType<typeof createTransactionFormatter>['transaction']>[0];
+    expect(await createTransactionFormatter().transaction(pending, 0)).toEqual({
+      hash: tx.hash,
+      type: '0x7d',
+      gas: '0x0',
+      value: '0x0',
+      input: tx.input,
+      blockHash,
+      blockTimestamp: '0x10',
+      blockNumber: '0x7',
+      transactionIndex: '0x0',
+      from: '0x0000000000000000000000000000000000000000',
+      gasPrice: '0x3b9aca00',
+    });
+  });
 });
