@@ -79,6 +79,10 @@ export function extendBlock(block: AssembledBlock, flashblock: Flashblock): Asse
     },
     transactions: added.length ? [...block.transactions, ...added] : block.transactions,
     firstNew: block.transactions.length,
+    // Lagoon: the latest subblock's post-exec transaction, never a previous one's (absence is not sticky).
+    postExecTx: diff.post_exec_tx
+      ? { hash: transactionHash(diff.post_exec_tx as `0x${string}`), raw: diff.post_exec_tx as `0x${string}` }
+      : null,
     metadataReceipts: flashblock.metadata.receipts ?? null,
     metadataBalances: flashblock.metadata.new_account_balances ?? null,
   };

@@ -78,8 +78,13 @@ export interface PayloadAttributes {
 
 export const sequencerFeeVault: Hex = '0x4200000000000000000000000000000000000011';
 const zeroHash: Hex = `0x${'00'.repeat(32)}`;
-/** Forks whose activation block carries upgrade deposits, which this module does not build. */
-const forksWithUpgradeDeposits: readonly OpFork[] = ['ecotone', 'fjord', 'isthmus', 'jovian', 'karst'];
+/**
+ * Forks whose activation block carries upgrade deposits, which this module does not build. Lagoon:
+ * UNCONFIRMED whether its activation block carries upgrade transactions (optimism #22216 reserves
+ * "Lagoon upgrade gas"; no Lagoon upgrade-transaction list was found in the specs), so its
+ * activation block is refused rather than guessed.
+ */
+const forksWithUpgradeDeposits: readonly OpFork[] = ['ecotone', 'fjord', 'isthmus', 'jovian', 'karst', 'lagoon'];
 
 /**
  * The payload attributes of the L2 block `batch` fills, on L1 origin `epoch`, `sequenceNumber`

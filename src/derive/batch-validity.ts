@@ -47,7 +47,13 @@ export interface BatchCheck {
 const maxSequencerDriftFjord = 1800n;
 const depositType = 0x7e;
 const setCodeType = 0x04;
-/** op-node's PostExec type (a later fork's; flashlog's fork ladders have none, so it is always refused). */
+/**
+ * Lagoon's post-exec type (specs lagoon/post-exec.md): a batch may carry it from Lagoon on, as
+ * op-node's singular-batch gate allows it once SDM (Lagoon) is active; the block rules (last, at
+ * most one, anchored) are the executor's (lagoon/derivation.md § Batch Acceptance: the batch
+ * format "has no notion of block validity"). The Batch Queue rules' Lagoon amendment is not
+ * written in the specs yet (same section): UNCONFIRMED beyond op-node's gate.
+ */
 const postExecType = 0x7d;
 
 /**
@@ -107,22 +113,23 @@ export function checkSingularBatch(check: BatchCheck, rules: BatchValidityRules)
     }
   }
 
-  const refused = sequencerTransactionProblem(batch.transactions, l2.active('isthmus'));
+  const refused = sequencerTransactionProblem(batch.transactions, l2.active('isthmus'), l2.active('lagoon'));
   if (refused) return verdict('drop', refused);
   return verdict('accept', 'the next block');
 }
 
 /**
  * Why a batch's transaction list cannot be a sequencer's, or undefined: an empty transaction, a
- * deposit, SetCode before Isthmus, op-node's PostExec type.
+ * deposit, SetCode before Isthmus, a post-exec transaction before Lagoon.
  */
-export function sequencerTransactionProblem(transactions: readonly Uint8Array[], isthmus: boolean): string | undefined {
+export function sequencerTransactionProblem(transactions: readonly Uint8Array[], isthmus: boolean, lagoon = false): string | undefined {
   for (const [index, tx] of transactions.entries()) {
     if (tx.length === 0) return `transaction ${index} is empty`;
     const type = tx[0];
     if (type === depositType) return `transaction ${index} is a deposit`;
     if (type === setCodeType && !isthmus) return `transaction ${index} is SetCode before Isthmus`;
-    if (type === postExecType) return `transaction ${index} is a PostExec transaction (${bytesToHex(tx.subarray(0, 1))})`;
+    if (type === postExecType && !lagoon)
+      return `transaction ${index} is a PostExec transaction (${bytesToHex(tx.subarray(0, 1))}) before Lagoon`;
   }
   return undefined;
 }

@@ -16,6 +16,9 @@ import { encodeBitlist, encodeUvarint, type ByteReader } from './reader.ts';
  *              0x01 ++ rlp([value, gas_price, data, access_list])
  *              0x02 ++ rlp([value, max_priority_fee_per_gas, max_fee_per_gas, data, access_list])
  *              0x04 ++ rlp([value, max_priority_fee_per_gas, max_fee_per_gas, data, access_list, authorization_list])
+ *              0x7d ++ rlp(payload)   Lagoon's post-exec transaction, verbatim (specs lagoon/derivation.md @538ff5ed
+ *                                     § Transaction Data): contract_creation_bit 1, no tx_tos entry, y parity 0,
+ *                                     r = s = 0, nonce 0, gas 0, each checked (§ Transposed Envelope Fields)
  *
  * A transaction is rebuilt as its EIP-2718 bytes with the L2 chain id: `v` is the y parity for a
  * typed transaction, `2·chainId + 35 + y` for a protected legacy one, `27 + y` otherwise.
@@ -154,6 +157,7 @@ export function spanBatchTransactions(txs: SpanBatchTxs, chainId: bigint, where:
   let legacyIndex = 0;
   return txs.datas.map((data, i) => {
     const at = `${where} transaction ${i}`;
+    if (data[0] === postExecType) return postExecFromSlots(txs, i, data, at);
     const { type, items } = txDataFields(data, at);
     const creation = txs.contractCreation[i]!;
     const to = creation ? new Uint8Array() : hexToBytes(txs.tos[toIndex++]!);
@@ -180,6 +184,31 @@ export function spanBatchTransactions(txs: SpanBatchTxs, chainId: bigint, where:
   });
 }
 
+const postExecType = 0x7d;
+
+/**
+ * A post-exec transaction's span batch slots must hold the fixed values lagoon/derivation.md gives
+ * them (a decoder "MUST verify that each of them is zero" and that its contract-creation bit is 1);
+ * the transaction is its tx_data verbatim, whose payload is not read here (§ Transaction Data: the
+ * batch decoder must not inspect the version).
+ */
+function postExecFromSlots(txs: SpanBatchTxs, i: number, data: Uint8Array, at: string): Uint8Array {
+  const nonZero = [
+    ...(txs.contractCreation[i] ? [] : ['contract_creation_bits (must be 1)']),
+    ...(txs.yParity[i] ? ['y_parity_bits'] : []),
+    ...(txs.signatures[i]!.r.some((b) => b !== 0) ? ['tx_sigs.r'] : []),
+    ...(txs.signatures[i]!.s.some((b) => b !== 0) ? ['tx_sigs.s'] : []),
+    ...(txs.nonces[i] !== 0n ? ['tx_nonces'] : []),
+    ...(txs.gases[i] !== 0n ? ['tx_gases'] : []),
+  ];
+  if (nonZero.length)
+    throw new FlashlogError(
+      'DERIVE_BATCH_INVALID',
+      `${at}: a post-exec transaction (0x7d) with ${nonZero.join(', ')} not as lagoon/derivation.md fixes them`,
+    );
+  return data;
+}
+
 /**
  * The span batch fields of EIP-2718 transactions (the batcher's side, for tests and peers): the
  * inverse of `spanBatchTransactions`. Throws for a type a span batch does not carry, or a
@@ -198,6 +227,16 @@ export function spanBatchTxsOf(transactions: readonly Uint8Array[], chainId: big
     protectedBits: [] as boolean[],
   };
   transactions.forEach((tx, i) => {
+    if (tx[0] === postExecType) {
+      out.contractCreation.push(true);
+      out.yParity.push(false);
+      out.signatures.push({ r: new Uint8Array(32), s: new Uint8Array(32) });
+      out.datas.push(tx);
+      out.types.push(postExecType);
+      out.nonces.push(0n);
+      out.gases.push(0n);
+      return;
+    }
     const legacy = tx.length > 0 && tx[0]! >= 0xc0;
     const type = legacy ? 0 : tx[0]!;
     if (!legacy && type !== 1 && type !== 2 && type !== 4)

@@ -74,7 +74,8 @@ export function checkSpanBatch(
           return verdict('drop', `${where}: an empty block past the sequencer drift that could have adopted the next L1 origin`);
       }
     }
-    const refused = sequencerTransactionProblem(block.transactions, rulesAt(rollup, block.timestamp).active('isthmus'));
+    const blockRules = rulesAt(rollup, block.timestamp);
+    const refused = sequencerTransactionProblem(block.transactions, blockRules.active('isthmus'), blockRules.active('lagoon'));
     if (refused) return verdict('drop', `${where}: ${refused}`);
   }
   if (batch.blocks[0]!.timestamp <= safeHead.timestamp) {

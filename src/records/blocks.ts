@@ -6,6 +6,9 @@ import { count, isObject, keysInOrder, matches, optional, optionalNullable, orde
 import { isRpcLog, logRecord, rpcLogSchema, type LogRecordValue } from './logs.ts';
 import { topics, type TopicRecord } from './topics.ts';
 
+/** Lagoon's post-exec transaction type byte (specs lagoon/post-exec.md); src/records/ reads only the byte. */
+const isPostExecTx = (raw: string): boolean => raw.slice(0, 4).toLowerCase() === '0x7d';
+
 /** A receipt as eth_getTransactionReceipt returns it (OP fields optional). */
 export const rpcReceiptSchema = z.looseObject({
   transactionHash: hash32,
@@ -31,6 +34,8 @@ export const rpcReceiptSchema = z.looseObject({
   l1BlobBaseFeeScalar: quantity.optional().nullable(),
   depositNonce: quantity.optional().nullable(),
   depositReceiptVersion: quantity.optional().nullable(),
+  /** Lagoon: the Sequencer-Defined Metering gas refund of the transaction (specs lagoon/sdm.md § Receipt Extension); absent without one. */
+  opGasRefund: quantity.optional().nullable(),
 });
 export type RpcReceipt = z.output<typeof rpcReceiptSchema>;
 
@@ -95,6 +100,15 @@ export const blockRecordSchema = z.looseObject({
   receipts: z.array(rpcReceiptSchema).nullable(),
   stateDiff: z.record(address, accountDiffSchema).nullable(),
   executor: z.enum(['local', 'metadata', 'node']).nullable(),
+  /**
+   * Lagoon: the block's post-exec transaction (type 0x7d) as of this step, kept apart from
+   * `transactions` (which only grow): each subblock restates it and only the last one's is the
+   * sealed block's last transaction. Absent or null when the block has none so far.
+   */
+  postExecTx: z
+    .object({ hash: hash32, raw: hexBytes.refine(isPostExecTx, 'expected a post-exec transaction (type byte 0x7d)') })
+    .nullable()
+    .optional(),
 });
 export type BlockRecord = z.output<typeof blockRecordSchema>;
 
@@ -134,7 +148,8 @@ function isReceipt(value: unknown): boolean {
     optionalNullable(hexPatterns.quantity, value.l1BlobBaseFee) &&
     optionalNullable(hexPatterns.quantity, value.l1BlobBaseFeeScalar) &&
     optionalNullable(hexPatterns.quantity, value.depositNonce) &&
-    optionalNullable(hexPatterns.quantity, value.depositReceiptVersion)
+    optionalNullable(hexPatterns.quantity, value.depositReceiptVersion) &&
+    optionalNullable(hexPatterns.quantity, value.opGasRefund)
   ))
     return false;
   if (!Array.isArray(value.logs)) return false;
@@ -232,6 +247,9 @@ export function isBlockRecordValue(value: unknown, firstChecked = 0): boolean {
     return false;
   const transactions = value.transactions as unknown[];
   for (let i = firstChecked; i < transactions.length; i++) if (!isTransaction(transactions[i])) return false;
+  const postExec = value.postExecTx;
+  if (postExec !== undefined && postExec !== null && !(isTransaction(postExec) && isPostExecTx((postExec as { raw: string }).raw)))
+    return false;
   if (value.receipts !== null) {
     if (!Array.isArray(value.receipts)) return false;
     for (const receipt of value.receipts) if (!isReceipt(receipt)) return false;
@@ -256,6 +274,8 @@ export interface BlockRecordSource {
   readonly transactions: readonly { readonly hash: `0x${string}`; readonly raw: `0x${string}` }[];
   /** Position in `transactions` of this flashblock's first new transaction. */
   readonly firstNew: number;
+  /** Lagoon: the block's post-exec transaction as of this step (a subblocks feed's `diff.post_exec_tx`); null or absent without one. */
+  readonly postExecTx?: { readonly hash: `0x${string}`; readonly raw: `0x${string}` } | null;
 }
 export interface BlockRecordExecution {
   readonly receipts: RpcReceipt[];
@@ -281,6 +301,7 @@ export function blockRecords(
     receipts: execution?.receipts ?? null,
     stateDiff: execution?.stateDiff ?? null,
     executor: execution ? executor : null,
+    ...(block.postExecTx ? { postExecTx: { hash: block.postExecTx.hash, raw: block.postExecTx.raw } } : {}),
   };
   const records: TopicRecord[] = [{ topic: topics.blocks, key, value: JSON.stringify(blockValue) }];
   for (const receipt of execution?.receipts ?? []) {

@@ -4,6 +4,8 @@ import type { RpcReceipt } from '../records/blocks.ts';
 import { maxPendingBlocks, type PendingBlock } from '../view/state.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
 import { createGrowingRoots, emptyUnclesHash, rebuildHeaderFields, type RebuiltHeaderFields } from './header-fields.ts';
+import { formatPostExecTransaction, servedTransactions } from './post-exec.ts';
+import { isPostExecTx } from '../evm/op/post-exec.ts';
 
 /**
  * Wire formatting of the view's pending data into JSON-RPC objects: the one place where the
@@ -87,8 +89,11 @@ export function createTransactionFormatter(keptBlocks = maxPendingBlocks + 1, ma
       const step = `${block.payloadId}/${block.index}/${block.transactions.length}`;
       const kept = headers.get(block.number);
       if (kept?.step === step) return kept.fields;
-      const fields = roots.rootOf(block).then(async (root) => {
-        const rebuilt = await rebuildHeaderFields(block, root, requestsFrom);
+      // Lagoon: a post-exec transaction changes from subblock to subblock, so it is not grown into the
+      // kept root; the block with it (src/rpc/post-exec.ts) gets its root and size computed whole.
+      const withPostExec = block.postExecTx ? { ...block, transactions: servedTransactions(block) } : undefined;
+      const fields = (withPostExec ? Promise.resolve(undefined) : roots.rootOf(block)).then(async (root) => {
+        const rebuilt = await rebuildHeaderFields(withPostExec ?? block, root, requestsFrom);
         if (rebuilt.exact && rebuilt.requestsHash !== undefined && (requestsFrom === undefined || block.number < requestsFrom))
           requestsFrom = block.number;
         return rebuilt;
@@ -99,6 +104,18 @@ export function createTransactionFormatter(keptBlocks = maxPendingBlocks + 1, ma
       return fields;
     },
     async transaction(block, position) {
+      // Lagoon: the post-exec transaction follows the streamed ones (a subblocks feed), or is the
+      // last of a node's block (a blocks source) (src/rpc/post-exec.ts).
+      const postExec = position === block.transactions.length ? block.postExecTx : block.transactions[position];
+      if (postExec && isPostExecTx(postExec.raw)) {
+        const place = {
+          blockHash: denimFields(block).hash ?? null,
+          blockTimestamp: block.header.timestamp,
+          blockNumber: block.number,
+          position,
+        };
+        return formatPostExecTransaction(postExec, { ...place, baseFeePerGas: BigInt(block.header.baseFeePerGas) });
+      }
       const tx = block.transactions[position];
       if (!tx) throw new Error(`no transaction at position ${position} of pending block ${block.number}`);
       const formatted = cacheOf(block.number);
@@ -246,9 +263,10 @@ function denimFields(block: PendingBlock): { hash?: string; timestampMs?: string
  */
 export async function formatPendingBlock(block: PendingBlock, full: boolean, formatter: TransactionFormatter): Promise<RpcObject> {
   const header = block.header;
+  const served = servedTransactions(block);
   const transactions = full
-    ? await Promise.all(block.transactions.map((_, position) => formatter.transaction(block, position)))
-    : block.transactions.map((tx) => tx.hash);
+    ? await Promise.all(served.map((_, position) => formatter.transaction(block, position)))
+    : served.map((tx) => tx.hash);
   const denim = denimFields(block);
   const fromNode = header.transactionsRoot !== undefined && header.size !== undefined;
   const rebuilt = fromNode ? undefined : await formatter.headerFields(block);

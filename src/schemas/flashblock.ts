@@ -80,6 +80,15 @@ export const flashblockDiffSchema = z.looseObject({
   withdrawals: z.array(withdrawalSchema).default([]),
   withdrawals_root: hash32,
   blob_gas_used: feedQuantity.optional().nullable(),
+  /**
+   * Lagoon (OP Subblocks): the in-progress block's post-exec transaction, 0x7d ‖ rlp(payload);
+   * absent when the block has none so far. Restated by every subblock; only the last one's is the
+   * sealed block's (specs lagoon/post-exec.md § Subblocks). It is never in `transactions`.
+   */
+  post_exec_tx: hexBytes
+    .refine((tx) => tx.toLowerCase().startsWith('0x7d'), 'expected a post-exec transaction (type byte 0x7d)')
+    .optional()
+    .nullable(),
 });
 
 export const metadataLogSchema = z.looseObject({

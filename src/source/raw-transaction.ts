@@ -11,6 +11,11 @@ const formatters = chainConfig.formatters;
  * node for them (eth_getRawTransactionByHash).
  */
 export function rawTransaction(rpcTx: Record<string, unknown>): Hex | null {
+  // Lagoon's post-exec transaction: 0x7d ‖ its `input` (rlp(payload)); viem does not know the type.
+  if (String(rpcTx.type).toLowerCase() === '0x7d' && typeof rpcTx.input === 'string') {
+    const raw = `0x7d${rpcTx.input.slice(2)}` as Hex;
+    return keccak256(raw) === String(rpcTx.hash).toLowerCase() ? raw : null;
+  }
   try {
     const tx = formatters.transaction.format(rpcTx as never) as unknown as Record<string, unknown>;
     const signature =

@@ -59,6 +59,8 @@ interface BlockBody {
   receipts: PendingBlock['receipts'];
   logs: PendingBlock['logs'];
   stateDiff: PendingBlock['stateDiff'];
+  /** Lagoon's post-exec transaction; absent in snapshots written before flashlog knew it. */
+  postExecTx?: PendingBlock['postExecTx'];
 }
 
 interface Body {
@@ -85,6 +87,7 @@ const encodeBlock = (block: PendingBlock): BlockBody => ({
   receipts: block.receipts,
   logs: block.logs,
   stateDiff: block.stateDiff,
+  ...(block.postExecTx ? { postExecTx: block.postExecTx } : {}),
 });
 
 /**
@@ -182,5 +185,6 @@ function decodeBlock(body: BlockBody): PendingBlock {
     logs: body.logs,
     logsByAddress,
     stateDiff: body.stateDiff,
+    postExecTx: body.postExecTx ?? null,
   };
 }

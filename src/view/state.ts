@@ -5,6 +5,7 @@ import { isLogRecordText, isLogRecordValue } from '../records/logs.ts';
 import { blockRecordSchema, type AccountDiff, type BlockRecord, type PendingHeader, type RpcReceipt } from '../records/blocks.ts';
 import { chainRecordSchema, type ChainRecord } from '../records/chain.ts';
 import { logRecordSchema, type RpcLog } from '../records/logs.ts';
+import { withOpGasRefunds, type PendingPostExecTx } from './post-exec.ts';
 
 /**
  * The materialized view: the pre-confirmed blocks above the canonical head, as a pure reducer over
@@ -34,6 +35,11 @@ export interface PendingBlock {
   readonly logsByAddress: ReadonlyMap<string, readonly RpcLog[]>;
   /** Touched accounts (lower-case address) after the block so far; null when unknown. */
   readonly stateDiff: Readonly<Record<string, AccountDiff>> | null;
+  /**
+   * Lagoon: the block's post-exec transaction (0x7d) as of the latest subblock, served after
+   * `transactions` (at position `transactions.length`); null without one (src/view/post-exec.ts).
+   */
+  readonly postExecTx?: PendingPostExecTx | null;
 }
 
 /** What the latest input changed, for subscriptions. Only the delta of the latest flashblock. */
@@ -240,10 +246,11 @@ function applyBlock(state: ViewState, record: BlockRecord): ViewState {
     header: record.header,
     transactions: record.transactions as PendingBlock['transactions'],
     positionByHash,
-    receipts,
+    receipts: withOpGasRefunds(receipts, record.postExecTx as PendingPostExecTx | null | undefined, Boolean(previous?.postExecTx)),
     logs,
     logsByAddress,
     stateDiff: record.stateDiff ? lowerKeys(record.stateDiff) : continues ? previous.stateDiff : null,
+    postExecTx: (record.postExecTx as PendingPostExecTx | null | undefined) ?? null,
   };
   const others = state.blocks.filter((candidate) => candidate.number !== number);
   const blocks = [...others, block].sort((a, b) => (a.number < b.number ? -1 : 1)).slice(-maxPendingBlocks);
@@ -330,6 +337,7 @@ export function findPendingTransaction(state: ViewState, hash: string): { block:
     const block = state.blocks[i]!;
     const position = block.positionByHash.get(key);
     if (position !== undefined) return { block, position };
+    if (block.postExecTx?.hash.toLowerCase() === key) return { block, position: block.transactions.length };
   }
   return undefined;
 }

@@ -26,6 +26,15 @@ export const devnetRollupConfig: RollupConfig = {
   chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
 };
 
+/**
+ * Lagoon: OP Sepolia, Unichain Sepolia (with Ink Sepolia, Soneium Minato) 2026-12-10 16:00:01 UTC;
+ * OP Mainnet, Unichain (with Ink, Soneium) 2027-01-11 16:00:01 UTC (op-reth v2.10.0 and op-node
+ * v1.21.0 release notes, 2026-11-25, as the chain notes of 2026-12 quote them;
+ * UNCONFIRMED against a superchain-registry commit, which the stored copy @8336d2ae predates).
+ */
+const lagoonMainnet = 1799683201;
+const lagoonSepolia = 1796918401;
+
 /** EIP-1559 parameters of the superchain registry's `[optimism]` table (the same for the four OP chains below, and Base mainnet). */
 const superchainEip1559 = { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 };
 
@@ -74,6 +83,7 @@ export const opMainnetRollupConfig: RollupConfig = {
   block_time: 2,
   ...superchainMainnet,
   karst_time: 1783526401,
+  lagoon_time: lagoonMainnet,
   chain_op_config: superchainEip1559,
   // Derivation: op.toml (`[genesis]`, `batch_inbox_addr`, `seq_window_size`, `max_sequencer_drift`,
   // `[addresses]` OptimismPortalProxy and SystemConfigProxy); l1_chain_id: `mainnet/superchain.toml` `[l1]`.
@@ -103,6 +113,7 @@ export const opSepoliaRollupConfig: RollupConfig = {
   block_time: 2,
   ...superchainSepolia,
   karst_time: 1781712001,
+  lagoon_time: lagoonSepolia,
   chain_op_config: superchainEip1559,
   genesis: {
     l1: { hash: '0x48f520cf4ddaf34c8336e6e490632ea3cf1e5e93b0b2bc6e917557e31845371b', number: 4071408 },
@@ -136,6 +147,7 @@ export const unichainRollupConfig: RollupConfig = {
   isthmus_time: 1746806401,
   jovian_time: 1764691201,
   karst_time: 1783526401,
+  lagoon_time: lagoonMainnet,
   chain_op_config: superchainEip1559,
   genesis: {
     l1: { hash: '0x8c799ed21bd97471f76ba48ea54b30f8169c7e4e4a22acfba06951b571e0f4b6', number: 21116363 },
@@ -166,6 +178,7 @@ export const unichainSepoliaRollupConfig: RollupConfig = {
   isthmus_time: 1744905600,
   jovian_time: 1763568001,
   karst_time: 1781712001,
+  lagoon_time: lagoonSepolia,
   chain_op_config: superchainEip1559,
   genesis: {
     l1: { hash: '0x81719966c43c08d616a832331500633db68006f5e8c0b575a6faf1704ad350c0', number: 6728364 },

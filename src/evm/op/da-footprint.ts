@@ -32,9 +32,12 @@ export function estimatedDaSize(signed: Uint8Array): bigint {
   return (scaled < floor ? floor : scaled) / 1_000_000n;
 }
 
-/** The DA footprint of one signed transaction: zero for a deposit. */
+/**
+ * The DA footprint of one signed transaction: zero for a deposit, and for Lagoon's post-exec
+ * transaction (0x7d; specs lagoon/post-exec.md § DA Footprint).
+ */
 export function txDaFootprint(signed: Uint8Array, daFootprintGasScalar: number): bigint {
-  if (signed[0] === 0x7e) return 0n;
+  if (signed[0] === 0x7e || signed[0] === 0x7d) return 0n;
   return estimatedDaSize(signed) * BigInt(daFootprintGasScalar);
 }
 

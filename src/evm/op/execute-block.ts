@@ -16,7 +16,8 @@ import { depositCoinbase, hideDepositCoinbase } from './deposit-coinbase.ts';
 import { afterDenimBlock, beforeDenimBlock } from './denim.ts';
 import { encodeHeader, headerHash, type BlockHeader } from './header.ts';
 import { l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
-import { runDeposit, runUserTx, type TxReceipt } from './transactions.ts';
+import { postExecReceipt, runDeposit, runUserTx, type TxReceipt } from './transactions.ts';
+import { checkPostExecInBlock, refundOf } from './post-exec.ts';
 import { encodeReceipt, orBlooms, orderedTrieRoot, type Receipt } from './receipts.ts';
 import { rulesAt, type BlockRules, type RollupConfig } from './rollup-config.ts';
 import { createWitnessState, emptyTrieRoot, WitnessIncompleteError, type Witness } from './witness-state.ts';
@@ -110,6 +111,8 @@ export async function executeBlock(input: BlockToExecute, options: { reference?:
   const parentHash = headerHash(parent);
   const baseFeePerGas = nextBaseFee(parent, config, rules);
   const extraData = blockExtraData(rules, attributes.eip1559Params, attributes.minBaseFee);
+  // Lagoon: the post-exec transaction's block rules, before anything runs (lagoon/post-exec.md, sdm.md).
+  const postExec = checkPostExecInBlock(attributes.transactions, number, rules.active('lagoon'));
   // Jovian: blobGasUsed holds the DA footprint, checked against the gas limit before execution as op-geth's body validation does.
   const blobGasUsed = rules.active('jovian') ? blockDaFootprint(attributes.transactions, attributes.gasLimit) : 0n;
   const ecotone = rules.active('ecotone');
@@ -195,11 +198,13 @@ export async function executeBlock(input: BlockToExecute, options: { reference?:
     try {
       if (bytes[0] === 0x7e) {
         receipt = await runDeposit(vm, state, common, raw, depositBlock, rules);
+      } else if (bytes[0] === 0x7d) {
+        receipt = postExecReceipt(); // checked above; its refunds were settled with the transactions they name
       } else {
         fees ??= await txFees(rules, async (slot) =>
           bytesToHex(await state.getStorage(createAddressFromString(l1BlockAddress), hexToBytes(slotKey(slot)))),
         );
-        receipt = await runUserTx(vm, state, common, bytes, block, baseFeePerGas, fees);
+        receipt = await runUserTx(vm, state, common, bytes, block, baseFeePerGas, fees, refundOf(postExec, index));
       }
     } catch (error) {
       if (error instanceof WitnessIncompleteError)

@@ -30,13 +30,20 @@ describe('fork ladders', () => {
     const times = (config: RollupConfig) => ({
       jovian: config.jovian_time,
       karst: config.karst_time,
+      lagoon: config.lagoon_time,
       azul: config.azul_time,
       beryl: config.beryl_time,
       cobalt: config.cobalt_time,
       denim: config.denim_time,
     });
-    expect(times(opMainnetRollupConfig)).toEqual({ jovian: 1764691201, karst: 1783526401 });
-    expect(times(unichainRollupConfig)).toEqual({ jovian: 1764691201, karst: 1783526401 });
+    // Lagoon: OP Mainnet and Unichain 2027-01-11 16:00:01 UTC, OP Sepolia and Unichain Sepolia 2026-12-10 16:00:01 UTC.
+    const lagoonMainnet = Date.UTC(2027, 0, 11, 16, 0, 1) / 1000;
+    const lagoonSepolia = Date.UTC(2026, 11, 10, 16, 0, 1) / 1000;
+    expect(times(opMainnetRollupConfig)).toEqual({ jovian: 1764691201, karst: 1783526401, lagoon: lagoonMainnet });
+    expect(times(unichainRollupConfig)).toEqual({ jovian: 1764691201, karst: 1783526401, lagoon: lagoonMainnet });
+    expect(times(opSepoliaRollupConfig)).toMatchObject({ karst: 1781712001, lagoon: lagoonSepolia });
+    expect(times(unichainSepoliaRollupConfig)).toMatchObject({ karst: 1781712001, lagoon: lagoonSepolia });
+    expect([lagoonMainnet, lagoonSepolia]).toEqual([1799683201, 1796918401]);
     expect(times(baseMainnetRollupConfig)).toEqual({
       jovian: 1764691201,
       azul: 1779991200,
@@ -64,7 +71,7 @@ describe('fork ladders', () => {
         expect(after.activationBlock(fork)).toBe(true);
         expect(rulesAt(config, at + blockTime, at).activationBlock(fork)).toBe(false);
       }
-      const other = ladder === opForks ? (['azul', 'beryl', 'cobalt', 'denim'] as const) : (['karst'] as const);
+      const other = ladder === opForks ? (['azul', 'beryl', 'cobalt', 'denim'] as const) : (['karst', 'lagoon'] as const);
       for (const fork of other) expect(rulesAt(config, 2n ** 40n).active(fork)).toBe(false);
     },
   );
@@ -74,6 +81,7 @@ describe('fork ladders', () => {
     expect(at(opMainnetRollupConfig, opMainnetRollupConfig.karst_time, -1n)).toBe('prague');
     expect(at(opMainnetRollupConfig, opMainnetRollupConfig.karst_time)).toBe('osaka');
     expect(at(unichainRollupConfig, unichainRollupConfig.karst_time)).toBe('osaka');
+    expect(at(opMainnetRollupConfig, opMainnetRollupConfig.lagoon_time)).toBe('osaka');
     expect(at(baseMainnetRollupConfig, baseMainnetRollupConfig.azul_time, -1n)).toBe('prague');
     expect(at(baseMainnetRollupConfig, baseMainnetRollupConfig.azul_time)).toBe('osaka');
     expect(at(baseMainnetRollupConfig, baseMainnetRollupConfig.denim_time)).toBe('osaka');
@@ -114,6 +122,9 @@ describe('fork ladders', () => {
     expect(rulesAt(nested, 200n).fork).toBe('beryl');
     expect(() => parseRollupConfig({ ...baseMainnetRollupConfig, karst_time: 5 }, 'cfg')).toThrow(
       "cfg.karst_time: a chain on Base's ladder (azul_time) has no Karst",
+    );
+    expect(() => parseRollupConfig({ ...baseMainnetRollupConfig, lagoon_time: 5 }, 'cfg')).toThrow(
+      "cfg.lagoon_time: a chain on Base's ladder (azul_time) has no Lagoon",
     );
   });
 });

@@ -8,4 +8,6 @@ export interface Receipt extends ConsensusReceipt {
   /** What the sender paid beyond gas (zero for deposits). */
   readonly l1Fee: bigint;
   readonly operatorFee: bigint;
+  /** Lagoon: the Sequencer-Defined Metering refund taken off this transaction's gas (not in the consensus encoding). */
+  readonly opGasRefund?: bigint | undefined;
 }

@@ -45,6 +45,11 @@ export const rollupConfigSchema = z.object({
   jovian_time: time,
   /** OP "Upgrade 19" (OP Mainnet, Unichain and the superchain's chains). */
   karst_time: time,
+  /**
+   * OP's Lagoon (formerly "Interop"): the post-exec transaction (0x7D) and Sequencer-Defined Metering
+   * (specs `protocol/lagoon/post-exec.md`, `sdm.md`), interop between the chains of a dependency set.
+   */
+  lagoon_time: time,
   /** Base's own forks after Jovian (Base does not adopt Karst). */
   azul_time: time,
   beryl_time: time,
@@ -89,8 +94,8 @@ export type SharedFork = (typeof commonForks)[number];
 export function forksAtGenesis(through: SharedFork): Partial<Record<`${SharedFork}_time`, number>> {
   return Object.fromEntries(commonForks.slice(0, commonForks.indexOf(through) + 1).map((fork) => [`${fork}_time`, 0]));
 }
-/** The OP (superchain) ladder: Karst after Jovian. */
-export const opForks = [...commonForks, 'karst'] as const;
+/** The OP (superchain) ladder: Karst, then Lagoon, after Jovian. */
+export const opForks = [...commonForks, 'karst', 'lagoon'] as const;
 /** Base's ladder (base/base `BaseUpgrade::EXECUTION_VARIANTS` + Denim): Azul, Beryl, Cobalt, Denim after Jovian. */
 export const baseForks = [...commonForks, 'azul', 'beryl', 'cobalt', 'denim'] as const;
 export type OpFork = (typeof opForks)[number] | (typeof baseForks)[number];
@@ -112,7 +117,8 @@ export interface BlockRules {
   /** The newest active fork, or 'bedrock'. */
   readonly fork: OpFork | 'bedrock';
   /**
-   * The Ethereum hardfork whose EVM the block runs: Karst or Azul → osaka, Isthmus → prague,
+   * The Ethereum hardfork whose EVM the block runs: Karst (and Lagoon after it; Lagoon's specs name
+   * no EVM change, UNCONFIRMED against a Lagoon client) or Azul → osaka, Isthmus → prague,
    * Ecotone → cancun, Canyon → shanghai.
    */
   readonly evmHardfork: 'paris' | 'shanghai' | 'cancun' | 'prague' | 'osaka';
@@ -135,8 +141,12 @@ export function parseRollupConfig(raw: unknown, where = 'rollupConfig'): RollupC
     throw new FlashlogError('ROLLUP_CONFIG_INVALID', `${where}: expected chain_op_config or base_fee_params and canyon_base_fee_params`);
   }
   const base = baseOnly.find((fork) => isSet(parsed.data[`${fork}_time`]));
-  if (base && isSet(parsed.data.karst_time))
-    throw new FlashlogError('ROLLUP_CONFIG_INVALID', `${where}.karst_time: a chain on Base's ladder (${base}_time) has no Karst`);
+  for (const fork of ['karst', 'lagoon'] as const)
+    if (base && isSet(parsed.data[`${fork}_time`]))
+      throw new FlashlogError(
+        'ROLLUP_CONFIG_INVALID',
+        `${where}.${fork}_time: a chain on Base's ladder (${base}_time) has no ${fork === 'karst' ? 'Karst' : 'Lagoon'}`,
+      );
   return parsed.data;
 }
 

@@ -111,6 +111,11 @@ export async function runDeposit(
   }
 }
 
+/**
+ * A user transaction. `refund` is its Sequencer-Defined Metering gas refund (Lagoon, the block's
+ * post-exec payload; 0 without one): the receipt reports `evmGasUsed − refund` and the fees the
+ * EVM charged for the refunded gas move back to the sender (`settleRefund`).
+ */
 export async function runUserTx(
   vm: VM,
   state: MerkleStateManager,
@@ -119,6 +124,7 @@ export async function runUserTx(
   block: Block,
   baseFeePerGas: bigint,
   fees: TxFees,
+  refund = 0n,
 ): Promise<TxReceipt> {
   const tx: TypedTransaction = createTxFromRLP(bytes, { common });
   const sender = tx.getSenderAddress();
@@ -140,5 +146,78 @@ export async function runUserTx(
   await credit(state, createAddressFromString(feeVaults.baseFee), gasUsed * baseFeePerGas);
   await credit(state, createAddressFromString(feeVaults.l1Fee), l1Fee);
   await credit(state, createAddressFromString(feeVaults.operatorFee), operatorFee);
-  return receiptOf(tx.type, result, gasUsed, { l1Fee, operatorFee });
+  if (refund === 0n) return receiptOf(tx.type, result, gasUsed, { l1Fee, operatorFee });
+  const settled = await settleRefund(state, {
+    sender,
+    coinbase: block.header.coinbase,
+    evmGasUsed: gasUsed,
+    refund,
+    effectiveGasPrice: effectiveGasPriceOf(tx, baseFeePerGas),
+    baseFeePerGas,
+    fees,
+  });
+  return receiptOf(tx.type, result, gasUsed - refund, { l1Fee, operatorFee: operatorFee - settled.operatorFeeBack, opGasRefund: refund });
+}
+
+/** EIP-1559's effective gas price: min(maxFeePerGas, baseFee + maxPriorityFeePerGas), or a legacy/2930 gasPrice. */
+function effectiveGasPriceOf(tx: TypedTransaction, baseFeePerGas: bigint): bigint {
+  if ('maxFeePerGas' in tx) {
+    const tip = baseFeePerGas + tx.maxPriorityFeePerGas;
+    return tip < tx.maxFeePerGas ? tip : tx.maxFeePerGas;
+  }
+  return tx.gasPrice;
+}
+
+async function debit(state: MerkleStateManager, address: Address, amount: bigint, who: string) {
+  if (amount === 0n) return;
+  const account = (await state.getAccount(address)) ?? new Account();
+  // sdm.md § Application Rules: "If any debit would underflow, the block is invalid."
+  if (account.balance < amount)
+    throw new FlashlogError(
+      'TX_INVALID',
+      `SDM settlement: the ${who} ${address.toString()} holds ${account.balance}, less than the ${amount} to debit`,
+    );
+  account.balance -= amount;
+  await state.putAccount(address, account);
+}
+
+/**
+ * Sequencer-Defined Metering settlement of one transaction (specs `protocol/lagoon/sdm.md` @215e3ec5
+ * § Canonical Gas, § Settlement "Per-Recipient Deltas"), with r the refund, p the effective gas
+ * price, b the base fee and operatorFee(g) the Isthmus/Jovian operator fee of g gas:
+ *   sender +r·p + (operatorFee(evmGasUsed) − operatorFee(evmGasUsed − r))
+ *   block beneficiary −r·(p − b);  BaseFeeVault −r·b;  OperatorFeeVault −(operatorFee(evm) − operatorFee(canonical))
+ * The L1 fee vault is not touched. A refund above the EVM's gas used, or a debit that would
+ * underflow, makes the block invalid. Applied right after the transaction, before the next one
+ * runs (§ Application Rules: atomic with the transaction).
+ */
+export async function settleRefund(
+  state: MerkleStateManager,
+  tx: {
+    readonly sender: Address;
+    readonly coinbase: Address;
+    readonly evmGasUsed: bigint;
+    readonly refund: bigint;
+    readonly effectiveGasPrice: bigint;
+    readonly baseFeePerGas: bigint;
+    readonly fees: TxFees;
+  },
+): Promise<{ readonly operatorFeeBack: bigint }> {
+  const { refund: r, effectiveGasPrice: p, baseFeePerGas: b } = tx;
+  if (r > tx.evmGasUsed)
+    throw new FlashlogError('TX_INVALID', `SDM refund ${r} exceeds the gas the EVM used, ${tx.evmGasUsed} (sdm.md § Canonical Gas)`);
+  const operatorFeeBack = tx.fees.operatorCost(tx.evmGasUsed) - tx.fees.operatorCost(tx.evmGasUsed - r);
+  await debit(state, tx.coinbase, r * (p - b), 'block beneficiary');
+  await debit(state, createAddressFromString(feeVaults.baseFee), r * b, 'base fee vault');
+  await debit(state, createAddressFromString(feeVaults.operatorFee), operatorFeeBack, 'operator fee vault');
+  await credit(state, tx.sender, r * p + operatorFeeBack);
+  return { operatorFeeBack };
+}
+
+/**
+ * The post-exec transaction's own receipt (post-exec.md § Receipt): success, no logs, the zero
+ * bloom, no gas of its own (the block's cumulative gas is inherited). It is not executed.
+ */
+export function postExecReceipt(): TxReceipt {
+  return { type: 0x7d, status: 1, gasUsed: 0n, logsBloom: bytesToHex(new Uint8Array(256)), logs: [], l1Fee: 0n, operatorFee: 0n };
 }

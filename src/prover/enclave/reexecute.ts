@@ -5,6 +5,7 @@ import { compareHeaders } from '../../evm/op/compare.ts';
 import { executeBlock, type PayloadAttributes } from '../../evm/op/execute-block.ts';
 import { decodeHeaderRlp, type BlockHeader } from '../../evm/op/header.ts';
 import type { RollupConfig } from '../../evm/op/rollup-config.ts';
+import { crossChainMessagesIn } from '../../evm/op/interop.ts';
 import { readOrderedTrie, WitnessIncompleteError, type Witness } from '../../evm/op/witness-state.ts';
 import { EnclaveRefusal } from './refusal.ts';
 
@@ -22,6 +23,9 @@ export interface ReexecutedBlock {
  * ones derived from L1 when given (the `derive` check), else its own header's fields and the
  * transactions under its transactionsRoot (the `reexecute` check). The rebuilt header must hash
  * to the block's hash.
+ *
+ * Lagoon turns on interop: a block that executes a cross-chain message (src/evm/op/interop.ts) is
+ * refused by name, since its validity depends on another chain this enclave does not read.
  */
 export async function reexecuteBlock(
   config: RollupConfig,
@@ -36,13 +40,19 @@ export async function reexecuteBlock(
   const hash = keccak256(rlp);
   const number = Number(header.number);
   try {
-    const executed = await executeBlock({ config, parent, witness, attributes: derived ?? (await attributesOfHeader(header, witness)) });
+    const attributes = derived ?? (await attributesOfHeader(header, witness));
+    const executed = await executeBlock({ config, parent, witness, attributes });
     if (executed.hash !== hash) {
       const differing = compareHeaders(executed.header, header).differing;
       throw new EnclaveRefusal(
         `L2 block ${number}: re-execution gives block hash ${executed.hash}, the chain's is ${hash} (differing: ${differing.join(', ') || 'none'})`,
       );
     }
+    const messages = executed.rules.active('lagoon') ? crossChainMessagesIn(attributes.transactions, executed.receipts) : [];
+    if (messages.length)
+      throw new EnclaveRefusal(
+        `L2 block ${number}: ${messages.map((m) => `transaction ${m.index} executes a cross-chain message (CrossL2Inbox ${m.by})`).join('; ')}: interop messages are not proven here (their initiating logs are on another chain)`,
+      );
     return { number, hash, stateRoot: executed.header.stateRoot, messagePasserStorageRoot: await executed.messagePasserStorageRoot() };
   } catch (error) {
     if (error instanceof EnclaveRefusal) throw error;
