@@ -46,7 +46,9 @@ export const checkGatewayCommand: Command = {
         if (config.json || !tty) logger.info(progressFields(progress), 'checker progress');
       },
     });
-    process.stdout.write(config.json ? `${JSON.stringify(summary)}\n` : `${formatSummary(summary)}\n`);
+    // Written before the exit: a write to a pipe completes later.
+    const text = config.json ? `${JSON.stringify(summary)}\n` : `${formatSummary(summary)}\n`;
+    await new Promise<void>((resolve) => process.stdout.write(text, () => resolve()));
     if (summary.blocks === 0 && summary.replaced === 0) {
       // A check that compared nothing (gateway or node unreachable, no block sealed) is no pass.
       process.stderr.write(`flashlog check-gateway: no pending block was held against the node (${JSON.stringify(summary.skipped)})\n`);
