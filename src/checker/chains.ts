@@ -76,8 +76,11 @@ export interface ChainWatchOptions {
   readonly mode: 'exit' | 'wait';
   /** Between two checks while nothing failed (5 s at most while the chains differ). */
   readonly checkEveryMs: number;
-  /** Once per mismatch found in `wait` mode (the checker drops what it recorded). */
-  readonly onDifferent: () => void;
+  /**
+   * What was recorded is of no chain to judge against any more: the two sides differ (`wait`
+   * mode), or both now serve another chain than before (restarted as a new chain together).
+   */
+  readonly onChainChanged: () => void;
 }
 
 export interface ChainWatch {
@@ -92,6 +95,8 @@ export interface ChainWatch {
 export function createChainWatch(options: ChainWatchOptions): ChainWatch {
   const { logger, health } = options;
   let state: ChainWatch['state'] = 'unknown';
+  /** The chain both sides served at the last check that found one. */
+  let agreed: ChainIdentity | undefined;
   /** When the chains were last compared; undefined: compare before the next poll. */
   let checkedAt: number | undefined;
   return {
@@ -107,7 +112,13 @@ export function createChainWatch(options: ChainWatchOptions): ChainWatch {
       const comparison = await compareChains(options.gateway, options.node);
       checkedAt = Date.now();
       if (comparison.kind === 'same') {
-        if (state !== 'same')
+        if (agreed && !sameChain(agreed, comparison.chain)) {
+          logger.warn(
+            { before: describeChain(agreed), now: describeChain(comparison.chain) },
+            'checker: the gateway and the node both serve another chain than before; what was recorded is dropped',
+          );
+          options.onChainChanged();
+        } else if (state !== 'same')
           logger.info(
             { chain: describeChain(comparison.chain) },
             state === 'different'
@@ -115,6 +126,7 @@ export function createChainWatch(options: ChainWatchOptions): ChainWatch {
               : 'checker: the gateway and the node serve one chain',
           );
         state = 'same';
+        agreed = comparison.chain;
         health.chains(true);
         return true;
       }
@@ -125,7 +137,7 @@ export function createChainWatch(options: ChainWatchOptions): ChainWatch {
           { gateway: describeChain(comparison.gateway), node: describeChain(comparison.node) },
           `checker: ${comparison.message}`,
         );
-        options.onDifferent();
+        options.onChainChanged();
       }
       state = 'different';
       return false;

@@ -129,6 +129,22 @@ describe('runChecker: the chains first', () => {
 });
 
 describe('runChecker: which heights are judged', () => {
+  it('dates heights anew when both sides move to another chain together (a devnet restarted behind both)', async () => {
+    const gateway: Side = { chain: 'devnet A', height: 29n };
+    const node: Side = { chain: 'devnet A', height: 30n };
+    const { run, stop } = check(gateway, node, { durationMs: undefined, chainCheckMs: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Both restart as a new chain: the gateway's pending (6) is past the new node's head (5), below the old one (30).
+    Object.assign(node, { chain: 'devnet B', height: 5n });
+    Object.assign(gateway, { chain: 'devnet B', height: 6n });
+    await expect.poll(() => logged.some((line) => String(line.msg).includes('both serve another chain than before'))).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    stop();
+    const summary = await run;
+    expect(summary.skipped['a height could not be judged']).toBeUndefined();
+    expect(summary.mismatches).toBe(0);
+  });
+
   it('judges a pending height below the head the node had at start', async () => {
     // The gateway serves 12 as pending while the node's head is 20 and stays there.
     const { run } = check({ chain: 'devnet A', height: 12n }, { chain: 'devnet A', height: 20n }, { maxBlocks: 1, durationMs: 3000 });

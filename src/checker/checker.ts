@@ -6,7 +6,7 @@ import type { Registry } from '../obs/metrics.ts';
 import { CheckerChainMismatchError, createChainWatch } from './chains.ts';
 import { resultOf, type Endpoint } from './endpoint.ts';
 import { createHeadClock, readyHeights } from './heads.ts';
-import { createCheckerHealth } from './health.ts';
+import { createCheckerHealth, type CheckerHealth } from './health.ts';
 import { judgeHeight } from './judge.ts';
 import { recordPending } from './record.ts';
 import type { PendingIdentity, Snapshot } from './snapshot.ts';
@@ -75,7 +75,6 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
   const pollMs = options.pollMs ?? 100;
   const graceMs = options.graceMs ?? 3000;
   const concurrency = options.concurrency ?? 32;
-  const progressMs = options.progressMs ?? 30_000;
   const idleAlertMs = options.idleAlertMs ?? 300_000;
   const health = createCheckerHealth({ startMs: Date.now(), idleAlertMs, registry: options.metrics });
   const code = resultOf<Hex>('eth_getCode', await node.call('eth_getCode', [BASE_TIME_PREDEPLOY, 'latest']));
@@ -91,7 +90,7 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
     if (!seen) transactionsSeen.set(key, (seen = new Set()));
     return seen;
   };
-  const clock = createHeadClock();
+  let clock = createHeadClock();
   let judged = 0;
   let failures = 0;
   const fail = (what: string, error: unknown) => {
@@ -106,11 +105,15 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
     health,
     mode: options.onChainMismatch ?? 'exit',
     checkEveryMs: options.chainCheckMs ?? 30_000,
-    // What was recorded cannot be judged against a node of another chain.
-    onDifferent: () => {
+    // What was recorded cannot be judged against a node of another chain, nor the heights dated
+    // by the heads of the one before.
+    onChainChanged: () => {
       for (const versions of snapshots.values())
         for (let i = 0; i < versions.length; i++) tally.skipped('the gateway and the node served different chains');
       snapshots.clear();
+      recorded.clear();
+      transactionsSeen.clear();
+      clock = createHeadClock();
     },
   });
 
@@ -158,7 +161,7 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
 
   const deadline = options.durationMs === undefined ? Infinity : Date.now() + options.durationMs;
   const done = () => options.signal.aborted || Date.now() >= deadline || (options.maxBlocks !== undefined && judged >= options.maxBlocks);
-  let lastProgress = Date.now();
+  const report = createReporter(options, health);
   while (!done()) {
     try {
       if (await chains.hold()) {
@@ -188,19 +191,7 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
       chains.recheck();
       fail(chains.state === 'unknown' ? 'the chains could not be compared' : 'a poll failed', error);
     }
-    const now = Date.now();
-    const { idleMs, newlyIdle } = health.idle(now);
-    if (newlyIdle)
-      logger.warn(
-        { idleMinutes: Math.round(idleMs / 60_000), chains: chains.state, skipped: tally.summary().skipped },
-        `checker: no pending height judged for ${Math.round(idleMs / 60_000)} minutes: nothing is being held against the node`,
-      );
-    if (now - lastProgress >= progressMs) {
-      lastProgress = now;
-      const progress: Progress = { summary: tally.summary(), idleMs, chains: chains.state };
-      if (options.onProgress) options.onProgress(progress);
-      else logger.info(progressFields(progress), 'checker progress');
-    }
+    report(chains.state);
     await sleep(pollMs, options.signal);
   }
   // What was recorded is judged once sealed, whatever stopped the recording.
@@ -217,6 +208,27 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
   await judging;
   for (const [, versions] of snapshots) for (let i = 0; i < versions.length; i++) tally.skipped('not sealed by the node before the end');
   return tally.summary();
+}
+
+/** Each poll: says once when nothing was judged for the idle threshold, and reports progress every `progressMs`. */
+function createReporter(options: CheckerOptions, health: CheckerHealth): (chains: Progress['chains']) => void {
+  const { logger, tally } = options;
+  const progressMs = options.progressMs ?? 30_000;
+  let lastProgress = Date.now();
+  return (chains) => {
+    const now = Date.now();
+    const { idleMs, newlyIdle } = health.idle(now);
+    if (newlyIdle)
+      logger.warn(
+        { idleMinutes: Math.round(idleMs / 60_000), chains, skipped: tally.summary().skipped },
+        `checker: no pending height judged for ${Math.round(idleMs / 60_000)} minutes: nothing is being held against the node`,
+      );
+    if (now - lastProgress < progressMs) return;
+    lastProgress = now;
+    const progress: Progress = { summary: tally.summary(), idleMs, chains };
+    if (options.onProgress) options.onProgress(progress);
+    else logger.info(progressFields(progress), 'checker progress');
+  };
 }
 
 /** A progress report as the fields of a JSON log line. */
