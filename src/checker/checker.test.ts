@@ -135,8 +135,10 @@ describe('runChecker: which heights are judged', () => {
     const { run, stop } = check(gateway, node, { durationMs: undefined, chainCheckMs: 20 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     // Both restart as a new chain: the gateway's pending (6) is past the new node's head (5), below the old one (30).
-    Object.assign(node, { chain: 'devnet B', height: 5n });
-    Object.assign(gateway, { chain: 'devnet B', height: 6n });
+    node.down = gateway.down = true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    Object.assign(node, { chain: 'devnet B', height: 5n, down: false });
+    Object.assign(gateway, { chain: 'devnet B', height: 6n, down: false });
     await expect.poll(() => logged.some((line) => String(line.msg).includes('both serve another chain than before'))).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 100));
     stop();

@@ -9,7 +9,7 @@ import { createHeadClock, readyHeights } from './heads.ts';
 import { createCheckerHealth, type CheckerHealth } from './health.ts';
 import { judgeHeight } from './judge.ts';
 import { recordPending } from './record.ts';
-import type { PendingIdentity, Snapshot } from './snapshot.ts';
+import { identityKey, type PendingIdentity, type Snapshot } from './snapshot.ts';
 import type { Progress, Summary, Tally } from './tally.ts';
 
 /**
@@ -91,6 +91,8 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
     return seen;
   };
   let clock = createHeadClock();
+  /** Counts the changes of chain: a poll that straddles one keeps nothing. */
+  let chainEpoch = 0;
   let judged = 0;
   let failures = 0;
   const fail = (what: string, error: unknown) => {
@@ -114,6 +116,7 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
       recorded.clear();
       transactionsSeen.clear();
       clock = createHeadClock();
+      chainEpoch++;
     },
   });
 
@@ -147,6 +150,7 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
           health.judged(Date.now());
         } catch (error) {
           fail('a height could not be judged', new Error(`height ${number}: ${errorMessage(error)}`));
+          chains.recheck();
         }
       }
       // Heights far below the head are not served as pending again: forget them.
@@ -164,6 +168,7 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
   const report = createReporter(options, health);
   while (!done()) {
     try {
+      const epoch = chainEpoch;
       if (await chains.hold()) {
         const [outcome] = await Promise.all([
           recordPending({
@@ -178,12 +183,16 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
           }),
           readNodeHead(),
         ]);
-        if ((outcome.kind === 'recorded' || outcome.kind === 'moved') && outcome.snapshot) {
+        // A node head that went back has the chains compared at once: a poll across a change of chain keeps nothing.
+        const kept = (await chains.hold()) && epoch === chainEpoch;
+        // Not kept: recorded again at the next poll.
+        if (!kept && 'snapshot' in outcome && outcome.snapshot) recorded.delete(identityKey(outcome.snapshot.identity));
+        if (kept && (outcome.kind === 'recorded' || outcome.kind === 'moved') && outcome.snapshot) {
           const number = outcome.snapshot.identity.number;
           snapshots.set(number, [...(snapshots.get(number) ?? []), outcome.snapshot]);
         }
-        if (outcome.kind === 'moved') tally.skipped('pending moved while recording (its block and receipts kept)');
-        void judgeReady();
+        if (kept && outcome.kind === 'moved') tally.skipped('pending moved while recording (its block and receipts kept)');
+        if (kept) void judgeReady();
       }
     } catch (error) {
       if (error instanceof CheckerChainMismatchError) throw error;
