@@ -93,6 +93,7 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
   let clock = createHeadClock();
   /** Counts the changes of chain: a poll that straddles one keeps nothing. */
   let chainEpoch = 0;
+  let lastHeadRead = -1n;
   let judged = 0;
   let failures = 0;
   const fail = (what: string, error: unknown) => {
@@ -122,8 +123,9 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
 
   const readNodeHead = async () => {
     const head = BigInt(resultOf<string>('eth_blockNumber', await node.call('eth_blockNumber', [])));
-    // A node that went back may be another chain now (restarted, or another node behind the URL).
-    if (clock.observe(head, Date.now()) === 'lower') chains.recheck();
+    // A node that went back may be another chain now (restarted): compared once per step back.
+    if (clock.observe(head, Date.now()) === 'lower' && head < lastHeadRead) chains.recheck();
+    lastHeadRead = head;
   };
 
   /** Judges every recorded height the node has sealed a block past, once the grace is over. */
