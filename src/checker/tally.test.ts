@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../obs/metrics.ts';
 import { compareValues, emptyComparison } from './compare.ts';
-import { createTally, formatSummary } from './tally.ts';
+import { createTally, formatProgress, formatSummary } from './tally.ts';
 
 describe('tally', () => {
   it('counts blocks, answers, fields and mismatches by field, in the summary and the metrics', async () => {
@@ -40,5 +40,16 @@ describe('tally', () => {
     const tally = createTally();
     tally.addComparison('1', 1, compareValues('eth_getCode', '0x', '0x', undefined, emptyComparison()));
     expect(formatSummary(tally.summary())).toMatch(/^OK/m);
+  });
+
+  it('prints progress as a line a person reads, not JSON', () => {
+    const tally = createTally();
+    tally.addComparison('7 with 3 txs', 4, compareValues('eth_getBalance', '0x1', '0x2', undefined, emptyComparison()), true);
+    tally.blockCompared();
+    const line = formatProgress({ summary: tally.summary(), idleMs: 0, chains: 'same' });
+    expect(line).toBe('checker: 1 blocks compared (1 versions, 1 being built), 0 replaced | 4 answers, 1 fields | 1 MISMATCHES');
+    expect(formatProgress({ summary: createTally().summary(), idleMs: 360_000, chains: 'different' })).toBe(
+      'checker: 0 blocks compared (0 versions, 0 being built), 0 replaced | 0 answers, 0 fields | 0 mismatches | the gateway and the node serve different chains: nothing compared | nothing judged for 6 min',
+    );
   });
 });

@@ -137,6 +137,31 @@ const show = (value: unknown): string => {
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 };
 
+/** What the checker reports while it runs. */
+export interface Progress {
+  readonly summary: Summary;
+  /** Since the last height judged (or the start). */
+  readonly idleMs: number;
+  /** Whether the gateway and the node serve one chain, as last checked. */
+  readonly chains: 'same' | 'different' | 'unknown';
+}
+
+/**
+ * A progress report as one line a person reads:
+ * `checker: 120 blocks compared (310 versions, 190 being built), 4 replaced | 5210 answers, 91034 fields | 0 mismatches`.
+ */
+export function formatProgress({ summary, idleMs, chains }: Progress): string {
+  const parts = [
+    `checker: ${summary.blocks} blocks compared (${summary.versions} versions, ${summary.versionsBeingBuilt} being built), ${summary.replaced} replaced`,
+    `${summary.answers} answers, ${summary.fieldsCompared} fields`,
+    summary.mismatches === 0 ? '0 mismatches' : `${summary.mismatches} MISMATCHES`,
+  ];
+  if (chains === 'different') parts.push('the gateway and the node serve different chains: nothing compared');
+  else if (chains === 'unknown') parts.push('chains not compared yet (gateway or node unreachable)');
+  if (idleMs >= 60_000) parts.push(`nothing judged for ${Math.floor(idleMs / 60_000)} min`);
+  return parts.join(' | ');
+}
+
 /** The summary as a person reads it. */
 export function formatSummary(summary: Summary): string {
   const lines = [
