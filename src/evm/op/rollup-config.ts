@@ -41,6 +41,8 @@ export const rollupConfigSchema = z.object({
   fjord_time: time,
   granite_time: time,
   holocene_time: time,
+  /** Base Sepolia's contract-only fork (base/base `BaseUpgrade::PectraBlobSchedule`): no execution rule, only a ProtocolVersions entry. */
+  pectra_blob_schedule_time: time,
   isthmus_time: time,
   jovian_time: time,
   /** OP "Upgrade 19" (OP Mainnet, Unichain and the superchain's chains). */
@@ -55,6 +57,11 @@ export const rollupConfigSchema = z.object({
    * implementation address, for a chain (a devnet) whose code flashlog does not carry.
    */
   base_time_implementation_code: hex.nullish(),
+  /**
+   * flashlog's own field: the chain's L1 \`ProtocolVersions\` activation timestamps (index = upgrade
+   * id, 0 = not scheduled), for a chain whose registry is not its fork times (src/prover/schedule-id.ts).
+   */
+  upgrade_schedule: z.array(z.number().int().nonnegative()).nullish(),
   chain_op_config: z
     .object({
       eip1559Elasticity: z.number().int().positive(),
