@@ -25,7 +25,12 @@ describe('scheduleId', () => {
         l1: { hash: `0x${'11'.repeat(32)}`, number: 0 },
         l2: { hash: `0x${'22'.repeat(32)}`, number: 0 },
         l2_time: 10,
-        system_config: { batcherAddr: `0x${'00'.repeat(20)}`, overhead: `0x${'00'.repeat(32)}`, scalar: `0x${'00'.repeat(32)}`, gasLimit: 300_000_000 },
+        system_config: {
+          batcherAddr: `0x${'00'.repeat(20)}`,
+          overhead: `0x${'00'.repeat(32)}`,
+          scalar: `0x${'00'.repeat(32)}`,
+          gasLimit: 300_000_000,
+        },
       },
     });
     // claim block 7 (the default schedule block) and the override block 8 give the same id
@@ -50,9 +55,17 @@ describe('scheduleId', () => {
     expect(schedule[contractUpgrades.indexOf('denim')]).toBe(1793901600n);
   });
 
-  it('refuses a genesis-active fork without a genesis time, naming the field', () => {
-    const config = parseRollupConfig({ l2_chain_id: 5, block_time: 2, regolith_time: 0, chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 } });
-    expect(() => upgradeScheduleOf(config)).toThrow(/regolith_time: 0/);
-    expect(() => scheduleIdOf({ ...config, upgrade_schedule: [1] }, 3)).toThrow(/no genesis/);
+  it('puts a genesis-active fork at t = 1 on a chain without genesis, and needs a timestamp there', () => {
+    const config = parseRollupConfig({
+      l2_chain_id: 1337,
+      block_time: 1,
+      regolith_time: 0,
+      canyon_time: 0,
+      jovian_time: 500,
+      chain_op_config: { eip1559Elasticity: 6, eip1559Denominator: 50, eip1559DenominatorCanyon: 250 },
+    });
+    expect(upgradeScheduleOf(config).slice(0, 3)).toEqual([1n, 1n, 0n]);
+    expect(scheduleIdOf(config, 3, 100n)).toBe(nextScheduleLink(nextScheduleLink(zeroScheduleId, 0, 1n), 1, 1n));
+    expect(() => scheduleIdOf(config, 3)).toThrow(/block 3 has no L2 timestamp/);
   });
 });

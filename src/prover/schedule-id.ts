@@ -76,37 +76,28 @@ export function activatedScheduleId(timestamps: readonly bigint[], l2Timestamp: 
 }
 
 /**
- * The registry a rollup config stands for: its `upgrade_schedule` when it carries one (a chain
- * whose registry is not its fork times, such as the devnet), else its fork times in
- * `contractUpgrades` order, unset → 0, a fork at 0 → the L2 genesis time (as `ScheduleId::pin`
- * normalises genesis-active forks).
+ * The registry a rollup config stands for: its fork times in `contractUpgrades` order, unset → 0,
+ * a fork at 0 (active at genesis) → the L2 genesis time, as `ScheduleId::pin` normalises it. A
+ * config without a genesis time (the devnet, synthetic test chains) puts such a fork at 1: active
+ * from any block's timestamp on, as 0 would read "not scheduled" to the contract.
  */
 export function upgradeScheduleOf(config: RollupConfig): bigint[] {
-  if (config.upgrade_schedule) return config.upgrade_schedule.map(BigInt);
-  const genesisTime = config.genesis?.l2_time;
+  const genesisTime = BigInt(config.genesis?.l2_time || 1);
   return contractUpgrades.map((upgrade) => {
     const time = config[`${upgrade}_time`];
     if (time === null || time === undefined) return 0n;
-    if (time !== 0) return BigInt(time);
-    if (genesisTime === undefined || genesisTime === 0)
-      throw new FlashlogError(
-        'ROLLUP_CONFIG_INVALID',
-        `rollupConfig.${upgrade}_time: 0 (active at genesis) needs genesis.l2_time to stand for it in the upgrade schedule, or an upgrade_schedule`,
-      );
-    return BigInt(genesisTime);
+    return time === 0 ? genesisTime : BigInt(time);
   });
 }
 
 /**
  * The L2 timestamp `AggregateVerifier` gives a block: genesis time + (block − genesis block) ×
- * block time. Undefined for a config without `genesis`.
+ * block time. Undefined for a config without `genesis` or a block before it (a synthetic chain
+ * under a live chain's id).
  */
 export function l2TimestampOfBlock(config: RollupConfig, blockNumber: number): bigint | undefined {
-  if (!config.genesis) return undefined;
-  const since = blockNumber - config.genesis.l2.number;
-  if (since < 0)
-    throw new FlashlogError('ROLLUP_CONFIG_INVALID', `block ${blockNumber} is before the L2 genesis block ${config.genesis.l2.number}`);
-  return BigInt(config.genesis.l2_time) + BigInt(since) * BigInt(config.block_time);
+  if (!config.genesis || blockNumber < config.genesis.l2.number) return undefined;
+  return BigInt(config.genesis.l2_time) + BigInt(blockNumber - config.genesis.l2.number) * BigInt(config.block_time);
 }
 
 /**
@@ -120,7 +111,7 @@ export function scheduleIdOf(config: RollupConfig, scheduleBlock: number, fallba
   if (timestamp === undefined)
     throw new FlashlogError(
       'ROLLUP_CONFIG_INVALID',
-      `chain ${config.l2_chain_id}: no genesis in the rollup config, so block ${scheduleBlock} has no L2 timestamp to pin the upgrade schedule at`,
+      `chain ${config.l2_chain_id}: block ${scheduleBlock} has no L2 timestamp from the rollup config's genesis to pin the upgrade schedule at`,
     );
   return activatedScheduleId(upgradeScheduleOf(config), timestamp);
 }

@@ -14,6 +14,7 @@ import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';
 import { startEnclaveProcess, type FlashlogProcess } from '../helpers/flashlog-process.ts';
 import { buildHeaderChain, serveHeaderChain, type HeaderChainServer, type TestBlock } from '../helpers/header-chain.ts';
 import { rpcCall } from '../helpers/prover-fixture.ts';
+import { devnetScheduleId } from '../helpers/schedule.ts';
 
 let l1: EdrChain;
 let l2: HeaderChainServer;
@@ -107,6 +108,7 @@ async function aggregateSigner(result: unknown, req: ProofRequest): Promise<Addr
       intermediateRoots: roots,
       configHash: p.configHash,
       teeImageHash: zeroHash,
+      scheduleId: devnetScheduleId,
     }),
     p.signature,
   );

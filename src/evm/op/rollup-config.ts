@@ -57,11 +57,6 @@ export const rollupConfigSchema = z.object({
    * implementation address, for a chain (a devnet) whose code flashlog does not carry.
    */
   base_time_implementation_code: hex.nullish(),
-  /**
-   * flashlog's own field: the chain's L1 \`ProtocolVersions\` activation timestamps (index = upgrade
-   * id, 0 = not scheduled), for a chain whose registry is not its fork times (src/prover/schedule-id.ts).
-   */
-  upgrade_schedule: z.array(z.number().int().nonnegative()).nullish(),
   chain_op_config: z
     .object({
       eip1559Elasticity: z.number().int().positive(),
