@@ -56,7 +56,7 @@ describe('base/base denim_native.rs vectors (chain 999999999, Denim at t = 14)',
 
   it.each(vectors.blocks)('block $number: tx[1] is the BaseTime deposit flashlog builds for its number and millisecond part', (block) => {
     expect(baseTimeDeposit({ blockNumber: BigInt(block.number), millisPart: block.timestampMillisPart })).toBe(block.baseTimeTransaction);
-    const tx = parseTransaction(block.baseTimeTransaction);
+    const tx = parseTransaction(block.baseTimeTransaction as `0x7e${string}`);
     if (tx.type !== 'deposit') throw new Error(`block ${block.number}: tx[1] is a ${tx.type} transaction`);
     // The source hash is domain 3 over the L2 block number (settles the form basetime.ts left UNCONFIRMED).
     expect(tx.sourceHash).toBe(baseTimeSourceHash(BigInt(block.number)));
