@@ -16,7 +16,7 @@ import { accountStorageRoot } from './mpt.ts';
 import { messagePasserAddress, outputRootV0 } from '../output-root.ts';
 import type { EnclaveRequest, EnclaveResponse, Preimage, ProofResult, Proposal } from '../enclave-protocol.ts';
 import { signDigest } from '../signature.ts';
-import { l2TimestampOfBlock, scheduleIdOf } from '../schedule-id.ts';
+import { l2TimestampOfBlock, scheduleIdOf, zeroScheduleId } from '../schedule-id.ts';
 
 export const zeroHash: Hex = `0x${'00'.repeat(32)}`;
 
@@ -233,6 +233,9 @@ function followHeaders(
  * claimed block's own header timestamp, which only a schedule block equal to the claimed block allows.
  */
 function scheduleIdOfProof(boot: BootInfo, store: PreimageStore): Hex {
+  // A chain flashlog knows only by its config hash (Base's Alpha, the spec-era Zeronet) has no fork
+  // times here: the empty registry's seed, 0x00…00 (what such a chain's verifier pins is UNCONFIRMED).
+  if (!knownRollupConfigs.has(boot.chainId) && !store.local(bootKeys.rollupConfig)) return zeroScheduleId;
   const config = rollupConfigOf(boot, store);
   let fallback: bigint | undefined;
   if (l2TimestampOfBlock(config, boot.scheduleBlockNumber) === undefined && boot.scheduleBlockNumber === boot.claimedBlockNumber) {
