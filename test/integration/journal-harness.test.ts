@@ -8,6 +8,8 @@ import { collectWitness } from '../../src/prover/host/witness.ts';
 import { intermediateRootsOf } from '../../src/prover/journal.ts';
 import type { ProofRequest } from '../../src/prover/request.ts';
 import { verifyProofResult } from '../../src/prover/verify.ts';
+import { activatedScheduleId, upgradeScheduleOf } from '../../src/prover/schedule-id.ts';
+import { baseMainnetRollupConfig, devnetRollupConfig } from '../../src/evm/op/chains.ts';
 import { compileHelperContract } from '../helpers/derived-chain-genesis.ts';
 import { rpcCall, startProverChains, type ProverChains } from '../helpers/prover-fixture.ts';
 import { devnetScheduleId } from '../helpers/schedule.ts';
@@ -110,5 +112,26 @@ describe('the journal harness (AggregateVerifier hashing, TEEVerifier recovery)'
     const v27 = concat([slice(before, 0, 64), bytesToHex(Uint8Array.of(hexToBytes(before)[64]! + 27))]);
     const onChain = await signerOnChain(j, v27);
     expect(onChain.signer).not.toBe(result.teeSigner);
+  });
+});
+
+describe('the scheduleId against a Solidity copy of ProtocolVersions.activatedScheduleId', () => {
+  const schedule = compileHelperContract('ScheduleHarness.sol', 'ScheduleHarness');
+  const onChain = async (timestamps: bigint[], at: bigint): Promise<Hex> => {
+    const evm = await createEVM({ common: new Common({ chain: Mainnet, hardfork: 'cancun' }) });
+    const data = encodeFunctionData({ abi: schedule.abi, functionName: 'activatedScheduleId', args: [timestamps, at] });
+    const out = await evm.runCode({ code: hexToBytes(schedule.deployedBytecode), data: hexToBytes(data), gasLimit: 10_000_000n });
+    if (out.exceptionError) throw new Error(`harness reverted: ${out.exceptionError.error}`);
+    return decodeFunctionResult({ abi: schedule.abi, functionName: 'activatedScheduleId', data: bytesToHex(out.returnValue) }) as Hex;
+  };
+
+  it.each([
+    ['Base mainnet at Denim', upgradeScheduleOf(baseMainnetRollupConfig), 1793901600n],
+    ['Base mainnet the second before Denim', upgradeScheduleOf(baseMainnetRollupConfig), 1793901599n],
+    ['the devnet', upgradeScheduleOf(devnetRollupConfig), 1_000n],
+    ['a gap below the active upgrade', [10n, 50n, 0n, 30n, 1000n], 60n],
+    ['nothing active yet', [10n, 20n], 9n],
+  ])('%s: flashlog and the EVM agree', async (_, timestamps, at) => {
+    expect(await onChain(timestamps, at)).toBe(activatedScheduleId(timestamps, at));
   });
 });
