@@ -26,6 +26,7 @@ export async function run(): Promise<Record<string, unknown>[]> {
     intermediateRoots: [],
     configHash: zero,
     teeImageHash: zero,
+    scheduleId: zero,
   };
   let count = 0;
   const started = performance.now();

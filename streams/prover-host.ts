@@ -9,6 +9,7 @@ import { createProverHost } from '../src/prover/host/host.ts';
 import { createSignerRegistry } from '../src/prover/host/signer-registry.ts';
 import { parseEndpoint } from '../src/prover/transport.ts';
 import { collectWitness } from '../src/prover/host/witness.ts';
+import { createScheduleCheck } from '../src/prover/host/schedule-check.ts';
 import type { DerivationSources } from '../src/prover/host/l1-witness.ts';
 import { httpCallRpc } from '../src/jsonrpc/protocol.ts';
 import { knownRollupConfigs } from '../src/evm/op/chains.ts';
@@ -40,6 +41,7 @@ export const proverHostCommand: Command = {
     'rpcTimeoutMs',
     'enclaveCheck',
     'rollupConfig',
+    'protocolVersions',
   ],
   defaults: { port: '7300' },
   longRunning: true,
@@ -109,6 +111,14 @@ export const proverHostCommand: Command = {
     const host = createProverHost({
       enclaves: endpoints.map((endpoint) => createEnclaveClient(endpoint)),
       registry,
+      checkResult: config.protocolVersions
+        ? createScheduleCheck({
+            l1,
+            l2,
+            protocolVersions: config.protocolVersions as Address,
+            rollup: rollup ?? knownRollupConfigs.get(l2ChainId),
+          })
+        : undefined,
       witness: (request, signal) =>
         collectWitness(request, {
           l1,

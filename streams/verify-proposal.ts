@@ -17,13 +17,15 @@ const readJson = (file: string, what: string): unknown => {
  * `flashlog verify-proposal RESULT.json REQUEST.json`: rebuilds each proposal's journal, recovers
  * the signer and prints, one JSON line per proposal, the journal, its digest, the signer and the
  * 130-byte proof with v as 27/28 (what the L1 verifier takes). RESULT.json is a ProofResult
- * ({"Tee":…}) or a reply record from `flashlog prove`. Exit 0 when every check holds.
+ * ({"Tee":…}) or a reply record from `flashlog prove`. `--schedule-id` is the scheduleId the L1
+ * game pinned; a proposal carrying another, or signed over the journal before scheduleId, is
+ * refused and named on stderr. Exit 0 when every check holds.
  */
 export const verifyProposalCommand: Command = {
   name: 'verify-proposal',
   summary: "rebuild a proof's journals, recover the signer, print the L1 proof bytes",
-  usage: 'flashlog verify-proposal RESULT.json REQUEST.json [--tee-image-hash 0x…]',
-  settings: ['logLevel', 'teeImageHash'],
+  usage: 'flashlog verify-proposal RESULT.json REQUEST.json [--tee-image-hash 0x…] [--schedule-id 0x…]',
+  settings: ['logLevel', 'teeImageHash', 'scheduleId'],
   longRunning: false,
   async run(ctx, positionals) {
     const [resultFile, requestFile, ...extra] = positionals;
@@ -41,7 +43,12 @@ export const verifyProposalCommand: Command = {
     }
     const parsed = parseProofRequest(readJson(requestFile, 'REQUEST.json'), 'REQUEST.json');
     if (!parsed.ok) throw new ConfigError(parsed.message);
-    const { proposals, problems } = await verifyProofResult(result, parsed.request, ctx.config.teeImageHash as Hex);
+    const { proposals, problems } = await verifyProofResult(
+      result,
+      parsed.request,
+      ctx.config.teeImageHash as Hex,
+      ctx.config.scheduleId as Hex | undefined,
+    );
     for (const proposal of proposals) process.stdout.write(`${JSON.stringify(proposal)}\n`);
     for (const problem of problems) process.stderr.write(`flashlog verify-proposal: ${problem}\n`);
     return problems.length === 0 ? 0 : 1;

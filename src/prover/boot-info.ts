@@ -15,6 +15,8 @@ export const bootKeys = {
   proposer: 8,
   intermediateBlockInterval: 9,
   l1HeadNumber: 10,
+  /** base/base `L2_SCHEDULE_BLOCK_NUMBER_KEY`: the L2 block whose timestamp pins the scheduleId (optional; absent or 0 = the claimed block). */
+  scheduleBlockNumber: 11,
   /** kona's boot key 6: the rollup config JSON, for a chain the enclave does not know by id. */
   rollupConfig: 6,
 } as const;

@@ -1,18 +1,25 @@
-import { bytesToHex, hexToBytes, keccak256, type Hex } from 'viem';
+import { bytesToHex, getAddress, hexToBytes, keccak256, type Address, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
 import { bincodeReader, bincodeWriter, type BincodeReader, type BincodeWriter } from '../wire/bincode.ts';
 
 /**
- * The host <-> enclave protocol of Base's Nitro prover, spec era (u32 frame length, three request
+ * The host <-> enclave protocol of Base's Nitro prover (u32 frame length, three request
  * variants). Payloads are bincode 2 standard (see ../wire/bincode.ts). Serde variant indices:
  *
  *   EnclaveRequest  = 0 Prove(Vec<(PreimageKey, Vec<u8>)>) | 1 SignerPublicKey
  *                   | 2 SignerAttestation { user_data: Option<Vec<u8>>, nonce: Option<Vec<u8>> }
  *   EnclaveResponse = 0 Prove(Box<ProofResult>) | 1 SignerPublicKey(Vec<u8>)
  *                   | 2 SignerAttestation(Vec<u8>) | 3 Error(String)
- *   ProofResult     = 0 Tee { aggregate_proposal: Proposal, proposals: Vec<Proposal> } | 1 Zk { proof_bytes: Vec<u8> }
+ *   ProofResult     = 0 Tee { aggregate_proposal: Proposal, proposals: Vec<Proposal>, tee_signer: Address }
+ *                   | 1 Zk { proof_bytes: Vec<u8> }
  *   Proposal        = { output_root: B256, signature: Bytes, l1_origin_hash: B256, l1_origin_number: u64,
- *                       l2_block_number: u64, prev_output_root: B256, config_hash: B256 }
+ *                       l2_block_number: u64, prev_output_root: B256, config_hash: B256, schedule_id: B256 }
+ *
+ * `tee_signer` (20 raw bytes, alloy's `Address` under bincode serde) and `schedule_id` are the
+ * fields Base's enclave gained with the scheduleId journal (base/base
+ * `crates/proof/primitives/src/proof.rs` `ProofResult::Tee { …, tee_signer }`; `schedule_id` last
+ * in `Proposal` as `nitro-enclave/src/server.rs` builds it — the struct definition carrying it was
+ * not among the stored copies, so its position is read from the constructor: UNCONFIRMED).
  *   PreimageKey     = { data: [u8; 31], key_type: PreimageKeyType }
  *   PreimageKeyType = 0 Local | 1 Keccak256 | 2 GlobalGeneric | 3 Sha256 | 4 Blob | 5 Precompile
  *
@@ -41,10 +48,18 @@ export interface Proposal {
   readonly l2BlockNumber: number;
   readonly prevOutputRoot: Hex;
   readonly configHash: Hex;
+  /** The scheduleId the journal was signed with; absent in a result from before it (JSON only). */
+  readonly scheduleId?: Hex | undefined;
 }
 
 export type ProofResult =
-  | { readonly type: 'tee'; readonly aggregateProposal: Proposal; readonly proposals: readonly Proposal[] }
+  | {
+      readonly type: 'tee';
+      readonly aggregateProposal: Proposal;
+      readonly proposals: readonly Proposal[];
+      /** The enclave's signer, stamped at signing time; absent in a result from before it (JSON only). */
+      readonly teeSigner?: Address | undefined;
+    }
   | { readonly type: 'zk'; readonly proofBytes: Uint8Array };
 
 export type EnclaveRequest =
@@ -102,6 +117,9 @@ function writeProposal(w: BincodeWriter, proposal: Proposal): void {
   w.varint(proposal.l2BlockNumber);
   writeHash(w, proposal.prevOutputRoot, 'prev_output_root');
   writeHash(w, proposal.configHash, 'config_hash');
+  if (proposal.scheduleId === undefined)
+    throw new FlashlogError('BINCODE_RANGE', `schedule_id: the proposal for L2 block ${proposal.l2BlockNumber} has none`);
+  writeHash(w, proposal.scheduleId, 'schedule_id');
 }
 
 function readProposal(r: BincodeReader): Proposal {
@@ -113,6 +131,7 @@ function readProposal(r: BincodeReader): Proposal {
     l2BlockNumber: r.varintNumber('l2_block_number'),
     prevOutputRoot: readHash(r, 'prev_output_root'),
     configHash: readHash(r, 'config_hash'),
+    scheduleId: readHash(r, 'schedule_id'),
   };
 }
 
@@ -175,6 +194,8 @@ export function encodeProofResult(w: BincodeWriter, result: ProofResult): void {
     writeProposal(w, result.aggregateProposal);
     w.varint(result.proposals.length);
     for (const proposal of result.proposals) writeProposal(w, proposal);
+    if (result.teeSigner === undefined) throw new FlashlogError('BINCODE_RANGE', 'tee_signer: the Tee result has none');
+    writeHash(w, result.teeSigner, 'tee_signer', 20);
   } else {
     w.varint(1).bytes(result.proofBytes);
   }
@@ -187,7 +208,7 @@ function decodeProofResult(r: BincodeReader): ProofResult {
     const count = r.varintNumber('proposals length');
     const proposals: Proposal[] = [];
     for (let i = 0; i < count; i++) proposals.push(readProposal(r));
-    return { type: 'tee', aggregateProposal, proposals };
+    return { type: 'tee', aggregateProposal, proposals, teeSigner: getAddress(readHash(r, 'tee_signer', 20)) };
   }
   if (variant === 1) return { type: 'zk', proofBytes: r.bytes('proof_bytes') };
   throw new FlashlogError('BINCODE_INVALID', `ProofResult: unknown variant ${variant}`);

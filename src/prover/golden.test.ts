@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { sharedPath } from '../../test/helpers/shared.ts';
 import { bincodeReader, bincodeWriter, encodeFrame, frameAccumulator } from '../wire/bincode.ts';
 import { configHashes, marshalPerChainConfig, perChainConfigHash } from './config-hash.ts';
-import { encodeJournal, journalDigest, type Journal } from './journal.ts';
+import { encodeJournal, encodePreScheduleJournal, journalDigest, preScheduleJournalDigest, type Journal } from './journal.ts';
 import { outputRootV0 } from './output-root.ts';
 import {
   decodeEnclaveRequest,
@@ -19,7 +19,13 @@ import {
 } from './enclave-protocol.ts';
 import { l1ProofBytes, recoverSigner, signDigest } from './signature.ts';
 
-/** Golden values for wire compatibility with Base's Rust prover (see notes/tee-prover.md). */
+/**
+ * Golden values for wire compatibility with Base's Rust prover (see notes/tee-prover.md). They
+ * predate the scheduleId journal (base/contracts PR #359): the journals and the Prove frame are the
+ * pre-scheduleId forms; the signature, key, config hash, output root and the other frames did not
+ * change. The current forms are checked below as those bytes plus the appended fields, and in
+ * test/integration/journal-harness.test.ts against a Solidity copy of AggregateVerifier's hashing.
+ */
 const vectors = JSON.parse(readFileSync(sharedPath('fixtures/tee-prover/vectors.json'), 'utf8')) as {
   keys: { anvil0: { private_key: Hex; address: Address; public_key_uncompressed_65: Hex } };
   config_hash: {
@@ -40,6 +46,8 @@ const fill = (short: string): Hex => {
 const key = vectors.keys.anvil0;
 const j = (name: string) => vectors.journal[name]!;
 const j1 = j('j1_per_block_style');
+/** A scheduleId for the tests that append one: 32 bytes of 0x66. */
+const scheduleId: Hex = fill('0x66..66');
 const journal1: Journal = {
   proposer: j1.proposer as Address,
   l1OriginHash: fill(j1.l1_origin_hash as string),
@@ -50,6 +58,7 @@ const journal1: Journal = {
   intermediateRoots: [],
   configHash: fill(j1.config_hash as string),
   teeImageHash: fill(j1.tee_image_hash as string),
+  scheduleId,
 };
 
 /** Splits a golden journal back into fields, so re-encoding it proves the field layout. */
@@ -68,15 +77,24 @@ function parseJournal(hex: Hex): Journal {
     intermediateRoots: Array.from({ length: n }, (_, i) => at(132 + 32 * i, 32)),
     configHash: at(132 + 32 * n, 32),
     teeImageHash: at(164 + 32 * n, 32),
+    scheduleId,
   };
 }
 
 describe('journal', () => {
-  it('encodes the upstream test_journal() byte for byte, 196 bytes', () => {
-    const encoded = encodeJournal(journal1);
+  it('encodes the upstream test_journal() byte for byte as the pre-scheduleId journal, 196 bytes', () => {
+    const encoded = encodePreScheduleJournal(journal1);
     expect(encoded).toBe(j1.journal.toLowerCase());
     expect(hexToBytes(encoded).length).toBe(196);
-    expect(journalDigest(journal1)).toBe(j1.digest);
+    expect(preScheduleJournalDigest(journal1)).toBe(j1.digest);
+  });
+
+  it('appends scheduleId after teeImageHash: 228 bytes, a different digest', () => {
+    const encoded = encodeJournal(journal1);
+    expect(hexToBytes(encoded).length).toBe(228);
+    expect(encoded).toBe(`${j1.journal.toLowerCase()}${'66'.repeat(32)}`);
+    expect(journalDigest(journal1)).toBe(keccak256(encoded));
+    expect(journalDigest(journal1)).not.toBe(j1.digest);
   });
 
   it.each(['j2_two_intermediates', 'j3_local_mode_aggregate'])('re-encodes %s with its intermediate roots and digest', (name) => {
@@ -84,9 +102,10 @@ describe('journal', () => {
     const fields = parseJournal(golden.journal);
     expect(fields.intermediateRoots.length).toBe((golden.journal_len - 196) / 32);
     expect(fields.intermediateRoots.length).toBe(2);
-    expect(encodeJournal(fields)).toBe(golden.journal.toLowerCase());
+    expect(encodePreScheduleJournal(fields)).toBe(golden.journal.toLowerCase());
     expect(keccak256(golden.journal)).toBe(golden.digest);
-    expect(journalDigest(fields)).toBe(golden.digest);
+    expect(preScheduleJournalDigest(fields)).toBe(golden.digest);
+    expect(hexToBytes(encodeJournal(fields)).length).toBe(golden.journal_len + 32);
   });
 
   it('j3 is a local-mode aggregate: blocks 100 -> 104, zero teeImageHash, mainnet config hash', () => {
@@ -195,11 +214,38 @@ describe('enclave frames', () => {
   const responses: [string, EnclaveResponse][] = [
     ['resp_SignerPublicKey_anvil0', { type: 'signerPublicKey', publicKey: hexToBytes(key.public_key_uncompressed_65) }],
     ['resp_Error_boom', { type: 'error', message: 'boom' }],
-    ['resp_Prove_Tee_single_proposal', { type: 'prove', result: { type: 'tee', aggregateProposal: proposal, proposals: [proposal] } }],
   ];
   it.each(responses)('%s encodes and decodes byte for byte', (name, response) => {
     expect(frame(encodeEnclaveResponse(response))).toBe(frames[name]);
     expect(decodeEnclaveResponse(unframe(frames[name]!))).toEqual(response);
+  });
+
+  it('a Tee result is the pre-scheduleId frame with schedule_id after each proposal and tee_signer at the end', () => {
+    const old = unframe(frames.resp_Prove_Tee_single_proposal!);
+    // old payload: Prove(0) Tee(0) ‖ proposal ‖ len(1) ‖ proposal
+    const length = (old.length - 3) / 2;
+    const proposalBytes = old.slice(2, 2 + length);
+    expect(old[2 + length]).toBe(1);
+    // alloy's B256 and Address go through serde as byte strings: a length varint (0x20, 0x14), as
+    // every hash of the golden frame already does.
+    const withSchedule = [...proposalBytes, 0x20, ...hexToBytes(scheduleId)];
+    const expected = Uint8Array.from([0, 0, ...withSchedule, 1, ...withSchedule, 0x14, ...hexToBytes(key.address)]);
+    const current: EnclaveResponse = {
+      type: 'prove',
+      result: {
+        type: 'tee',
+        aggregateProposal: { ...proposal, scheduleId },
+        proposals: [{ ...proposal, scheduleId }],
+        teeSigner: key.address,
+      },
+    };
+    expect(bytesToHex(encodeEnclaveResponse(current))).toBe(bytesToHex(expected));
+    expect(decodeEnclaveResponse(expected)).toEqual(current);
+    // The pre-scheduleId frame no longer decodes: it ends where schedule_id should start.
+    expect(() => decodeEnclaveResponse(old)).toThrow(/schedule_id/);
+    expect(() => encodeEnclaveResponse({ type: 'prove', result: { ...current.result, teeSigner: undefined } as never })).toThrow(
+      /tee_signer/,
+    );
   });
 
   it('reassembles a frame split across chunks and refuses an oversized length', () => {

@@ -14,6 +14,8 @@ export interface ProofRequest {
   readonly intermediateBlockInterval: number;
   readonly l1HeadNumber: number;
   readonly imageHash: Hex;
+  /** The L2 block whose timestamp pins the scheduleId (boot local key 11); undefined = the claimed block. */
+  readonly scheduleL2BlockNumber?: number | undefined;
 }
 
 /** Names the first bad field: `params[0].claimed_l2_block_number: expected number, received string`. */
@@ -38,6 +40,7 @@ export function parseProofRequest(
       intermediateBlockInterval: d.intermediate_block_interval,
       l1HeadNumber: d.l1_head_number,
       imageHash: d.image_hash,
+      scheduleL2BlockNumber: d.schedule_l2_block_number,
     },
   };
 }
@@ -53,6 +56,7 @@ export function proofRequestToWire(request: ProofRequest): z.output<typeof proof
     intermediate_block_interval: request.intermediateBlockInterval,
     l1_head_number: request.l1HeadNumber,
     image_hash: request.imageHash,
+    ...(request.scheduleL2BlockNumber === undefined ? {} : { schedule_l2_block_number: request.scheduleL2BlockNumber }),
   };
 }
 
@@ -64,6 +68,7 @@ const proposalToWire = (p: Proposal) => ({
   l2_block_number: p.l2BlockNumber,
   prev_output_root: p.prevOutputRoot,
   config_hash: p.configHash,
+  ...(p.scheduleId === undefined ? {} : { schedule_id: p.scheduleId }),
 });
 const proposalFromWire = (p: z.output<typeof proposalWireSchema>): Proposal => ({
   outputRoot: p.output_root,
@@ -73,12 +78,19 @@ const proposalFromWire = (p: z.output<typeof proposalWireSchema>): Proposal => (
   l2BlockNumber: p.l2_block_number,
   prevOutputRoot: p.prev_output_root,
   configHash: p.config_hash,
+  scheduleId: p.schedule_id,
 });
 
-/** `{"Tee":{"aggregate_proposal":…,"proposals":[…]}}` (serde's external tagging). */
+/** `{"Tee":{"aggregate_proposal":…,"proposals":[…],"tee_signer":…}}` (serde's external tagging). */
 export function proofResultToWire(result: ProofResult): ProofResultWire {
   return result.type === 'tee'
-    ? { Tee: { aggregate_proposal: proposalToWire(result.aggregateProposal), proposals: result.proposals.map(proposalToWire) } }
+    ? {
+        Tee: {
+          aggregate_proposal: proposalToWire(result.aggregateProposal),
+          proposals: result.proposals.map(proposalToWire),
+          ...(result.teeSigner === undefined ? {} : { tee_signer: result.teeSigner }),
+        },
+      }
     : { Zk: { proof_bytes: [...result.proofBytes] } };
 }
 
@@ -89,6 +101,7 @@ export function proofResultFromWire(value: unknown): ProofResult {
         type: 'tee',
         aggregateProposal: proposalFromWire(parsed.Tee.aggregate_proposal),
         proposals: parsed.Tee.proposals.map(proposalFromWire),
+        teeSigner: parsed.Tee.tee_signer,
       }
     : { type: 'zk', proofBytes: Uint8Array.from(parsed.Zk.proof_bytes) };
 }

@@ -1,5 +1,5 @@
 import type { Address, Hex } from 'viem';
-import { encodeJournal, intermediateRootsOf, journalDigest, type Journal } from './journal.ts';
+import { encodeJournal, intermediateRootsOf, journalDigest, preScheduleJournalDigest, type Journal } from './journal.ts';
 import type { ProofResult, Proposal } from './enclave-protocol.ts';
 import type { ProofRequest } from './request.ts';
 import { l1ProofBytes, recoverSigner } from './signature.ts';
@@ -8,6 +8,8 @@ export interface VerifiedProposal {
   readonly kind: 'aggregate' | 'block';
   readonly startingL2Block: number;
   readonly l2BlockNumber: number;
+  /** The scheduleId the journal was rebuilt with: the expected one, else the proposal's own. */
+  readonly scheduleId: Hex;
   readonly journal: Hex;
   readonly digest: Hex;
   readonly signer: Address;
@@ -18,18 +20,28 @@ export interface VerifiedProposal {
 /**
  * Rebuilds every journal of a Tee result the way the verifier contract does (per-block proposals:
  * start = n−1, no intermediate roots; the aggregate: start = agreed block, intermediate roots
- * sampled every `intermediate_block_interval`), recovers each signer, and checks that the
- * proposals chain and share one signer. `problems` is empty when all holds.
+ * sampled every `intermediate_block_interval`; the journal ends with the scheduleId the game
+ * pinned), recovers each signer, and checks that the proposals chain and share one signer.
+ * `problems` is empty when all holds; otherwise each names the block and what is wrong, among:
+ * - the proposal carries a scheduleId other than `expectedScheduleId` (what the L1 game pinned);
+ * - the signature is over the journal before scheduleId (a proof AggregateVerifier refuses since
+ *   base/contracts PR #359), recognised by the result's `tee_signer` or by a result without
+ *   schedule_id;
+ * - the signature recovers to another address than the result's `tee_signer`.
  */
 export async function verifyProofResult(
   result: ProofResult,
   request: ProofRequest,
   teeImageHash: Hex,
+  expectedScheduleId?: Hex,
 ): Promise<{ proposals: VerifiedProposal[]; problems: string[] }> {
   const problems: string[] = [];
   if (result.type !== 'tee') return { proposals: [], problems: ['not a Tee proof result'] };
+  const zero: Hex = `0x${'00'.repeat(32)}`;
   const verify = async (kind: VerifiedProposal['kind'], p: Proposal, start: number, roots: readonly Hex[]): Promise<VerifiedProposal> => {
-    const journal: Journal = {
+    const what = `${kind === 'aggregate' ? 'aggregate proposal' : 'proposal'} for L2 block ${p.l2BlockNumber}`;
+    const scheduleId = (expectedScheduleId ?? p.scheduleId ?? zero).toLowerCase() as Hex;
+    const fields: Omit<Journal, 'scheduleId'> = {
       proposer: request.proposer,
       l1OriginHash: p.l1OriginHash,
       prevOutputRoot: p.prevOutputRoot,
@@ -40,14 +52,30 @@ export async function verifyProofResult(
       configHash: p.configHash,
       teeImageHash,
     };
+    const journal: Journal = { ...fields, scheduleId };
     const digest = journalDigest(journal);
+    const signer = await recoverSigner(digest, p.signature);
+    const carried = p.scheduleId?.toLowerCase();
+    if (carried !== undefined && carried !== scheduleId)
+      problems.push(`${what}: scheduleId ${carried} differs from ${scheduleId}, the one the L1 game pins`);
+    const reference = result.teeSigner;
+    const signedBefore = async () => (await recoverSigner(preScheduleJournalDigest(fields), p.signature)) === (reference ?? signer);
+    if (reference !== undefined && signer !== reference) {
+      if (await signedBefore())
+        problems.push(`${what}: signed over the journal before scheduleId (196 + 32·N bytes), which AggregateVerifier refuses`);
+      else if (carried === undefined || carried === scheduleId)
+        problems.push(`${what}: the signature recovers to ${signer}, not the enclave's tee_signer ${reference}`);
+    } else if (reference === undefined && carried === undefined) {
+      problems.push(`${what}: no schedule_id: a result from before the scheduleId journal, which AggregateVerifier refuses`);
+    }
     return {
       kind,
       startingL2Block: start,
       l2BlockNumber: p.l2BlockNumber,
+      scheduleId,
       journal: encodeJournal(journal),
       digest,
-      signer: await recoverSigner(digest, p.signature),
+      signer,
       proof: l1ProofBytes(p.l1OriginHash, p.l1OriginNumber, p.signature),
     };
   };

@@ -28,6 +28,8 @@ export const proofRequestSchema = z.object({
   intermediate_block_interval: u64.default(0),
   l1_head_number: u64.default(0),
   image_hash: b256.default(zero32),
+  /** L2 block whose timestamp pins the upgrade schedule (local key 11); absent = the claimed block. */
+  schedule_l2_block_number: u64.optional(),
 });
 export type ProofRequestWire = z.input<typeof proofRequestSchema>;
 
@@ -39,9 +41,18 @@ export const proposalWireSchema = z.object({
   l2_block_number: u64,
   prev_output_root: b256,
   config_hash: b256,
+  /** Since Base's scheduleId journal; absent in a reply from before it. */
+  schedule_id: b256.optional(),
 });
 export const proofResultWireSchema = z.union([
-  z.object({ Tee: z.object({ aggregate_proposal: proposalWireSchema, proposals: z.array(proposalWireSchema) }) }),
+  z.object({
+    Tee: z.object({
+      aggregate_proposal: proposalWireSchema,
+      proposals: z.array(proposalWireSchema),
+      /** The enclave's signer (base/base `ProofResult::Tee.tee_signer`); absent in a reply from before it. */
+      tee_signer: address.optional(),
+    }),
+  }),
   z.object({ Zk: z.object({ proof_bytes: z.array(z.number().int().min(0).max(255)) }) }),
 ]);
 export type ProofResultWire = z.input<typeof proofResultWireSchema>;

@@ -17,6 +17,7 @@ import { eventually, kafkaBrokers } from '../helpers/context.ts';
 import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';
 import { spawnFlashlog, startEnclaveProcess, type FlashlogProcess } from '../helpers/flashlog-process.ts';
 import { rpcCall } from '../helpers/prover-fixture.ts';
+import { devnetScheduleId } from '../helpers/schedule.ts';
 
 /**
  * End to end with the devnet as L2 (EDR, OP chain type, Isthmus, chain 1337) and a second local
@@ -170,6 +171,7 @@ async function aggregateSigner(reply: ProofReplyRecord, req: ProofRequest): Prom
       intermediateRoots: roots,
       configHash: a.configHash,
       teeImageHash: zeroHash,
+      scheduleId: devnetScheduleId,
     }),
     a.signature,
   );

@@ -19,6 +19,7 @@ import { eventually, kafkaBrokers, tempDir } from '../helpers/context.ts';
 import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';
 import { spawnFlashlog, startEnclaveProcess, type FlashlogProcess } from '../helpers/flashlog-process.ts';
 import { buildHeaderChain, serveHeaderChain, type HeaderChainServer, type TestBlock } from '../helpers/header-chain.ts';
+import { devnetScheduleId } from '../helpers/schedule.ts';
 
 /**
  * End to end over a real Kafka broker, every part a real process: flashlog enclave (local mode),
@@ -156,6 +157,7 @@ async function signers(reply: ProofReplyRecord, req: ProofRequest): Promise<Addr
           intermediateRoots: [],
           configHash: p.configHash,
           teeImageHash: zeroHash,
+          scheduleId: devnetScheduleId,
         }),
         p.signature,
       ),
@@ -176,6 +178,7 @@ async function signers(reply: ProofReplyRecord, req: ProofRequest): Promise<Addr
         intermediateRoots: roots,
         configHash: a.configHash,
         teeImageHash: zeroHash,
+        scheduleId: devnetScheduleId,
       }),
       a.signature,
     ),

@@ -20,6 +20,7 @@ import { parseTransaction } from 'viem/op-stack';
 import { startDerivedChain, derivedChainKeys, type DerivedChain } from '../helpers/derived-chain.ts';
 import { runFlashlog, spawnFlashlog, startEnclaveProcess, type FlashlogProcess } from '../helpers/flashlog-process.ts';
 import { rpcCall } from '../helpers/prover-fixture.ts';
+import { scheduleIdOfChain } from '../helpers/schedule.ts';
 
 /**
  * `prove` over a chain derived from a real L1: the L1 is EDR (Prague, blobs), the L2 is op-geth
@@ -139,6 +140,7 @@ describe('prove over a chain derived from L1', () => {
         intermediateRoots: [],
         configHash: last.configHash,
         teeImageHash: `0x${'00'.repeat(32)}`,
+        scheduleId: scheduleIdOfChain(chain.rollupConfig, last.l2BlockNumber),
       });
       expect((await recoverSigner(digest, last.signature)).toLowerCase()).toBe(enclave.signer.toLowerCase());
     }, 180_000);

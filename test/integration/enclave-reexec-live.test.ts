@@ -16,6 +16,7 @@ import { recoverSigner } from '../../src/prover/signature.ts';
 import { collectWitness } from '../../src/prover/host/witness.ts';
 import { rpcCall, startProverChains, type ProverChains } from '../helpers/prover-fixture.ts';
 import { sharedPath } from '../helpers/shared.ts';
+import { scheduleIdOf } from '../../src/prover/schedule-id.ts';
 
 /**
  * OP Mainnet (chain 10) in the enclave. Real blocks, `--enclave-check reexecute` (the default):
@@ -159,6 +160,8 @@ describe('the journal carries the computed OP Mainnet config hash', () => {
       intermediateRoots: [],
       configHash: opMainnetHash,
       teeImageHash: zeroHash,
+      // chain 10's schedule pinned at the synthetic block's own time (it is numbered before OP Mainnet's genesis)
+      scheduleId: scheduleIdOf(opMainnetRollupConfig, 4, BigInt(chains.l2Blocks[4]!.json.timestamp!)),
     });
     expect(await recoverSigner(digest, proposal.signature)).toBe(core.signerAddress);
   });

@@ -14,6 +14,7 @@ import { collectWitness } from '../../src/prover/host/witness.ts';
 import { tempDir } from '../helpers/context.ts';
 import { startEnclaveProcess, type FlashlogProcess } from '../helpers/flashlog-process.ts';
 import { rpcCall, startProverChains, type ProverChains } from '../helpers/prover-fixture.ts';
+import { devnetScheduleId } from '../helpers/schedule.ts';
 
 let chains: ProverChains;
 let enclave: { process: FlashlogProcess; url: string; signer: string };
@@ -49,6 +50,7 @@ const perBlockSigner = (p: Proposal, proposer: Hex) =>
       intermediateRoots: [],
       configHash: p.configHash,
       teeImageHash: zeroHash,
+      scheduleId: devnetScheduleId,
     }),
     p.signature,
   );
@@ -114,6 +116,7 @@ describe('local-mode enclave (real process over TCP)', () => {
       intermediateRoots: [chains.l2Blocks[12]!.outputRoot, chains.l2Blocks[14]!.outputRoot],
       configHash: configHashes.get(1337)!,
       teeImageHash: zeroHash,
+      scheduleId: devnetScheduleId,
     });
     expect(await recoverSigner(digest, aggregate.signature)).toBe(enclave.signer);
   });

@@ -25,6 +25,16 @@ const upstreamSchema = z.object({
     dockerfile: z.string(),
     buildArgs: z.array(z.string()),
   }),
+  release: z.object({
+    source: z.string(),
+    image: z.string(),
+    tags: z.array(z.string()),
+    rcTags: z.array(z.string()),
+    binaries: z.array(z.string()),
+    targets: z.array(z.string()),
+    archive: z.string(),
+    companions: z.array(z.string()),
+  }),
   services: z.record(z.string(), z.object({ command: z.array(z.string()), ports: z.array(z.string()) })),
   variables: z.record(
     z.string(),
@@ -144,6 +154,31 @@ describe('infra/node against upstream (upstream-variables.json)', () => {
     expect(departures(render({ NODE_PROOFS: 'true' }), '.env.mainnet')).toEqual(
       expect.arrayContaining([expect.stringMatching(/^node: BASE_NODE_PROOFS=true without BASE_NODE_SOURCE_L2_RPC/)]),
     );
+  });
+});
+
+describe("what a base/base release publishes (upstream-variables.json's release, from its release workflow)", () => {
+  const docs = readFileSync(fileURLToPath(new URL('../../docs/node.md', import.meta.url)), 'utf8');
+  const tag = parseEnvFile(read('.env'), '.env').get('NODE_TAG')!;
+  const [major, minor] = version(tag);
+  const fill = (pattern: string, values: Record<string, string>) =>
+    pattern.replace(/\{(\w+)\}/g, (_, key: string) => values[key] ?? `{${key}}`);
+
+  it("the image and its tags at the templates' NODE_TAG, each named in docs/node.md", () => {
+    expect(upstream.sources[upstream.release.source]?.file).toBe('.github/workflows/build-release.yml');
+    const tags = upstream.release.tags.map((pattern) => fill(pattern, { tag, major: String(major), minor: String(minor) }));
+    expect(tags).toEqual([tag, `${major}.${minor}`, `${major}`, 'latest']);
+    expect(docs).toContain(`\`${upstream.release.image}\``);
+    for (const rendered of tags) expect(docs, `docs/node.md does not name tag ${rendered}`).toContain(`\`${rendered}\``);
+  });
+
+  it('the release binaries as the alternative: every binary and target, the archive name, its checksum and signature', () => {
+    for (const bin of upstream.release.binaries) expect(docs, `docs/node.md does not name ${bin}`).toContain(`\`${bin}\``);
+    for (const target of upstream.release.targets) expect(docs).toContain(`\`${target}\``);
+    expect(docs).toContain(`\`${fill(upstream.release.archive, { bin: '<binary>', tag: '<tag>', target: '<target>' })}\``);
+    for (const bin of ['base-reth-node', 'base-consensus'])
+      expect(docs).toContain(`\`${fill(upstream.release.archive, { bin, tag: '<tag>', target: '<target>' })}\``);
+    for (const companion of upstream.release.companions) expect(docs).toContain(companion);
   });
 });
 

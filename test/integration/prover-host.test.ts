@@ -14,6 +14,7 @@ import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';
 import { startEnclaveProcess, type FlashlogProcess } from '../helpers/flashlog-process.ts';
 import { buildHeaderChain, serveHeaderChain, type HeaderChainServer, type TestBlock } from '../helpers/header-chain.ts';
 import { rpcCall } from '../helpers/prover-fixture.ts';
+import { devnetScheduleId } from '../helpers/schedule.ts';
 
 let l1: EdrChain;
 let l2: HeaderChainServer;
@@ -107,6 +108,7 @@ async function aggregateSigner(result: unknown, req: ProofRequest): Promise<Addr
       intermediateRoots: roots,
       configHash: p.configHash,
       teeImageHash: zeroHash,
+      scheduleId: devnetScheduleId,
     }),
     p.signature,
   );
@@ -132,8 +134,11 @@ describe('prover host without a registry (one enclave)', () => {
       'l2_block_number',
       'output_root',
       'prev_output_root',
+      'schedule_id',
       'signature',
     ]);
+    expect(tee.aggregate_proposal.schedule_id).toBe(devnetScheduleId);
+    expect((out.result as { Tee: { tee_signer: string } }).Tee.tee_signer).toBe(enclaves[0]!.signer);
     expect(tee.aggregate_proposal.l2_block_number).toBe(7);
     expect(tee.aggregate_proposal.l1_origin_number).toBe(l1Head.number);
     expect(tee.aggregate_proposal.output_root).toBe(l2Blocks[7]!.outputRoot);

@@ -64,6 +64,21 @@ export const proverSettings = {
     expects: '0x + 64 hex digits',
     describe: 'verify-proposal: the TEE image hash in the journal (zero for local mode)',
   }),
+  protocolVersions: setting({
+    schema: address.optional(),
+    expects: '0x + 40 hex digits',
+    describe:
+      "prover-host: the L1 ProtocolVersions contract; every proof's scheduleId is checked against its activatedScheduleId at the claim's L2 time, and a proof Base's verifier would refuse is answered as an error",
+  }),
+  scheduleId: setting({
+    schema: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{64}$/)
+      .optional(),
+    expects: '0x + 64 hex digits',
+    describe:
+      "verify-proposal: the scheduleId the L1 game pinned (AggregateVerifier.scheduleId(), i.e. ProtocolVersions.activatedScheduleId at the claim's L2 time); unset = the one the proposals carry",
+  }),
   enclaveCheck: setting({
     schema: z.enum(['derive', 'reexecute', 'headers']),
     default: 'reexecute',

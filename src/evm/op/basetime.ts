@@ -64,8 +64,9 @@ export function timestampMs(timestampSeconds: bigint, millisPart: number | null)
  * The BaseTime deposit's source hash, domain 3: `keccak256(bytes32(3) ‖ keccak256(uint256(blockNumber)))`,
  * as base/base `BaseTimeDepositSource { block_number }` computes it (crates/common/consensus/src/source.rs
  * at a6869ca2, the form its `BaseTimeUpdateTx` builds and validates). Another stored version of that
- * file keys it by L1 block hash and sequence number; which is final is UNCONFIRMED, so the stateless
- * executor does not check it.
+ * file keys it by L1 block hash and sequence number; base/base's own Denim vectors
+ * (`crates/proof/client/tests/denim_native.rs` @6cf00165, test/fixtures/base-denim-native) carry
+ * this block-number form. The stateless executor still does not check it.
  */
 export function baseTimeSourceHash(blockNumber: bigint): Hex {
   return keccak256(concat([numberToHex(3, { size: 32 }), keccak256(numberToHex(blockNumber, { size: 32 }))]));

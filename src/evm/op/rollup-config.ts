@@ -41,6 +41,8 @@ export const rollupConfigSchema = z.object({
   fjord_time: time,
   granite_time: time,
   holocene_time: time,
+  /** Base Sepolia's contract-only fork (base/base `BaseUpgrade::PectraBlobSchedule`): no execution rule, only a ProtocolVersions entry. */
+  pectra_blob_schedule_time: time,
   isthmus_time: time,
   jovian_time: time,
   /** OP "Upgrade 19" (OP Mainnet, Unichain and the superchain's chains). */

@@ -16,6 +16,7 @@ import { accountStorageRoot } from './mpt.ts';
 import { messagePasserAddress, outputRootV0 } from '../output-root.ts';
 import type { EnclaveRequest, EnclaveResponse, Preimage, ProofResult, Proposal } from '../enclave-protocol.ts';
 import { signDigest } from '../signature.ts';
+import { l2TimestampOfBlock, scheduleIdOf, zeroScheduleId } from '../schedule-id.ts';
 
 export const zeroHash: Hex = `0x${'00'.repeat(32)}`;
 
@@ -28,6 +29,8 @@ export interface BootInfo {
   readonly proposer: Address;
   readonly intermediateBlockInterval: number;
   readonly l1HeadNumber: number;
+  /** Boot key 11: the L2 block whose timestamp pins the scheduleId (the claimed block when absent or 0). */
+  readonly scheduleBlockNumber: number;
 }
 
 export { EnclaveRefusal };
@@ -61,15 +64,23 @@ export function loadBootInfo(store: PreimageStore): BootInfo {
     return Number(n);
   };
   const proposer = fixed(bootKeys.proposer, 'proposer', 20, true);
+  const claimedBlockNumber = u64(bootKeys.claimedBlockNumber, 'claimed block number');
+  // base/base `BootInfo::load`: missing or zero defaults to the claimed block; an earlier block is refused.
+  const scheduleBlockNumber = u64(bootKeys.scheduleBlockNumber, 'schedule block number', true) || claimedBlockNumber;
+  if (scheduleBlockNumber < claimedBlockNumber)
+    throw new EnclaveRefusal(
+      `boot info: local key ${bootKeys.scheduleBlockNumber} (schedule block number) ${scheduleBlockNumber} is before the claimed block ${claimedBlockNumber}`,
+    );
   return {
     l1Head: bytesToHex(fixed(bootKeys.l1Head, 'l1 head', 32)!),
     agreedOutputRoot: bytesToHex(fixed(bootKeys.agreedOutputRoot, 'agreed output root', 32)!),
     claimedOutputRoot: bytesToHex(fixed(bootKeys.claimedOutputRoot, 'claimed output root', 32)!),
-    claimedBlockNumber: u64(bootKeys.claimedBlockNumber, 'claimed block number'),
+    claimedBlockNumber,
     chainId: u64(bootKeys.chainId, 'chain id'),
     proposer: (proposer ? bytesToHex(proposer) : `0x${'00'.repeat(20)}`) as Address,
     intermediateBlockInterval: u64(bootKeys.intermediateBlockInterval, 'intermediate block interval', true),
     l1HeadNumber: u64(bootKeys.l1HeadNumber, 'l1 head number', true),
+    scheduleBlockNumber,
   };
 }
 
@@ -215,6 +226,37 @@ function followHeaders(
   return roots;
 }
 
+/**
+ * The scheduleId the proof binds to (./schedule-id.ts): the chain's upgrade schedule pinned at the
+ * schedule block's L2 timestamp, from the rollup config's genesis as AggregateVerifier computes it;
+ * for a chain whose config has no genesis (the devnet) or a synthetic chain numbered before it, the
+ * claimed block's own header timestamp, which only a schedule block equal to the claimed block allows.
+ */
+function scheduleIdOfProof(boot: BootInfo, store: PreimageStore): Hex {
+  // A chain flashlog knows only by its config hash (Base's Alpha, the spec-era Zeronet) has no fork
+  // times here: the empty registry's seed, 0x00…00 (what such a chain's verifier pins is UNCONFIRMED).
+  if (!knownRollupConfigs.has(boot.chainId) && !store.local(bootKeys.rollupConfig)) return zeroScheduleId;
+  const config = rollupConfigOf(boot, store);
+  let fallback: bigint | undefined;
+  if (l2TimestampOfBlock(config, boot.scheduleBlockNumber) === undefined && boot.scheduleBlockNumber === boot.claimedBlockNumber) {
+    const times = new Set<number>();
+    for (const value of store.keccakValues()) {
+      try {
+        const header = decodeHeader(value);
+        if (header.number === boot.claimedBlockNumber) times.add(header.timestamp);
+      } catch {
+        continue;
+      }
+    }
+    if (times.size === 1) fallback = BigInt([...times][0]!);
+  }
+  try {
+    return scheduleIdOf(config, boot.scheduleBlockNumber, fallback);
+  } catch (error) {
+    throw new EnclaveRefusal(`scheduleId: ${errorMessage(error)}`);
+  }
+}
+
 /** The chain's rules: built in for a chain flashlog knows, else the request's boot key 6. */
 function rollupConfigOf(boot: BootInfo, store: PreimageStore): RollupConfig {
   const known = knownRollupConfigs.get(boot.chainId);
@@ -257,6 +299,7 @@ export function createEnclaveCore(options: {
       configHashOfChain(boot.chainId) ?? (store.local(bootKeys.rollupConfig) ? configHashOfRollup(rollupConfigOf(boot, store)) : undefined);
     if (!configHash) throw new EnclaveRefusal(`UnsupportedChain: no config hash for L2 chain id ${boot.chainId}`);
     const roots = await verifyOutputRoots(boot, store, options.check ?? 'reexecute', options.pool);
+    const scheduleId = scheduleIdOfProof(boot, store);
     const proposals: Proposal[] = [];
     let prev = boot.agreedOutputRoot;
     for (const root of roots) {
@@ -270,6 +313,7 @@ export function createEnclaveCore(options: {
         intermediateRoots: [],
         configHash,
         teeImageHash,
+        scheduleId,
       };
       proposals.push({
         outputRoot: root.outputRoot,
@@ -279,11 +323,13 @@ export function createEnclaveCore(options: {
         l2BlockNumber: root.number,
         prevOutputRoot: prev,
         configHash,
+        scheduleId,
       });
       prev = root.outputRoot;
     }
     if (proposals.length === 0) throw new EnclaveRefusal('EmptyProposals');
-    if (proposals.length === 1) return { type: 'tee', aggregateProposal: proposals[0]!, proposals };
+    const teeSigner = account.address;
+    if (proposals.length === 1) return { type: 'tee', aggregateProposal: proposals[0]!, proposals, teeSigner };
     const interval = boot.intermediateBlockInterval;
     if (interval === 0) throw new EnclaveRefusal('InvalidInterval: intermediate block interval is 0');
     const intermediateRoots = intermediateRootsOf(proposals, interval);
@@ -299,6 +345,7 @@ export function createEnclaveCore(options: {
       intermediateRoots,
       configHash,
       teeImageHash,
+      scheduleId,
     };
     const aggregateProposal: Proposal = {
       outputRoot: last.outputRoot,
@@ -308,8 +355,9 @@ export function createEnclaveCore(options: {
       l2BlockNumber: last.l2BlockNumber,
       prevOutputRoot: boot.agreedOutputRoot,
       configHash,
+      scheduleId,
     };
-    return { type: 'tee', aggregateProposal, proposals };
+    return { type: 'tee', aggregateProposal, proposals, teeSigner };
   }
 
   return {

@@ -10,7 +10,7 @@ import type { Logger } from '../../obs/logger.ts';
 import { counter, gauge, histogram, type Registry } from '../../obs/metrics.ts';
 import type { EnclaveClient } from './enclave-client.ts';
 import { createHostHttp } from './http-server.ts';
-import { createProveCall } from './prove-call.ts';
+import { createProveCall, type ProveCallOptions } from './prove-call.ts';
 import type { Preimage } from '../enclave-protocol.ts';
 import type { SignerRegistry } from './signer-registry.ts';
 import type { ProofRequest } from '../request.ts';
@@ -35,6 +35,8 @@ export interface ProverHostOptions {
   readonly registry?: SignerRegistry | undefined;
   /** Collects the preimages of a request (from the L1/L2 RPCs). */
   readonly witness: (request: ProofRequest, signal: AbortSignal) => Promise<Preimage[]>;
+  /** Checks each enclave answer before it is returned (./schedule-check.ts). */
+  readonly checkResult?: ProveCallOptions['checkResult'];
   readonly timeoutMs: number;
   readonly version: string;
   readonly logger?: Logger;
@@ -92,6 +94,7 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
   const prove = createProveCall({
     route: signers.route,
     witness: options.witness,
+    checkResult: options.checkResult,
     timeoutMs: options.timeoutMs,
     logger,
     proveSeconds,

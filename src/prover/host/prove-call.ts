@@ -2,7 +2,7 @@ import { errorMessage, InvalidParamsError, JsonRpcError, ServerError } from '../
 import type { Logger } from '../../obs/logger.ts';
 import type { Histogram } from '../../obs/metrics.ts';
 import type { EnclaveClient } from './enclave-client.ts';
-import type { Preimage } from '../enclave-protocol.ts';
+import type { Preimage, ProofResult } from '../enclave-protocol.ts';
 import { parseProofRequest, proofResultToWire, type ProofRequest } from '../request.ts';
 
 /**
@@ -19,6 +19,8 @@ export interface ProveCallOptions {
   readonly proveSeconds?: Histogram<string> | undefined;
   /** The preimage set's size per proof, in bytes. */
   readonly witnessBytes?: Histogram<string> | undefined;
+  /** Checks the enclave's answer before it is returned (./schedule-check.ts); a throw is the reply. */
+  readonly checkResult?: ((request: ProofRequest, result: ProofResult) => Promise<void>) | undefined;
 }
 
 /** A preimage set's size: its total bytes, and its bytes by key type (blobs, keccak-keyed nodes and headers, …). */
@@ -69,11 +71,14 @@ export function createProveCall(options: ProveCallOptions): (params: unknown) =>
           const size = preimageSetSize(preimages);
           options.witnessBytes?.observe(size.bytes);
           logger?.info({ enclave: enclave.name, claimed: request.claimedL2BlockNumber, preimages: preimages.length, ...size }, 'proving');
+          let proved: ProofResult;
           try {
-            return await enclave.prove(preimages, controller.signal);
+            proved = await enclave.prove(preimages, controller.signal);
           } catch (error) {
             throw new ServerError(errorMessage(error));
           }
+          await options.checkResult?.(request, proved);
+          return proved;
         })(),
         timeout,
       ]);

@@ -162,6 +162,7 @@ export async function collectWitness(request: ProofRequest, sources: WitnessSour
     [bootKeys.intermediateBlockInterval, u64(request.intermediateBlockInterval)],
     [bootKeys.l1HeadNumber, u64(request.l1HeadNumber)],
   ];
+  if (request.scheduleL2BlockNumber !== undefined) locals.push([bootKeys.scheduleBlockNumber, u64(request.scheduleL2BlockNumber)]);
   if (sources.rollupConfigJson !== undefined) locals.push([bootKeys.rollupConfig, new TextEncoder().encode(sources.rollupConfigJson)]);
   const l1 = sources.derivation
     ? await derivationL1Witness({ ...sources, ...request, derivation: sources.derivation, fromNumber: derivationFrom })
