@@ -139,6 +139,7 @@ export const runCommand: Command = {
     'source',
     'denim',
     'metadataReceipts',
+    'feedForm',
     ...blocksSettings.filter((key) => key !== 'rpc' && key !== 'rpcTimeoutMs'),
   ],
   // With --devnet, some traffic so a newcomer sees pre-confirmations flowing (--load 0 for none).
