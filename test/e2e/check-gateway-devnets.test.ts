@@ -88,9 +88,9 @@ describe.concurrent(`check-gateway for up to ${MINUTES} minutes on each devnet u
   // --executor local: the frames carry receipts, but the metadata executor has no L1 fee fields to give.
   it("subblocks devnet (OP's form: state_root, block_hash, withdrawals_root zeroed in every frame): every pending answer is the node answer once sealed", async () => {
     const summary = await holdAgainstNode('subblocks', ['--feed-form', 'subblocks', '--executor', 'local', '--load', '20', '--reorg-every', '5'], SUBBLOCKS_MINUTES);
-    // 2 s blocks: about 45 heights in 1.5 minutes.
+    // 2 s blocks: about 45 heights in 1.5 minutes; the local executor keeps up with fewer versions than the feed sends.
     expect(summary.blocks).toBeGreaterThanOrEqual(20);
-    expect(summary.versionsBeingBuilt).toBeGreaterThanOrEqual(summary.blocks / 2);
+    expect(summary.versionsBeingBuilt).toBeGreaterThanOrEqual(summary.blocks / 4);
     // requestsHash and size were held against the node: the header rebuild answered them without the builder's hash.
     expect(summary.fieldsCompared).toBeGreaterThan(0);
     expect(Object.keys(summary.notCompared).filter((field) => /requestsHash|\.size$/.test(field))).toEqual([]);
