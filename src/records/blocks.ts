@@ -90,7 +90,11 @@ export const blockRecordSchema = z.looseObject({
   index: z.number().int().nonnegative(),
   payloadId,
   header: pendingHeaderSchema,
-  transactions: z.array(z.object({ hash: hash32, raw: hexBytes })),
+  /**
+   * `rpc`: on a blocks source, a transaction of a type flashlog does not know carries the node's
+   * own JSON of it, kept as the node gave it, so the gateway serves what the node serves.
+   */
+  transactions: z.array(z.object({ hash: hash32, raw: hexBytes, rpc: z.record(z.string(), z.unknown()).optional() })),
   firstNew: z.number().int().nonnegative(),
   receipts: z.array(rpcReceiptSchema).nullable(),
   stateDiff: z.record(address, accountDiffSchema).nullable(),
@@ -105,6 +109,7 @@ const accountOrder = order(accountDiffSchema);
 const transactionOrder: ReadonlyMap<string, number> = new Map([
   ['hash', 0],
   ['raw', 1],
+  ['rpc', 2],
 ]);
 
 function isReceipt(value: unknown): boolean {
@@ -199,7 +204,7 @@ function isHeader(value: unknown): boolean {
   return true;
 }
 
-/** A transaction of a block record: exactly `{hash, raw}` (the schema's strict object would drop other keys). */
+/** A transaction of a block record: exactly `{hash, raw}`, or `{hash, raw, rpc}` with an object (the schema's strict object would drop other keys). */
 function isTransaction(value: unknown): boolean {
   if (
     !isObject(value) ||
@@ -210,7 +215,7 @@ function isTransaction(value: unknown): boolean {
     return false;
   let keys = 0;
   for (const key in value) if (Object.hasOwn(value, key)) keys++;
-  return keys === 2;
+  return keys === 2 || (keys === 3 && isObject(value.rpc));
 }
 
 /**
@@ -252,8 +257,11 @@ export interface BlockRecordSource {
   readonly index: number;
   readonly payloadId: string;
   readonly header: PendingHeader;
-  /** Every transaction so far, in order; hash = keccak256 of the EIP-2718 bytes. */
-  readonly transactions: readonly { readonly hash: `0x${string}`; readonly raw: `0x${string}` }[];
+  /**
+   * Every transaction so far, in order; hash = keccak256 of the EIP-2718 bytes; `rpc` the node's
+   * JSON of a transaction of a type flashlog does not know (blocks source).
+   */
+  readonly transactions: readonly { readonly hash: `0x${string}`; readonly raw: `0x${string}`; readonly rpc?: Record<string, unknown> }[];
   /** Position in `transactions` of this flashblock's first new transaction. */
   readonly firstNew: number;
 }
@@ -276,7 +284,7 @@ export function blockRecords(
     index: block.index,
     payloadId: block.payloadId,
     header: block.header,
-    transactions: block.transactions.map((tx) => ({ hash: tx.hash, raw: tx.raw })),
+    transactions: block.transactions.map((tx) => (tx.rpc ? { hash: tx.hash, raw: tx.raw, rpc: tx.rpc } : { hash: tx.hash, raw: tx.raw })),
     firstNew: block.firstNew,
     receipts: execution?.receipts ?? null,
     stateDiff: execution?.stateDiff ?? null,

@@ -131,7 +131,7 @@ export function createTransactionFormatter(
           blockNumber: block.number,
           position,
           receipt,
-          nodeJson: (tx as { rpc?: RpcObject }).rpc,
+          nodeJson: tx.rpc,
         });
         formatted.set(key, object);
         return object;
