@@ -210,8 +210,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     flashblockMs,
     blockTimeSeconds,
     blockGasLimit,
-    // Subblocks keep metadata.receipts (specs subblocks.md, "Payload").
-    metadataReceipts: (options.metadataReceipts ?? false) || options.feedForm === 'subblocks',
+    metadataReceipts: (options.metadataReceipts ?? false) || options.feedForm === 'subblocks', // subblocks keep receipts (specs subblocks.md)
     reorgEvery: options.reorgEvery ?? 0,
     onFlashblock: (built, buildMs) => {
       const flashblock = options.feedForm === 'subblocks' ? toSubblock(built) : built;

@@ -56,7 +56,7 @@ describe('metadata executor on real era A flashblocks', () => {
 });
 
 describe('metadata executor and a transaction of a type flashlog does not know', () => {
-  it("keeps the block going: receipts stop at the unknown one (a prefix), never a failed flashblock", async () => {
+  it('keeps the block going: receipts stop at the unknown one (a prefix), never a failed flashblock', async () => {
     const everest = '0x79c9018203e8c4c3800102' as const; // Base Everest's 0x79: unknown here
     const blocks = assembled();
     const at = blocks.findIndex((block) => block.index > 0 && block.transactions.length > block.firstNew);

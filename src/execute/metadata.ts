@@ -204,7 +204,11 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
       else
         warnOnce?.(
           `opaque-type:${block.blockNumber}`,
-          { block: Number(block.blockNumber), transactionIndex: state.opaqueFrom, type: block.transactions[state.opaqueFrom]!.raw.slice(0, 4) },
+          {
+            block: Number(block.blockNumber),
+            transactionIndex: state.opaqueFrom,
+            type: block.transactions[state.opaqueFrom]!.raw.slice(0, 4),
+          },
           'a transaction of a type flashlog does not know: kept as the feed gave it, no receipts from it on in this block',
         );
       return { receipts, stateDiff: balanceDiff(block.metadataBalances ?? null) };

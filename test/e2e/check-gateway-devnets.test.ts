@@ -34,7 +34,11 @@ interface Summary {
   notCompared: Record<string, string>;
 }
 
-async function holdAgainstNode(mode: 'flashblocks' | 'subblocks' | 'denim', runArgs: readonly string[], minutes = MINUTES): Promise<Summary> {
+async function holdAgainstNode(
+  mode: 'flashblocks' | 'subblocks' | 'denim',
+  runArgs: readonly string[],
+  minutes = MINUTES,
+): Promise<Summary> {
   const dir = tempDir();
   dirs.push(dir);
   const run = spawnFlashlog(['run', '--devnet', ...runArgs, '--data-dir', dir.path, '--port', '0', '--metrics-port', '0']);
@@ -87,7 +91,11 @@ describe.concurrent(`check-gateway for up to ${MINUTES} minutes on each devnet u
 
   // --executor local: the frames carry receipts, but the metadata executor has no L1 fee fields to give.
   it("subblocks devnet (OP's form: state_root, block_hash, withdrawals_root zeroed in every frame): every pending answer is the node answer once sealed", async () => {
-    const summary = await holdAgainstNode('subblocks', ['--feed-form', 'subblocks', '--executor', 'local', '--load', '20', '--reorg-every', '5'], SUBBLOCKS_MINUTES);
+    const summary = await holdAgainstNode(
+      'subblocks',
+      ['--feed-form', 'subblocks', '--executor', 'local', '--load', '20', '--reorg-every', '5'],
+      SUBBLOCKS_MINUTES,
+    );
     // 2 s blocks: about 45 heights in 1.5 minutes; the local executor keeps up with fewer versions than the feed sends.
     expect(summary.blocks).toBeGreaterThanOrEqual(20);
     expect(summary.versionsBeingBuilt).toBeGreaterThanOrEqual(summary.blocks / 4);

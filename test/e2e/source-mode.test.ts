@@ -61,7 +61,9 @@ describe('--network op-mainnet / op-sepolia: no public subblocks feed is documen
       );
       for (const { command, code, said } of refusals) {
         expect(code, command).not.toBe(0);
-        expect(said, command).toMatch(new RegExp(`--network ${network}: OP documents no public subblocks feed; give --ws \\(FLASHLOG_WS\\)`));
+        expect(said, command).toMatch(
+          new RegExp(`--network ${network}: OP documents no public subblocks feed; give --ws \\(FLASHLOG_WS\\)`),
+        );
       }
     }, 60_000);
   }

@@ -65,7 +65,10 @@ describe('transaction types flashlog does not know', () => {
   it('execute-block refuses before executing anything', async () => {
     const attributes = { transactions: [deposit, postExec] } as unknown as PayloadAttributes;
     const run = executeBlock({ config: devnetRollupConfig, parent: header(9n), attributes, witness: {} as never });
-    await expect(run).rejects.toMatchObject({ code: 'TX_TYPE_UNSUPPORTED', message: expect.stringMatching(/^block 10: transaction 1 has type 0x7d/) });
+    await expect(run).rejects.toMatchObject({
+      code: 'TX_TYPE_UNSUPPORTED',
+      message: expect.stringMatching(/^block 10: transaction 1 has type 0x7d/),
+    });
   });
 
   it('the enclave refuses such a block by name and signs nothing', async () => {
