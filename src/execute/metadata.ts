@@ -1,6 +1,6 @@
-import { unknownTxType } from '../evm/op/tx-types.ts';
 import { fromRlp, getContractAddress, parseTransaction, recoverTransactionAddress, type Hex, type TransactionSerialized } from 'viem';
 import type { AssembledBlock } from '../chain/assemble.ts';
+import { unknownTxType } from '../evm/op/tx-types.ts';
 import { createOnceLogger, type Logger } from '../obs/logger.ts';
 import { counter, type Registry } from '../obs/metrics.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
