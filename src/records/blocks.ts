@@ -56,8 +56,13 @@ export const pendingHeaderSchema = z.looseObject({
   gasUsed: quantity,
   receiptsRoot: hash32,
   logsBloom: bloom,
+  /**
+   * `stateRoot`, `flashblockHash`, `withdrawalsRoot` as the feed gave them. Zero is "not given",
+   * never a value (OP's subblocks zero all three in every frame; Base's builder zeroed the state
+   * root between its first and last flashblock): readers take the sealed block's from the node.
+   */
   stateRoot: hash32,
-  /** The partial block's hash as the builder computed it; on Base it is not the final hash. */
+  /** The partial block's hash as the builder computed it; on Base it is not the final hash; zero: not given. */
   flashblockHash: hash32,
   withdrawalsRoot: hash32,
   blobGasUsed: quantity.nullable(),
