@@ -93,7 +93,7 @@ describe.concurrent(`check-gateway for up to ${MINUTES} minutes on each devnet u
   it("subblocks devnet (OP's form: state_root, block_hash, withdrawals_root zeroed in every frame): every pending answer is the node answer once sealed", async () => {
     const summary = await holdAgainstNode(
       'subblocks',
-      ['--feed-form', 'subblocks', '--executor', 'local', '--load', '20', '--reorg-every', '5'],
+      ['--feed-form', 'subblocks', '--executor', 'local', '--load', '10', '--reorg-every', '5'],
       SUBBLOCKS_MINUTES,
     );
     // 2 s blocks: about 45 heights in 1.5 minutes; the local executor keeps up with fewer versions than the feed sends.
