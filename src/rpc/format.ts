@@ -269,7 +269,14 @@ function denimFields(block: PendingBlock): { hash?: string; timestampMs?: string
  * - blocks source (200 ms blocks): the node's block, its real hash and header fields
  *   (`transactionsRoot`, `size`, `requestsHash`, `excessBlobGas`...) and `timestampMs`;
  * - flashblocks source: hash 0x00..00 as on Base before Denim (the final hash is not known before
- *   sealing), the fields the feed does not send rebuilt by `rebuildHeaderFields`.
+ *   sealing), the fields the feed does not send rebuilt by `rebuildHeaderFields`. A subblocks feed
+ *   gives no state root or withdrawals root (zero: not given); they are answered zero, as op-reth's
+ *   flashblocks RPC answers a pending block whose state root it did not compute
+ *   (ethereum-optimism/optimism `rust/op-reth/crates/flashblocks/src/worker.rs` @017b9d3f finishes
+ *   such a build with a `NoopProvider`, whose state and storage roots are `B256::default()`;
+ *   `src/cache.rs` @0e7bbb88 computes the real one only near the last index). op-reth's `hash` is
+ *   its own provisional header's; flashlog keeps 0x00..00, which no client takes for the sealed
+ *   hash. Once the block is sealed the gateway answers the node's block, real roots and hash.
  * Transactions as hashes or full objects. No `totalDifficulty`: op-geth (as go-ethereum since the
  * merge) gives none.
  */
