@@ -12,7 +12,7 @@ export const devnetCommand: Command = {
   name: 'devnet',
   summary: "a local OP-stack L2 (EDR) with JSON-RPC and a flashblocks WebSocket in Base's wire format",
   usage:
-    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--devnet-history-blocks K] [--metadata-receipts] [--plain] [--batcher-l1-rpc URL --batcher-key KEY [--batcher-target calldata|blob] [--batcher-batch-type span|singular] [--batcher-compression brotli|zlib] [--batcher-every-blocks 10] [--batcher-inbox ADDRESS] [--batcher-beacon-port 5052]]\n       flashlog devnet --op-geth PATH --batcher-l1-rpc URL --batcher-key KEY [--op-geth-block-time 1] [--devnet-port 8545] [--data-dir DIR] [--batcher-* as above]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
+    'flashlog devnet [--devnet-port 8545] [--devnet-ws-port 7111] [--block-time-ms 2000] [--flashblock-ms 200] [--load TPS] [--reorg-every K] [--devnet-history-blocks K] [--metadata-receipts] [--feed-form flashblocks|subblocks] [--plain] [--batcher-l1-rpc URL --batcher-key KEY [--batcher-target calldata|blob] [--batcher-batch-type span|singular] [--batcher-compression brotli|zlib] [--batcher-every-blocks 10] [--batcher-inbox ADDRESS] [--batcher-beacon-port 5052]]\n       flashlog devnet --op-geth PATH --batcher-l1-rpc URL --batcher-key KEY [--op-geth-block-time 1] [--devnet-port 8545] [--data-dir DIR] [--batcher-* as above]\n       flashlog devnet --denim [--devnet-port 8545] [--denim-block-ms 200] [--load TPS] [--reorg-every K] [--safe-lag-blocks 10] [--finalized-lag-blocks 50]',
   settings: [
     ...serviceSettings,
     'devnetHost',
@@ -21,6 +21,7 @@ export const devnetCommand: Command = {
     'blockTimeMs',
     'flashblockMs',
     'metadataReceipts',
+    'feedForm',
     'plain',
     'load',
     'reorgEvery',
@@ -76,6 +77,7 @@ export const devnetCommand: Command = {
       blockTimeMs: config.blockTimeMs,
       flashblockMs: config.flashblockMs,
       metadataReceipts: config.metadataReceipts,
+      feedForm: config.feedForm,
       plain: config.plain,
       load: config.load,
       reorgEvery: config.reorgEvery,
@@ -138,7 +140,7 @@ export const devnetCommand: Command = {
           '',
           `flashlog devnet: OP-stack L2 (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)}), genesis ${genesisHash}`,
           `  JSON-RPC     ${devnet.rpcUrl}${config.metrics ? `  (Prometheus metrics at ${devnet.rpcUrl}/metrics)` : ''}`,
-          `  flashblocks  ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
+          `  ${config.feedForm === 'subblocks' ? 'subblocks   ' : 'flashblocks '} ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.feedForm === 'subblocks' ? 'state_root, block_hash, withdrawals_root zeroed, metadata with receipts' : config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
           `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,
           ...(batcher
             ? [

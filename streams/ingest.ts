@@ -105,7 +105,8 @@ export const ingestCommand: Command = {
       );
     if (mode.source === 'flashblocks' && mode.feedUrls.length === 0)
       throw new ConfigError(
-        "--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL (or --source blocks --rpc URL for a node's 200 ms blocks)",
+        mode.missingFeed ??
+          "--ws (FLASHLOG_WS): got nothing, expected at least one ws:// or wss:// URL (or --source blocks --rpc URL for a node's 200 ms blocks)",
       );
     if (mode.source === 'flashblocks') void warnIfUpstreamBehind(mode.rpcUrl, ctx.logger);
     const log = await openChainLog(ctx, { writer: true, rpcUrl: mode.rpcUrl });

@@ -23,6 +23,7 @@ export async function startDevnetForRun(ctx: Context, source: SourceKind): Promi
     historyBlocks: ctx.config.devnetHistoryBlocks,
     denim,
     metadataReceipts: ctx.config.metadataReceipts,
+    feedForm: ctx.config.feedForm,
   });
   ctx.shutdown.register('devnet', () => devnet.close());
   return { rpcUrl: devnet.rpcUrl, wsUrl: devnet.wsUrl };

@@ -53,6 +53,7 @@ async function resolveEndpoints(ctx: Context): Promise<Endpoints> {
       '--rpc (FLASHLOG_RPC): got nothing, expected the upstream http:// or https:// JSON-RPC URL (or --devnet / --network)',
     );
   if (mode.source === 'flashblocks' && mode.feedUrls.length === 0) {
+    if (mode.missingFeed) throw new ConfigError(mode.missingFeed);
     throw new ConfigError(
       `--ws (FLASHLOG_WS): got nothing, expected a flashblocks ws:// URL (the source is flashblocks by ${mode.decidedBy}; or --source blocks, --devnet, --network)`,
     );
@@ -139,6 +140,7 @@ export const runCommand: Command = {
     'source',
     'denim',
     'metadataReceipts',
+    'feedForm',
     ...blocksSettings.filter((key) => key !== 'rpc' && key !== 'rpcTimeoutMs'),
   ],
   // With --devnet, some traffic so a newcomer sees pre-confirmations flowing (--load 0 for none).

@@ -57,7 +57,12 @@ export function startBlock(flashblock: Flashblock): AssembledBlock {
   );
 }
 
-/** Adds a flashblock's new transactions and takes its running fields. Pure. */
+/**
+ * Adds a flashblock's new transactions and takes its running fields. Pure. The commitment fields
+ * (`state_root`, `block_hash`, `withdrawals_root`) are copied as the feed gave them: a zero one is
+ * "not given" (OP's subblocks zero them in every frame) and is never read as a value downstream
+ * (src/rpc/header-fields.ts `isNotGiven`).
+ */
 export function extendBlock(block: AssembledBlock, flashblock: Flashblock): AssembledBlock {
   const diff = flashblock.diff;
   const added = diff.transactions.map((raw) => ({ hash: transactionHash(raw as `0x${string}`), raw: raw as `0x${string}` }));

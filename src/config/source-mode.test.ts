@@ -69,3 +69,22 @@ describe('sourceModeOf', () => {
     expect(viewBlocksAreCanonical(sourceModeOf(parsed(['--ws', feed, '--rpc', node])).source)).toBe(false);
   });
 });
+
+describe('the OP presets', () => {
+  it("op-mainnet and op-sepolia: a subblocks (flashblocks-form) source with OP's public RPC; no feed named, so --ws is required, with a one-line hint", () => {
+    for (const [network, rpc] of [
+      ['op-mainnet', 'https://mainnet.optimism.io'],
+      ['op-sepolia', 'https://sepolia.optimism.io'],
+    ] as const) {
+      const mode = sourceModeOf(parsed(['--network', network]));
+      expect(mode).toMatchObject({ source: 'flashblocks', feedUrls: [], rpcUrl: rpc });
+      expect(mode.missingFeed).toMatch(new RegExp(`^--network ${network}: .*--ws \\(FLASHLOG_WS\\)`));
+      expect(mode.missingFeed).not.toContain('\n');
+      const given = sourceModeOf(parsed(['--network', network, '--ws', feed]));
+      expect(given.feedUrls).toEqual([feed]);
+      expect(given.missingFeed).toBeUndefined();
+    }
+    // A preset that names its feed never asks for one.
+    expect(sourceModeOf(parsed(['--network', 'xlayer'])).missingFeed).toBeUndefined();
+  });
+});

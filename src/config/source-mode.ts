@@ -39,6 +39,11 @@ export interface SourceMode {
   readonly rpcWsUrl: string | undefined;
   /** Which setting decided `source`, for messages. */
   readonly decidedBy: string;
+  /**
+   * A flashblocks `--network` preset with no public feed (OP Mainnet, OP Sepolia) and no --ws given:
+   * the one-line message saying how to point --ws at one. Commands that read the feed refuse with it.
+   */
+  readonly missingFeed?: string;
 }
 
 /**
@@ -77,12 +82,14 @@ export function sourceModeOf(settings: SourceSettings): SourceMode {
     decidedBy = source === 'flashblocks' ? '--ws' : 'no --ws';
   }
   const presetWs = preset?.ws ? [preset.ws] : [];
+  const feedUrls = source === 'flashblocks' && !settings.devnet ? (settings.ws && settings.ws.length > 0 ? settings.ws : presetWs) : [];
   return {
     source,
-    feedUrls: source === 'flashblocks' && !settings.devnet ? (settings.ws && settings.ws.length > 0 ? settings.ws : presetWs) : [],
+    feedUrls,
     rpcUrl: settings.devnet ? undefined : (settings.rpc ?? preset?.rpc),
     rpcWsUrl: settings.devnet ? undefined : (settings.rpcWs ?? preset?.rpcWs),
     decidedBy,
+    ...(source === 'flashblocks' && feedUrls.length === 0 && preset?.feedHint ? { missingFeed: preset.feedHint } : {}),
   };
 }
 

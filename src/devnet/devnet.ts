@@ -8,6 +8,7 @@ import { prunedView } from './pruned-view.ts';
 import type { RpcCall } from '../jsonrpc/protocol.ts';
 import { startFeedServer } from './feed-server.ts';
 import { createProducer, l1AttributesFor, type SentFlashblock, type SealedBlock } from './producer.ts';
+import { toSubblock } from './sent-flashblock.ts';
 import type { Load } from './load.ts';
 import { startRpcServer } from './rpc-server.ts';
 import { LOAD_ACCOUNTS, type Devnet, type DevnetAccount } from './handle.ts';
@@ -41,6 +42,11 @@ export interface DevnetOptions {
   readonly flashblockMs?: number;
   /** Era B metadata: `type`-tagged receipts of each flashblock's new transactions. */
   readonly metadataReceipts?: boolean;
+  /**
+   * The feed's form: Base's flashblocks (default), or OP's subblocks (the four commitment fields
+   * zeroed in every frame, receipts in the metadata; toSubblock in sent-flashblock.ts).
+   */
+  readonly feedForm?: 'flashblocks' | 'subblocks';
   /** Text frames instead of brotli binary frames. */
   readonly plain?: boolean;
   /** Every K-th block seals without its last pre-confirmed user transaction (0 = never). */
@@ -204,9 +210,10 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
     flashblockMs,
     blockTimeSeconds,
     blockGasLimit,
-    metadataReceipts: options.metadataReceipts ?? false,
+    metadataReceipts: (options.metadataReceipts ?? false) || options.feedForm === 'subblocks', // subblocks keep receipts (specs subblocks.md)
     reorgEvery: options.reorgEvery ?? 0,
-    onFlashblock: (flashblock, buildMs) => {
+    onFlashblock: (built, buildMs) => {
+      const flashblock = options.feedForm === 'subblocks' ? toSubblock(built) : built;
       feed.broadcast(flashblock);
       metrics?.flashblocks.inc();
       metrics?.transactions.inc(flashblock.diff.transactions.length);

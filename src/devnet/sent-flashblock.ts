@@ -136,3 +136,15 @@ export function toFlashblock(
     },
   };
 }
+
+/**
+ * The flashblock in OP's subblocks form: `state_root`, `block_hash` and `withdrawals_root` zeroed
+ * and `withdrawals` empty in every frame, everything else as built (ethereum-optimism/specs
+ * `specs/protocol/subblocks.md` @43a681ec, "Zero-valued fields"). The producer keeps the real
+ * values for itself; only what the feed publishes changes.
+ *
+ * @example toSubblock(flashblock).diff.block_hash // '0x000…000'
+ */
+export function toSubblock(flashblock: SentFlashblock): SentFlashblock {
+  return { ...flashblock, diff: { ...flashblock.diff, state_root: ZERO32, block_hash: ZERO32, withdrawals_root: ZERO32, withdrawals: [] } };
+}

@@ -55,6 +55,32 @@ describe('metadata executor on real era A flashblocks', () => {
   });
 });
 
+describe('metadata executor and a transaction of a type flashlog does not know', () => {
+  it('keeps the block going: receipts stop at the unknown one (a prefix), never a failed flashblock', async () => {
+    const everest = '0x79c9018203e8c4c3800102' as const; // Base Everest's 0x79: unknown here
+    const blocks = assembled();
+    const at = blocks.findIndex((block) => block.index > 0 && block.transactions.length > block.firstNew);
+    const original = blocks[at]!;
+    const replaced = original.transactions[original.firstNew]!;
+    const hash = keccak256(everest);
+    const withUnknown: AssembledBlock = {
+      ...original,
+      transactions: original.transactions.map((tx) => (tx === replaced ? { hash, raw: everest } : tx)),
+      metadataReceipts: { ...original.metadataReceipts, [hash]: original.metadataReceipts![replaced.hash]! },
+    };
+    const executor = createMetadataExecutor();
+    const outputs = [];
+    for (const block of blocks.map((b, i) => (i === at ? withUnknown : b))) outputs.push(await executor.execute(block));
+    // Before it: every receipt; from it on in this block: none (receipts cover a prefix of the transactions).
+    for (const [i, output] of outputs.entries()) {
+      const expected = i < at ? blocks[i]!.transactions.length - blocks[i]!.firstNew : 0;
+      expect(output.receipts, `flashblock ${i}`).toHaveLength(expected);
+    }
+    // The next block starts over at index 0 with receipts again.
+    expect((await executor.execute(blocks[0]!)).receipts.length).toBeGreaterThan(0);
+  });
+});
+
 describe('receipts from other producers through the auto executor (as ingest runs it)', () => {
   it('op-rbuilder frames (receipts keyed in hash order): metadata receipts in block order, gas adding up to gas_used', async () => {
     const { opRbuilderMessages } = await import('../../test/helpers/feed-formats.ts');

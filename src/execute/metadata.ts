@@ -1,5 +1,6 @@
 import { fromRlp, getContractAddress, parseTransaction, recoverTransactionAddress, type Hex, type TransactionSerialized } from 'viem';
 import type { AssembledBlock } from '../chain/assemble.ts';
+import { unknownTxType } from '../evm/op/tx-types.ts';
 import { createOnceLogger, type Logger } from '../obs/logger.ts';
 import { counter, type Registry } from '../obs/metrics.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
@@ -41,6 +42,12 @@ interface Running {
   logCount: number;
   /** Every receipt of the block so far, in order: the receipts root is over all of them. */
   receipts: RpcReceipt[];
+  /**
+   * Position of the block's first transaction of a type flashlog does not know (src/evm/op/tx-types.ts):
+   * from there on the block's receipts stop (they cover a prefix of its transactions) and the
+   * receipts root is not checked, its receipt's encoding being unknown.
+   */
+  opaqueFrom?: number;
 }
 
 export interface MetadataExecutorDeps {
@@ -168,6 +175,13 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
       for (const [offset, tx] of newTxs.entries()) {
         const meta = block.metadataReceipts?.[tx.hash] ?? block.metadataReceipts?.[tx.hash.toLowerCase()];
         if (!meta) throw new ExecutionError(`metadata.receipts has no receipt for a transaction: ${where}, ${tx.hash}`);
+        if (state.opaqueFrom !== undefined || unknownTxType(tx.raw) !== undefined) {
+          state.opaqueFrom ??= state.txCount;
+          state.cumulativeGas = BigInt(meta.cumulativeGasUsed);
+          state.logCount += meta.logs.length;
+          state.txCount++;
+          continue;
+        }
         const summary = await summarizeTransaction(tx.raw, baseFee);
         const cumulative = BigInt(meta.cumulativeGasUsed);
         const transactionIndex = hex(block.firstNew + offset);
@@ -200,7 +214,17 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
         state.txCount++;
         state.receipts.push(receipts.at(-1)!);
       }
-      await check(block, state);
+      if (state.opaqueFrom === undefined) await check(block, state);
+      else
+        warnOnce?.(
+          `opaque-type:${block.blockNumber}`,
+          {
+            block: Number(block.blockNumber),
+            transactionIndex: state.opaqueFrom,
+            type: block.transactions[state.opaqueFrom]!.raw.slice(0, 4),
+          },
+          'a transaction of a type flashlog does not know: kept as the feed gave it, no receipts from it on in this block',
+        );
       return { receipts, stateDiff: balanceDiff(block.metadataBalances ?? null) };
     },
     onReorg() {

@@ -61,8 +61,13 @@ export const pendingHeaderSchema = z.looseObject({
   gasUsed: quantity,
   receiptsRoot: hash32,
   logsBloom: bloom,
+  /**
+   * `stateRoot`, `flashblockHash`, `withdrawalsRoot` as the feed gave them. Zero is "not given",
+   * never a value (OP's subblocks zero all three in every frame; Base's builder zeroed the state
+   * root between its first and last flashblock): readers take the sealed block's from the node.
+   */
   stateRoot: hash32,
-  /** The partial block's hash as the builder computed it; on Base it is not the final hash. */
+  /** The partial block's hash as the builder computed it; on Base it is not the final hash; zero: not given. */
   flashblockHash: hash32,
   withdrawalsRoot: hash32,
   blobGasUsed: quantity.nullable(),
@@ -95,7 +100,11 @@ export const blockRecordSchema = z.looseObject({
   index: z.number().int().nonnegative(),
   payloadId,
   header: pendingHeaderSchema,
-  transactions: z.array(z.object({ hash: hash32, raw: hexBytes })),
+  /**
+   * `rpc`: on a blocks source, a transaction of a type flashlog does not know carries the node's
+   * own JSON of it, kept as the node gave it, so the gateway serves what the node serves.
+   */
+  transactions: z.array(z.object({ hash: hash32, raw: hexBytes, rpc: z.record(z.string(), z.unknown()).optional() })),
   firstNew: z.number().int().nonnegative(),
   receipts: z.array(rpcReceiptSchema).nullable(),
   stateDiff: z.record(address, accountDiffSchema).nullable(),
@@ -119,6 +128,7 @@ const accountOrder = order(accountDiffSchema);
 const transactionOrder: ReadonlyMap<string, number> = new Map([
   ['hash', 0],
   ['raw', 1],
+  ['rpc', 2],
 ]);
 
 function isReceipt(value: unknown): boolean {
@@ -214,7 +224,7 @@ function isHeader(value: unknown): boolean {
   return true;
 }
 
-/** A transaction of a block record: exactly `{hash, raw}` (the schema's strict object would drop other keys). */
+/** A transaction of a block record: exactly `{hash, raw}`, or `{hash, raw, rpc}` with an object (the schema's strict object would drop other keys). */
 function isTransaction(value: unknown): boolean {
   if (
     !isObject(value) ||
@@ -225,7 +235,7 @@ function isTransaction(value: unknown): boolean {
     return false;
   let keys = 0;
   for (const key in value) if (Object.hasOwn(value, key)) keys++;
-  return keys === 2;
+  return keys === 2 || (keys === 3 && isObject(value.rpc));
 }
 
 /**
@@ -270,8 +280,11 @@ export interface BlockRecordSource {
   readonly index: number;
   readonly payloadId: string;
   readonly header: PendingHeader;
-  /** Every transaction so far, in order; hash = keccak256 of the EIP-2718 bytes. */
-  readonly transactions: readonly { readonly hash: `0x${string}`; readonly raw: `0x${string}` }[];
+  /**
+   * Every transaction so far, in order; hash = keccak256 of the EIP-2718 bytes; `rpc` the node's
+   * JSON of a transaction of a type flashlog does not know (blocks source).
+   */
+  readonly transactions: readonly { readonly hash: `0x${string}`; readonly raw: `0x${string}`; readonly rpc?: Record<string, unknown> }[];
   /** Position in `transactions` of this flashblock's first new transaction. */
   readonly firstNew: number;
   /** Lagoon: the block's post-exec transaction as of this step (a subblocks feed's `diff.post_exec_tx`); null or absent without one. */
@@ -296,7 +309,7 @@ export function blockRecords(
     index: block.index,
     payloadId: block.payloadId,
     header: block.header,
-    transactions: block.transactions.map((tx) => ({ hash: tx.hash, raw: tx.raw })),
+    transactions: block.transactions.map((tx) => (tx.rpc ? { hash: tx.hash, raw: tx.raw, rpc: tx.rpc } : { hash: tx.hash, raw: tx.raw })),
     firstNew: block.firstNew,
     receipts: execution?.receipts ?? null,
     stateDiff: execution?.stateDiff ?? null,

@@ -323,3 +323,50 @@ function pendingOf(real: Record<string, Hex>, blockHash: Hex, transactions: Hex[
     stateDiff: null,
   };
 }
+
+describe('a subblocks block (state_root, block_hash, withdrawals_root zeroed: not given)', () => {
+  const zero: Hex = `0x${'0'.repeat(64)}`;
+  const fixture = JSON.parse(readFileSync(sharedPath('fixtures/op-blocks/op-sepolia-26207960.json'), 'utf8'));
+  const real = fixture.expected.header as Record<string, Hex>;
+  /** The sealed Isthmus header the subblocks stand for, and its block size as go-ethereum counts it. */
+  const sealed = { ...real, requestsHash: sha256('0x') };
+  const subblock = (count: number): PendingBlock => {
+    const block = pendingOf(sealed, zero, fixture.payload.transactions.slice(0, count));
+    return { ...block, header: { ...block.header, stateRoot: zero, withdrawalsRoot: zero } };
+  };
+
+  it("requestsHash and size by the chain's rule, not by hashing against the zero hash: the sealed block's once the transactions are", async () => {
+    const all = fixture.payload.transactions.length;
+    const asked: PendingBlock[] = [];
+    const formatter = createTransactionFormatter(undefined, undefined, {
+      isthmusAt: async (block) => {
+        asked.push(block);
+        return true;
+      },
+    });
+    const fields = await formatter.headerFields(subblock(all));
+    expect(asked).toHaveLength(1);
+    expect(fields.exact).toBe(false);
+    expect(fields.requestsHash).toBe(sha256('0x'));
+    const sealedSize = (await rebuildHeaderFields(pendingOf(sealed, headerHash(headerFromRpc(sealed)), fixture.payload.transactions))).size;
+    expect(fields.size).toBe(sealedSize);
+    const answered = await formatPendingBlock(subblock(all), false, formatter);
+    expect(answered).toMatchObject({ requestsHash: sha256('0x'), size: sealedSize, transactionsRoot: real.transactionsRoot });
+    // Not given is answered as op-reth's pending block answers an uncomputed root: zero, never the feed's "value".
+    expect([answered.hash, answered.stateRoot, answered.withdrawalsRoot]).toEqual([zero, zero, zero]);
+    assertSchemaValid('eth_getBlockByNumber', answered);
+  });
+
+  it('a chain whose rule says pre-Isthmus gets no requestsHash; an unknown chain keeps the fork seen exact before', async () => {
+    const before = createTransactionFormatter(undefined, undefined, { isthmusAt: async () => false });
+    expect((await before.headerFields(subblock(3))).requestsHash).toBeUndefined();
+    const unknown = createTransactionFormatter(undefined, undefined, { isthmusAt: async () => undefined });
+    expect((await unknown.headerFields(subblock(3))).requestsHash).toBeUndefined();
+    // The builder's hash given and matching at an earlier height: Isthmus from there on, for the subblocks above it.
+    const exactFirst = createTransactionFormatter(undefined, undefined, { isthmusAt: async () => undefined });
+    expect((await exactFirst.headerFields(pendingOf(sealed, headerHash(headerFromRpc(sealed)), fixture.payload.transactions))).exact).toBe(
+      true,
+    );
+    expect((await exactFirst.headerFields({ ...subblock(3), number: BigInt(real.number!) + 1n })).requestsHash).toBe(sha256('0x'));
+  });
+});

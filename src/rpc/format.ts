@@ -3,9 +3,10 @@ import { parseTransaction } from 'viem/op-stack';
 import type { RpcReceipt } from '../records/blocks.ts';
 import { maxPendingBlocks, type PendingBlock } from '../view/state.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
-import { createGrowingRoots, emptyUnclesHash, rebuildHeaderFields, type RebuiltHeaderFields } from './header-fields.ts';
+import { createGrowingRoots, emptyUnclesHash, isNotGiven, rebuildHeaderFields, type RebuiltHeaderFields } from './header-fields.ts';
 import { formatPostExecTransaction, servedTransactions } from './post-exec.ts';
 import { isPostExecTx } from '../evm/op/post-exec.ts';
+import { unknownTxType } from '../evm/op/tx-types.ts';
 
 /**
  * Wire formatting of the view's pending data into JSON-RPC objects: the one place where the
@@ -50,6 +51,15 @@ export type ParsedTransaction = ReturnType<typeof parseTransaction> & {
   isSystemTx?: boolean;
 };
 
+export interface TransactionFormatterOptions {
+  /**
+   * Whether the chain's fork schedule has Isthmus at a block (so its header has `requestsHash`);
+   * undefined when the chain is not known. Asked only when the feed gives no builder hash to
+   * check the rebuilt header against (a subblocks feed zeroes it).
+   */
+  readonly isthmusAt?: ((block: PendingBlock) => Promise<boolean | undefined>) | undefined;
+}
+
 export interface TransactionFormatter {
   /** A pending transaction object: `blockHash: null`, `blockNumber` and `transactionIndex` set. */
   transaction(block: PendingBlock, position: number): Promise<RpcObject>;
@@ -64,7 +74,11 @@ export interface TransactionFormatter {
  * transactions of any block grew the heap by ~1.8 MB/min at 30 tx/s before it was cleared, issue 19).
  * The receipt's `from` is used when the executor produced one.
  */
-export function createTransactionFormatter(keptBlocks = maxPendingBlocks + 1, maxPerBlock = 20_000): TransactionFormatter {
+export function createTransactionFormatter(
+  keptBlocks = maxPendingBlocks + 1,
+  maxPerBlock = 20_000,
+  options: TransactionFormatterOptions = {},
+): TransactionFormatter {
   const byBlock = new Map<bigint, Map<string, RpcObject>>();
   let newest = -1n;
   /** The cache of `number`'s transactions; blocks `keptBlocks` or more below the newest are dropped. */
@@ -93,7 +107,9 @@ export function createTransactionFormatter(keptBlocks = maxPendingBlocks + 1, ma
       // kept root; the block with it (src/rpc/post-exec.ts) gets its root and size computed whole.
       const withPostExec = block.postExecTx ? { ...block, transactions: servedTransactions(block) } : undefined;
       const fields = (withPostExec ? Promise.resolve(undefined) : roots.rootOf(block)).then(async (root) => {
-        const rebuilt = await rebuildHeaderFields(withPostExec ?? block, root, requestsFrom);
+        const byRule =
+          isNotGiven(block.header.flashblockHash) && options.isthmusAt ? await options.isthmusAt(block).catch(() => undefined) : undefined;
+        const rebuilt = await rebuildHeaderFields(withPostExec ?? block, root, requestsFrom, byRule);
         if (rebuilt.exact && rebuilt.requestsHash !== undefined && (requestsFrom === undefined || block.number < requestsFrom))
           requestsFrom = block.number;
         return rebuilt;
@@ -123,8 +139,21 @@ export function createTransactionFormatter(keptBlocks = maxPendingBlocks + 1, ma
       const key = `${tx.hash}/${position}/${denimFields(block).hash ?? ''}`;
       const cached = formatted.get(key);
       if (cached) return cached;
-      const parsed = parseTransaction(tx.raw as TransactionSerialized) as ParsedTransaction;
       const receipt = block.receipts[position];
+      const unknown = unknownTxType(tx.raw);
+      if (unknown !== undefined) {
+        const object = formatUnknownTransaction(tx, unknown, {
+          blockHash: denimFields(block).hash ?? null,
+          blockTimestamp: block.header.timestamp,
+          blockNumber: block.number,
+          position,
+          receipt,
+          nodeJson: tx.rpc,
+        });
+        formatted.set(key, object);
+        return object;
+      }
+      const parsed = parseTransaction(tx.raw as TransactionSerialized) as ParsedTransaction;
       let from = (parsed.from as string | undefined) ?? receipt?.from;
       if (!from) from = (await recoverTransactionAddress({ serializedTransaction: tx.raw as never })).toLowerCase();
       const object = formatTransaction(parsed, {
@@ -257,7 +286,14 @@ function denimFields(block: PendingBlock): { hash?: string; timestampMs?: string
  * - blocks source (200 ms blocks): the node's block, its real hash and header fields
  *   (`transactionsRoot`, `size`, `requestsHash`, `excessBlobGas`...) and `timestampMs`;
  * - flashblocks source: hash 0x00..00 as on Base before Denim (the final hash is not known before
- *   sealing), the fields the feed does not send rebuilt by `rebuildHeaderFields`.
+ *   sealing), the fields the feed does not send rebuilt by `rebuildHeaderFields`. A subblocks feed
+ *   gives no state root or withdrawals root (zero: not given); they are answered zero, as op-reth's
+ *   flashblocks RPC answers a pending block whose state root it did not compute
+ *   (ethereum-optimism/optimism `rust/op-reth/crates/flashblocks/src/worker.rs` @017b9d3f finishes
+ *   such a build with a `NoopProvider`, whose state and storage roots are `B256::default()`;
+ *   `src/cache.rs` @0e7bbb88 computes the real one only near the last index). op-reth's `hash` is
+ *   its own provisional header's; flashlog keeps 0x00..00, which no client takes for the sealed
+ *   hash. Once the block is sealed the gateway answers the node's block, real roots and hash.
  * Transactions as hashes or full objects. No `totalDifficulty`: op-geth (as go-ethereum since the
  * merge) gives none.
  */
@@ -299,5 +335,47 @@ export async function formatPendingBlock(block: PendingBlock, full: boolean, for
     ...(requestsHash !== undefined ? { requestsHash } : {}),
     uncles: [],
     transactions,
+  };
+}
+
+/** Where a transaction of an unknown type sits, and what the source gave beside its bytes. */
+export interface UnknownTransactionPlace {
+  readonly blockHash: string | null;
+  readonly blockTimestamp: string;
+  readonly blockNumber: bigint;
+  readonly position: number;
+  readonly receipt?: RpcReceipt | undefined;
+  /** A blocks source: the node's own JSON of the transaction, kept in the log beside its bytes. */
+  readonly nodeJson?: RpcObject | undefined;
+}
+
+/**
+ * A transaction of a type flashlog does not know, never dropped and never a crash:
+ * - on a blocks source, the node's own JSON as the log kept it, its place as the block gives it;
+ * - on a flashblocks source, every field that can be read without knowing the type: `type` (the
+ *   EIP-2718 type byte), `hash` (keccak of the bytes), the block fields, `from` and `to` when the
+ *   executor's receipt names them, and `raw`, the EIP-2718 bytes as eth_getRawTransactionByHash
+ *   gives them. Nothing is guessed from the payload.
+ *
+ * @example formatUnknownTransaction({ hash, raw: '0x79…' }, 0x79, place) // { type: '0x79', hash, …, raw: '0x79…' }
+ */
+export function formatUnknownTransaction(
+  tx: { readonly hash: string; readonly raw: string },
+  type: number,
+  place: UnknownTransactionPlace,
+): RpcObject {
+  const where = {
+    blockHash: place.blockHash,
+    blockNumber: numberToHex(place.blockNumber),
+    transactionIndex: numberToHex(place.position),
+  };
+  if (place.nodeJson) return { ...place.nodeJson, ...where };
+  return {
+    type: numberToHex(type),
+    hash: tx.hash,
+    ...where,
+    ...(place.blockHash !== null ? { blockTimestamp: quantityOf(place.blockTimestamp) } : {}),
+    ...(place.receipt ? { from: place.receipt.from, to: place.receipt.to } : {}),
+    raw: tx.raw,
   };
 }

@@ -94,26 +94,41 @@ const emptyRequestsHash: Hex = sha256('0x');
 export interface RebuiltHeaderFields {
   readonly transactionsRoot: Hex;
   readonly size: Hex;
-  /** Present when the rebuilt header with it hashes to the builder's hash (an Isthmus+ chain). */
+  /** Present when the block is an Isthmus+ block, by the rules below. */
   readonly requestsHash?: Hex;
   /** The rebuilt header hashes to the builder's hash: every field, and so `size`, is the block's. */
   readonly exact: boolean;
 }
 
 /**
+ * A zero hash in a feed's `state_root`, `block_hash` or `withdrawals_root` is "not given", never a
+ * value: OP's Subblocks zero all three (and `withdrawals`) in every frame (ethereum-optimism/specs
+ * `specs/protocol/subblocks.md` @43a681ec, "Zero-valued fields": consumers MUST treat them as
+ * unavailable), and Base's builder sent a zero state root between its first and last flashblock.
+ */
+export const isNotGiven = (hash: string): boolean => /^0x0{64}$/.test(hash);
+
+/**
  * A flashblocks block's missing header fields, rebuilt from what the record holds:
  * - `transactionsRoot`: the ordered trie (keys rlp(index)) of the raw transactions, by
  *   @ethereumjs/mpt (src/evm/op/receipts.ts), as the node computes it when it seals the block;
- * - `requestsHash`: the empty-requests hash when the header with it hashes to the flashblock's
- *   `block_hash` (the builder's hash of the block so far), so a chain past Isthmus gets it; when
- *   neither header hashes to it, when the block is at or above `requestsFrom` (the lowest block
- *   seen with it, kept by the formatter);
+ * - `requestsHash`: the empty-requests hash on an Isthmus+ block. When the flashblock gives the
+ *   builder's hash of the block so far (`block_hash`), the header with it or without it that
+ *   hashes to that hash says which; when neither does, or the hash is not given (a subblocks
+ *   feed zeroes it), the chain's rule decides: `isthmus` (the chain's fork schedule, when the
+ *   caller knows it), else whether the block is at or above `requestsFrom` (the lowest block seen
+ *   exact with it, kept by the formatter);
  * - `size`: the RLP length of `[header, transactions, [], withdrawals]`. It is exact when the
- *   rebuilt header hashes to the builder's hash; when it does not (a builder that sends a zero
- *   state root between flashblocks hashes another header), each field still has the width the
- *   sealed header gives it, so only `requestsHash` (33 bytes) can be wrong, and only there.
+ *   rebuilt header hashes to the builder's hash; when it does not (a zero state root between
+ *   flashblocks, a subblock's zeroed roots), each field still has the width the sealed header
+ *   gives it, so `size` is the sealed block's once the transactions are and the fork is known.
  */
-export async function rebuildHeaderFields(block: PendingBlock, root?: Hex, requestsFrom?: bigint): Promise<RebuiltHeaderFields> {
+export async function rebuildHeaderFields(
+  block: PendingBlock,
+  root?: Hex,
+  requestsFrom?: bigint,
+  isthmusByRule?: boolean,
+): Promise<RebuiltHeaderFields> {
   const header = block.header;
   const transactionsRoot = root ?? (await orderedTrieRoot(block.transactions.map((tx) => tx.raw)));
   const base: BlockHeader = {
@@ -139,12 +154,12 @@ export async function rebuildHeaderFields(block: PendingBlock, root?: Hex, reque
     parentBeaconBlockRoot: header.parentBeaconBlockRoot as Hex,
   };
   const withRequests: BlockHeader = { ...base, requestsHash: emptyRequestsHash };
-  const builderHash = header.flashblockHash.toLowerCase();
-  const matchesWith = headerHash(withRequests) === builderHash;
-  const exact = matchesWith || headerHash(base) === builderHash;
-  // Not reproducible (a builder hashing another header between flashblocks): the chain's fork
-  // as seen on an earlier block that was (forks only ever switch on).
-  const isthmus = exact ? matchesWith : requestsFrom !== undefined && base.number >= requestsFrom;
+  // A hash not given is never hashed against: the rebuild then depends on the chain's rule only.
+  const builderHash = isNotGiven(header.flashblockHash) ? undefined : header.flashblockHash.toLowerCase();
+  const matchesWith = builderHash !== undefined && headerHash(withRequests) === builderHash;
+  const exact = matchesWith || (builderHash !== undefined && headerHash(base) === builderHash);
+  // Not reproducible: the chain's rule (forks only ever switch on).
+  const isthmus = exact ? matchesWith : (isthmusByRule ?? (requestsFrom !== undefined && base.number >= requestsFrom));
   const rebuilt = isthmus ? withRequests : base;
   return {
     transactionsRoot,

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SourceKind } from '../config/source-mode.ts';
 import { createTransactionFormatter } from './format.ts';
+import { createIsthmusRule } from './fork-rule.ts';
 import { createDispatch, type DispatchSettings } from './gateway/dispatch.ts';
 import { createHttpHandler } from './gateway/http.ts';
 import { attachWebSocket } from './gateway/websocket.ts';
@@ -44,7 +45,7 @@ export interface Gateway {
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { logger, upstream } = options;
-  const formatter = createTransactionFormatter();
+  const formatter = createTransactionFormatter(undefined, undefined, { isthmusAt: createIsthmusRule(upstream) });
   const limiter = options.limiter ?? createRateLimiter(options.rateLimit);
   const hub = createSubscriptionHub({
     states$: options.states$,

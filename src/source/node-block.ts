@@ -6,6 +6,7 @@ import { address, bloom, hash32, hexBytes, quantity } from '../schemas/hex.ts';
 import { rpcReceiptSchema, type RpcReceipt } from '../records/blocks.ts';
 import type { RpcLog } from '../records/logs.ts';
 import { rawTransaction } from './raw-transaction.ts';
+import { unknownTxType } from '../evm/op/tx-types.ts';
 
 /**
  * A node's block (eth_getBlockByHash with full transactions) and its receipts, as the records of
@@ -76,10 +77,12 @@ export type RawLookup = (hash: Hex) => Promise<Hex>;
 
 /** The block as a flashblocks-assembled one; raw bytes are serialized, or asked for when that fails. */
 export async function toAssembledBlock(block: NodeBlock, rawOf: RawLookup): Promise<AssembledBlock> {
-  const transactions: { hash: Hex; raw: Hex }[] = [];
+  const transactions: { hash: Hex; raw: Hex; rpc?: Record<string, unknown> }[] = [];
   for (const tx of block.transactions) {
     const hash = tx.hash.toLowerCase() as Hex;
-    transactions.push({ hash, raw: rawTransaction(tx) ?? (await rawOf(hash)) });
+    const raw = rawTransaction(tx) ?? (await rawOf(hash));
+    // A type flashlog does not know: the node's own JSON is kept beside its bytes, to be served as the node serves it.
+    transactions.push(unknownTxType(raw) === undefined ? { hash, raw } : { hash, raw, rpc: tx });
   }
   return {
     blockNumber: BigInt(block.number),

@@ -24,7 +24,8 @@ export interface PendingBlock {
   readonly index: number;
   readonly payloadId: string;
   readonly header: PendingHeader;
-  readonly transactions: readonly { readonly hash: `0x${string}`; readonly raw: `0x${string}` }[];
+  /** `rpc`: the node's JSON of a transaction of a type flashlog does not know (blocks source). */
+  readonly transactions: readonly { readonly hash: `0x${string}`; readonly raw: `0x${string}`; readonly rpc?: Record<string, unknown> }[];
   /** Position of each transaction by lower-case hash. */
   readonly positionByHash: ReadonlyMap<string, number>;
   /** Receipts of transactions [0, receipts.length); shorter than transactions when no executor ran. */

@@ -44,3 +44,27 @@ describe('the source is decided once: run, ingest and serve agree', () => {
     }, 120_000);
   }
 });
+
+describe('--network op-mainnet / op-sepolia: no public subblocks feed is documented', () => {
+  for (const network of ['op-mainnet', 'op-sepolia']) {
+    it(`${network} without --ws: run and ingest refuse in one line saying how to point --ws at a provider's feed`, async () => {
+      const refusals = await Promise.all(
+        (['run', 'ingest'] as const).map(async (command) => {
+          const dir = tempDir('flashlog-op-preset-');
+          dirs.push(dir);
+          const own = command === 'ingest' ? ['--no-metrics'] : ['--port', '0', '--no-metrics'];
+          const proc = spawnFlashlog([command, '--network', network, ...own, '--data-dir', dir.path]);
+          const code = await proc.exited;
+          const said = [proc.stderr(), ...proc.lines.map((line) => String(line.msg ?? line.text ?? ''))].join('\n');
+          return { command, code, said };
+        }),
+      );
+      for (const { command, code, said } of refusals) {
+        expect(code, command).not.toBe(0);
+        expect(said, command).toMatch(
+          new RegExp(`--network ${network}: OP documents no public subblocks feed; give --ws \\(FLASHLOG_WS\\)`),
+        );
+      }
+    }, 60_000);
+  }
+});

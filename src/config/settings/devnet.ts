@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { integer, decimal, port, bool, address, setting, type SettingSpec } from './spec.ts';
+import { integer, decimal, port, bool, address, enumOf, setting, type SettingSpec } from './spec.ts';
 
 /** The local devnet (`flashlog devnet`, issue 3). */
 export const devnetSettings = {
@@ -34,6 +34,13 @@ export const devnetSettings = {
     default: 'false',
     expects: 'true|false',
     describe: 'devnet: flashblock metadata carries type-tagged receipts (pre-Azul era B) instead of {block_number, access_list: null}',
+  }),
+  feedForm: setting({
+    schema: enumOf(['flashblocks', 'subblocks']),
+    default: 'flashblocks',
+    expects: 'flashblocks|subblocks',
+    describe:
+      "devnet: the feed's form: Base's retired flashblocks (real state root and block hash in the last frame of a block), or OP's subblocks (state_root, block_hash, withdrawals_root zeroed and withdrawals empty in every frame, receipts in the metadata)",
   }),
   plain: setting({
     schema: bool,

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { integer, port, bool, bytes, address, enumOf, setting, type SettingSpec } from './spec.ts';
+import { networks, type NetworkName } from '../networks.ts';
+
+const networkNames = Object.keys(networks) as [NetworkName, ...NetworkName[]];
 
 /** Gateway: the view and the JSON-RPC server (issue 4). */
 export const gatewaySettings = {
@@ -99,10 +102,11 @@ export const gatewaySettings = {
     describe: 'run: start a local devnet in-process and use its feed and RPC',
   }),
   network: setting({
-    schema: enumOf(['base-mainnet', 'base-sepolia', 'unichain-mainnet', 'unichain-sepolia', 'xlayer']).optional(),
-    expects: 'base-mainnet|base-sepolia|unichain-mainnet|unichain-sepolia|xlayer',
+    // The presets' names, from the one table (src/config/networks.ts).
+    schema: enumOf(networkNames).optional(),
+    expects: networkNames.join('|'),
     describe:
-      "run, ingest, serve: a chain's public endpoints and source: Base (200 ms blocks from its public RPC, polled) or a chain that still streams flashblocks (see README)",
+      "run, ingest, serve: a chain's public endpoints and source: Base (200 ms blocks from its public RPC, polled), a chain that streams flashblocks, or OP's subblocks chains (their public RPC; --ws a provider's subblocks feed) (see README)",
   }),
   execute: setting({
     schema: bool,

@@ -18,6 +18,7 @@ import { encodeHeader, headerHash, type BlockHeader } from './header.ts';
 import { l1BlockAddress, slotKey, txFees, type TxFees } from './l1-cost.ts';
 import { postExecReceipt, runDeposit, runUserTx, type TxReceipt } from './transactions.ts';
 import { checkPostExecInBlock, refundOf } from './post-exec.ts';
+import { refuseUnknownTxTypes } from './tx-types.ts';
 import { encodeReceipt, orBlooms, orderedTrieRoot, type Receipt } from './receipts.ts';
 import { rulesAt, type BlockRules, type RollupConfig } from './rollup-config.ts';
 import { createWitnessState, emptyTrieRoot, WitnessIncompleteError, type Witness } from './witness-state.ts';
@@ -103,6 +104,7 @@ function ancestorHashes(parent: BlockHeader, witness: Witness) {
  */
 export async function executeBlock(input: BlockToExecute, options: { reference?: boolean } = {}): Promise<ExecutedBlock> {
   const { config, parent, attributes, witness } = input;
+  refuseUnknownTxTypes(parent.number + 1n, attributes.transactions);
   const [crypto] = await Promise.all([executionCrypto(options.reference ? 'reference' : 'fast'), installJumpAnalysisCache()]);
   const rules = rulesAt(config, attributes.timestamp, parent.timestamp);
   if (!rules.active('regolith'))
