@@ -104,12 +104,12 @@ function ancestorHashes(parent: BlockHeader, witness: Witness) {
  */
 export async function executeBlock(input: BlockToExecute, options: { reference?: boolean } = {}): Promise<ExecutedBlock> {
   const { config, parent, attributes, witness } = input;
-  refuseUnknownTxTypes(parent.number + 1n, attributes.transactions);
+  const number = parent.number + 1n;
+  refuseUnknownTxTypes(number, attributes.transactions);
   const [crypto] = await Promise.all([executionCrypto(options.reference ? 'reference' : 'fast'), installJumpAnalysisCache()]);
   const rules = rulesAt(config, attributes.timestamp, parent.timestamp);
   if (!rules.active('regolith'))
     throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
-  const number = parent.number + 1n;
   const parentHash = headerHash(parent);
   const baseFeePerGas = nextBaseFee(parent, config, rules);
   const extraData = blockExtraData(rules, attributes.eip1559Params, attributes.minBaseFee);
