@@ -120,7 +120,6 @@ export async function executeBlock(input: BlockToExecute, options: { reference?:
   const ecotone = rules.active('ecotone');
   if (ecotone && attributes.parentBeaconBlockRoot === undefined)
     throw new FlashlogError('ATTRIBUTES_INVALID', 'payload.parentBeaconBlockRoot: required from Ecotone on');
-
   const chain = { ...Mainnet, chainId: rules.chainId, name: `op-${rules.chainId}` };
   const common = new Common({ chain, hardfork: rules.evmHardfork, customCrypto: crypto.customCrypto });
   const state = createWitnessState(witness, parent.stateRoot, common, options.reference);
