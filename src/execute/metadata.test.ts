@@ -33,7 +33,9 @@ describe('metadata executor on real era A flashblocks', () => {
       const nonces = new Map<string, string>();
       receipts.forEach((receipt, i) => {
         const raw = block.transactions[i]!.raw;
-        const nonce = raw.startsWith('0x7e') ? BigInt(receipt.depositNonce!) : BigInt(parseTransaction(raw as TransactionSerialized).nonce!);
+        const nonce = raw.startsWith('0x7e')
+          ? BigInt(receipt.depositNonce!)
+          : BigInt(parseTransaction(raw as TransactionSerialized).nonce!);
         nonces.set(receipt.from, numberToHex(nonce + 1n));
       });
       expect(nonces.size).toBeGreaterThan(0);

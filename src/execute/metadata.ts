@@ -107,7 +107,10 @@ const postExecConsensusReceipt = (cumulativeGasUsed: bigint) => ({
  * `new_account_balances` and the senders' nonces as a state diff; null when the feed sent no
  * balances (or `{}`, which says nothing) and no transaction has a known sender nonce.
  */
-function stateDiffOf(balances: Readonly<Record<string, string>> | null, nonces: ReadonlyMap<Hex, bigint>): Record<string, AccountDiff> | null {
+function stateDiffOf(
+  balances: Readonly<Record<string, string>> | null,
+  nonces: ReadonlyMap<Hex, bigint>,
+): Record<string, AccountDiff> | null {
   const diff: Record<string, AccountDiff> = {};
   for (const [address, balance] of Object.entries(balances ?? {})) diff[address.toLowerCase()] = { balance };
   for (const [address, nonce] of nonces) diff[address] = { ...diff[address], nonce: hex(nonce) };
@@ -166,7 +169,8 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
     kind: 'metadata',
     async execute(block: AssembledBlock): Promise<ExecutionOutput> {
       const where = `block ${block.blockNumber} index ${block.index}`;
-      if (block.firstNew === 0) running = { blockNumber: block.blockNumber, txCount: 0, cumulativeGas: 0n, logCount: 0, receipts: [], nonces: new Map() };
+      if (block.firstNew === 0)
+        running = { blockNumber: block.blockNumber, txCount: 0, cumulativeGas: 0n, logCount: 0, receipts: [], nonces: new Map() };
       if (!running || running.blockNumber !== block.blockNumber || running.txCount !== block.firstNew) {
         throw new ExecutionError(
           `the metadata executor needs every flashblock of a block from index 0 (cumulative gas and log indexes count from there): ${where}`,

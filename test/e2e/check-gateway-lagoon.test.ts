@@ -149,7 +149,10 @@ describe('check-gateway on a Lagoon subblocks stream (a stand-in node and feed o
         block.subblocks
           .slice(0, -1)
           .map((subblock) => (subblock.diff as { post_exec_tx?: Hex }).post_exec_tx)
-          .filter((raw): raw is Hex => raw !== undefined && keccak256(raw) !== keccak256((block.subblocks.at(-1)!.diff as { post_exec_tx: Hex }).post_exec_tx))
+          .filter(
+            (raw): raw is Hex =>
+              raw !== undefined && keccak256(raw) !== keccak256((block.subblocks.at(-1)!.diff as { post_exec_tx: Hex }).post_exec_tx),
+          )
           .map((raw) => keccak256(raw)),
       ),
     );

@@ -171,9 +171,7 @@ function receiptJson(receipt: Receipt, tx: Json, index: number, block: LagoonCha
     effectiveGasPrice: tx.gasPrice,
     from: tx.from,
     to: tx.to,
-    contractAddress: isCreation
-      ? getContractAddress({ from: tx.from as Hex, nonce: BigInt(tx.nonce as string) }).toLowerCase()
-      : null,
+    contractAddress: isCreation ? getContractAddress({ from: tx.from as Hex, nonce: BigInt(tx.nonce as string) }).toLowerCase() : null,
     ...(receipt.depositNonce !== undefined ? { depositNonce: hex(receipt.depositNonce) } : {}),
     ...(receipt.depositReceiptVersion !== undefined ? { depositReceiptVersion: hex(receipt.depositReceiptVersion) } : {}),
     ...(receipt.opGasRefund !== undefined && receipt.opGasRefund > 0n ? { opGasRefund: hex(receipt.opGasRefund) } : {}),

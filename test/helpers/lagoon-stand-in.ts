@@ -44,7 +44,8 @@ class RpcError extends Error {
 
 export async function startLagoonStandIn(chain: StandInChain, options: { readonly blockMs: number }): Promise<LagoonStandIn> {
   let head = 0n;
-  const sealed = (number: bigint): StandInBlock | undefined => (number >= 1n && number <= head ? chain.blocks[Number(number) - 1] : undefined);
+  const sealed = (number: bigint): StandInBlock | undefined =>
+    number >= 1n && number <= head ? chain.blocks[Number(number) - 1] : undefined;
   const genesis = { number: 0n, hash: chain.genesis.hash, full: chain.genesis.full, receipts: [] as Json[], state: chain.genesis.state };
   const byHash = (hash: unknown): Pick<StandInBlock, 'number' | 'full' | 'receipts' | 'state'> | undefined =>
     String(hash).toLowerCase() === chain.genesis.hash.toLowerCase()
@@ -108,7 +109,10 @@ export async function startLagoonStandIn(chain: StandInChain, options: { readonl
       const { blockHash, fromBlock, toBlock } = (filter ?? {}) as { blockHash?: string; fromBlock?: unknown; toBlock?: unknown };
       const blocks = blockHash
         ? [byHash(blockHash)].filter((block) => block !== undefined)
-        : chain.blocks.filter((block) => block.number >= (numberOf(fromBlock) ?? head) && block.number <= Math.min(Number(numberOf(toBlock) ?? head), Number(head)));
+        : chain.blocks.filter(
+            (block) =>
+              block.number >= (numberOf(fromBlock) ?? head) && block.number <= Math.min(Number(numberOf(toBlock) ?? head), Number(head)),
+          );
       if (blockHash && blocks.length === 0) throw new RpcError(-32000, `unknown block ${blockHash}`);
       return blocks.flatMap((block) => block.receipts.flatMap((receipt) => receipt.logs as Json[]));
     },
