@@ -33,7 +33,7 @@ import { buildLagoonChain, CHAIN_ID, config, extendedLagoonPlan, user, type Lago
  * fields (`state_root`, `receipts_root`, `logs_bloom`, `gas_used`, `block_hash`) are the engine's
  * for that partial block: `executeBlock` over the transactions so far plus that subblock's post-exec
  * transaction. OP zeroes `state_root`, `block_hash` and `withdrawals_root`; this feed keeps them
- * real (`zeroed: false`) until flashlog reads a zero there as "not given".
+ * real by default, until flashlog reads a zero there as "not given"; `zeroedRoots: true` gives OP's form.
  *
  * Refunds: a middle subblock carries a provisional post-exec transaction, each refund of the
  * transactions so far 1 gas smaller than the block's final one; the last subblock carries the
@@ -211,11 +211,12 @@ async function balancesOf(state: MerkleStateManager, accounts: readonly Hex[]): 
 
 /**
  * The subblocks of one block: [deposit, first user transaction], then one user transaction per
- * subblock, the rest in the last; `parts` subblocks at least (an empty diff when transactions run out).
+ * subblock, the rest in the last: `parts` subblocks (an empty diff when transactions run out).
  */
 async function subblocksOf(
   block: LagoonChainBlock,
   parts: number,
+  zeroedRoots: boolean,
   stateAfter: () => MerkleStateManager,
   sealedState: MerkleStateManager,
 ): Promise<Json[]> {
@@ -263,14 +264,14 @@ async function subblocksOf(
           }
         : {}),
       diff: {
-        state_root: header.stateRoot,
+        state_root: zeroedRoots ? ZERO_HASH : header.stateRoot,
         receipts_root: header.receiptsRoot,
         logs_bloom: header.logsBloom,
         gas_used: hex(header.gasUsed),
-        block_hash: hash,
+        block_hash: zeroedRoots ? ZERO_HASH : hash,
         transactions: fresh,
         withdrawals: [],
-        withdrawals_root: header.withdrawalsRoot ?? ZERO_HASH,
+        withdrawals_root: zeroedRoots ? ZERO_HASH : (header.withdrawalsRoot ?? ZERO_HASH),
         blob_gas_used: hex(header.blobGasUsed ?? 0n),
         ...(postExec ? { post_exec_tx: postExec } : {}),
       },
@@ -294,6 +295,8 @@ export async function prepareLagoonStandIn(options: {
   readonly blocks: number;
   readonly subblocks: number;
   readonly stateAfter: () => MerkleStateManager;
+  /** OP's subblocks form: `state_root`, `block_hash` and `withdrawals_root` zero in every subblock (default: the engine's values). */
+  readonly zeroedRoots?: boolean;
 }): Promise<StandInChain> {
   const states: MerkleStateManager[] = [];
   const built = await buildLagoonChain(() => {
@@ -314,7 +317,7 @@ export async function prepareLagoonStandIn(options: {
       receipts.push(receiptJson(receipt, tx, index, block, logIndex));
       logIndex += receipt.logs.length;
     }
-    const subblocks = await subblocksOf(block, options.subblocks, options.stateAfter, states[i]!);
+    const subblocks = await subblocksOf(block, options.subblocks, options.zeroedRoots ?? false, options.stateAfter, states[i]!);
     blocks.push({
       number: block.number,
       hash: block.hash,
