@@ -91,3 +91,47 @@ describe('judgeHeight: a partial block', () => {
     });
   });
 });
+
+describe('judgeHeight: a pending post-exec (0x7d) transaction', () => {
+  const postExec = h('post-exec 9');
+  const receiptOf = (hash: Hex, type: string) => ({ transactionHash: hash, type, blockHash: sealedHash, status: '0x1' });
+  const lagoonNode = endpoint('node', {
+    eth_getBlockByNumber: () => ({ number: '0x9', hash: sealedHash, transactions: [kept, postExec] }),
+    eth_getBlockReceipts: () => [receiptOf(kept, '0x2'), receiptOf(postExec, '0x7d')],
+    eth_getTransactionReceipt: (params) => receiptOf(params[0] as Hex, params[0] === postExec ? '0x7d' : '0x2'),
+  });
+  const snapshot = (receipts: unknown[], byHash: Record<string, unknown>): Snapshot => ({
+    identity: { number: 9n, hash: null, transactions: [kept, postExec] },
+    seenAtMs: 0,
+    calls: [
+      { label: 'eth_getBlockReceipts', method: 'eth_getBlockReceipts', params: ['pending'], answer: { result: receipts } },
+      ...Object.entries(byHash).map(([hash, result]) => ({
+        label: 'eth_getTransactionReceipt',
+        method: 'eth_getTransactionReceipt',
+        params: [hash],
+        answer: { result },
+      })),
+    ],
+  });
+  const pendingReceipt = { ...receiptOf(kept, '0x2'), blockHash: `0x${'00'.repeat(32)}` };
+
+  it('has no receipt while pending: not compared, listed, and the other receipts still are', async () => {
+    const tally = createTally();
+    await judgeHeight(9n, [snapshot([pendingReceipt], { [postExec]: null })], {
+      gateway: endpoint('gateway', {}),
+      node: lagoonNode,
+      tally,
+      concurrency: 4,
+    });
+    const summary = tally.summary();
+    expect(summary.mismatches).toBe(0);
+    expect(summary.fieldsCompared).toBeGreaterThan(0);
+    expect(Object.keys(summary.notCompared)).toContain('eth_getTransactionReceipt(post-exec, pending)');
+  });
+
+  it('a missing receipt of another transaction is still a mismatch', async () => {
+    const tally = createTally();
+    await judgeHeight(9n, [snapshot([], { [kept]: null })], { gateway: endpoint('gateway', {}), node: lagoonNode, tally, concurrency: 4 });
+    expect(Object.keys(tally.summary().mismatchesByField).sort()).toEqual(['eth_getBlockReceipts.length', 'eth_getTransactionReceipt']);
+  });
+});

@@ -83,8 +83,19 @@ export function relate(identity: PendingIdentity, sealed: SealedBlock): Relation
 
 /** A pending block as `eth_getBlockByNumber(pending, true)` answers it, as far as the plan reads it. */
 export interface PendingBlockBody {
-  readonly transactions: readonly { readonly hash: string; readonly from?: string; readonly to?: string | null }[];
+  readonly transactions: readonly { readonly hash: string; readonly from?: string; readonly to?: string | null; readonly type?: string }[];
 }
+
+/**
+ * Lagoon: the post-exec transactions (type 0x7d) of a pending block. No receipt of one is streamed
+ * (specs lagoon/post-exec.md § Subblocks), so a gateway answers none (null, left out of the block's
+ * receipts) until the block is sealed: such a missing receipt is not compared, never a mismatch.
+ */
+export const postExecHashesOf = (block: PendingBlockBody): string[] =>
+  block.transactions.filter((tx) => tx.type?.toLowerCase() === '0x7d').map((tx) => tx.hash.toLowerCase());
+
+export const POST_EXEC_RECEIPT_NOT_STREAMED =
+  "a post-exec (0x7d) transaction's receipt is not streamed (lagoon/post-exec.md § Subblocks): the gateway answers none until the block is sealed";
 export interface PendingReceipt {
   readonly transactionIndex?: string;
   readonly logs?: readonly { readonly address: string; readonly topics: readonly string[] }[];

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { keccak256 } from 'viem';
+import { keccak256, numberToHex, parseTransaction, type TransactionSerialized } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { extendBlock, startBlock, type AssembledBlock } from '../chain/assemble.ts';
 import { flashblockSchema } from '../schemas/flashblock.ts';
@@ -25,11 +25,24 @@ describe('metadata executor on real era A flashblocks', () => {
     const receipts = [];
     for (const block of assembled()) {
       const output = await executor.execute(block);
-      // Balances only, from new_account_balances: every account touched in the block so far.
-      const balances = messages()[block.index]!.metadata.new_account_balances!;
-      expect(output.stateDiff).toEqual(Object.fromEntries(Object.entries(balances).map(([address, balance]) => [address, { balance }])));
       expect(output.receipts.map((r) => r.transactionHash)).toEqual(block.transactions.slice(block.firstNew).map((tx) => tx.hash));
       receipts.push(...output.receipts);
+      // Balances from new_account_balances (every account touched in the block so far), and each
+      // sender's nonce after its last transaction so far (a deposit's from its receipt's depositNonce).
+      const balances = messages()[block.index]!.metadata.new_account_balances!;
+      const nonces = new Map<string, string>();
+      receipts.forEach((receipt, i) => {
+        const raw = block.transactions[i]!.raw;
+        const nonce = raw.startsWith('0x7e')
+          ? BigInt(receipt.depositNonce!)
+          : BigInt(parseTransaction(raw as TransactionSerialized).nonce!);
+        nonces.set(receipt.from, numberToHex(nonce + 1n));
+      });
+      expect(nonces.size).toBeGreaterThan(0);
+      const expected: Record<string, { balance?: string; nonce?: string }> = {};
+      for (const [address, balance] of Object.entries(balances)) expected[address] = { balance };
+      for (const [address, nonce] of nonces) expected[address] = { ...expected[address], nonce };
+      expect(output.stateDiff).toEqual(expected);
       // Running fields of the feed: cumulative gas and the block bloom so far.
       expect(receipts.reduce((sum, r) => sum + BigInt(r.gasUsed), 0n)).toBe(BigInt(block.header.gasUsed));
       const bloom = receipts.reduce((acc, r) => acc | BigInt(r.logsBloom), 0n);

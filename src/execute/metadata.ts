@@ -22,9 +22,12 @@ import { pendingLog } from './pending-receipt.ts';
  * - contractAddress from sender and nonce for a creation (null for a deposit creation: the
  *   deposit carries no nonce);
  * - logsBloom from the logs.
- * No L1 fee fields (the metadata has none). The state diff is balances only, from
+ * No L1 fee fields (the metadata has none). The state diff holds balances from
  * `new_account_balances` (op-rbuilder fills it from the builder's bundle state: every account
- * touched in the block so far); nonce, code and storage stay with the upstream.
+ * touched in the block so far) and each sender's nonce after its last transaction so far (the
+ * transaction's nonce + 1; a deposit's `depositNonce` + 1), except a sender of an EIP-7702
+ * transaction, whose own authorization may move its nonce again; other nonces, code and storage
+ * stay with the upstream.
  *
  * It is an invariant that a block is seen from its index 0: cumulative gas and log numbering
  * start there. A block first seen later is refused with an error, not guessed.
@@ -48,6 +51,8 @@ interface Running {
    * receipts root is not checked, its receipt's encoding being unknown.
    */
   opaqueFrom?: number;
+  /** Each sender's nonce after its last transaction of the block so far. */
+  nonces: Map<Hex, bigint>;
 }
 
 export interface MetadataExecutorDeps {
@@ -105,10 +110,25 @@ const postExecConsensusReceipt = (cumulativeGasUsed: bigint) => ({
   logs: [],
 });
 
-/** `new_account_balances` as a balances-only state diff; null when the feed sent none (or `{}`, which says nothing). */
-function balanceDiff(balances: Readonly<Record<string, string>> | null): Record<string, AccountDiff> | null {
-  if (!balances || Object.keys(balances).length === 0) return null;
-  return Object.fromEntries(Object.entries(balances).map(([address, balance]) => [address.toLowerCase(), { balance }]));
+/**
+ * `new_account_balances` and the senders' nonces as a state diff; null when the feed sent no
+ * balances (or `{}`, which says nothing) and no transaction has a known sender nonce.
+ */
+function stateDiffOf(
+  balances: Readonly<Record<string, string>> | null,
+  nonces: ReadonlyMap<Hex, bigint>,
+): Record<string, AccountDiff> | null {
+  const diff: Record<string, AccountDiff> = {};
+  for (const [address, balance] of Object.entries(balances ?? {})) diff[address.toLowerCase()] = { balance };
+  for (const [address, nonce] of nonces) diff[address] = { ...diff[address], nonce: hex(nonce) };
+  return Object.keys(diff).length === 0 ? null : diff;
+}
+
+/** A sender's nonce after its transaction: the transaction's + 1 (a deposit's from its receipt), or undefined when not known from the transaction alone. */
+function nonceAfter(summary: TxSummary, depositNonce: string | null | undefined): bigint | undefined {
+  if (summary.type === '0x7e') return depositNonce ? BigInt(depositNonce) + 1n : undefined;
+  if (summary.type === '0x4' || summary.nonce === null) return undefined;
+  return summary.nonce + 1n;
 }
 
 export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executor {
@@ -156,7 +176,8 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
     kind: 'metadata',
     async execute(block: AssembledBlock): Promise<ExecutionOutput> {
       const where = `block ${block.blockNumber} index ${block.index}`;
-      if (block.firstNew === 0) running = { blockNumber: block.blockNumber, txCount: 0, cumulativeGas: 0n, logCount: 0, receipts: [] };
+      if (block.firstNew === 0)
+        running = { blockNumber: block.blockNumber, txCount: 0, cumulativeGas: 0n, logCount: 0, receipts: [], nonces: new Map() };
       if (!running || running.blockNumber !== block.blockNumber || running.txCount !== block.firstNew) {
         throw new ExecutionError(
           `the metadata executor needs every flashblock of a block from index 0 (cumulative gas and log indexes count from there): ${where}`,
@@ -210,6 +231,8 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
           ...(meta.depositNonce ? { depositNonce: meta.depositNonce } : {}),
           ...(meta.depositReceiptVersion ? { depositReceiptVersion: meta.depositReceiptVersion } : {}),
         });
+        const nonce = nonceAfter(summary, meta.depositNonce);
+        if (nonce !== undefined) state.nonces.set(summary.from, nonce);
         state.cumulativeGas = cumulative;
         state.txCount++;
         state.receipts.push(receipts.at(-1)!);
@@ -225,7 +248,7 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
           },
           'a transaction of a type flashlog does not know: kept as the feed gave it, no receipts from it on in this block',
         );
-      return { receipts, stateDiff: balanceDiff(block.metadataBalances ?? null) };
+      return { receipts, stateDiff: stateDiffOf(block.metadataBalances ?? null, state.nonces) };
     },
     onReorg() {
       running = null;

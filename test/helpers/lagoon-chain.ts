@@ -64,7 +64,8 @@ export interface PlannedBlock {
   readonly refunds: readonly (readonly [number, bigint])[];
 }
 
-const plan: readonly PlannedBlock[] = [
+/** The six blocks of test/fixtures/lagoon-chain/. */
+export const lagoonPlan: readonly PlannedBlock[] = [
   { number: 1n, users: [transfer(0), { to: null, data: creation, gas: 100_000n }], refunds: [] },
   { number: 2n, users: [transfer(1)], refunds: [] },
   // Lagoon's first block: the rules are on, the sequencer assigns no refund, so no post-exec transaction.
@@ -82,8 +83,30 @@ const plan: readonly PlannedBlock[] = [
   { number: 6n, users: [withData(0)], refunds: [[1, 7_000n]] },
 ];
 
+/**
+ * The fixture plan followed by blocks 7…`blocks`, each with three user transactions and a post-exec
+ * transaction refunding two of them (gas the transfer and the calldata transaction used), so a
+ * stand-in node has a Lagoon chain long enough for the gateway checker (test/helpers/lagoon-stand-in.ts).
+ */
+export function extendedLagoonPlan(blocks: number): PlannedBlock[] {
+  const more = Array.from({ length: Math.max(0, blocks - lagoonPlan.length) }, (_, i): PlannedBlock => {
+    const number = BigInt(lagoonPlan.length + 1 + i);
+    return {
+      number,
+      users: [transfer(i), withData(i + 1), transfer(i + 1)],
+      refunds: [
+        [1, 1_000n + number],
+        [2, 3_000n + number],
+      ],
+    };
+  });
+  return [...lagoonPlan, ...more];
+}
+
 export interface LagoonChainBlock extends PlannedBlock {
   readonly parent: BlockHeader;
+  /** Every trie node of the state before the block (the parent's whole state). */
+  readonly parentState: ReadonlyMap<Hex, Uint8Array>;
   readonly attributes: PayloadAttributes;
   readonly header: BlockHeader;
   readonly hash: Hex;
@@ -223,6 +246,7 @@ function attributesOf(block: PlannedBlock, users: readonly Hex[]): PayloadAttrib
 /** Builds the chain; `stateAfter` hands back the state manager executeBlock made for the block just built. */
 export async function buildLagoonChain(
   stateAfter: () => MerkleStateManager,
+  planned: readonly PlannedBlock[] = lagoonPlan,
 ): Promise<{ genesis: BlockHeader; blocks: LagoonChainBlock[] }> {
   const start = await genesis();
   const first = genesisHeader(start.stateRoot);
@@ -230,13 +254,14 @@ export async function buildLagoonChain(
   let full: Map<Hex, Uint8Array> = start.witness;
   const nonce = { next: 0 };
   const blocks: LagoonChainBlock[] = [];
-  for (const planned of plan) {
-    const attributes = attributesOf(planned, await usersOf(planned, nonce));
+  for (const block of planned) {
+    const attributes = attributesOf(block, await usersOf(block, nonce));
     const witness = new RecordingWitness(full);
     const executed = await executeBlock({ config, parent, attributes, witness });
     blocks.push({
-      ...planned,
+      ...block,
       parent,
+      parentState: full,
       attributes,
       header: executed.header,
       hash: executed.hash,

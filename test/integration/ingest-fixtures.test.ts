@@ -1,3 +1,4 @@
+import { numberToHex, parseTransaction, type TransactionSerialized } from 'viem';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastValueFrom, take, toArray } from 'rxjs';
 import { join } from 'node:path';
@@ -140,11 +141,17 @@ describe('ingest of the producers that still stream flashblocks: real WebSocket,
     const receipts = blocks.flatMap((block) => block.receipts ?? []);
     expect(receipts.map((receipt) => receipt.transactionHash)).toEqual(blocks.at(-1)!.transactions.map((tx) => tx.hash));
     expect(receipts.map((receipt) => receipt.cumulativeGasUsed).at(-1)).toBe('0x32138');
-    // Balances from new_account_balances are the state diff (every account touched so far); nothing else is claimed.
+    // The state diff: balances from new_account_balances (every account touched so far) and each
+    // sender's nonce after its last transaction (a deposit's from its receipt); nothing else is claimed.
     const lastBalances = (opRbuilderMessages().at(-1)!.metadata as { new_account_balances: Record<string, string> }).new_account_balances;
-    expect(blocks.at(-1)!.stateDiff).toEqual(
-      Object.fromEntries(Object.entries(lastBalances).map(([address, balance]) => [address, { balance }])),
-    );
+    const expectedDiff: Record<string, { balance?: string; nonce?: string }> = {};
+    for (const [address, balance] of Object.entries(lastBalances)) expectedDiff[address] = { balance };
+    receipts.forEach((receipt, i) => {
+      const raw = blocks.at(-1)!.transactions[i]!.raw;
+      const nonce = raw.startsWith('0x7e') ? BigInt(receipt.depositNonce!) : BigInt(parseTransaction(raw as TransactionSerialized).nonce!);
+      expectedDiff[receipt.from] = { ...expectedDiff[receipt.from], nonce: numberToHex(nonce + 1n) };
+    });
+    expect(blocks.at(-1)!.stateDiff).toEqual(expectedDiff);
     expect(logs.map((log) => log.logIndex)).toEqual(['0x0', '0x1', '0x2', '0x3']);
     expect(logs.map((log) => log.transactionHash)).toEqual(
       receipts.filter((receipt) => receipt.logs.length > 0).map((receipt) => receipt.transactionHash),
