@@ -6,6 +6,7 @@ import { ignoreKafkajsNegativeTimeoutWarning } from '../src/obs/warnings.ts';
 import { createMetricsRegistry, serveMetrics } from '../src/obs/metrics.ts';
 import type { Command } from './command.ts';
 import { commands } from './commands.ts';
+import { exitAfterOutput, stopWhenOutputCloses } from './exit.ts';
 
 const overview = (): string =>
   [
@@ -49,6 +50,7 @@ export function readableLine(error: unknown): string {
  */
 export async function main(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<void> {
   ignoreKafkajsNegativeTimeoutWarning();
+  stopWhenOutputCloses();
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${overview()}\n`);
@@ -132,5 +134,5 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
   }
   await shutdown.run('done');
   logger.flush();
-  process.exit(code);
+  await exitAfterOutput(code);
 }
