@@ -1,3 +1,4 @@
+import { checkPathSettings } from '../src/config/paths.ts';
 import { describeSettings, parseConfig } from '../src/config/settings.ts';
 import { createShutdown, type Context } from '../src/context.ts';
 import { ConfigError, errorMessage } from '../src/errors.ts';
@@ -70,6 +71,8 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
   let parsed: ReturnType<typeof parseConfig>;
   try {
     parsed = parseConfig(rest, env, command.settings, command.defaults);
+    // Every path the command will use, before anything starts (a devnet, a listener, the log).
+    if (!parsed.help) checkPathSettings(parsed.config, command.settings);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`flashlog ${command.name}: ${error.message}\n`);
