@@ -227,13 +227,15 @@ export function createProducer(options: ProducerOptions): Producer {
           hash = await call<Hex>('eth_sendRawTransaction', [raw]);
         } catch (error) {
           // A pre-confirmed transaction is already executed (in a trial block), so one with its
-          // sender and nonce is refused by the engine as a low nonce: say why.
+          // sender and nonce is refused by the engine as a low nonce: say why. "nonce too low" is
+          // geth's words for a used nonce, which clients match (viem: NonceTooLowError, where any
+          // other -32000 message became "Missing or invalid parameters").
           const key = await keyOf(raw);
           const preconfirmed = key ? current?.announcedKeys.get(key) : undefined;
           if (preconfirmed) {
             throw new JsonRpcError(
               -32000,
-              `replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`,
+              `nonce too low: replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`,
             );
           }
           throw error;
