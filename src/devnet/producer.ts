@@ -226,10 +226,9 @@ export function createProducer(options: ProducerOptions): Producer {
         try {
           hash = await call<Hex>('eth_sendRawTransaction', [raw]);
         } catch (error) {
-          // A pre-confirmed transaction is already executed (in a trial block), so one with its
-          // sender and nonce is refused by the engine as a low nonce: say why. "nonce too low" is
-          // geth's words for a used nonce, which clients match (viem: NonceTooLowError, where any
-          // other -32000 message became "Missing or invalid parameters").
+          // A pre-confirmed transaction is already executed (in a trial block), so one with its sender
+          // and nonce is refused as a low nonce: say why, in geth's words, which clients match (viem:
+          // NonceTooLowError; any other -32000 message is its "Missing or invalid parameters").
           const key = await keyOf(raw);
           const preconfirmed = key ? current?.announcedKeys.get(key) : undefined;
           if (preconfirmed) {
