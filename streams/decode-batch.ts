@@ -71,7 +71,7 @@ export const decodeBatchCommand: Command = {
     const inputs: BatcherInput[] = positionals.map((argument) => {
       const bytes = bytesOf(argument);
       const kind = ctx.config.batchInput === 'auto' ? (bytes.length === blobSizeBytes ? 'blob' : 'transaction') : ctx.config.batchInput;
-      return { kind, bytes, label: argument.startsWith('0x') ? `${argument.slice(0, 18)}…` : argument };
+      return { kind, bytes, label: argument.startsWith('0x') && argument.length > 18 ? `${argument.slice(0, 18)}…` : argument };
     });
     const report = await decodeBatcherData(inputs, derivationRules(ctx.config.batchFork), chainOf(ctx.config));
     const json = batcherReportJson(report);

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { makeDirectory } from '../src/config/paths.ts';
 import { join } from 'node:path';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
@@ -29,7 +29,7 @@ export async function runOpGethDevnet(ctx: Context, opGeth: string): Promise<num
       `--devnet-history-blocks (FLASHLOG_DEVNET_HISTORY_BLOCKS): got ${config.devnetHistoryBlocks}, expected 0 with --op-geth (op-geth keeps every block)`,
     );
   const dataDir = join(config.dataDir, 'devnet-op-geth');
-  mkdirSync(dataDir, { recursive: true });
+  makeDirectory(dataDir);
   const { startOpGethDevnet } = await import('../src/devnet/op-geth/devnet.ts');
   const { DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
   const batcher = batcherSettings(config, config.batcherL1Rpc, config.batcherKey);

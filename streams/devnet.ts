@@ -8,6 +8,9 @@ import { batcherSettings } from './devnet-op-geth.ts';
  * `flashlog devnet`: a local OP-stack L2 on EDR with Base's flashblocks feed. Prints its chain ID,
  * funded keys and ports (pino log, and a plain banner on stderr) and runs until Ctrl-C.
  */
+/** The load `devnet --reorg-every` sends when --load is not given: a transaction or more per 200 ms block's reorg. */
+const reorgLoadTps = 10;
+
 export const devnetCommand: Command = {
   name: 'devnet',
   summary: "a local OP-stack L2 (EDR) with JSON-RPC and a flashblocks WebSocket in Base's wire format",
@@ -66,6 +69,14 @@ export const devnetCommand: Command = {
       throw new ConfigError('--batcher-l1-rpc (FLASHLOG_BATCHER_L1_RPC): not supported with --denim yet; expected the flashblocks devnet');
     }
     const batcher = config.batcherL1Rpc && config.batcherKey ? batcherSettings(config, config.batcherL1Rpc, config.batcherKey) : undefined;
+    // A reorg withdraws the replaced block's last pre-confirmed transaction: --reorg-every with no
+    // traffic would replace blocks that hold deposits only, and nothing would be withdrawn.
+    const load = config.reorgEvery && config.load === 0 ? reorgLoadTps : config.load;
+    if (load !== config.load)
+      ctx.logger.info(
+        { load, reorgEvery: config.reorgEvery },
+        `--reorg-every without --load: sending ${load} tx/s so each reorg has a pre-confirmed transaction to withdraw (--load sets the rate)`,
+      );
     const { createDevnet, DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
     const devnet = await createDevnet({
       logger: ctx.logger,
@@ -79,7 +90,7 @@ export const devnetCommand: Command = {
       metadataReceipts: config.metadataReceipts,
       feedForm: config.feedForm,
       plain: config.plain,
-      load: config.load,
+      load,
       reorgEvery: config.reorgEvery,
       historyBlocks: config.devnetHistoryBlocks,
       denim: config.denim,
@@ -116,7 +127,7 @@ export const devnetCommand: Command = {
         accounts: devnet.accounts, // the well-known test keys
         blockTimeMs: config.blockTimeMs,
         flashblockMs: config.flashblockMs,
-        load: config.load,
+        load,
         reorgEvery: config.reorgEvery,
         historyBlocks: config.devnetHistoryBlocks,
         frames: config.plain ? 'text' : 'brotli',
@@ -129,7 +140,7 @@ export const devnetCommand: Command = {
           '',
           `flashlog devnet --denim: Base after Denim (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)}), genesis ${genesisHash}`,
           `  JSON-RPC     ${devnet.rpcUrl}  (WebSocket ${devnet.wsUrl}: eth_subscribe newHeads, logs)`,
-          `  blocks       a complete block every ${config.denimBlockMs} ms, no flashblocks; tx[1] the BaseTime deposit${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, unsafe head replaced every ${config.reorgEvery} blocks` : ''}`,
+          `  blocks       a complete block every ${config.denimBlockMs} ms, no flashblocks; tx[1] the BaseTime deposit${load ? `, load ${load} tx/s` : ''}${config.reorgEvery ? `, unsafe head replaced every ${config.reorgEvery} blocks` : ''}`,
           `  safe         head - ${config.safeLagBlocks}, finalized head - ${config.finalizedLagBlocks} (also optimism_syncStatus)`,
           `  mnemonic     ${DEVNET_MNEMONIC}`,
           '  funded accounts (10,000 ETH each):',
@@ -141,7 +152,7 @@ export const devnetCommand: Command = {
           `flashlog devnet: OP-stack L2 (EDR, Isthmus), chain ID ${devnet.chainId} (0x${devnet.chainId.toString(16)}), genesis ${genesisHash}`,
           `  JSON-RPC     ${devnet.rpcUrl}${config.metrics ? `  (Prometheus metrics at ${devnet.rpcUrl}/metrics)` : ''}`,
           `  ${config.feedForm === 'subblocks' ? 'subblocks   ' : 'flashblocks '} ${devnet.wsUrl}  (${config.plain ? 'text' : 'brotli binary'} frames, ${config.feedForm === 'subblocks' ? 'state_root, block_hash, withdrawals_root zeroed, metadata with receipts' : config.metadataReceipts ? 'metadata with receipts' : 'Era C metadata'})`,
-          `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${config.load ? `, load ${config.load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,
+          `  blocks       every ${config.blockTimeMs} ms, a flashblock every ${config.flashblockMs} ms${load ? `, load ${load} tx/s` : ''}${config.reorgEvery ? `, reorg every ${config.reorgEvery} blocks` : ''}`,
           ...(batcher
             ? [
                 `  batcher      every ${batcher.everyBlocks} blocks, ${batcher.kind} batches, ${batcher.compression}, in ${batcher.target === 'blob' ? 'blobs' : 'calldata'}, to ${batcher.inbox} on ${batcher.l1RpcUrl}`,

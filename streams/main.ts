@@ -1,3 +1,4 @@
+import { checkPathSettings } from '../src/config/paths.ts';
 import { describeSettings, parseConfig } from '../src/config/settings.ts';
 import { createShutdown, type Context } from '../src/context.ts';
 import { ConfigError, errorMessage } from '../src/errors.ts';
@@ -6,6 +7,7 @@ import { ignoreKafkajsNegativeTimeoutWarning } from '../src/obs/warnings.ts';
 import { createMetricsRegistry, serveMetrics } from '../src/obs/metrics.ts';
 import type { Command } from './command.ts';
 import { commands } from './commands.ts';
+import { exitAfterOutput, stopWhenOutputCloses } from './exit.ts';
 
 const overview = (): string =>
   [
@@ -49,6 +51,7 @@ export function readableLine(error: unknown): string {
  */
 export async function main(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<void> {
   ignoreKafkajsNegativeTimeoutWarning();
+  stopWhenOutputCloses();
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${overview()}\n`);
@@ -68,6 +71,8 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
   let parsed: ReturnType<typeof parseConfig>;
   try {
     parsed = parseConfig(rest, env, command.settings, command.defaults);
+    // Every path the command will use, before anything starts (a devnet, a listener, the log).
+    if (!parsed.help) checkPathSettings(parsed.config, command.settings);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`flashlog ${command.name}: ${error.message}\n`);
@@ -132,5 +137,5 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
   }
   await shutdown.run('done');
   logger.flush();
-  process.exit(code);
+  await exitAfterOutput(code);
 }

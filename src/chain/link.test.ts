@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { keccak256, toHex } from 'viem';
-import { commit, initialLinkState, place, tip, type LinkedBlock } from './link.ts';
+import { commit, initialLinkState, place, reset, tip, type LinkedBlock } from './link.ts';
 
 const hash = (label: string) => keccak256(toHex(label));
 /** Block `n` of fork `fork`, whose parent is block n-1 of `parentFork`. */
@@ -56,7 +56,24 @@ describe('linking 200 ms blocks by parent hash', () => {
   });
 
   it('says when a walk back would leave the window', () => {
-    expect(place(chain(10, 14), block(10, 'b', 'b'))).toEqual({ type: 'beyond-window' });
+    // 1-20 read, 13-20 held: fork b from 9 reaches below what is held.
+    expect(place(chain(1, 20), block(13, 'b', 'b'))).toEqual({ type: 'beyond-window' });
+    // 10-14 read, then a reorg to a shorter chain at 13: 10-12 and b13 held, below them was read.
+    const shorter = commit(chain(5, 14), [block(13, 'b', 'a')]);
+    expect(place({ ...shorter, held: shorter.held.slice(-4) }, block(10, 'c', 'c'))).toEqual({ type: 'beyond-window' });
+  });
+
+  it('takes a reorg of the first blocks read as a reorg: nothing below them was ever read', () => {
+    // The first head read (10) replaced at once by b10: no common ancestor held, but none was read.
+    const first = chain(10, 10);
+    expect(place(first, block(10, 'b', 'b'))).toEqual({ type: 'links', withdrawn: [block(10)] });
+    // b11's parent b10 is read by the walk back, which then links at 10.
+    expect(place(chain(10, 12), block(11, 'b', 'b'))).toEqual({ type: 'needs-parent' });
+    expect(place(chain(10, 12), block(10, 'b', 'b'))).toEqual({ type: 'links', withdrawn: [block(10), block(11), block(12)] });
+    // The parent of the first block read is not a reorg: it is the chain held.
+    expect(place(first, block(9))).toEqual({ type: 'duplicate' });
+    // After a resync the first block read is the head read then.
+    expect(place(commit(reset(chain(1, 20)), [block(30)]), block(30, 'b', 'b'))).toEqual({ type: 'links', withdrawn: [block(30)] });
   });
 
   it('keeps at most maxHeld blocks', () => {

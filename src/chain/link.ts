@@ -11,6 +11,12 @@
  *   the lowest held block                       -> needs-parent: fetch the parent by hash and place
  *                                                  it first (backfill after a gap, or the walk back
  *                                                  to the common ancestor of a reorg)
+ *   its parent would be below the window, and
+ *   the window still starts at the first block
+ *   read since the start or the last resync     -> links: a reorg of the first blocks read (the
+ *                                                  node replaced its head just after the start);
+ *                                                  every held block is withdrawn. The parent of
+ *                                                  that first block itself is a duplicate.
  *   its parent would be below the window        -> beyond-window: the caller resyncs
  *
  * The caller walks back at most a bounded number of blocks; past that it resyncs too.
@@ -25,6 +31,12 @@ export interface LinkState<B extends LinkedBlock> {
   /** The newest blocks, ascending and contiguous. */
   readonly held: readonly B[];
   readonly maxHeld: number;
+  /**
+   * The number of the first block held since the start or the last resync (undefined: none yet).
+   * While `held[0]` is that block, nothing below the window was ever read: a block whose parent is
+   * below it is a reorg of what was read, not one deeper than the window.
+   */
+  readonly firstRead?: bigint | undefined;
 }
 
 export type Placement<B extends LinkedBlock> =
@@ -45,7 +57,11 @@ export function place<B extends LinkedBlock>(state: LinkState<B>, block: LinkedB
   const parent = held.find((candidate) => candidate.number === block.number - 1n);
   if (parent && same(parent.hash, block.parentHash))
     return { type: 'links', withdrawn: held.filter((candidate) => candidate.number >= block.number) };
-  if (block.number - 1n < held[0]!.number) return { type: 'beyond-window' };
+  if (block.number - 1n < held[0]!.number) {
+    if (held[0]!.number !== state.firstRead) return { type: 'beyond-window' };
+    if (same(held[0]!.parentHash, block.hash)) return { type: 'duplicate' };
+    return { type: 'links', withdrawn: held.filter((candidate) => candidate.number >= block.number) };
+  }
   return { type: 'needs-parent' };
 }
 
@@ -58,11 +74,12 @@ export function commit<B extends LinkedBlock>(state: LinkState<B>, segment: read
   if (segment.length === 0) return state;
   const first = segment[0]!.number;
   const held = [...state.held.filter((candidate) => candidate.number < first), ...segment].slice(-state.maxHeld);
-  return { ...state, held };
+  const firstRead = state.firstRead === undefined || first < state.firstRead ? first : state.firstRead;
+  return { ...state, held, firstRead };
 }
 
 /** Forgets everything held (a resync). */
-export const reset = <B extends LinkedBlock>(state: LinkState<B>): LinkState<B> => ({ ...state, held: [] });
+export const reset = <B extends LinkedBlock>(state: LinkState<B>): LinkState<B> => ({ ...state, held: [], firstRead: undefined });
 
 /** The newest block held. */
 export const tip = <B extends LinkedBlock>(state: LinkState<B>): B | undefined => state.held[state.held.length - 1];

@@ -70,7 +70,12 @@ export interface BatcherReport {
 /** Batcher data from a transaction input: its calldata, or nothing for a blob transaction. */
 async function fromTransaction(input: BatcherInput): Promise<{ report: InputReport; data?: Uint8Array }> {
   const serialized = bytesToHex(input.bytes) as TransactionSerialized;
-  const tx = parseTransaction(serialized);
+  let tx: ReturnType<typeof parseTransaction>;
+  try {
+    tx = parseTransaction(serialized);
+  } catch (error) {
+    throw new Error(notATransaction(input.bytes, error));
+  }
   const data = hexToBytes(('data' in tx && tx.data) || '0x');
   let from: Hex | undefined = 'from' in tx ? (tx.from as Hex) : undefined;
   if (!from) from = await recoverTransactionAddress({ serializedTransaction: serialized as never }).catch(() => undefined);
@@ -90,6 +95,20 @@ async function fromTransaction(input: BatcherInput): Promise<{ report: InputRepo
   };
   // A blob transaction's calldata is ignored by derivation; its frames are in the blobs.
   return tx.type === 'eip4844' ? { report } : { report, data };
+}
+
+/**
+ * Why `bytes` are not a signed transaction, in words: viem's parser answers a length prefix that
+ * runs past the end with ``Position `46` is out of bounds``, which names neither the input nor
+ * what was expected.
+ */
+function notATransaction(bytes: Uint8Array, error: unknown): string {
+  const first = bytes[0] ?? 0;
+  const shape = first >= 0xc0 ? 'a legacy transaction (an RLP list)' : `a type 0x${first.toString(16).padStart(2, '0')} transaction`;
+  const short = (error as { shortMessage?: unknown }).shortMessage;
+  const viemSays = typeof short === 'string' ? short : errorMessage(error).split('\n')[0]!;
+  const why = /out of bounds/i.test(viemSays) ? `read as ${shape}, its length prefix runs past the end` : viemSays.replace(/\.$/, '');
+  return `not a signed transaction (${bytes.length} bytes starting 0x${first.toString(16).padStart(2, '0')}: ${why}); expected a raw EIP-2718 batcher transaction, or --batch-input calldata|blob|channel for other batcher data`;
 }
 
 /**

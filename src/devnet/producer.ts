@@ -226,14 +226,15 @@ export function createProducer(options: ProducerOptions): Producer {
         try {
           hash = await call<Hex>('eth_sendRawTransaction', [raw]);
         } catch (error) {
-          // A pre-confirmed transaction is already executed (in a trial block), so one with its
-          // sender and nonce is refused by the engine as a low nonce: say why.
+          // A pre-confirmed transaction is already executed (in a trial block), so one with its sender
+          // and nonce is refused as a low nonce: say why, in geth's words, which clients match (viem:
+          // NonceTooLowError; any other -32000 message is its "Missing or invalid parameters").
           const key = await keyOf(raw);
           const preconfirmed = key ? current?.announcedKeys.get(key) : undefined;
           if (preconfirmed) {
             throw new JsonRpcError(
               -32000,
-              `replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`,
+              `nonce too low: replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`,
             );
           }
           throw error;

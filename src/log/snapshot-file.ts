@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
+import { makeDirectory } from '../config/paths.ts';
 import { dirname } from 'node:path';
 
 /**
@@ -24,7 +25,7 @@ export function readSnapshotText(path: string): SnapshotText {
 
 /** Writes the snapshot whole or not at all: a temporary file beside it, then a rename. */
 export async function writeSnapshotFile(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  makeDirectory(dirname(path));
   const temporary = `${path}.${process.pid}.tmp`;
   await writeFile(temporary, text);
   await rename(temporary, path);

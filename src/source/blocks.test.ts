@@ -122,6 +122,28 @@ async function problems(metrics: Registry, reason: string): Promise<number> {
 }
 const grown = (events: SourceEvent[]) => events.flatMap((event) => (event.type === 'grew' ? [Number(event.block.blockNumber)] : []));
 
+describe('blocks source: the first head read', () => {
+  it('replaced at once by the node (a devnet reorg right after the start): a reorg, no warning of one too deep', async () => {
+    // A fresh start on a node at a5 holds a5 alone; the node then replaces a5 by b5 (same parent a4).
+    const { node, run } = await startedAt(0, 5, 5);
+    node.add(block(5, 'b', 'a'));
+    node.add(block(6, 'b', 'b'));
+    node.script.head = hashOf('b5');
+    const reorgCount = async () => (await run.metrics.getSingleMetric('flashlog_blocks_source_reorgs_total')!.get()).values[0]?.value ?? 0;
+    await until(async () => (await reorgCount()) + (await problems(run.metrics, 'reorg_too_deep')) >= 1);
+    node.script.head = hashOf('b6');
+    await until(headHeld(run, 6));
+    run.stop();
+    const events = await run.events;
+    expect(await problems(run.metrics, 'reorg_too_deep')).toBe(0);
+    expect(run.lines.filter((line) => line.level === 40 && String(line.msg).includes('no common ancestor'))).toEqual([]);
+    expect(events.flatMap((event) => (event.type === 'replaced' ? [[event.replacedHash, event.byHash]] : []))).toEqual([
+      [hashOf('a5'), hashOf('b5')],
+    ]);
+    expect(grown(events)).toEqual([5, 5, 6]);
+  });
+});
+
 describe('blocks source: bad input and outages', () => {
   it('a node that stops answering: one log line, a metric, and every block after it comes back', async () => {
     const { node, run } = await startedAt(0, 12, 2);

@@ -46,6 +46,17 @@ interface Report {
 }
 
 describe('flashlog decode-batch', () => {
+  it('0xdeadbeef: says the input is not a signed transaction and what it expected, exit 1', async () => {
+    const { code, stdout } = await flashlog(['0xdeadbeef']);
+    expect(code).toBe(1);
+    const report = JSON.parse(stdout) as Report;
+    expect(report.inputs).toEqual([{ label: '0xdeadbeef', kind: 'transaction', error: expect.any(String) }]);
+    const error = report.inputs[0]!.error!;
+    expect(error).not.toMatch(/Position `\d+` is out of bounds/);
+    expect(error).toMatch(/^not a signed transaction \(4 bytes starting 0xde: .*length prefix runs past the end\)/);
+    expect(error).toContain('--batch-input calldata|blob|channel');
+  });
+
   it('prints the frames, channel and span batch of the OP Mainnet batcher transaction', async () => {
     const { code, stdout } = await flashlog([vector('raw_batcher_tx.hex'), ...opMainnet]);
     expect(code).toBe(0);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { makeDirectory } from '../../config/paths.ts';
 
 /**
  * A backlog is read through a memory map of the file (up to SQLite's own cap, 2 GiB in the usual
@@ -30,7 +30,7 @@ export interface EmbeddedDb {
 export type EmbeddedStatements = ReturnType<typeof prepare>;
 
 export function openEmbeddedDb(path: string): EmbeddedDb {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') makeDirectory(dirname(path));
   const db = new DatabaseSync(path);
   // busy_timeout first: a second process opening the same file (serve beside run) must wait for
   // the writer's lock in every statement that follows, the journal-mode switch included.
