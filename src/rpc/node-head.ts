@@ -1,4 +1,17 @@
-import { BehaviorSubject, EMPTY, catchError, exhaustMap, filter, from, map, merge, mergeMap, timer, type Observable, type Subscription } from 'rxjs';
+import {
+  BehaviorSubject,
+  EMPTY,
+  catchError,
+  exhaustMap,
+  filter,
+  from,
+  map,
+  merge,
+  mergeMap,
+  timer,
+  type Observable,
+  type Subscription,
+} from 'rxjs';
 import { numberToHex } from 'viem';
 import type { Upstream } from '../jsonrpc/upstream.ts';
 import type { Logger } from '../obs/logger.ts';
@@ -142,7 +155,9 @@ function notifiedHead(data: Buffer): bigint | undefined {
   try {
     const message = JSON.parse(data.toString('utf8')) as { method?: unknown; params?: { result?: { number?: unknown } } };
     const number = message.params?.result?.number;
-    return message.method === 'eth_subscription' && typeof number === 'string' && /^0x[0-9a-f]+$/i.test(number) ? BigInt(number) : undefined;
+    return message.method === 'eth_subscription' && typeof number === 'string' && /^0x[0-9a-f]+$/i.test(number)
+      ? BigInt(number)
+      : undefined;
   } catch {
     return undefined;
   }

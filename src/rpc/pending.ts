@@ -57,8 +57,9 @@ export async function pendingView(ctx: {
   const state = ctx.view();
   const newest = newestHeld(state);
   if (!newest) return state;
-  const heads = ctx.nodeHead ?? askedPerRead(ctx.upstream);
-  let head = heads.following ? heads.known() : undefined;
+  // A follower that follows nothing (polling off, no WebSocket) knows no head: each read asks, as before.
+  const heads = ctx.nodeHead?.following ? ctx.nodeHead : askedPerRead(ctx.upstream);
+  let head = heads.known();
   if (head === undefined) {
     try {
       head = await withinMs(heads.refresh(), headCheckTimeoutMs);

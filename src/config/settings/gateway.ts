@@ -90,7 +90,7 @@ export const gatewaySettings = {
     default: '100',
     expects: 'milliseconds, 0 to disable (pending reads then ask the node its head each)',
     describe:
-      "how often the gateway asks the node its head (every 10x that, at least 2 s, beside --rpc-ws newHeads): pending is held against it, and pending blocks that became canonical are cleared",
+      'how often the gateway asks the node its head (every 10x that, at least 2 s, beside --rpc-ws newHeads): pending is held against it, and pending blocks that became canonical are cleared',
   }),
   devnet: setting({
     schema: bool,
