@@ -44,6 +44,12 @@ export interface NodeHead {
   saw(number: bigint): void;
   /** Asks the node its head now (concurrent callers share one call) and raises the known head. */
   refresh(): Promise<bigint>;
+  /**
+   * The node's head read by a call sent after the caller asked: the reads that ask within one turn
+   * of the event loop share one `eth_blockNumber`, sent once they are all in (so each answer is at
+   * least as new as the node was when its read arrived).
+   */
+  fresh(): Promise<bigint>;
   /** The number of transactions of the node's block at `number` (undefined: it has none there yet): asked once per height, not per read. */
   sealedTransactions(number: bigint): Promise<bigint | undefined>;
   close(): void;
@@ -86,6 +92,18 @@ export function createNodeHead(options: NodeHeadOptions): NodeHead {
       })
       .finally(() => {
         inFlight = undefined;
+      }));
+
+  let batch: Promise<bigint> | undefined;
+  const fresh = () =>
+    (batch ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => {
+        batch = undefined; // reads from now on wait for a call of their own
+        return blockNumber();
+      })
+      .then((number) => {
+        raise(number, 'asked');
+        return number;
       }));
 
   const counts = new Map<bigint, Promise<bigint | undefined>>();
@@ -142,6 +160,7 @@ export function createNodeHead(options: NodeHeadOptions): NodeHead {
     heads$: head$.pipe(filter((number): number is bigint => number !== undefined)),
     saw: (number) => raise(number, 'answer'),
     refresh,
+    fresh,
     sealedTransactions,
     close() {
       subscription.unsubscribe();

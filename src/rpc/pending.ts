@@ -60,9 +60,12 @@ export async function pendingView(ctx: {
   // A follower that follows nothing (polling off, no WebSocket) knows no head: each read asks, as before.
   const heads = ctx.nodeHead?.following ? ctx.nodeHead : askedPerRead(ctx.upstream);
   let head = heads.known();
-  if (head === undefined) {
+  // Past the known head: nothing to ask. Behind it: known behind, wait below. At it (a blocks
+  // source's newest block is the node's head): the node may have moved on since, so the reads of
+  // this turn share one fresh `eth_blockNumber`.
+  if (head === undefined || newest.number === head) {
     try {
-      head = await withinMs(heads.refresh(), headCheckTimeoutMs);
+      head = await withinMs(head === undefined ? heads.refresh() : heads.fresh(), headCheckTimeoutMs);
     } catch {
       return ctx.view(); // the node cannot say (in time): the view answers as it is
     }
@@ -99,7 +102,7 @@ export async function pendingView(ctx: {
 }
 
 /** What `pendingView` needs of the node's head (a `NodeHead`). */
-export type PendingHeads = Pick<NodeHead, 'known' | 'following' | 'refresh' | 'sealedTransactions'>;
+export type PendingHeads = Pick<NodeHead, 'known' | 'following' | 'refresh' | 'fresh' | 'sealedTransactions'>;
 
 /** The node's head asked per read (no follower): `eth_blockNumber`, and the count at a block being built's height. */
 function askedPerRead(upstream: Pick<Upstream, 'call'>): PendingHeads {
@@ -107,6 +110,7 @@ function askedPerRead(upstream: Pick<Upstream, 'call'>): PendingHeads {
     known: () => undefined,
     following: false,
     refresh: async () => BigInt((await upstream.call('eth_blockNumber', [])) as string),
+    fresh: async () => BigInt((await upstream.call('eth_blockNumber', [])) as string),
     sealedTransactions: async (number) => {
       const count = await upstream.call('eth_getBlockTransactionCountByNumber', [numberToHex(number)]);
       return typeof count === 'string' ? BigInt(count) : undefined;
