@@ -111,3 +111,53 @@ describe('pending reads and the node', () => {
     expect(serve!.nodeHead.known()).toBe(12n);
   });
 });
+
+describe('pending at the node head (blocks source)', () => {
+  it('a node that moved past the newest held block without the gateway hearing of it: pending reads see it at once, sharing their asks', async () => {
+    const blocksDir = tempDir();
+    const blocksLog = createEmbeddedLog({ path: `${blocksDir.path}/flashlog.db` });
+    let blocksServe: Serve | undefined;
+    try {
+      await blocksLog.ensureTopics(allTopics.map((name) => ({ name })));
+      const [tx] = await signedTransfers(1);
+      // A complete 200 ms block: its header carries its hash.
+      const records = blockBuilder(10n)
+        .flashblock([tx!])
+        .map((record) => {
+          if (record.topic !== 'flashlog.blocks') return record;
+          const value = JSON.parse(record.value) as { header: Record<string, unknown> };
+          value.header.hash = `0x${'0a'.repeat(32)}`;
+          return { ...record, value: JSON.stringify(value) };
+        });
+      await blocksLog.produce(records);
+      head = 10n;
+      blocksServe = await createServe(testContext({ port: 0, rpc: stub.url, rpcTimeoutMs: 2000, headPollMs: 60_000 }), {
+        log: blocksLog,
+        rpcUrl: stub.url,
+        source: 'blocks',
+      });
+      const read = async () => {
+        const response = await fetch(blocksServe!.gateway.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['pending', false] }),
+        });
+        return ((await response.json()) as { result: { number: string; hash: string } }).result;
+      };
+      await eventually(async () => ((await read()).hash === `0x${'0a'.repeat(32)}` ? true : undefined), 5000, 'block 10 served');
+      // The node makes block 11; the gateway polls only once a minute and hears of nothing.
+      head = 11n;
+      const before = stub.calls.length;
+      const answers = await Promise.all(Array.from({ length: 32 }, read));
+      // Never the held block 10 under the node's 11: the view does not reach 11 here, so latest.
+      expect(answers.map((block) => block.number)).toEqual(answers.map(() => '0xb'));
+      const asked = stub.calls.slice(before).filter((call) => call.method === 'eth_blockNumber').length;
+      expect(asked).toBeGreaterThanOrEqual(1);
+      expect(asked).toBeLessThan(32);
+    } finally {
+      await blocksServe?.close();
+      await blocksLog.close();
+      blocksDir.remove();
+    }
+  });
+});
