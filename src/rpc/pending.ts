@@ -60,10 +60,11 @@ export async function pendingView(ctx: {
   // A follower that follows nothing (polling off, no WebSocket) knows no head: each read asks, as before.
   const heads = ctx.nodeHead?.following ? ctx.nodeHead : askedPerRead(ctx.upstream);
   let head = heads.known();
-  // Past the known head: nothing to ask. Behind it: known behind, wait below. At it (a blocks
-  // source's newest block is the node's head): the node may have moved on since, so the reads of
-  // this turn share one fresh `eth_blockNumber`.
-  if (head === undefined || newest.number === head) {
+  // A block being built past the known head: nothing to ask. Behind it: known behind, wait below.
+  // At it, or a complete block (a blocks source's, which is a node head itself, whatever the
+  // follower has heard yet): the node may have moved on since, so the reads of this turn share one
+  // fresh `eth_blockNumber`.
+  if (head === undefined || newest.number === head || (newest.number > head && heldBlockHash(newest) !== undefined)) {
     try {
       head = await withinMs(head === undefined ? heads.refresh() : heads.fresh(), headCheckTimeoutMs);
     } catch {
