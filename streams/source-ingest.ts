@@ -60,34 +60,37 @@ export interface Ingest {
 
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
+/** The ingest's own metrics: block record latency (per source kind) and what execution did. */
+function ingestMetrics(metrics: Context['metrics'], kind: Source['kind']) {
+  return {
+    latency:
+      kind === 'flashblocks'
+        ? histogram(metrics, 'flashlog_ingest_latency_seconds', 'frame arrival to block record appended', [], latencyBuckets)
+        : histogram(
+            metrics,
+            'flashlog_blocks_latency_seconds',
+            'blocks source: head notification (or poll) to block record appended',
+            [],
+            latencyBuckets,
+          ),
+    executionErrors: counter(metrics, 'flashlog_execution_errors_total', 'flashblocks whose execution failed (published without receipts)'),
+    coalesced: counter(
+      metrics,
+      'flashlog_ingest_coalesced_total',
+      'flashblocks executed together with a later one of their block because the executor was busy',
+    ),
+    superseded: counter(
+      metrics,
+      'flashlog_ingest_superseded_total',
+      "flashblocks published without receipts, unexecuted, because a later block's were already queued (the executor was a block behind)",
+    ),
+  };
+}
+
 export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest {
   const { config, logger, metrics } = ctx;
   const { source, executor } = deps;
-  const latency =
-    source.kind === 'flashblocks'
-      ? histogram(metrics, 'flashlog_ingest_latency_seconds', 'frame arrival to block record appended', [], latencyBuckets)
-      : histogram(
-          metrics,
-          'flashlog_blocks_latency_seconds',
-          'blocks source: head notification (or poll) to block record appended',
-          [],
-          latencyBuckets,
-        );
-  const executionErrors = counter(
-    metrics,
-    'flashlog_execution_errors_total',
-    'flashblocks whose execution failed (published without receipts)',
-  );
-  const coalesced = counter(
-    metrics,
-    'flashlog_ingest_coalesced_total',
-    'flashblocks executed together with a later one of their block because the executor was busy',
-  );
-  const superseded = counter(
-    metrics,
-    'flashlog_ingest_superseded_total',
-    "flashblocks published without receipts, unexecuted, because a later block's were already queued (the executor was a block behind)",
-  );
+  const { latency, executionErrors, coalesced, superseded } = ingestMetrics(metrics, source.kind);
   const warnOnce = createOnceLogger(logger);
   /** Each block record pushed, with when its block was received; observed once appended. */
   const receivedAt = new WeakMap<ProduceRecord, number>();
