@@ -68,7 +68,7 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
   const { feedUrls, rpcUrl } = endpoints;
   const log = await openChainLog(ctx, { writer: true, rpcUrl, newDevnet: endpoints.devnet !== undefined });
   ctx.shutdown.register('log', () => log.close());
-  const serve = await createServe(ctx, { log, rpcUrl, source: endpoints.source });
+  const serve = await createServe(ctx, { log, rpcUrl, source: endpoints.source, rpcWsUrl: endpoints.rpcWsUrl });
   const startedAt = Date.now();
   let counts = { flashblocks: 0, blocks: 0, reorgs: 0 };
   // Receipts, logs and the state diff of pre-confirmed transactions (--executor, local EDR by

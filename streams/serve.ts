@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { warnIfUpstreamBehind } from './node-status.ts';
-import { EMPTY, catchError, distinctUntilChanged, exhaustMap, from, map, timer, type Observable } from 'rxjs';
+import { EMPTY } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
 import { sourceModeOf, sourceModeSettings, viewBlocksAreCanonical, type SourceKind } from '../src/config/source-mode.ts';
@@ -10,6 +10,8 @@ import type { Method } from '../src/rpc/method.ts';
 import { createExecutionMethods } from '../src/rpc/execution.ts';
 import { createGateway, type Gateway } from '../src/rpc/server.ts';
 import { createUpstream, type Upstream } from '../src/jsonrpc/upstream.ts';
+import { createNodeHead, type NodeHead } from '../src/rpc/node-head.ts';
+import { createPendingWatch } from '../src/rpc/pending-watch.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { materialize, type Materialized } from './materialize.ts';
 
@@ -21,6 +23,8 @@ export interface Serve {
   readonly gateway: Gateway;
   readonly view: Materialized;
   readonly upstream: Upstream;
+  /** The node's head as this process follows it (one follower per process). */
+  readonly nodeHead: NodeHead;
   close(): Promise<void>;
 }
 
@@ -35,6 +39,8 @@ export interface ServeDeps {
    * block), and newHeads/logs come from the view.
    */
   readonly source?: SourceKind;
+  /** The node's WebSocket JSON-RPC: its `newHeads` tell the gateway the head (else it polls every --head-poll-ms). */
+  readonly rpcWsUrl?: string | undefined;
 }
 
 export const gatewaySettings = [
@@ -60,16 +66,6 @@ export const gatewaySettings = [
   'simulateWorkers',
 ] as const;
 
-/** Canonical head numbers, polled from the upstream (errors skip a tick). */
-export function upstreamHeads$(upstream: Upstream, intervalMs: number): Observable<bigint> {
-  if (intervalMs <= 0) return EMPTY;
-  return timer(0, intervalMs).pipe(
-    exhaustMap(() => from(upstream.call('eth_blockNumber', [])).pipe(catchError(() => EMPTY))),
-    map((value) => BigInt(value as string)),
-    distinctUntilChanged(),
-  );
-}
-
 export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve> {
   const { config, logger } = ctx;
   const upstream = createUpstream(deps.rpcUrl, { timeoutMs: config.rpcTimeoutMs });
@@ -81,19 +77,23 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
           intervalMs: config.viewSnapshotIntervalMs,
         };
   const source = deps.source ?? 'flashblocks';
-  // On the blocks source every block of the view is canonical: the upstream's head is not followed.
-  const follow = !viewBlocksAreCanonical(source);
+  // One follower of the node's head per process: pending reads are held against it, and on a
+  // flashblocks source the view drops the blocks it reaches. On the blocks source every block of
+  // the view is canonical: the view does not take the node's heads (it would drop the newest block).
+  const nodeHead = createNodeHead({ upstream, wsUrl: deps.rpcWsUrl, pollMs: config.headPollMs, logger, metrics: ctx.metrics });
   const view = await materialize(ctx, {
     log: deps.log,
-    heads$: upstreamHeads$(upstream, follow ? config.headPollMs : 0),
+    heads$: viewBlocksAreCanonical(source) ? EMPTY : nodeHead.heads$,
     ...(snapshot ? { snapshot } : {}),
   });
   try {
     await view.replayed;
   } catch (error) {
+    nodeHead.close();
     await view.close();
     throw error;
   }
+  const watch = createPendingWatch({ source, nodeHead, states$: view.states$, logger, metrics: ctx.metrics });
   const execution = createExecutionMethods({
     gasCap: BigInt(config.callGasCap),
     timeoutMs: config.callTimeoutMs,
@@ -109,6 +109,7 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
       view: view.current,
       states$: view.states$,
       upstream,
+      nodeHead,
       logger,
       metrics: ctx.metrics,
       public: config.public,
@@ -124,6 +125,8 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
       source,
     });
   } catch (error) {
+    watch.close();
+    nodeHead.close();
     await execution.close();
     await view.close();
     throw error;
@@ -146,8 +149,11 @@ export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve>
     gateway,
     view,
     upstream,
+    nodeHead,
     async close() {
       await gateway.close();
+      watch.close();
+      nodeHead.close();
       await execution.close();
       await view.close();
     },
@@ -160,7 +166,7 @@ export const serveCommand: Command = {
   usage:
     'flashlog serve --rpc URL [--source flashblocks|blocks | --ws URL | --network NAME] [--port 8548] [--public] [--kafka-brokers host:port] [options]',
   // The source settings of `ingest`: the same settings give the same source (src/config/source-mode.ts).
-  settings: [...serviceSettings, ...logSettings, ...gatewaySettings, ...sourceModeSettings],
+  settings: [...serviceSettings, ...logSettings, ...gatewaySettings, ...sourceModeSettings, 'rpcWs'],
   // Not run's 8547: a second gateway beside `run` (over the same embedded log) starts as it is.
   defaults: { port: '8548' },
   longRunning: true,
@@ -172,7 +178,7 @@ export const serveCommand: Command = {
     void warnIfUpstreamBehind(mode.rpcUrl, ctx.logger);
     const log = await openChainLog(ctx, { writer: false, rpcUrl: mode.rpcUrl });
     ctx.shutdown.register('log', () => log.close());
-    const serve = await createServe(ctx, { log, rpcUrl: mode.rpcUrl, source: mode.source });
+    const serve = await createServe(ctx, { log, rpcUrl: mode.rpcUrl, source: mode.source, rpcWsUrl: mode.rpcWsUrl });
     ctx.shutdown.register('gateway', () => serve.close());
     await new Promise<void>((resolve) => {
       if (ctx.shutdown.signal.aborted) resolve();

@@ -353,3 +353,41 @@ describe('the ingest topology at shutdown (issue 19: an ingest that did not exit
     await log.close();
   });
 });
+
+describe('createSourceIngest behind the chain', () => {
+  it('an executor a block behind: the sealed block queued behind it is published unexecuted, and the next block is executed at once', async () => {
+    // The timings CI met on a loaded machine, driven: block N's execution is still running when
+    // its last flashblock and the next block's first arrive. Executed in turn, N's last records
+    // would reach the log after N is sealed (the view drops them) and N+1 would wait behind it.
+    const ctx = testContext();
+    const log = await openMemoryLog();
+    const events$ = new Subject<SourceEvent>();
+    const held = heldExecutor();
+    const reorgs: bigint[] = [];
+    const executor: Executor = { ...held.executor, onReorg: (blockNumber) => reorgs.push(blockNumber) };
+    const ingest = createSourceIngest(ctx, { log, source: { kind: 'flashblocks', events$ }, executor });
+    const done = ingest.run();
+    const [first, second] = unichainFlashblocks().map(({ block }) => ({ ...block, metadataReceipts: null }));
+    const next = { ...first!, blockNumber: first!.blockNumber + 1n };
+    for (const block of [first!, second!, next]) events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now() });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(held.calls.map((block) => [block.blockNumber, block.index])).toEqual([[first!.blockNumber, first!.index]]);
+    held.release();
+    events$.complete();
+    await done;
+    expect(held.calls.map((block) => [block.blockNumber, block.index])).toEqual([
+      [first!.blockNumber, first!.index],
+      [next.blockNumber, next.index],
+    ]);
+    expect(reorgs).toEqual([first!.blockNumber]);
+    const blocks = (await readTopic(log, topics.blocks)).map((record) => blockRecordSchema.parse(JSON.parse(record.value)));
+    expect(blocks.map((value) => [BigInt(value.blockNumber), value.index, value.executor])).toEqual([
+      [first!.blockNumber, first!.index, 'local'],
+      [second!.blockNumber, second!.index, null],
+      [next.blockNumber, next.index, 'local'],
+    ]);
+    expect(await counterValue(ctx, 'flashlog_ingest_superseded_total')).toBe(1);
+    await ctx.shutdown.run('test over');
+    await log.close();
+  });
+});

@@ -36,7 +36,9 @@ import type { Source, SourceEvent } from '../src/source/port.ts';
  * pre-confirmation soonest, `flashlog_ingest_coalesced_total`), not one by one ever later: each
  * block record then covers the new transactions of every flashblock it stands for, and every log
  * is still published once. Flashblocks that carry their receipts are never merged (see
- * `mergeGrowth`), and flashlog.flashblocks still gets every message, as it arrives.
+ * `mergeGrowth`), and flashlog.flashblocks still gets every message, as it arrives. A block whose
+ * next block is already queued is not executed at all (`flashlog_ingest_superseded_total`): it is
+ * sealed by then, and executing it would keep every later block behind the chain.
  */
 export interface SourceIngestDeps {
   readonly log: Log;
@@ -58,29 +60,37 @@ export interface Ingest {
 
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
+/** The ingest's own metrics: block record latency (per source kind) and what execution did. */
+function ingestMetrics(metrics: Context['metrics'], kind: Source['kind']) {
+  return {
+    latency:
+      kind === 'flashblocks'
+        ? histogram(metrics, 'flashlog_ingest_latency_seconds', 'frame arrival to block record appended', [], latencyBuckets)
+        : histogram(
+            metrics,
+            'flashlog_blocks_latency_seconds',
+            'blocks source: head notification (or poll) to block record appended',
+            [],
+            latencyBuckets,
+          ),
+    executionErrors: counter(metrics, 'flashlog_execution_errors_total', 'flashblocks whose execution failed (published without receipts)'),
+    coalesced: counter(
+      metrics,
+      'flashlog_ingest_coalesced_total',
+      'flashblocks executed together with a later one of their block because the executor was busy',
+    ),
+    superseded: counter(
+      metrics,
+      'flashlog_ingest_superseded_total',
+      "flashblocks published without receipts, unexecuted, because a later block's were already queued (the executor was a block behind)",
+    ),
+  };
+}
+
 export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest {
   const { config, logger, metrics } = ctx;
   const { source, executor } = deps;
-  const latency =
-    source.kind === 'flashblocks'
-      ? histogram(metrics, 'flashlog_ingest_latency_seconds', 'frame arrival to block record appended', [], latencyBuckets)
-      : histogram(
-          metrics,
-          'flashlog_blocks_latency_seconds',
-          'blocks source: head notification (or poll) to block record appended',
-          [],
-          latencyBuckets,
-        );
-  const executionErrors = counter(
-    metrics,
-    'flashlog_execution_errors_total',
-    'flashblocks whose execution failed (published without receipts)',
-  );
-  const coalesced = counter(
-    metrics,
-    'flashlog_ingest_coalesced_total',
-    'flashblocks executed together with a later one of their block because the executor was busy',
-  );
+  const { latency, executionErrors, coalesced, superseded } = ingestMetrics(metrics, source.kind);
   const warnOnce = createOnceLogger(logger);
   /** Each block record pushed, with when its block was received; observed once appended. */
   const receivedAt = new WeakMap<ProduceRecord, number>();
@@ -150,6 +160,27 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
     publishBlock(event, await execute(executor!, event.block), executor!.kind);
   }
 
+  /**
+   * A block whose next one is already queued behind a busy executor: the sequencer moved on, so
+   * the node has sealed it. Executed now, its records would reach the log after the seal, when
+   * the view must drop them, and the next block would wait behind it: an executor behind by a
+   * block would stay behind, and no block being built would ever be served (CI met this on a
+   * loaded machine). Published without receipts instead, and the executor drops its pending
+   * state for the block (`onReorg`), so the next block starts from the node's canonical state.
+   */
+  function publishSuperseded(event: Grew): void {
+    superseded.inc();
+    warnOnce(
+      'superseded',
+      { block: Number(event.block.blockNumber), index: event.block.index },
+      "the executor is a block behind the feed: a sealed block's flashblocks are published without receipts, and execution resumes at the newest block",
+    );
+    executor?.onReorg?.(event.block.blockNumber);
+    // The source still learns its transactions (no receipts), so reconciling the sealed block compares them all.
+    source.executing?.(event.block, Promise.resolve({ receipts: [], stateDiff: null }));
+    publishBlock(event, null, null);
+  }
+
   /** Two `grew` events to execute, of one block, the later continuing the earlier: one event. */
   const mergeQueued = (earlier: Grew, later: Grew): Grew | null => {
     const block = mergeGrowth(earlier.block, later.block);
@@ -159,7 +190,10 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
   const published$ = source.events$.pipe(
     tap(publishNow),
     filter((event): event is Grew => toExecute(event)),
-    concatMapCoalescing(executeAndPublish, mergeQueued, (count) => coalesced.inc(count)),
+    concatMapCoalescing(executeAndPublish, mergeQueued, (count) => coalesced.inc(count), {
+      superseded: (earlier, later) => later.block.blockNumber > earlier.block.blockNumber,
+      skip: publishSuperseded,
+    }),
   );
 
   return {

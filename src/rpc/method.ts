@@ -6,6 +6,7 @@ import { parseParam } from '../schemas/issue.ts';
 import type { ViewState } from '../view/state.ts';
 import type { TransactionFormatter } from './format.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
+import type { NodeHead } from './node-head.ts';
 
 /**
  * One JSON-RPC method the gateway answers itself: one file under `methods/` exporting one
@@ -30,6 +31,8 @@ export interface MethodContext {
   /** Every new view state (for methods that wait for something to appear in the view). */
   readonly states$: Observable<ViewState>;
   readonly upstream: Upstream;
+  /** The node's head as the gateway follows it (pending reads are held against it); absent: asked per read. */
+  readonly nodeHead?: NodeHead | undefined;
   readonly formatter: TransactionFormatter;
   readonly limits: { readonly maxLogsRange: number };
   /** Sends this call to the upstream, unchanged or with other params. */

@@ -1,6 +1,7 @@
 import { filter, firstValueFrom, map, race, startWith, timer, type Observable } from 'rxjs';
 import { numberToHex } from 'viem';
 import type { Upstream } from '../jsonrpc/upstream.ts';
+import type { NodeHead } from './node-head.ts';
 import { pendingAccount, type PendingBlock, type ViewState } from '../view/state.ts';
 import { diffAsOverrides, type StateOverrides } from '../schemas/state-overrides.ts';
 import type { AccountDiff } from '../records/blocks.ts';
@@ -15,10 +16,12 @@ import type { AccountDiff } from '../records/blocks.ts';
  * With nothing held, `pending` is `latest`: never older than what the same node answers for
  * `latest` (the last finalized block would be minutes older).
  *
- * It is an invariant that `pending` is never older than the node's `latest`: a pending read first
- * asks the node its head (`pendingView`); when the node is already past the newest held block, the
- * read waits up to `viewCatchUpMs` for the view to reach it (a view a few blocks behind, as the
- * blocks source is for the moment it takes to read a new head), and otherwise answers as `latest`.
+ * It is an invariant that `pending` is never older than the node's `latest` as the gateway knows
+ * it (`pendingView`, against the node head the gateway follows: docs/gateway.md says what a client
+ * can see in the moment between the node's new head and the gateway learning it); when the node is
+ * already past the newest held block, the read waits up to `viewCatchUpMs` for the view to reach
+ * it (a view a few blocks behind, as the blocks source is for the moment it takes to read a new
+ * head), and otherwise answers as `latest`.
  */
 
 /** How long a pending read waits for the view to reach the node's head before it answers as `latest`. */
@@ -29,17 +32,19 @@ export const viewCatchUpBlocks = 3n;
 export const headCheckTimeoutMs = 500;
 
 /**
- * The view a pending read answers from, held against the node's head (one `eth_blockNumber`). The
- * newest held block "reaches" the head when it is above it, or at its height and complete: a
+ * The view a pending read answers from, held against the node's head as the gateway knows it
+ * (`NodeHead`, src/rpc/node-head.ts: one follower per process, so a read asks the node nothing).
+ * The newest held block "reaches" the head when it is above it, or at its height and complete: a
  * blocks source holds complete blocks; a flashblocks block at the head's height is sealed at the
  * node, and the view may not have read its last flashblock yet, so it reaches the head only when
- * it holds at least the sealed block's transactions (one `eth_getBlockTransactionCountByNumber`):
+ * it holds at least the sealed block's transactions (asked once per height, not per read):
  * - the newest held block reaches the head (or the node does not say its head, or that count,
  *   within `headCheckTimeoutMs`): the view as it is;
  * - the node is past it by at most `viewCatchUpBlocks`: the first view, within `viewCatchUpMs`,
  *   whose newest block reaches the node's head (or that holds nothing);
  * - otherwise (further behind, or not caught up in time): the view with nothing held, so `pending`
  *   is `latest`.
+ * Without a `nodeHead` (or one that follows nothing), the head is asked per read, as before there was one.
  *
  * @example const state = await pendingView(ctx); const base = pendingStateBase(state);
  */
@@ -47,45 +52,71 @@ export async function pendingView(ctx: {
   readonly view: () => ViewState;
   readonly states$: Observable<ViewState>;
   readonly upstream: Pick<Upstream, 'call'>;
+  readonly nodeHead?: PendingHeads | undefined;
 }): Promise<ViewState> {
   const state = ctx.view();
   const newest = newestHeld(state);
   if (!newest) return state;
-  let head: bigint;
-  try {
-    head = BigInt((await withinMs(ctx.upstream.call('eth_blockNumber', []), headCheckTimeoutMs)) as string);
-  } catch {
-    return ctx.view(); // the node cannot say (in time): the view answers as it is
+  // A follower that follows nothing (polling off, no WebSocket) knows no head: each read asks, as before.
+  const heads = ctx.nodeHead?.following ? ctx.nodeHead : askedPerRead(ctx.upstream);
+  let head = heads.known();
+  // A block being built past the known head: nothing to ask. Behind it: known behind, wait below.
+  // At it, or a complete block (a blocks source's, which is a node head itself, whatever the
+  // follower has heard yet): the node may have moved on since, so the reads of this turn share one
+  // fresh `eth_blockNumber`.
+  if (head === undefined || newest.number === head || (newest.number > head && heldBlockHash(newest) !== undefined)) {
+    try {
+      head = await withinMs(head === undefined ? heads.refresh() : heads.fresh(), headCheckTimeoutMs);
+    } catch {
+      return ctx.view(); // the node cannot say (in time): the view answers as it is
+    }
   }
+  const known = head;
   /** Transactions of the node's block at the head, asked only when a block being built is at its height. */
   let sealedCount: bigint | undefined;
   const building = (candidate: ViewState) => {
     const top = newestHeld(candidate);
-    return top !== undefined && top.number === head && heldBlockHash(top) === undefined;
+    return top !== undefined && top.number === known && heldBlockHash(top) === undefined;
   };
   if (building(ctx.view())) {
     try {
-      const count = await withinMs(ctx.upstream.call('eth_getBlockTransactionCountByNumber', [numberToHex(head)]), headCheckTimeoutMs);
-      if (typeof count === 'string') sealedCount = BigInt(count);
+      sealedCount = await withinMs(heads.sealedTransactions(known), headCheckTimeoutMs);
     } catch {
       return ctx.view(); // as for the head: the node cannot say (in time), the view answers as it is
     }
   }
   const reaches = (candidate: ViewState) => {
     const top = newestHeld(candidate);
-    if (top === undefined || top.number > head) return true;
-    if (top.number < head) return false;
+    if (top === undefined || top.number > known) return true;
+    if (top.number < known) return false;
     if (heldBlockHash(top) !== undefined) return true;
     return sealedCount !== undefined && BigInt(top.transactions.length) >= sealedCount;
   };
   const now = ctx.view();
   if (reaches(now)) return now;
-  if (head - newestHeld(now)!.number > viewCatchUpBlocks) return { ...now, blocks: [] };
+  if (known - newestHeld(now)!.number > viewCatchUpBlocks) return { ...now, blocks: [] };
   const caughtUp = await firstValueFrom(
     race(ctx.states$.pipe(startWith(ctx.view()), filter(reaches)), timer(viewCatchUpMs).pipe(map(() => undefined))),
     { defaultValue: undefined },
   );
   return caughtUp ?? { ...now, blocks: [] };
+}
+
+/** What `pendingView` needs of the node's head (a `NodeHead`). */
+export type PendingHeads = Pick<NodeHead, 'known' | 'following' | 'refresh' | 'fresh' | 'sealedTransactions'>;
+
+/** The node's head asked per read (no follower): `eth_blockNumber`, and the count at a block being built's height. */
+function askedPerRead(upstream: Pick<Upstream, 'call'>): PendingHeads {
+  return {
+    known: () => undefined,
+    following: false,
+    refresh: async () => BigInt((await upstream.call('eth_blockNumber', [])) as string),
+    fresh: async () => BigInt((await upstream.call('eth_blockNumber', [])) as string),
+    sealedTransactions: async (number) => {
+      const count = await upstream.call('eth_getBlockTransactionCountByNumber', [numberToHex(number)]);
+      return typeof count === 'string' ? BigInt(count) : undefined;
+    },
+  };
 }
 
 /** `work`'s result, or a rejection when it takes longer than `ms`. */

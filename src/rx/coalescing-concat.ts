@@ -8,6 +8,10 @@ import { Observable, type OperatorFunction } from 'rxjs';
  * flashblocks of one block that queued behind it are executed once, as the block so far, instead
  * of one by one, each later than the last, until every one arrives after its block is canonical.
  *
+ * With `superseded`, a value that a later queued one supersedes is not worked at all but handed to
+ * `skip` (synchronously, in order): a block the chain has moved past is not worth executing, and
+ * executing it would only keep the next one waiting.
+ *
  * Emits nothing; completes once the source has and every value has been worked; errors as
  * `concatMap` does (a rejected `work` errors the output).
  */
@@ -15,6 +19,7 @@ export function concatMapCoalescing<T>(
   work: (value: T) => Promise<void>,
   merge: (earlier: T, later: T) => T | null,
   onMerged?: (count: number) => void,
+  supersede?: { readonly superseded: (earlier: T, later: T) => boolean; readonly skip: (value: T) => void },
 ): OperatorFunction<T, never> {
   return (source) =>
     new Observable<never>((subscriber) => {
@@ -38,6 +43,11 @@ export function concatMapCoalescing<T>(
           merged++;
         }
         if (merged > 0) onMerged?.(merged);
+        if (supersede && queue.some((later) => supersede.superseded(value, later))) {
+          supersede.skip(value);
+          next();
+          return;
+        }
         running = true;
         work(value).then(
           () => {

@@ -313,9 +313,34 @@ describe('flashlog devnet', () => {
       /replacement transaction refused: 0x[0-9a-f]{64} has the same sender and nonce and is already pre-confirmed/,
     );
     const after = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(account, 1, 1n)]);
-    // A transaction not yet pre-confirmed may be replaced, as in any mempool.
-    const waiting = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(other, 1, 1n)]);
-    const replacement = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(other, 1, 10n ** 9n)]);
+    // A transaction not yet pre-confirmed may be replaced, as in any mempool. The flashblock
+    // boundary is controlled, not raced: both are sent just after a flashblock went out, and the
+    // devnet's answer says which side of the next one the replacement fell on. Refused, the candidate
+    // must be pre-confirmed by then (a loaded machine let a tick in between): again, next nonce.
+    const nextFlashblock = () =>
+      new Promise<void>((resolve) => {
+        const stop = devnet!.onFlashblock(() => {
+          stop();
+          resolve();
+        });
+      });
+    let waiting: Hex | undefined;
+    let replacement: Hex | undefined;
+    for (let nonce = 1; replacement === undefined; nonce++) {
+      expect(nonce, 'the replacement fell behind a flashblock every time').toBeLessThanOrEqual(5);
+      await nextFlashblock();
+      const candidate = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(other, nonce, 1n)]);
+      try {
+        replacement = await rpc<Hex>(devnet.rpcUrl, 'eth_sendRawTransaction', [await sign(other, nonce, 10n ** 9n)]);
+        waiting = candidate;
+      } catch (error) {
+        // Pre-confirmed in the block being built, or already sealed with it (then its nonce is too low).
+        expect(String(error)).toMatch(
+          /replacement transaction refused: 0x[0-9a-f]{64} has the same sender and nonce and is already pre-confirmed|nonce too low/,
+        );
+        await until(() => preconfirmed().some((raw) => keccak256(raw as Hex) === candidate), 3000);
+      }
+    }
     const numbers = await sealedBlocks(devnet, 2);
     await caughtUp(feed, numbers.at(-1)!);
     feed.close();
@@ -326,7 +351,7 @@ describe('flashlog devnet', () => {
       expect(block.transactions.map((tx) => tx.hash)).toEqual(canonical.transactions);
       mined.push(...canonical.transactions);
     }
-    const user = mined.filter((hash) => [first, neighbour, after, waiting, replacement].includes(hash));
+    const user = mined.filter((hash) => [first, neighbour, after, waiting!, replacement].includes(hash));
     expect(user.slice(0, 2)).toEqual([first, neighbour]);
     expect(user).toContain(after);
     expect(user).toContain(replacement);

@@ -90,9 +90,10 @@ export const gatewaySettings = {
   }),
   headPollMs: setting({
     schema: integer(0),
-    default: '1000',
-    expects: 'milliseconds, 0 to disable',
-    describe: 'how often the gateway asks the upstream for its head (clears pending blocks that became canonical)',
+    default: '100',
+    expects: 'milliseconds, 0 to disable (pending reads then ask the node its head each)',
+    describe:
+      'how often the gateway asks the node its head (every 10x that, at least 2 s, beside --rpc-ws newHeads): pending is held against it, and pending blocks that became canonical are cleared',
   }),
   devnet: setting({
     schema: bool,

@@ -12,6 +12,7 @@ import { paramsArray } from '../params.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { methodSpecs, registry } from '../registry.ts';
 import type { SubscriptionHub } from '../subscriptions/hub.ts';
+import { latestNamedBy, type NodeHead } from '../node-head.ts';
 
 /** The registry's methods that need nothing beyond the view (the executing ones come in `methods`). */
 const builtin: Readonly<Record<string, Method>> = Object.fromEntries(
@@ -46,6 +47,8 @@ export interface DispatchSettings {
   /** Every new view state, for subscriptions (the first one seen is not notified). */
   readonly states$: Observable<ViewState>;
   readonly upstream: Upstream;
+  /** The node's head as followed by this process: pending reads are held against it, forwarded `latest` answers raise it. */
+  readonly nodeHead?: NodeHead | undefined;
   readonly logger: Logger;
   readonly metrics: Registry;
   readonly public: boolean;
@@ -135,7 +138,14 @@ export function createDispatch(
     const stopTimer = duration.startTimer({ method: label, source });
     try {
       let result: unknown;
-      const forward = (params?: readonly unknown[]) => upstream.call(method, (params ?? call.params ?? []) as unknown[]);
+      const forward = async (params?: readonly unknown[]) => {
+        const sent = (params ?? call.params ?? []) as unknown[];
+        const answer = await upstream.call(method, sent);
+        // A client that read the node's `latest` through the gateway never reads an older `pending` after it.
+        const latest = options.nodeHead ? latestNamedBy(method, sent, answer) : undefined;
+        if (latest !== undefined) options.nodeHead!.saw(latest);
+        return answer;
+      };
       if (handler) {
         const socket = caller.socket;
         const subscriptions = socket
@@ -148,6 +158,7 @@ export function createDispatch(
           view: options.view,
           states$: options.states$,
           upstream,
+          nodeHead: options.nodeHead,
           formatter: options.formatter,
           limits,
           forward,

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
+import type { Log } from '../../src/log/port.ts';
+import { allTopics } from '../../src/records/topics.ts';
+import { createServe, type Serve } from '../../streams/serve.ts';
+import { eventually, tempDir, testContext } from '../helpers/context.ts';
+import { createRpcStub, type RpcStub } from '../helpers/rpc-stub.ts';
+import { blockBuilder, sender, signedTransfers } from '../helpers/view-records.ts';
+
+/**
+ * What the node carries for the gateway's pending reads: the gateway follows the node's head once
+ * per process (src/rpc/node-head.ts), so a pending read answered from a view at or past that head
+ * asks the node nothing. A stub node counts the calls it receives while clients read `pending` as
+ * fast as they can over a window; the node's own polls (one `eth_blockNumber` every
+ * `--head-poll-ms`) are all it may see, however many reads there were.
+ */
+let dir: ReturnType<typeof tempDir>;
+let log: Log;
+let stub: RpcStub;
+let serve: Serve | undefined;
+let head = 9n;
+const block10 = blockBuilder(10n);
+
+const call = async (method: string, params: unknown[]) => {
+  const response = await fetch(serve!.gateway.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return ((await response.json()) as { result?: any; error?: unknown }).result;
+};
+
+const pendingReads = [
+  () => call('eth_getBlockByNumber', ['pending', false]),
+  () => call('eth_getTransactionCount', [sender.address, 'pending']),
+  () => call('eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }]),
+  () => call('eth_getBlockTransactionCountByNumber', ['pending']),
+];
+
+/** Every pending read of `pendingReads`, `rounds` times, 8 at a time; the node calls received meanwhile, by method. */
+async function readWindow(rounds: number): Promise<{ reads: number; calls: Record<string, number>; answers: unknown[] }> {
+  const before = stub.calls.length;
+  const answers: unknown[] = [];
+  for (let round = 0; round < rounds; round++)
+    answers.push(...(await Promise.all([...pendingReads, ...pendingReads].map((read) => read()))));
+  const calls: Record<string, number> = {};
+  for (const { method } of stub.calls.slice(before)) calls[method] = (calls[method] ?? 0) + 1;
+  return { reads: rounds * pendingReads.length * 2, calls, answers };
+}
+
+async function startServe(headPollMs: number) {
+  await serve?.close();
+  serve = await createServe(testContext({ port: 0, rpc: stub.url, rpcTimeoutMs: 2000, headPollMs }), { log, rpcUrl: stub.url });
+  await eventually(
+    async () => (await call('eth_getBlockByNumber', ['pending', false]))?.number === '0xa' || undefined,
+    5000,
+    'pending block 10',
+  );
+}
+
+beforeAll(async () => {
+  dir = tempDir();
+  log = createEmbeddedLog({ path: `${dir.path}/flashlog.db` });
+  await log.ensureTopics(allTopics.map((name) => ({ name })));
+  const txs = await signedTransfers(3);
+  stub = await createRpcStub({
+    eth_blockNumber: () => `0x${head.toString(16)}`,
+    eth_getBlockTransactionCountByNumber: () => '0x3',
+    eth_getBlockByNumber: ([tag]) => ({
+      number: tag === 'latest' ? `0x${head.toString(16)}` : tag,
+      hash: `0x${'99'.repeat(32)}`,
+      transactions: [],
+    }),
+  });
+  await log.produce([
+    ...block10.flashblock([txs[0]!], { stateDiff: { [sender.address.toLowerCase()]: { balance: '0x10', nonce: '0x1' } } }),
+    ...block10.flashblock([txs[1]!, txs[2]!], { stateDiff: { [sender.address.toLowerCase()]: { balance: '0x20', nonce: '0x3' } } }),
+  ]);
+}, 30_000);
+
+afterAll(async () => {
+  await serve?.close();
+  await stub?.close();
+  await log?.close();
+  dir?.remove();
+});
+
+describe('pending reads and the node', () => {
+  it('the view past the node head: hundreds of pending reads, the node sees only the head polls', async () => {
+    head = 9n;
+    await startServe(200);
+    const { reads, calls, answers } = await readWindow(40);
+    expect(answers.filter((answer) => answer === undefined)).toEqual([]);
+    expect(answers[0]).toMatchObject({ number: '0xa' });
+    expect(answers[1]).toBe('0x3'); // the pending nonce, from the view
+    expect(reads).toBe(320);
+    // Only polls: at most one per 200 ms of the window, and never a count (the view is past the head).
+    expect(calls.eth_getBlockTransactionCountByNumber ?? 0).toBe(0);
+    expect(Object.keys(calls).filter((method) => method !== 'eth_blockNumber')).toEqual([]);
+    expect(calls.eth_blockNumber ?? 0).toBeLessThan(reads / 20);
+  });
+
+  it('a head the gateway learns from a forwarded latest answer holds pending at once, before its next poll', async () => {
+    head = 9n;
+    await startServe(60_000); // one poll at start, then none within the test
+    expect((await call('eth_getBlockByNumber', ['pending', false])).number).toBe('0xa');
+    head = 12n; // the node moved two blocks past the view; the gateway has not polled since
+    expect(await call('eth_blockNumber', [])).toBe('0xc');
+    // pending is now never older than the latest this client read: the view is too far behind, so latest.
+    expect((await call('eth_getBlockByNumber', ['pending', false])).number).toBe('0xc');
+    expect(serve!.nodeHead.known()).toBe(12n);
+  });
+});
+
+describe('pending at the node head (blocks source)', () => {
+  it('a node that moved past the newest held block without the gateway hearing of it: pending reads see it at once, sharing their asks', async () => {
+    const blocksDir = tempDir();
+    const blocksLog = createEmbeddedLog({ path: `${blocksDir.path}/flashlog.db` });
+    let blocksServe: Serve | undefined;
+    try {
+      await blocksLog.ensureTopics(allTopics.map((name) => ({ name })));
+      const [tx] = await signedTransfers(1);
+      // A complete 200 ms block: its header carries its hash.
+      const records = blockBuilder(10n)
+        .flashblock([tx!])
+        .map((record) => {
+          if (record.topic !== 'flashlog.blocks') return record;
+          const value = JSON.parse(record.value) as { header: Record<string, unknown> };
+          value.header.hash = `0x${'0a'.repeat(32)}`;
+          return { ...record, value: JSON.stringify(value) };
+        });
+      await blocksLog.produce(records);
+      head = 10n;
+      blocksServe = await createServe(testContext({ port: 0, rpc: stub.url, rpcTimeoutMs: 2000, headPollMs: 60_000 }), {
+        log: blocksLog,
+        rpcUrl: stub.url,
+        source: 'blocks',
+      });
+      const read = async () => {
+        const response = await fetch(blocksServe!.gateway.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['pending', false] }),
+        });
+        return ((await response.json()) as { result: { number: string; hash: string } }).result;
+      };
+      await eventually(async () => ((await read()).hash === `0x${'0a'.repeat(32)}` ? true : undefined), 5000, 'block 10 served');
+      // The node makes block 11; the gateway polls only once a minute and hears of nothing.
+      head = 11n;
+      const before = stub.calls.length;
+      const answers = await Promise.all(Array.from({ length: 32 }, read));
+      // Never the held block 10 under the node's 11: the view does not reach 11 here, so latest.
+      expect(answers.map((block) => block.number)).toEqual(answers.map(() => '0xb'));
+      const asked = stub.calls.slice(before).filter((call) => call.method === 'eth_blockNumber').length;
+      expect(asked).toBeGreaterThanOrEqual(1);
+      expect(asked).toBeLessThan(32);
+    } finally {
+      await blocksServe?.close();
+      await blocksLog.close();
+      blocksDir.remove();
+    }
+  });
+});
