@@ -23,6 +23,7 @@ import type { Source, SourceEvent } from '../src/source/port.ts';
  *          -> replaced: flashlog.chain reorg, flashlog.logs removed: true; the executor hears of it
  *          -> lifecycle: flashlog.chain sealed (a canonical block that sealed a pre-confirmation), safe, finalized;
  *             the executor hears of canonical blocks
+ *          -> gap: flashlog.chain gap (blocks the log will never hold), flashlog_ingest_gaps_total and one warning
  *
  * What needs no execution is published as it comes, in the source's order; only the blocks to
  * execute wait in the queue, so a seal or a reorg never waits behind the executions queued.
@@ -81,6 +82,12 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
     'flashlog_ingest_coalesced_total',
     'flashblocks executed together with a later one of their block because the executor was busy',
   );
+  const gaps = counter(metrics, 'flashlog_ingest_gaps_total', 'gap records written: ranges of blocks the log will never hold, by reason', [
+    'reason',
+  ]);
+  const gapBlocks = counter(metrics, 'flashlog_ingest_gap_blocks_total', 'blocks the log will never hold (in gap records), by reason', [
+    'reason',
+  ]);
   const warnOnce = createOnceLogger(logger);
   /** Each block record pushed, with when its block was received; observed once appended. */
   const receivedAt = new WeakMap<ProduceRecord, number>();
@@ -135,7 +142,15 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
       return;
     }
     publisher.push(sourceEventRecords(event));
-    if (event.type === 'replaced') executor?.onReorg?.(event.blockNumber);
+    if (event.type === 'gap') {
+      const blocks = Number(event.to - event.from + 1n);
+      gaps.inc({ reason: event.reason });
+      gapBlocks.inc({ reason: event.reason }, blocks);
+      logger.warn(
+        { from: Number(event.from), to: Number(event.to), blocks, reason: event.reason },
+        'ingest: blocks the log will not hold (a gap record on flashlog.chain)',
+      );
+    } else if (event.type === 'replaced') executor?.onReorg?.(event.blockNumber);
     else if (event.level === 'canonical') executor?.onCanonical?.(event.blockNumber);
   }
 

@@ -1,7 +1,8 @@
 import { EMPTY, concatMap, from, map, merge, mergeMap, share, takeUntil, timer, type Observable } from 'rxjs';
-import type { Hex } from 'viem';
+import { toHex, type Hex } from 'viem';
 import { commit, initialLinkState, place, reset, tip, type LinkState } from '../chain/link.ts';
-import { errorMessage } from '../errors.ts';
+import { walkGap, type LoggedBlock } from '../chain/resume.ts';
+import { ConfigError, errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
@@ -18,7 +19,13 @@ import type { Source, SourceEvent } from './port.ts';
  * Each head is linked to the blocks held by parent hash (src/chain/link.ts): a gap or a reorg is
  * walked back by parent hash, at most `maxWalkBlocks`, to a block held; every held block above the
  * common ancestor is `replaced` (its logs withdrawn), then the new blocks `grew`, oldest first.
- * A walk past the bound or below the window: a metric, one log line, and a resync from the head.
+ * A walk below the window withdraws every block held (a reorg deeper than the window); a walk
+ * past --max-backfill-blocks keeps the blocks walked and writes the rest as a `gap`: a metric, one
+ * log line each. Before either, and when the head goes backwards, the node's chain is checked
+ * (`verifyChain`): a node that became another chain stops the source, never mixing two in one log.
+ *
+ * A restarted source resumes from the newest block the log holds (`resume`), so the first head
+ * backfills what the process missed while it was down, as after a WebSocket cut.
  *
  * Nothing is held until its block and receipts are read and linked, so a failed read (the node
  * not answering, a bad block) loses nothing: the next head walks back over it again.
@@ -33,6 +40,13 @@ export interface BlocksSourceOptions {
   readonly stop$: Observable<unknown>;
   readonly logger: Logger;
   readonly metrics: Registry;
+  /** The newest blocks the log holds, newest first (src/chain/resume.ts): where a restarted ingest resumes. */
+  readonly resume?: readonly LoggedBlock[] | undefined;
+  /**
+   * Throws (a ConfigError naming both chains) when the node is no longer the log's chain; called
+   * before the source acts on a head that went backwards, a reorg below the window or a long gap.
+   */
+  readonly verifyChain?: (() => Promise<void>) | undefined;
 }
 
 type Trigger = { readonly id: Hex | 'latest'; readonly at: number };
@@ -50,24 +64,71 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
   const reader = createNodeReader(options.rpc);
   let state: LinkState<ReadBlock> = initialLinkState(options.maxHeld);
   let outage: { since: number; reason: string } | null = null;
+  let resumed = false;
+  /** After a resume that found none of the log's blocks on the node: the oldest of them, where a gap starts. */
+  let resumeGapFrom: bigint | null = null;
 
   const problem = (reason: string, detail: Record<string, unknown>, message: string) => {
     problems.inc({ reason });
     logger.warn({ reason, ...detail }, message);
   };
 
+  /**
+   * Resuming after a restart: the newest block the log holds that the node still has is held, so
+   * the first head walks back to it (a backfill of what the process missed while down). Blocks the
+   * log holds above it are gone from the node: withdrawn. None the node has: the node's chain is
+   * checked (another chain stops the source), then they are all withdrawn and the head starts.
+   * Returns the events of the withdrawn blocks; null when resuming is still to be done (the node did not answer).
+   */
+  async function resume(): Promise<SourceEvent[]> {
+    const candidates = (options.resume ?? []).filter((logged) => logged.hash !== null);
+    const gone: LoggedBlock[] = [];
+    for (const logged of candidates) {
+      // Its hash must be the node's at that height: a node may still answer a replaced block by hash.
+      const atHeight = (await options.rpc.call('eth_getBlockByNumber', [toHex(logged.number), false])) as { hash?: string } | null;
+      if (!atHeight?.hash) continue; // the node is not there yet: the heads that follow settle it
+      const found = atHeight.hash.toLowerCase() === logged.hash ? await reader.read(logged.hash!) : null;
+      if (found) {
+        state = commit(state, [found]);
+        logger.info(
+          { block: Number(found.number), withdrawn: gone.length },
+          'blocks source: resuming from the last block the log holds; backfilling to the node\'s head',
+        );
+        return gone.map(withdrawnLogged);
+      }
+      gone.push(logged);
+    }
+    if (gone.length > 0) {
+      await options.verifyChain?.();
+      problem(
+        'reorg_too_deep',
+        { newest: Number(gone[0]!.number), oldest: Number(gone[gone.length - 1]!.number) },
+        'blocks source: the node has none of the newest blocks the log holds; they are withdrawn and the source starts at the node\'s head',
+      );
+      resumeGapFrom = gone[gone.length - 1]!.number;
+    }
+    return gone.map(withdrawnLogged);
+  }
+
   async function handle(trigger: Trigger): Promise<SourceEvent[]> {
     if (trigger.id !== 'latest' && state.held.some((held) => held.hash === trigger.id.toLowerCase())) return [];
     let head: ReadBlock | null;
     const segment: ReadBlock[] = [];
     let withdrawn: readonly ReadBlock[] = [];
+    const events: SourceEvent[] = [];
     try {
+      if (!resumed) {
+        events.push(...(await resume()));
+        resumed = true;
+      }
       // A notification names its block: read by hash, block and receipts at once. A head replaced
       // meanwhile is withdrawn again when its replacement's notification (or the poll) comes.
       head = await reader.read(trigger.id);
-      if (!head) return [];
+      if (!head) return events;
       const newest = tip(state);
       if (newest && head.number < newest.number && !state.held.some((held) => held.hash === head!.hash)) {
+        // A node restarted as another chain goes backwards first: it stops the source before anything of it is held.
+        await options.verifyChain?.();
         problem(
           'head_backwards',
           { head: Number(head.number), held: Number(newest.number) },
@@ -77,21 +138,47 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
       let cursor: ReadBlock = head;
       for (;;) {
         const placement = place(state, cursor);
-        if (placement.type === 'duplicate') return [];
+        if (placement.type === 'duplicate') return events;
         if (placement.type === 'links') {
           segment.unshift(cursor);
           withdrawn = placement.withdrawn;
           break;
         }
-        if (placement.type === 'beyond-window' || segment.length >= options.maxWalkBlocks) {
-          problem(
-            placement.type === 'beyond-window' ? 'reorg_too_deep' : 'gap_too_long',
-            { head: Number(head.number), walked: segment.length, held: Number(tip(state)?.number ?? -1n) },
-            "blocks source: no common ancestor within bounds; resyncing from the node's head",
-          );
+        if (placement.type === 'beyond-window') {
+          // Every block held is replaced: the common ancestor is below them all. With the window
+          // full that is a reorg deeper than --max-reorg-blocks (the chain is checked first); with
+          // fewer held (the source has just started) it is only the tip replaced under a new source.
+          const deep = state.held.length >= state.maxHeld;
+          if (deep) await options.verifyChain?.();
+          segment.unshift(cursor);
+          withdrawn = state.held;
+          if (deep)
+            problem(
+              'reorg_too_deep',
+              { head: Number(head.number), walked: segment.length, held: Number(tip(state)?.number ?? -1n) },
+              'blocks source: no common ancestor among the blocks held; every block held is withdrawn',
+            );
+          else
+            logger.info(
+              { head: Number(head.number), walked: segment.length, held: state.held.length },
+              'blocks source: the first blocks held were replaced before the source held a deeper window',
+            );
           state = reset(state);
-          segment.length = 0;
-          segment.push(head);
+          break;
+        }
+        if (segment.length >= options.maxWalkBlocks) {
+          // Walked --max-backfill-blocks without reaching the blocks held: what is below the walk
+          // is a gap, said in the log; a block held at a height walked is withdrawn.
+          await options.verifyChain?.();
+          const gap = walkGap(tip(state)?.number ?? null, segment[0]!.number);
+          problem(
+            'gap_too_long',
+            { head: Number(head.number), walked: segment.length, held: Number(tip(state)?.number ?? -1n) },
+            'blocks source: more blocks missing than --max-backfill-blocks; the oldest are a gap in the log',
+          );
+          if (gap) events.push({ type: 'gap', from: gap.from, to: gap.to, reason: 'beyond_max_backfill' });
+          withdrawn = state.held.filter((held) => held.number >= segment[0]!.number);
+          state = reset(state);
           break;
         }
         segment.unshift(cursor);
@@ -102,11 +189,13 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
             { block: Number(cursor.number), parentHash: cursor.parentHash },
             "blocks source: the node does not know a block's parent; retrying at the next head",
           );
-          return [];
+          return events;
         }
         cursor = parent;
       }
     } catch (error) {
+      // Another chain (the node's genesis changed): the source stops, the writer with it.
+      if (error instanceof ConfigError) throw error;
       const reason = error instanceof BadBlockError ? error.reason : 'node_unavailable';
       problems.inc({ reason });
       if (!outage || outage.reason !== reason) {
@@ -116,14 +205,20 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
           'blocks source: could not read from the node; nothing is lost, retrying at the next head',
         );
       }
-      return [];
+      return events;
     }
     if (outage) {
       logger.info({ reason: outage.reason, downMs: Date.now() - outage.since }, 'blocks source: reading from the node again');
       outage = null;
     }
+    if (resumeGapFrom !== null) {
+      // The log's newest blocks were all gone from the node: the numbers below the first block now held are a gap.
+      const gap = walkGap(resumeGapFrom - 1n, segment[0]!.number);
+      if (gap) events.push({ type: 'gap', from: gap.from, to: gap.to, reason: 'not_on_node' });
+      resumeGapFrom = null;
+    }
     if (segment.length > 1) backfilled.inc(segment.length - 1);
-    const events: SourceEvent[] = replacedEvents(withdrawn, segment);
+    events.push(...replacedEvents(withdrawn, segment));
     reorgs.inc(withdrawn.length);
     if (withdrawn.length > 0)
       logger.warn(
@@ -193,6 +288,20 @@ function replacedEvents(withdrawn: readonly ReadBlock[], segment: readonly ReadB
       removedLogs: old.receipts.flatMap((receipt) => receipt.logs).map((log) => ({ ...log, removed: true })),
     };
   });
+}
+
+/** The `replaced` event of a block the log holds that the node no longer has (a restart across a reorg). */
+function withdrawnLogged(logged: LoggedBlock): SourceEvent {
+  return {
+    type: 'replaced',
+    blockNumber: logged.number,
+    replacedHash: logged.hash,
+    byHash: null,
+    transactions: [],
+    removedTransactions: [...logged.transactions],
+    index: 0,
+    removedLogs: logged.logs.map((log) => ({ ...log, removed: true })),
+  };
 }
 
 /** The block hash of a `newHeads` notification, or null for anything else. */

@@ -1,0 +1,55 @@
+import { firstValueFrom, filter, take, timeout, toArray } from 'rxjs';
+import type { LoggedBlock } from '../chain/resume.ts';
+import { blockRecordSchema } from '../records/blocks.ts';
+import { topics } from '../records/topics.ts';
+import type { Log, RecordPosition } from './port.ts';
+
+/**
+ * The newest block records of flashlog.blocks, read back: the last `perPartition` records of each
+ * partition, in log order per partition, as (number, hash). Where a restarted ingest resumes
+ * (src/chain/resume.ts). A record that does not decode is skipped (an older or foreign writer);
+ * the log being empty is an empty list.
+ * @example resumeCandidates(await readBlocksTail(log, 64), 64)[0] // the newest block the log holds
+ */
+export async function readBlocksTail(log: Log, perPartition: number, waitMs = 30_000): Promise<LoggedBlock[]> {
+  const ends = await log.endOffsets(topics.blocks);
+  const seek: RecordPosition[] = ends.map((end) => ({
+    topic: topics.blocks,
+    partition: end.partition,
+    offset: end.offset > BigInt(perPartition) ? end.offset - BigInt(perPartition) : 0n,
+  }));
+  const count = ends.reduce((sum, end, i) => sum + Number(end.offset - seek[i]!.offset), 0);
+  if (count === 0) return [];
+  const consumer = log.consumer({ topics: [topics.blocks], seek });
+  try {
+    const records = await firstValueFrom(
+      consumer.records$.pipe(
+        filter((record) => record.topic === topics.blocks),
+        take(count),
+        toArray(),
+        timeout(waitMs),
+      ),
+    );
+    const blocks: LoggedBlock[] = [];
+    for (const record of records) {
+      let value: unknown;
+      try {
+        value = JSON.parse(record.value);
+      } catch {
+        continue;
+      }
+      const parsed = blockRecordSchema.safeParse(value);
+      if (!parsed.success) continue;
+      const { header, transactions, receipts } = parsed.data;
+      blocks.push({
+        number: BigInt(parsed.data.blockNumber),
+        hash: header.hash ? (header.hash.toLowerCase() as `0x${string}`) : null,
+        transactions: transactions.map((tx) => tx.hash.toLowerCase() as `0x${string}`),
+        logs: (receipts ?? []).flatMap((receipt) => receipt.logs),
+      });
+    }
+    return blocks;
+  } finally {
+    await consumer.close();
+  }
+}
