@@ -1,4 +1,6 @@
-import type { RpcLog } from '../records/logs.ts';
+import type { LoggedBlock } from '../log/log-tail.ts';
+
+export type { LoggedBlock };
 
 /**
  * Where ingest resumes, as pure rules: a restarted writer starts from the last block the log
@@ -12,16 +14,6 @@ import type { RpcLog } from '../records/logs.ts';
  * It is an invariant that fillPlan's backfill and gap together cover every number strictly
  * between `last` and `next`, once, the gap below the backfill: the newest blocks are the ones read.
  */
-
-/** A block record's place in the log, as read back (src/log/log-tail.ts). */
-export interface LoggedBlock {
-  readonly number: bigint;
-  /** The block's hash (blocks source); null for a flashblocks pre-confirmation, which has none yet. */
-  readonly hash: `0x${string}` | null;
-  /** Its transactions so far, and the logs of the receipts the record carried (withdrawn if the node lost the block). */
-  readonly transactions: readonly `0x${string}`[];
-  readonly logs: readonly RpcLog[];
-}
 
 /**
  * The newest blocks the log holds, one per number, newest first, at most `max`: at a number held

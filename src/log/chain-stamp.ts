@@ -142,3 +142,24 @@ export async function upstreamChain(upstream: Upstream): Promise<ChainIdentity> 
     );
   return { chainId: BigInt(id.data), genesisHash: hash.data.toLowerCase() as Hex };
 }
+
+/**
+ * The check a writer runs while it writes, not only at start: resolves while the node is still
+ * the log's chain (or the log has no stamp yet), throws LogChainMismatchError (a ConfigError: one
+ * line naming both chains, exit 2) once it is another; any other failure (the node not answering,
+ * a node restarting) is thrown as it is, so a caller that must know waits and asks again.
+ * @example const verify = createChainGuard(log, upstream, place, 'the node at http://127.0.0.1:8545'); await verify();
+ */
+export function createChainGuard(log: Log, upstream: Upstream, place: LogPlace, nodeName: string): () => Promise<void> {
+  const changed: LogPlace = {
+    description: place.description,
+    remedy: `the writer stopped so the log keeps one chain; ${place.remedy}`,
+  };
+  return async () => {
+    const stamp = await readChainStamp(log);
+    if (!stamp) return;
+    const chain = await upstreamChain(upstream);
+    if (!sameChain(stamp, chain))
+      throw new LogChainMismatchError(changed, stamp, chain, `${nodeName} (its chain changed while this writer ran)`);
+  };
+}

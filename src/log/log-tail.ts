@@ -1,8 +1,18 @@
 import { firstValueFrom, filter, take, timeout, toArray } from 'rxjs';
-import type { LoggedBlock } from '../chain/resume.ts';
 import { blockRecordSchema } from '../records/blocks.ts';
 import { topics } from '../records/topics.ts';
+import type { RpcLog } from '../records/logs.ts';
 import type { Log, RecordPosition } from './port.ts';
+
+/** A block record's place in the log, as read back (readBlocksTail). */
+export interface LoggedBlock {
+  readonly number: bigint;
+  /** The block's hash (blocks source); null for a flashblocks pre-confirmation, which has none yet. */
+  readonly hash: `0x${string}` | null;
+  /** Its transactions so far, and the logs of the receipts the record carried (withdrawn if the node lost the block). */
+  readonly transactions: readonly `0x${string}`[];
+  readonly logs: readonly RpcLog[];
+}
 
 /**
  * The newest block records of flashlog.blocks, read back: the last `perPartition` records of each

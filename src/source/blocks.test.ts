@@ -105,7 +105,12 @@ function start(
     logger: createLogger({ level: 'info', name: 'test', destination: destination as never }),
   });
   const seen: SourceEvent[] = [];
-  const events = firstValueFrom(source.events$.pipe(tap((event) => seen.push(event)), toArray()));
+  const events = firstValueFrom(
+    source.events$.pipe(
+      tap((event) => seen.push(event)),
+      toArray(),
+    ),
+  );
   events.catch(() => undefined);
   return { events, seen, stop: () => stop$.next(), lines, metrics };
 }
@@ -221,7 +226,8 @@ describe('blocks source: bad input and outages', () => {
 
 /** What the log holds of block `n` of fork `fork` (as src/log/log-tail.ts reads it back). */
 const logged = (n: number, fork = 'a'): LoggedBlock => ({ number: BigInt(n), hash: hashOf(`${fork}${n}`), transactions: [], logs: [] });
-const gapsOf = (events: SourceEvent[]) => events.flatMap((event) => (event.type === 'gap' ? [[Number(event.from), Number(event.to), event.reason]] : []));
+const gapsOf = (events: SourceEvent[]) =>
+  events.flatMap((event) => (event.type === 'gap' ? [[Number(event.from), Number(event.to), event.reason]] : []));
 
 describe('blocks source: a restart resumes where the log ends', () => {
   it('starts from the last block the log holds and backfills to the head: 0 missing, none twice', async () => {
@@ -269,7 +275,7 @@ describe('blocks source: a restart resumes where the log ends', () => {
 });
 
 describe('blocks source: the chain is checked all the time', () => {
-  it('a node restarted as another chain (its head goes backwards): the source stops with the check\'s error, nothing of it published', async () => {
+  it("a node restarted as another chain (its head goes backwards): the source stops with the check's error, nothing of it published", async () => {
     const node = scriptedNode();
     for (let n = 1; n <= 12; n++) node.add(block(n, 'a', 'a'));
     node.script.head = hashOf('a12');
@@ -288,7 +294,7 @@ describe('blocks source: the chain is checked all the time', () => {
     expect(run.seen.filter((event) => event.type === 'replaced')).toEqual([]);
   });
 
-  it('another chain whose head is above the log\'s: stopped before the walk gives up and anything is held', async () => {
+  it("another chain whose head is above the log's: stopped before the walk gives up and anything is held", async () => {
     const node = scriptedNode();
     for (let n = 1; n <= 6; n++) node.add(block(n, 'a', 'a'));
     node.script.head = hashOf('a6');

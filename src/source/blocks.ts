@@ -1,7 +1,9 @@
 import { EMPTY, concatMap, from, map, merge, mergeMap, share, takeUntil, timer, type Observable } from 'rxjs';
 import { toHex, type Hex } from 'viem';
-import { commit, initialLinkState, place, reset, tip, type LinkState } from '../chain/link.ts';
+import { commit, initialLinkState, reset, tip, type LinkState } from '../chain/link.ts';
 import { walkGap, type LoggedBlock } from '../chain/resume.ts';
+import { findResumePoint } from './blocks-resume.ts';
+import { walkBack } from './blocks-walk.ts';
 import { ConfigError, errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
@@ -73,47 +75,30 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
     logger.warn({ reason, ...detail }, message);
   };
 
-  /**
-   * Resuming after a restart: the newest block the log holds that the node still has is held, so
-   * the first head walks back to it (a backfill of what the process missed while down). Blocks the
-   * log holds above it are gone from the node: withdrawn. None the node has: the node's chain is
-   * checked (another chain stops the source), then they are all withdrawn and the head starts.
-   * Returns the events of the withdrawn blocks; null when resuming is still to be done (the node did not answer).
-   */
+  /** Resuming after a restart (blocks-resume.ts): the events of the log's blocks the node no longer has. */
   async function resume(): Promise<SourceEvent[]> {
-    const candidates = (options.resume ?? []).filter((logged) => logged.hash !== null);
-    const gone: LoggedBlock[] = [];
-    for (const logged of candidates) {
-      // Its hash must be the node's at that height: a node may still answer a replaced block by hash.
-      const atHeight = (await options.rpc.call('eth_getBlockByNumber', [toHex(logged.number), false])) as { hash?: string } | null;
-      if (!atHeight?.hash) continue; // the node is not there yet: the heads that follow settle it
-      const found = atHeight.hash.toLowerCase() === logged.hash ? await reader.read(logged.hash!) : null;
-      if (found) {
-        state = commit(state, [found]);
-        logger.info(
-          { block: Number(found.number), withdrawn: gone.length },
-          'blocks source: resuming from the last block the log holds; backfilling to the node\'s head',
-        );
-        return gone.map(withdrawnLogged);
-      }
-      gone.push(logged);
-    }
-    if (gone.length > 0) {
-      await options.verifyChain?.();
+    const point = await findResumePoint(options.rpc, reader, options.resume ?? [], options.verifyChain);
+    if (point.held) {
+      state = commit(state, [point.held]);
+      logger.info(
+        { block: Number(point.held.number), withdrawn: point.withdrawn.length },
+        "blocks source: resuming from the last block the log holds; backfilling to the node's head",
+      );
+    } else if (point.gapFrom !== null) {
       problem(
         'reorg_too_deep',
-        { newest: Number(gone[0]!.number), oldest: Number(gone[gone.length - 1]!.number) },
-        'blocks source: the node has none of the newest blocks the log holds; they are withdrawn and the source starts at the node\'s head',
+        { oldest: Number(point.gapFrom), withdrawn: point.withdrawn.length },
+        "blocks source: the node has none of the newest blocks the log holds; they are withdrawn and the source starts at the node's head",
       );
-      resumeGapFrom = gone[gone.length - 1]!.number;
+      resumeGapFrom = point.gapFrom;
     }
-    return gone.map(withdrawnLogged);
+    return [...point.withdrawn];
   }
 
   async function handle(trigger: Trigger): Promise<SourceEvent[]> {
     if (trigger.id !== 'latest' && state.held.some((held) => held.hash === trigger.id.toLowerCase())) return [];
     let head: ReadBlock | null;
-    const segment: ReadBlock[] = [];
+    let segment: readonly ReadBlock[] = [];
     let withdrawn: readonly ReadBlock[] = [];
     const events: SourceEvent[] = [];
     try {
@@ -135,64 +120,28 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
           "blocks source: the node's head went backwards; treating it as a reorg",
         );
       }
-      let cursor: ReadBlock = head;
-      for (;;) {
-        const placement = place(state, cursor);
-        if (placement.type === 'duplicate') return events;
-        if (placement.type === 'links') {
-          segment.unshift(cursor);
-          withdrawn = placement.withdrawn;
-          break;
-        }
-        if (placement.type === 'beyond-window') {
-          // Every block held is replaced: the common ancestor is below them all. With the window
-          // full that is a reorg deeper than --max-reorg-blocks (the chain is checked first); with
-          // fewer held (the source has just started) it is only the tip replaced under a new source.
-          const deep = state.held.length >= state.maxHeld;
-          if (deep) await options.verifyChain?.();
-          segment.unshift(cursor);
-          withdrawn = state.held;
-          if (deep)
-            problem(
-              'reorg_too_deep',
-              { head: Number(head.number), walked: segment.length, held: Number(tip(state)?.number ?? -1n) },
-              'blocks source: no common ancestor among the blocks held; every block held is withdrawn',
-            );
-          else
-            logger.info(
-              { head: Number(head.number), walked: segment.length, held: state.held.length },
-              'blocks source: the first blocks held were replaced before the source held a deeper window',
-            );
-          state = reset(state);
-          break;
-        }
-        if (segment.length >= options.maxWalkBlocks) {
-          // Walked --max-backfill-blocks without reaching the blocks held: what is below the walk
-          // is a gap, said in the log; a block held at a height walked is withdrawn.
-          await options.verifyChain?.();
-          const gap = walkGap(tip(state)?.number ?? null, segment[0]!.number);
-          problem(
-            'gap_too_long',
-            { head: Number(head.number), walked: segment.length, held: Number(tip(state)?.number ?? -1n) },
-            'blocks source: more blocks missing than --max-backfill-blocks; the oldest are a gap in the log',
-          );
-          if (gap) events.push({ type: 'gap', from: gap.from, to: gap.to, reason: 'beyond_max_backfill' });
-          withdrawn = state.held.filter((held) => held.number >= segment[0]!.number);
-          state = reset(state);
-          break;
-        }
-        segment.unshift(cursor);
-        const parent = await reader.read(cursor.parentHash);
-        if (!parent) {
-          problem(
-            'unknown_parent',
-            { block: Number(cursor.number), parentHash: cursor.parentHash },
-            "blocks source: the node does not know a block's parent; retrying at the next head",
-          );
-          return events;
-        }
-        cursor = parent;
+      const walk = await walkBack(state, head, reader, options.maxWalkBlocks, options.verifyChain);
+      if (walk.type === 'duplicate') return events;
+      if (walk.type === 'unknown-parent') {
+        problem(
+          'unknown_parent',
+          { block: Number(walk.block.number), parentHash: walk.block.parentHash },
+          "blocks source: the node does not know a block's parent; retrying at the next head",
+        );
+        return events;
       }
+      segment = walk.segment;
+      withdrawn = walk.withdrawn;
+      const where = { head: Number(head.number), walked: segment.length, held: Number(tip(state)?.number ?? -1n) };
+      if (walk.resync?.type === 'below-window' && walk.resync.deep)
+        problem('reorg_too_deep', where, 'blocks source: no common ancestor among the blocks held; every block held is withdrawn');
+      else if (walk.resync?.type === 'below-window')
+        logger.info(where, 'blocks source: the first blocks held were replaced before the source held a deeper window');
+      else if (walk.resync?.type === 'too-long') {
+        problem('gap_too_long', where, 'blocks source: more blocks missing than --max-backfill-blocks; the oldest are a gap in the log');
+        if (walk.resync.gap) events.push({ type: 'gap', ...walk.resync.gap, reason: 'beyond_max_backfill' });
+      }
+      if (walk.resync) state = reset(state);
     } catch (error) {
       // Another chain (the node's genesis changed): the source stops, the writer with it.
       if (error instanceof ConfigError) throw error;
@@ -235,30 +184,7 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
     return events;
   }
 
-  const heads$: Observable<Trigger> = options.wsUrl
-    ? webSocket$(options.wsUrl, {
-        ...options.ws,
-        maxPayloadBytes: 16 * 1024 * 1024,
-        greeting: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }),
-      }).pipe(
-        mergeMap((event): Observable<Trigger> => {
-          if (event.type === 'connected') {
-            logger.info({ upstream: options.wsUrl }, 'blocks source: newHeads connected');
-            return from([{ id: 'latest' as const, at: Date.now() }]);
-          }
-          if (event.type === 'disconnected') {
-            problem(
-              'ws_disconnected',
-              { upstream: options.wsUrl, reason: event.reason, retryInMs: event.retryInMs },
-              'blocks source: newHeads disconnected; reconnecting, then backfilling',
-            );
-            return EMPTY;
-          }
-          const hash = headHash(event.data);
-          return hash ? from([{ id: hash, at: event.receivedAt }]) : EMPTY;
-        }),
-      )
-    : EMPTY;
+  const heads$ = newHeads$(options, problem);
   const pollMs = options.wsUrl ? Math.max(options.pollMs * 10, 2000) : options.pollMs;
   const polls$ = timer(0, pollMs).pipe(map((): Trigger => ({ id: 'latest', at: Date.now() })));
 
@@ -290,18 +216,36 @@ function replacedEvents(withdrawn: readonly ReadBlock[], segment: readonly ReadB
   });
 }
 
-/** The `replaced` event of a block the log holds that the node no longer has (a restart across a reorg). */
-function withdrawnLogged(logged: LoggedBlock): SourceEvent {
-  return {
-    type: 'replaced',
-    blockNumber: logged.number,
-    replacedHash: logged.hash,
-    byHash: null,
-    transactions: [],
-    removedTransactions: [...logged.transactions],
-    index: 0,
-    removedLogs: logged.logs.map((log) => ({ ...log, removed: true })),
-  };
+/** The heads of the node's `newHeads` subscription (each connect reads `latest`: a backfill of what a cut missed); none without a WebSocket. */
+function newHeads$(
+  options: BlocksSourceOptions,
+  problem: (reason: string, detail: Record<string, unknown>, message: string) => void,
+): Observable<Trigger> {
+  const { logger } = options;
+  return options.wsUrl
+    ? webSocket$(options.wsUrl, {
+        ...options.ws,
+        maxPayloadBytes: 16 * 1024 * 1024,
+        greeting: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }),
+      }).pipe(
+        mergeMap((event): Observable<Trigger> => {
+          if (event.type === 'connected') {
+            logger.info({ upstream: options.wsUrl }, 'blocks source: newHeads connected');
+            return from([{ id: 'latest' as const, at: Date.now() }]);
+          }
+          if (event.type === 'disconnected') {
+            problem(
+              'ws_disconnected',
+              { upstream: options.wsUrl, reason: event.reason, retryInMs: event.retryInMs },
+              'blocks source: newHeads disconnected; reconnecting, then backfilling',
+            );
+            return EMPTY;
+          }
+          const hash = headHash(event.data);
+          return hash ? from([{ id: hash, at: event.receivedAt }]) : EMPTY;
+        }),
+      )
+    : EMPTY;
 }
 
 /** The block hash of a `newHeads` notification, or null for anything else. */
