@@ -228,6 +228,29 @@ describe('the ingest topology, fed by a Source adapter', () => {
   });
 });
 
+describe('the ingest topology and blocks it cannot fill', () => {
+  it('a gap event is a gap record on flashlog.chain, a metric by reason and one warning; the log after it reads back as the blocks tail', async () => {
+    const ctx = testContext();
+    const log = await openMemoryLog();
+    const events$ = new Subject<SourceEvent>();
+    const ingest = createSourceIngest(ctx, { log, source: { kind: 'blocks', events$ } });
+    const done = ingest.run();
+    events$.next({ type: 'gap', from: 101n, to: 399n, reason: 'beyond_max_backfill' });
+    events$.complete();
+    await done;
+    const chain = (await readTopic(log, topics.chain)).map((record) => ({
+      key: record.key,
+      value: chainRecordSchema.parse(JSON.parse(record.value)),
+    }));
+    expect(chain).toEqual([
+      { key: '101', value: { v: 1, type: 'gap', blockNumber: '0x65', fromBlock: '0x65', toBlock: '0x18f', reason: 'beyond_max_backfill' } },
+    ]);
+    expect(await counterValue(ctx, 'flashlog_ingest_gaps_total', { reason: 'beyond_max_backfill' })).toBe(1);
+    expect(await counterValue(ctx, 'flashlog_ingest_gap_blocks_total', { reason: 'beyond_max_backfill' })).toBe(299);
+    await log.close();
+  });
+});
+
 describe('the ingest topology and a source that reconciles', () => {
   it('tells the source of each execution as it starts; seals, reorgs and safe heads do not wait behind it, and the executor hears of them', async () => {
     const ctx = testContext();
