@@ -14,14 +14,14 @@ import { freePort, managed, report, rpcCall, sleep, stopAll, type Managed } from
  * a real devnet and the embedded log:
  *
  * 12. `kill -9` of the writer (`run --source blocks` on a Denim devnet, `ingest` on a flashblocks
- *     devnet), restarted on the same data directory after CHAOS_RESTART_SECONDS (default 5) while
- *     blocks keep coming: flashlog.blocks must hold every block number from its first to its last
+ *     devnet), restarted on the same data directory after a pause while
+ *     blocks keep coming (each of CHAOS_RESTART_SECONDS, default 5 and 60): flashlog.blocks must hold every block number from its first to its last
  *     (0 missing), each the node's canonical block where the node has one, and no gap record.
  * 13. the Denim devnet under `run` restarted as a new chain (same chain id, new genesis, same
  *     ports): `run` stops with one line naming both chains and exit code 2; no block of the new
  *     chain is in the log.
  */
-const restartSeconds = Number(process.env.CHAOS_RESTART_SECONDS ?? 5);
+const restarts = (process.env.CHAOS_RESTART_SECONDS ?? '5,60').split(',').map(Number);
 afterAll(stopAll);
 
 async function startDevnet(args: readonly string[]): Promise<{ proc: Managed; rpc: string; ws: string }> {
@@ -68,7 +68,7 @@ async function waitForHead(rpc: string, above: bigint, timeoutMs = 60_000): Prom
   }
 }
 
-describe('scenario 12: kill -9 of the writer and a restart', () => {
+describe.each(restarts)('scenario 12: kill -9 of the writer and a restart after %i s', (restartSeconds) => {
   it(`run --source blocks (200 ms blocks) killed with SIGKILL, restarted after ${restartSeconds} s: 0 blocks missing`, async () => {
     const dir = tempDir('flashlog-chaos-restart-blocks-');
     const devnet = await startDevnet(['--denim', '--devnet-port', '0', '--load', '5']);
@@ -172,6 +172,55 @@ describe('scenario 12: kill -9 of the writer and a restart', () => {
     });
     expect(restartedAt - killedAt).toBeGreaterThan(BigInt(Math.floor(restartSeconds / 2)));
     expect({ missing, gaps: gaps.length }).toEqual({ missing: [], gaps: 0 });
+  });
+});
+
+describe('scenario 12c: a restart past --max-backfill-blocks', () => {
+  it('run --source blocks --max-backfill-blocks 10, down 5 s (about 25 blocks): the oldest missing are one gap record, none silent', async () => {
+    const dir = tempDir('flashlog-chaos-restart-gap-');
+    const devnet = await startDevnet(['--denim', '--devnet-port', '0', '--load', '5']);
+    const run = managed([
+      'run',
+      '--source',
+      'blocks',
+      '--rpc',
+      devnet.rpc,
+      '--rpc-ws',
+      devnet.ws,
+      '--data-dir',
+      dir.path,
+      '--port',
+      '0',
+      '--max-backfill-blocks',
+      '10',
+    ]);
+    await run.current.waitFor((line) => line.msg === 'gateway listening', 60_000);
+    await waitForHead(devnet.rpc, (await headOf(devnet.rpc)) + 10n);
+    await run.kill('SIGKILL');
+    await sleep(5000);
+    const restartedAt = await headOf(devnet.rpc);
+    run.restart();
+    await run.current.waitFor((line) => line.msg === 'ingest: blocks the log will not hold (a gap record on flashlog.chain)', 60_000);
+    await waitForHead(devnet.rpc, restartedAt + 10n);
+    await run.stop();
+    const { blocks, gaps } = await readLog(dir.path);
+    const missing = missingNumbers(blocks.map((block) => block.number));
+    const covered = (n: bigint) => gaps.some((gap) => gap.type === 'gap' && BigInt(gap.fromBlock) <= n && n <= BigInt(gap.toBlock));
+    const silent = missing.filter((n) => !covered(n));
+    report({
+      scenario: '12c run --source blocks: restart past --max-backfill-blocks 10',
+      load: '200 ms blocks, 5 tx/s',
+      faults: 'SIGKILL, restart after 5 s',
+      lost: `${missing.length} in gap records, ${silent.length} silent`,
+      duplicates: '-',
+      recoveryMs: '-',
+      rssBeforeMiB: '-',
+      rssAfterMiB: '-',
+      notes: `gaps ${JSON.stringify(gaps.map((gap) => (gap.type === 'gap' ? [gap.fromBlock, gap.toBlock, gap.reason] : [])))}`,
+    });
+    expect(missing.length).toBeGreaterThan(0);
+    expect(gaps).toHaveLength(1);
+    expect(silent).toEqual([]);
   });
 });
 
