@@ -1,4 +1,5 @@
 import { Subject } from 'rxjs';
+import { ConfigError } from '../src/errors.ts';
 import type { Executor } from '../src/execute/port.ts';
 import { createLogger } from '../src/obs/logger.ts';
 import { describe, expect, it } from 'vitest';
@@ -247,6 +248,22 @@ describe('the ingest topology and blocks it cannot fill', () => {
     ]);
     expect(await counterValue(ctx, 'flashlog_ingest_gaps_total', { reason: 'beyond_max_backfill' })).toBe(1);
     expect(await counterValue(ctx, 'flashlog_ingest_gap_blocks_total', { reason: 'beyond_max_backfill' })).toBe(299);
+    await log.close();
+  });
+});
+
+describe('the ingest topology and a source that stops on another chain', () => {
+  it('what was published before the source failed is on the log, and run() rejects with the error', async () => {
+    const ctx = testContext();
+    const log = await openMemoryLog();
+    const events$ = new Subject<SourceEvent>();
+    const ingest = createSourceIngest(ctx, { log, source: { kind: 'blocks', events$ } });
+    const done = ingest.run();
+    const { block } = unichainBlock();
+    events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now() });
+    events$.error(new ConfigError('the log in ./data holds chain id 1, genesis 0xaa, but the node is chain id 1, genesis 0xbb'));
+    await expect(done).rejects.toThrow(/genesis 0xaa, but the node is chain id 1, genesis 0xbb/);
+    expect((await readTopic(log, topics.blocks)).map((record) => record.key)).toEqual([block.blockNumber.toString()]);
     await log.close();
   });
 });

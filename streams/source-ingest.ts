@@ -4,7 +4,7 @@ import { blockRecords, type BlockRecord } from '../src/records/blocks.ts';
 import { flashblockRecord } from '../src/records/flashblocks.ts';
 import type { ExecutionOutput } from '../src/chain/execution-output.ts';
 import { drainWithin, type Context } from '../src/context.ts';
-import { errorMessage } from '../src/errors.ts';
+import { ConfigError, errorMessage } from '../src/errors.ts';
 import type { Executor } from '../src/execute/port.ts';
 import type { Log, ProduceRecord } from '../src/log/port.ts';
 import { createPublisher, type Publisher } from '../src/log/publisher.ts';
@@ -182,7 +182,14 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
     publisher,
     run() {
       const finished = (async () => {
-        await lastValueFrom(published$, { defaultValue: undefined });
+        try {
+          await lastValueFrom(published$, { defaultValue: undefined });
+        } catch (error) {
+          // The source stopped on a setting-like fault (its node became another chain): what it
+          // published before is still appended, then the error ends the command.
+          if (error instanceof ConfigError) await publisher.flush();
+          throw error;
+        }
         await publisher.flush();
         if (notExecutedAtShutdown > 0)
           logger.info({ flashblocks: notExecutedAtShutdown }, 'shutdown: flashblocks queued at shutdown were published without receipts');

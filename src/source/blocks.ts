@@ -1,5 +1,5 @@
 import { EMPTY, concatMap, from, map, merge, mergeMap, share, takeUntil, timer, type Observable } from 'rxjs';
-import { toHex, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import { commit, initialLinkState, reset, tip, type LinkState } from '../chain/link.ts';
 import { walkGap, type LoggedBlock } from '../chain/resume.ts';
 import { findResumePoint } from './blocks-resume.ts';
