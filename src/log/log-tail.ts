@@ -1,4 +1,4 @@
-import { firstValueFrom, filter, take, timeout, toArray } from 'rxjs';
+import { firstValueFrom, filter, takeWhile, timeout, toArray } from 'rxjs';
 import { blockRecordSchema } from '../records/blocks.ts';
 import { topics } from '../records/topics.ts';
 import type { RpcLog } from '../records/logs.ts';
@@ -28,14 +28,19 @@ export async function readBlocksTail(log: Log, perPartition: number, waitMs = 30
     partition: end.partition,
     offset: end.offset > BigInt(perPartition) ? end.offset - BigInt(perPartition) : 0n,
   }));
-  const count = ends.reduce((sum, end, i) => sum + Number(end.offset - seek[i]!.offset), 0);
-  if (count === 0) return [];
+  // Read until every partition reached the end it had (not a count: retention may have removed the start).
+  const pending = new Map(ends.filter((end, i) => end.offset > seek[i]!.offset).map((end) => [end.partition, end.offset]));
+  if (pending.size === 0) return [];
   const consumer = log.consumer({ topics: [topics.blocks], seek });
   try {
     const records = await firstValueFrom(
       consumer.records$.pipe(
         filter((record) => record.topic === topics.blocks),
-        take(count),
+        takeWhile((record) => {
+          const end = pending.get(record.partition);
+          if (end !== undefined && record.offset + 1n >= end) pending.delete(record.partition);
+          return pending.size > 0;
+        }, true),
         toArray(),
         timeout(waitMs),
       ),
