@@ -17,9 +17,10 @@ import { freePort, managed, report, rpcCall, sleep, stopAll, type Managed } from
  *     devnet), restarted on the same data directory after a pause while
  *     blocks keep coming (each of CHAOS_RESTART_SECONDS, default 5 and 60): flashlog.blocks must hold every block number from its first to its last
  *     (0 missing), each the node's canonical block where the node has one, and no gap record.
- * 13. the Denim devnet under `run` restarted as a new chain (same chain id, new genesis, same
- *     ports): `run` stops with one line naming both chains and exit code 2; no block of the new
- *     chain is in the log.
+ * 12c. a restart past --max-backfill-blocks: the older missing blocks are one gap record.
+ * 13. the Denim devnet under `run` (and a flashblocks devnet under `ingest`) restarted as a new
+ *     chain (same chain id, new genesis, same ports): the writer stops with one line naming both
+ *     chains and exit code 2; no block of the new chain is in the log.
  */
 const restarts = (process.env.CHAOS_RESTART_SECONDS ?? '5,60').split(',').map(Number);
 afterAll(stopAll);
@@ -236,6 +237,8 @@ describe('scenario 13: the node becomes another chain under a running writer', (
     await waitForHead(devnet.rpc, (await headOf(devnet.rpc)) + 30n);
     await devnet.proc.stop();
     const swappedAt = Date.now();
+    // A new genesis needs a new second (the devnet's genesis is of its start time, in seconds).
+    await sleep(1100);
     devnet = await startDevnet(devnetArgs);
     const newGenesis = (await rpcCall<{ hash: Hex }>(devnet.rpc, 'eth_getBlockByNumber', ['0x0', false])).hash;
     expect(newGenesis).not.toBe(oldGenesis);
@@ -263,5 +266,62 @@ describe('scenario 13: the node becomes another chain under a running writer', (
     expect(stderr).toContain(oldGenesis.toLowerCase());
     expect(stderr).toContain(newGenesis.toLowerCase());
     expect(ofNewChain).toBe(0);
+  });
+
+  it('a flashblocks devnet restarted as a new chain under ingest: one line naming both chains, exit 2, one chain in the log', async () => {
+    const dir = tempDir('flashlog-chaos-chain-swap-feed-');
+    const [port, wsPort] = [await freePort(), await freePort()];
+    const devnetArgs = [
+      '--devnet-port',
+      String(port),
+      '--devnet-ws-port',
+      String(wsPort),
+      '--block-time-ms',
+      '1000',
+      '--metadata-receipts',
+      '--load',
+      '5',
+    ];
+    let devnet = await startDevnet(devnetArgs);
+    const oldGenesis = (await rpcCall<{ hash: Hex }>(devnet.rpc, 'eth_getBlockByNumber', ['0x0', false])).hash;
+    const ingest = managed([
+      'ingest',
+      '--ws',
+      devnet.ws,
+      '--rpc',
+      devnet.rpc,
+      '--executor',
+      'metadata',
+      '--data-dir',
+      dir.path,
+      '--metrics-port',
+      '0',
+    ]);
+    await ingest.current.waitFor((line) => line.msg === 'ingest started', 60_000);
+    await waitForHead(devnet.rpc, (await headOf(devnet.rpc)) + 5n);
+    await devnet.proc.stop();
+    // A new genesis needs a new second (the devnet's genesis is of its start time, in seconds).
+    await sleep(1100);
+    devnet = await startDevnet(devnetArgs);
+    const newGenesis = (await rpcCall<{ hash: Hex }>(devnet.rpc, 'eth_getBlockByNumber', ['0x0', false])).hash;
+    expect(newGenesis).not.toBe(oldGenesis);
+    const code = await Promise.race([ingest.current.exited, sleep(30_000).then(() => 'still running' as const)]);
+    const stderr = ingest.current.stderr().trim();
+    const { blocks } = await readLog(dir.path);
+    report({
+      scenario: '13b ingest (flashblocks): the devnet restarted as a new chain',
+      load: '1 s blocks, 200 ms flashblocks, 5 tx/s',
+      faults: 'devnet stopped and started again on the same ports with a new genesis',
+      lost: '-',
+      duplicates: '-',
+      recoveryMs: '-',
+      rssBeforeMiB: '-',
+      rssAfterMiB: '-',
+      notes: `exit ${code}; ${blocks.length} block records; stderr: ${stderr.slice(0, 300)}`,
+    });
+    expect(code).toBe(2);
+    expect(stderr.split('\n')).toHaveLength(1);
+    expect(stderr).toContain(oldGenesis.toLowerCase());
+    expect(stderr).toContain(newGenesis.toLowerCase());
   });
 });
