@@ -67,6 +67,17 @@ describe('the chain checked all the time', () => {
     }
   });
 
+  it('a node that answers without a block 0 (pruned) cannot be checked: it passes, as at start', async () => {
+    const log = await newLog();
+    try {
+      await stampChain(log, { chainId: 1337n, genesisHash: A });
+      const pruned: Upstream = { url: 'scripted', call: async (method) => (method === 'eth_chainId' ? '0x539' : null) };
+      await expect(createChainGuard(log, pruned, place, 'the node')()).resolves.toBeUndefined();
+    } finally {
+      await log.close();
+    }
+  });
+
   it('a log with no stamp yet: nothing to hold the node against', async () => {
     const log = await newLog();
     try {
