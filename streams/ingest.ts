@@ -9,7 +9,7 @@ import type { WebSocketEvent } from '../src/rx/upstream-socket.ts';
 import { createSource, type SourceEndpoints } from '../src/source/create.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { warnIfUpstreamBehind } from './node-status.ts';
-import { openChainLog } from './log-chain.ts';
+import { openChainLog, writerGuards, type WriterGuards } from './log-chain.ts';
 import { createSourceIngest, type Ingest } from './source-ingest.ts';
 
 export type { Ingest };
@@ -22,7 +22,8 @@ export type { Ingest };
  *   blocks:      node newHeads / poll (--rpc, --rpc-ws)  -> source -> grew | lifecycle | replaced --------------> publish
  *
  * A flashblocks chain is reconciled with its canonical heads (sealed / reorg records) when its
- * blocks are executed: the executor's logs are what a reorg withdraws.
+ * blocks are executed: the executor's logs are what a reorg withdraws. Either source starts where
+ * the log ends and stops once the node is another chain than the log's (`guards`).
  */
 export interface IngestDeps {
   readonly log: Log;
@@ -32,11 +33,18 @@ export interface IngestDeps {
   readonly executor?: Executor | undefined;
   /** Frames from elsewhere (tests, replays) in addition to the feeds. */
   readonly frames$?: Observable<WebSocketEvent>;
+  /** Where the log ends and how its chain is held against the node's (log-chain.ts, writerGuards); a test may leave them out. */
+  readonly guards?: WriterGuards;
 }
 
 export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
   const executor = deps.endpoints.source === 'flashblocks' ? deps.executor : undefined;
-  const source = createSource(ctx, deps.endpoints, { reconcile: executor !== undefined, frames$: deps.frames$ });
+  const source = createSource(ctx, deps.endpoints, {
+    reconcile: executor !== undefined,
+    frames$: deps.frames$,
+    resume: deps.guards?.resume,
+    verifyChain: deps.guards?.verifyChain,
+  });
   return createSourceIngest(ctx, { log: deps.log, source, executor });
 }
 
@@ -113,7 +121,8 @@ export const ingestCommand: Command = {
     ctx.shutdown.register('log', () => log.close());
     // Receipts of flashblocks (--executor); the blocks source's come from the node.
     const executor = mode.source === 'flashblocks' ? await createIngestExecutor(ctx, mode.rpcUrl) : undefined;
-    const ingest = createIngest(ctx, { log, endpoints: mode, executor });
+    const guards = await writerGuards(ctx, log, mode.rpcUrl);
+    const ingest = createIngest(ctx, { log, endpoints: mode, executor, guards });
     const done = ingest.run();
     // Closed first (registered last): the executor and the log stay open until the work in flight
     // is done or abandoned (--drain-timeout-ms).

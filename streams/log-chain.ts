@@ -4,8 +4,11 @@ import type { Config } from '../src/config/settings.ts';
 import type { Context } from '../src/context.ts';
 import { ConfigError, JsonRpcError, errorMessage } from '../src/errors.ts';
 import { createUpstream } from '../src/jsonrpc/upstream.ts';
+import { resumeCandidates, type LoggedBlock } from '../src/chain/resume.ts';
+import { readBlocksTail } from '../src/log/log-tail.ts';
 import {
   checkLogChain,
+  createChainGuard,
   describeChain,
   logHasRecords,
   readChainStamp,
@@ -95,6 +98,31 @@ function report(
       else if (check.hadRecords) logger.warn(`the log ${where} has no chain stamp (made by an older flashlog): reading it unchecked`);
       else logger.debug(`the log ${where} is new and not stamped yet (its writer stamps it)`);
   }
+}
+
+/** What a writer needs besides the log: where the log ends, and the node's chain held against the log's while it writes. */
+export interface WriterGuards {
+  readonly resume: readonly LoggedBlock[];
+  readonly verifyChain?: (() => Promise<void>) | undefined;
+}
+
+/** How many of the log's newest blocks a restarted writer may find its place among (a reorg while it was down). */
+const resumeDepth = 64;
+
+/**
+ * A writer's guards (src/chain/resume.ts, src/log/chain-stamp.ts createChainGuard): the log's
+ * newest blocks, so ingest resumes where the log ends, and the chain check it runs all the time.
+ */
+export async function writerGuards(ctx: Context, log: Log, rpcUrl: string | undefined): Promise<WriterGuards> {
+  const resume = resumeCandidates(await readBlocksTail(log, resumeDepth), resumeDepth);
+  if (resume[0])
+    ctx.logger.info(
+      { block: Number(resume[0].number) },
+      "the log ends at this block: ingest resumes there (backfilling to the node's head)",
+    );
+  if (!rpcUrl) return { resume };
+  const upstream = createUpstream(rpcUrl, { timeoutMs: ctx.config.rpcTimeoutMs });
+  return { resume, verifyChain: createChainGuard(log, upstream, logPlace(ctx.config), `the node at ${rpcUrl}`) };
 }
 
 /** `in ./data`, `under topic prefix "base." on Kafka 127.0.0.1:9092`, and what to do about a log of another chain there. */

@@ -1,7 +1,7 @@
 import { formatEther } from 'viem';
 import { ConfigError } from '../src/errors.ts';
 import type { Context } from '../src/context.ts';
-import { openChainLog } from './log-chain.ts';
+import { openChainLog, writerGuards } from './log-chain.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { blocksSettings, createIngest, createIngestExecutor } from './ingest.ts';
 import { createServe, gatewaySettings } from './serve.ts';
@@ -75,12 +75,17 @@ export async function startRun(ctx: Context): Promise<RunHandle> {
   // default), which reconciliation with canonical heads needs (sealed / reorg records); the blocks
   // source's receipts come from the node.
   const executor = endpoints.source === 'flashblocks' && config.execute ? await createIngestExecutor(ctx, rpcUrl) : undefined;
-  const ingest = createIngest(ctx, { log, endpoints, executor });
+  const guards = await writerGuards(ctx, log, rpcUrl);
+  const ingest = createIngest(ctx, { log, endpoints, executor, guards });
   ctx.shutdown.register('ingest', () => done.catch(() => {})); // bounded by --drain-timeout-ms
-  const counted = ingest.events$.subscribe((event) => {
-    if (event.type === 'replaced') counts = { ...counts, reorgs: counts.reorgs + 1 };
-    if (event.type !== 'grew') return;
-    counts = { ...counts, flashblocks: counts.flashblocks + 1, blocks: counts.blocks + (event.block.index === 0 ? 1 : 0) };
+  const counted = ingest.events$.subscribe({
+    next: (event) => {
+      if (event.type === 'replaced') counts = { ...counts, reorgs: counts.reorgs + 1 };
+      if (event.type !== 'grew') return;
+      counts = { ...counts, flashblocks: counts.flashblocks + 1, blocks: counts.blocks + (event.block.index === 0 ? 1 : 0) };
+    },
+    // The source's failure (a node that became another chain) is the ingest's: `done` rejects with it.
+    error: () => {},
   });
   ctx.shutdown.register('stats', () => counted.unsubscribe());
   const done = ingest.run();

@@ -15,6 +15,7 @@ import { decodeFrame } from '../src/wire/frame.ts';
 import { readTopic } from '../test/helpers/execution-harness.ts';
 import { testContext } from '../test/helpers/context.ts';
 import { loadFixture } from '../test/helpers/feed-server.ts';
+import { counterValue, openMemoryLog, unichainBlock } from '../test/helpers/source-ingest.ts';
 import { createSourceIngest } from './source-ingest.ts';
 
 /** Every flashblock of the real Unichain Sepolia block, assembled one by one, with its message. */
@@ -53,29 +54,6 @@ function heldExecutor() {
       held = Promise.resolve();
     },
   };
-}
-
-async function counterValue(ctx: ReturnType<typeof testContext>, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const metric = ctx.metrics.getSingleMetric(name);
-  const data = metric ? await metric.get() : { values: [] };
-  const matches = (sample: { labels: Record<string, unknown> }) => Object.entries(labels).every(([k, v]) => sample.labels[k] === v);
-  return data.values.find((sample) => matches(sample as never))?.value ?? 0;
-}
-
-async function openMemoryLog() {
-  const log = createEmbeddedLog({ path: ':memory:' });
-  await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1, retentionMs: -1, replication: 1 })));
-  return log;
-}
-
-/** The first flashblock of the real Unichain Sepolia block, assembled. */
-function unichainBlock() {
-  const [first] = loadFixture('unichain-sepolia-35535698.json');
-  const decoded = decodeFrame(JSON.stringify(first), { maxBytes: 16 * 1024 * 1024 });
-  if (!decoded.ok) throw new Error(decoded.detail);
-  const accepted = step(initialSequencerState(), { type: 'flashblock', flashblock: decoded.flashblock }).events[0];
-  if (accepted?.type !== 'accepted') throw new Error('not accepted');
-  return { block: accepted.block, message: decoded.json };
 }
 
 async function histogramCount(ctx: ReturnType<typeof testContext>, name: string): Promise<number> {

@@ -4,7 +4,7 @@ import { blockRecords, type BlockRecord } from '../src/records/blocks.ts';
 import { flashblockRecord } from '../src/records/flashblocks.ts';
 import type { ExecutionOutput } from '../src/chain/execution-output.ts';
 import { drainWithin, type Context } from '../src/context.ts';
-import { errorMessage } from '../src/errors.ts';
+import { ConfigError, errorMessage } from '../src/errors.ts';
 import type { Executor } from '../src/execute/port.ts';
 import type { Log, ProduceRecord } from '../src/log/port.ts';
 import { createPublisher, type Publisher } from '../src/log/publisher.ts';
@@ -23,6 +23,7 @@ import type { Source, SourceEvent } from '../src/source/port.ts';
  *          -> replaced: flashlog.chain reorg, flashlog.logs removed: true; the executor hears of it
  *          -> lifecycle: flashlog.chain sealed (a canonical block that sealed a pre-confirmation), safe, finalized;
  *             the executor hears of canonical blocks
+ *          -> gap: flashlog.chain gap (blocks the log will never hold), flashlog_ingest_gaps_total and one warning
  *
  * What needs no execution is published as it comes, in the source's order; only the blocks to
  * execute wait in the queue, so a seal or a reorg never waits behind the executions queued.
@@ -60,7 +61,7 @@ export interface Ingest {
 
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-/** The ingest's own metrics: block record latency (per source kind) and what execution did. */
+/** The ingest's own metrics: block record latency (per source kind), what execution did, and gaps. */
 function ingestMetrics(metrics: Context['metrics'], kind: Source['kind']) {
   return {
     latency:
@@ -84,13 +85,19 @@ function ingestMetrics(metrics: Context['metrics'], kind: Source['kind']) {
       'flashlog_ingest_superseded_total',
       "flashblocks published without receipts, unexecuted, because a later block's were already queued (the executor was a block behind)",
     ),
+    gaps: counter(metrics, 'flashlog_ingest_gaps_total', 'gap records written: ranges of blocks the log will never hold, by reason', [
+      'reason',
+    ]),
+    gapBlocks: counter(metrics, 'flashlog_ingest_gap_blocks_total', 'blocks the log will never hold (in gap records), by reason', [
+      'reason',
+    ]),
   };
 }
 
 export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest {
   const { config, logger, metrics } = ctx;
   const { source, executor } = deps;
-  const { latency, executionErrors, coalesced, superseded } = ingestMetrics(metrics, source.kind);
+  const { latency, executionErrors, coalesced, superseded, gaps, gapBlocks } = ingestMetrics(metrics, source.kind);
   const warnOnce = createOnceLogger(logger);
   /** Each block record pushed, with when its block was received; observed once appended. */
   const receivedAt = new WeakMap<ProduceRecord, number>();
@@ -145,7 +152,15 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
       return;
     }
     publisher.push(sourceEventRecords(event));
-    if (event.type === 'replaced') executor?.onReorg?.(event.blockNumber);
+    if (event.type === 'gap') {
+      const blocks = Number(event.to - event.from + 1n);
+      gaps.inc({ reason: event.reason });
+      gapBlocks.inc({ reason: event.reason }, blocks);
+      logger.warn(
+        { from: Number(event.from), to: Number(event.to), blocks, reason: event.reason },
+        'ingest: blocks the log will not hold (a gap record on flashlog.chain)',
+      );
+    } else if (event.type === 'replaced') executor?.onReorg?.(event.blockNumber);
     else if (event.level === 'canonical') executor?.onCanonical?.(event.blockNumber);
   }
 
@@ -201,7 +216,14 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
     publisher,
     run() {
       const finished = (async () => {
-        await lastValueFrom(published$, { defaultValue: undefined });
+        try {
+          await lastValueFrom(published$, { defaultValue: undefined });
+        } catch (error) {
+          // The source stopped on a setting-like fault (its node became another chain): what it
+          // published before is still appended, then the error ends the command.
+          if (error instanceof ConfigError) await publisher.flush();
+          throw error;
+        }
         await publisher.flush();
         if (notExecutedAtShutdown > 0)
           logger.info({ flashblocks: notExecutedAtShutdown }, 'shutdown: flashblocks queued at shutdown were published without receipts');

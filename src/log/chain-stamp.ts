@@ -142,3 +142,33 @@ export async function upstreamChain(upstream: Upstream): Promise<ChainIdentity> 
     );
   return { chainId: BigInt(id.data), genesisHash: hash.data.toLowerCase() as Hex };
 }
+
+/**
+ * The check a writer runs while it writes, not only at start: resolves while the node is still
+ * the log's chain (or the log has no stamp yet), throws LogChainMismatchError (a ConfigError: one
+ * line naming both chains, exit 2) once it is another; a node not answering (a node restarting)
+ * is thrown as it is, so a caller that must know waits and asks again; a node that answers without
+ * a block 0 (pruned) cannot be checked and passes, as at start.
+ * @example const verify = createChainGuard(log, upstream, place, 'the node at http://127.0.0.1:8545'); await verify();
+ */
+export function createChainGuard(log: Log, upstream: Upstream, place: LogPlace, nodeName: string): () => Promise<void> {
+  const changed: LogPlace = {
+    description: place.description,
+    remedy: `the writer stopped so the log keeps one chain; ${place.remedy}`,
+  };
+  return async () => {
+    const stamp = await readChainStamp(log);
+    if (!stamp) return;
+    let chain: ChainIdentity;
+    try {
+      chain = await upstreamChain(upstream);
+    } catch (error) {
+      // A node that answers but cannot name its chain (no block 0: a pruned devnet) cannot be
+      // checked; as at start, it is followed unchecked. Not answering is thrown: asked again.
+      if (error instanceof FlashlogError && error.code === 'LOG_CHAIN_STAMP_INVALID') return;
+      throw error;
+    }
+    if (!sameChain(stamp, chain))
+      throw new LogChainMismatchError(changed, stamp, chain, `${nodeName} (its chain changed while this writer ran)`);
+  };
+}

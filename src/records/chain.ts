@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { hash32, quantity } from '../schemas/hex.ts';
 import { topics, type TopicRecord } from './topics.ts';
 
-/** flashlog.chain: what became of a pre-confirmed block once canonical, and the safe / finalized heads. Key: block number. */
+/**
+ * flashlog.chain: what became of a pre-confirmed block once canonical, the safe / finalized heads,
+ * and the ranges of blocks ingest could not fill (`gap`). Key: block number.
+ */
 export const chainRecordSchema = z.discriminatedUnion('type', [
   z.looseObject({
     v: z.literal(1),
@@ -30,6 +33,20 @@ export const chainRecordSchema = z.discriminatedUnion('type', [
   /** The chain's safe / finalized head advanced to this block (both sources, from the node). */
   z.looseObject({ v: z.literal(1), type: z.literal('safe'), blockNumber: quantity, blockHash: hash32 }),
   z.looseObject({ v: z.literal(1), type: z.literal('finalized'), blockNumber: quantity, blockHash: hash32 }),
+  /**
+   * Blocks fromBlock..toBlock (inclusive) are not on flashlog.blocks and never will be: ingest could
+   * not fill them (after a restart or an outage). `blockNumber` is `fromBlock`. Reasons:
+   * `beyond_max_backfill` (more were missing than --max-backfill-blocks allows to read),
+   * `not_on_node` (the node could not give them).
+   */
+  z.looseObject({
+    v: z.literal(1),
+    type: z.literal('gap'),
+    blockNumber: quantity,
+    fromBlock: quantity,
+    toBlock: quantity,
+    reason: z.enum(['beyond_max_backfill', 'not_on_node']),
+  }),
 ]);
 export type ChainRecord = z.output<typeof chainRecordSchema>;
 

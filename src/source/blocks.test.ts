@@ -1,8 +1,9 @@
 import { Writable } from 'node:stream';
-import { Subject, toArray, firstValueFrom } from 'rxjs';
+import { Subject, firstValueFrom, tap, toArray } from 'rxjs';
 import { keccak256, toHex, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { ServerError } from '../errors.ts';
+import type { LoggedBlock } from '../chain/resume.ts';
+import { ConfigError, ServerError } from '../errors.ts';
 import { createLogger } from '../obs/logger.ts';
 import { createMetricsRegistry, type Registry } from '../obs/metrics.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
@@ -56,6 +57,12 @@ function scriptedNode() {
     async call(method, params) {
       if (script.down) script.refused += 1;
       if (script.down) throw new ServerError('upstream RPC unreachable: connect ECONNREFUSED', { retryable: true });
+      if (method === 'eth_getBlockByNumber' && params[0] !== 'latest') {
+        // By number: the block at that height on the chain that ends at the head.
+        let cursor = blocks.get(script.head);
+        while (cursor && BigInt(cursor.number) > BigInt(String(params[0]))) cursor = blocks.get(cursor.parentHash);
+        return cursor && cursor.number === params[0] ? cursor : null;
+      }
       if (method === 'eth_getBlockByNumber') return blocks.get(script.head) ?? null;
       if (method === 'eth_getBlockByHash') return blocks.get(String(params[0])) ?? null;
       if (method === 'eth_getBlockReceipts') {
@@ -71,7 +78,11 @@ function scriptedNode() {
   return { upstream, script, add };
 }
 
-function start(node: ReturnType<typeof scriptedNode>, maxHeld = 64) {
+function start(
+  node: ReturnType<typeof scriptedNode>,
+  maxHeld = 64,
+  extra: { resume?: LoggedBlock[]; verifyChain?: () => Promise<void>; maxWalkBlocks?: number } = {},
+) {
   const lines: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk, _encoding, done) {
@@ -85,14 +96,23 @@ function start(node: ReturnType<typeof scriptedNode>, maxHeld = 64) {
     rpc: node.upstream,
     pollMs: 5,
     maxHeld,
-    maxWalkBlocks: 100,
+    maxWalkBlocks: extra.maxWalkBlocks ?? 100,
+    resume: extra.resume,
+    verifyChain: extra.verifyChain,
     stop$,
     metrics,
     ws: { pingIntervalMs: 500, reconnectMinMs: 100, reconnectMaxMs: 100 },
     logger: createLogger({ level: 'info', name: 'test', destination: destination as never }),
   });
-  const events = firstValueFrom(source.events$.pipe(toArray()));
-  return { events, stop: () => stop$.next(), lines, metrics };
+  const seen: SourceEvent[] = [];
+  const events = firstValueFrom(
+    source.events$.pipe(
+      tap((event) => seen.push(event)),
+      toArray(),
+    ),
+  );
+  events.catch(() => undefined);
+  return { events, seen, stop: () => stop$.next(), lines, metrics };
 }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Waits until `condition` holds (the source polls every 5 ms), at most 10 s. */
@@ -194,7 +214,7 @@ describe('blocks source: bad input and outages', () => {
     expect(await problems(run.metrics, 'unknown_parent')).toBeGreaterThan(0);
   });
 
-  it('a reorg, and a reorg deeper than the window (resync from the head, with a metric)', async () => {
+  it('a reorg, and a reorg deeper than the window (every block held withdrawn, with a metric)', async () => {
     const node = scriptedNode();
     for (let n = 1; n <= 8; n++) node.add(block(n, 'a', 'a'));
     node.script.head = hashOf('a1');
@@ -216,10 +236,120 @@ describe('blocks source: bad input and outages', () => {
     run.stop();
     const events = await run.events;
     const replaced = events.flatMap((event) => (event.type === 'replaced' ? [event.replacedHash] : []));
-    expect(replaced).toEqual([hashOf('a7'), hashOf('a8')]);
+    // The deep one: the 4 blocks held (a6, b7, b8, b9) are withdrawn, so `pending` is never a block
+    // the node no longer has; the walk's blocks (c6..c10) follow.
+    expect(replaced).toEqual([hashOf('a7'), hashOf('a8'), hashOf('a6'), hashOf('b7'), hashOf('b8'), hashOf('b9')]);
     const removed = events.flatMap((event) => (event.type === 'replaced' ? event.removedLogs : []));
     expect(removed).toEqual([]);
     expect(await problems(run.metrics, 'reorg_too_deep')).toBe(1);
-    expect(grown(events).slice(-4)).toEqual([7, 8, 9, 10]);
+    expect(grown(events).slice(-5)).toEqual([6, 7, 8, 9, 10]);
+  });
+});
+
+/** What the log holds of block `n` of fork `fork` (as src/log/log-tail.ts reads it back). */
+const logged = (n: number, fork = 'a'): LoggedBlock => ({ number: BigInt(n), hash: hashOf(`${fork}${n}`), transactions: [], logs: [] });
+const gapsOf = (events: SourceEvent[]) =>
+  events.flatMap((event) => (event.type === 'gap' ? [[Number(event.from), Number(event.to), event.reason]] : []));
+
+describe('blocks source: a restart resumes where the log ends', () => {
+  it('starts from the last block the log holds and backfills to the head: 0 missing, none twice', async () => {
+    const node = scriptedNode();
+    for (let n = 1; n <= 30; n++) node.add(block(n, 'a', 'a'));
+    node.script.head = hashOf('a30');
+    // The log ends at 20 (the process was killed there); the node is at 30.
+    const run = start(node, 64, { resume: [logged(20), logged(19), logged(18)] });
+    await until(headHeld(run, 30));
+    run.stop();
+    const events = await run.events;
+    expect(grown(events)).toEqual([21, 22, 23, 24, 25, 26, 27, 28, 29, 30]);
+    expect(gapsOf(events)).toEqual([]);
+    expect(events.filter((event) => event.type === 'replaced')).toEqual([]);
+  });
+
+  it('more missing than --max-backfill-blocks: the newest are read, the rest is one gap record', async () => {
+    const node = scriptedNode();
+    for (let n = 1; n <= 40; n++) node.add(block(n, 'a', 'a'));
+    node.script.head = hashOf('a40');
+    const run = start(node, 64, { resume: [logged(10)], maxWalkBlocks: 5 });
+    await until(headHeld(run, 40));
+    run.stop();
+    const events = await run.events;
+    expect(gapsOf(events)).toEqual([[11, 35, 'beyond_max_backfill']]);
+    expect(grown(events)).toEqual([36, 37, 38, 39, 40]);
+    expect(events.findIndex((event) => event.type === 'gap')).toBeLessThan(events.findIndex((event) => event.type === 'grew'));
+  });
+
+  it('the log ends on blocks the node replaced while the process was down: they are withdrawn, the rest backfilled', async () => {
+    const node = scriptedNode();
+    for (let n = 1; n <= 20; n++) node.add(block(n, 'a', 'a'));
+    node.add(block(19, 'b', 'a'));
+    for (let n = 20; n <= 25; n++) node.add(block(n, 'b', 'b'));
+    node.script.head = hashOf('b25');
+    // The log holds a18, a19, a20; the node has a18 but replaced 19 and 20.
+    const run = start(node, 64, { resume: [logged(20), logged(19), logged(18)] });
+    await until(headHeld(run, 25));
+    run.stop();
+    const events = await run.events;
+    expect(events.flatMap((event) => (event.type === 'replaced' ? [event.replacedHash] : []))).toEqual([hashOf('a20'), hashOf('a19')]);
+    expect(grown(events)).toEqual([19, 20, 21, 22, 23, 24, 25]);
+    expect(gapsOf(events)).toEqual([]);
+  });
+});
+
+describe('blocks source: the chain is checked all the time', () => {
+  it("a node restarted as another chain (its head goes backwards): the source stops with the check's error, nothing of it published", async () => {
+    const node = scriptedNode();
+    for (let n = 1; n <= 12; n++) node.add(block(n, 'a', 'a'));
+    node.script.head = hashOf('a12');
+    let genesis = 'a';
+    const verifyChain = async () => {
+      if (genesis !== 'a') throw new ConfigError('the log holds chain id 1337, genesis A, but the node is chain id 1337, genesis B');
+    };
+    const run = start(node, 64, { verifyChain, resume: [logged(10)] });
+    await until(headHeld(run, 12));
+    // The devnet restarts as chain z: block 3 of a new genesis.
+    for (let n = 1; n <= 3; n++) node.add(block(n, 'z', 'z'));
+    genesis = 'z';
+    node.script.head = hashOf('z3');
+    await expect(run.events).rejects.toThrow(/genesis A, but the node is chain id 1337, genesis B/);
+    expect(grown(run.seen)).toEqual([11, 12]);
+    expect(run.seen.filter((event) => event.type === 'replaced')).toEqual([]);
+  });
+
+  it("another chain whose head is above the log's: stopped before the walk gives up and anything is held", async () => {
+    const node = scriptedNode();
+    for (let n = 1; n <= 6; n++) node.add(block(n, 'a', 'a'));
+    node.script.head = hashOf('a6');
+    let genesis = 'a';
+    const verifyChain = async () => {
+      if (genesis !== 'a') throw new ConfigError('another chain');
+    };
+    const run = start(node, 4, { verifyChain, maxWalkBlocks: 20 });
+    await until(headHeld(run, 6));
+    for (let n = 1; n <= 30; n++) node.add(block(n, 'z', 'z'));
+    genesis = 'z';
+    node.script.head = hashOf('z30');
+    await expect(run.events).rejects.toThrow(/another chain/);
+    expect(grown(run.seen)).toEqual([6]);
+  });
+
+  it('the first block held replaced before a window is held: withdrawn, and no warning', async () => {
+    const node = scriptedNode();
+    for (let n = 1; n <= 5; n++) node.add(block(n, 'a', 'a'));
+    node.script.head = hashOf('a5');
+    const run = start(node);
+    await until(headHeld(run, 5));
+    node.add(block(5, 'b', 'a'));
+    node.add(block(6, 'b', 'b'));
+    // a4 is below the one block held: the walk from b6 reaches below the window.
+    node.script.head = hashOf('b6');
+    await until(headHeld(run, 6));
+    run.stop();
+    const events = await run.events;
+    expect(events.flatMap((event) => (event.type === 'replaced' ? [event.replacedHash] : []))).toEqual([hashOf('a5')]);
+    expect(grown(events)).toEqual([5, 5, 6]);
+    expect(run.lines.filter((line) => line.level === 40)).toEqual([
+      expect.objectContaining({ msg: 'blocks source: reorg, held blocks replaced' }),
+    ]);
   });
 });

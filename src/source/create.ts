@@ -1,4 +1,5 @@
-import { EMPTY, concatMap, from, fromEvent, map, merge, share, type Observable } from 'rxjs';
+import { EMPTY, concatMap, exhaustMap, from, fromEvent, ignoreElements, map, merge, share, takeUntil, timer, type Observable } from 'rxjs';
+import type { LoggedBlock } from '../chain/resume.ts';
 import type { SourceKind } from '../config/source-mode.ts';
 import type { Context } from '../context.ts';
 import { ConfigError } from '../errors.ts';
@@ -21,6 +22,10 @@ import { safeHeads$ } from './safe-heads.ts';
  *   blocks:      node newHeads / poll -> blocks.ts -> grew (receipts from the node) | replaced
  *   both:        node safe/finalized tags (or optimism_syncStatus) -> safe-heads.ts -> lifecycle safe | finalized
  *
+ * Either kind resumes where the log ends (`resume`: the blocks source walks back to the log's last
+ * block, the flashblocks source reads the blocks its feed did not show from the node), and either
+ * stops once the node is another chain than the log's (`verifyChain`, checked all the time).
+ *
  * A flashblocks chain is reconciled with canonical heads only when its blocks are executed
  * (`reconcile`): a reorg withdraws the logs execution found.
  */
@@ -41,6 +46,34 @@ export interface CreateSourceOptions {
   readonly frames$?: Observable<WebSocketEvent> | undefined;
   /** How long a canonical block that only extends its pre-confirmation waits for the rest (default 3 s). */
   readonly prefixGraceMs?: number;
+  /** The newest blocks the log holds, newest first (src/chain/resume.ts): a restarted ingest starts there. */
+  readonly resume?: readonly LoggedBlock[] | undefined;
+  /**
+   * Throws a ConfigError once the node is another chain than the log's (src/log/chain-stamp.ts,
+   * createChainGuard): checked every CHAIN_CHECK_MS and before the blocks source acts on a head
+   * that went backwards, a deep reorg or a long gap. The source's events then error with it.
+   */
+  readonly verifyChain?: (() => Promise<void>) | undefined;
+}
+
+/** How often the node's chain (chain id, genesis hash) is held against the log's while ingesting. */
+export const CHAIN_CHECK_MS = 2000;
+
+/**
+ * Emits nothing; errors with the guard's ConfigError once the node is another chain. A node that
+ * does not answer is asked again at the next check (the sources wait for it anyway).
+ */
+function chainWatch$(verifyChain: () => Promise<void>): Observable<never> {
+  return timer(CHAIN_CHECK_MS, CHAIN_CHECK_MS).pipe(
+    exhaustMap(() =>
+      from(
+        verifyChain().catch((error: unknown) => {
+          if (error instanceof ConfigError) throw error;
+        }),
+      ),
+    ),
+    ignoreElements(),
+  );
 }
 
 export function createSource(ctx: Context, endpoints: SourceEndpoints, options: CreateSourceOptions = {}): Source {
@@ -58,6 +91,7 @@ export function createSource(ctx: Context, endpoints: SourceEndpoints, options: 
         metrics,
       })
     : EMPTY;
+  const watch$ = options.verifyChain ? chainWatch$(options.verifyChain).pipe(takeUntil(stop$)) : EMPTY;
 
   if (endpoints.source === 'blocks') {
     if (!rpc)
@@ -74,8 +108,10 @@ export function createSource(ctx: Context, endpoints: SourceEndpoints, options: 
       stop$,
       logger,
       metrics,
+      resume: options.resume,
+      verifyChain: options.verifyChain,
     });
-    return { kind: 'blocks', events$: merge(blocks.events$, lifecycle$).pipe(share()) };
+    return { kind: 'blocks', events$: merge(blocks.events$, lifecycle$, watch$).pipe(share()) };
   }
 
   const heads =
@@ -92,13 +128,14 @@ export function createSource(ctx: Context, endpoints: SourceEndpoints, options: 
     stop$,
     logger,
     metrics,
+    backfill: rpc ? { rpc, maxBlocks: config.maxBackfillBlocks, resumeFrom: options.resume?.[0]?.number ?? null } : undefined,
   });
   // A canonical step's events first, then its number to the sequencer (which may release held
   // flashblocks): `merge` subscribes in this order, and the shared steps reach subscribers in it.
   const reconciled$ = heads ? heads.steps$.pipe(concatMap((step) => from(step.events))) : EMPTY;
   return {
     kind: 'flashblocks',
-    events$: merge(reconciled$, feed.events$, lifecycle$).pipe(share()),
+    events$: merge(reconciled$, feed.events$, lifecycle$, watch$).pipe(share()),
     ...(heads ? { executing: heads.executing } : {}),
   };
 }

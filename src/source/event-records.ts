@@ -13,7 +13,7 @@ const ZERO32 = `0x${'0'.repeat(64)}` as const;
  * in streams/source-ingest.ts instead); a replaced block is a `reorg` record that names it, then a
  * `removed: true` copy of each log it published that the new chain does not hold; a lifecycle step
  * is a `sealed` record when a canonical block sealed a pre-confirmation (a 200 ms block needs none:
- * it is canonical when it arrives), or a `safe` or `finalized` record.
+ * it is canonical when it arrives), or a `safe` or `finalized` record; a gap is a `gap` record.
  */
 export function sourceEventRecords(event: SourceEvent): TopicRecord[] {
   if (event.type === 'grew') {
@@ -37,6 +37,17 @@ export function sourceEventRecords(event: SourceEvent): TopicRecord[] {
       transactions: [...event.sealedTransactions],
     };
     return [chainRecord(sealed)];
+  }
+  if (event.type === 'gap') {
+    const gap: ChainRecord = {
+      v: 1,
+      type: 'gap',
+      blockNumber: toHex(event.from),
+      fromBlock: toHex(event.from),
+      toBlock: toHex(event.to),
+      reason: event.reason,
+    };
+    return [chainRecord(gap)];
   }
   const reorg: ChainRecord = {
     v: 1,

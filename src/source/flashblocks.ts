@@ -1,4 +1,4 @@
-import { EMPTY, concatMap, from, map, merge, mergeMap, of, scan, share, takeUntil, type Observable } from 'rxjs';
+import { EMPTY, concatMap, finalize, from, map, merge, mergeMap, of, scan, share, takeUntil, type Observable } from 'rxjs';
 import { initialSequencerState, step, type SequencerEvent, type SequencerInput, type SequencerState } from '../chain/sequencer.ts';
 import type { Logger } from '../obs/logger.ts';
 import { createOnceLogger } from '../obs/logger.ts';
@@ -8,7 +8,9 @@ import { webSocket$, type WebSocketEvent, type WebSocketTiming } from '../rx/ups
 import type { Flashblock } from '../schemas/flashblock.ts';
 import { decodeFrame } from '../wire/frame.ts';
 import { createPayloadBlocks } from '../wire/payload-blocks.ts';
+import type { Upstream } from '../jsonrpc/upstream.ts';
 import type { Source, SourceEvent } from './port.ts';
+import { createFeedBackfill } from './sealed-backfill.ts';
 
 /**
  * The flashblocks source: one or more flashblocks feeds (Base before Denim, Unichain, X Layer),
@@ -24,7 +26,9 @@ import type { Source, SourceEvent } from './port.ts';
  * `grew` events into the one flashblocks Source, and feeds the heads' numbers to `canonical$`.
  *
  * Bad frames, duplicates, gaps and blocks missing from the feed are dropped with a metric
- * (`flashlog_ingest_rejected_total{reason}`) and one log line per reason.
+ * (`flashlog_ingest_rejected_total{reason}`) and one log line per reason. Whole blocks the feed
+ * never showed (a restart: from the log's last block; a cut feed) are read sealed from the node
+ * when `backfill` is given (sealed-backfill.ts), or written as a `gap`: the log never goes silent.
  */
 export interface FlashblocksSourceOptions {
   readonly urls: readonly string[];
@@ -39,6 +43,11 @@ export interface FlashblocksSourceOptions {
   readonly stop$: Observable<unknown>;
   readonly logger: Logger;
   readonly metrics: Registry;
+  /**
+   * Blocks the feed never showed (a restart, a cut feed) read sealed from the node (sealed-backfill.ts);
+   * `resumeFrom` is the newest block the log holds (null for a new log). Without it they are counted and logged only.
+   */
+  readonly backfill?: { readonly rpc: Upstream; readonly maxBlocks: number; readonly resumeFrom: bigint | null } | undefined;
 }
 
 type Arrival = { readonly flashblock: Flashblock; readonly json: Record<string, unknown>; readonly receivedAt: number };
@@ -60,6 +69,12 @@ export function createFlashblocksSource(options: FlashblocksSourceOptions): Sour
   );
   const warnOnce = createOnceLogger(logger);
   let joinLogged = false;
+  let stopped = false;
+  const backfill = options.backfill;
+  // Whole blocks the feed never showed, read sealed from the node before the block that follows them.
+  const fillBefore = backfill
+    ? createFeedBackfill({ ...backfill, stopped: () => stopped, logger, metrics })
+    : (events: SourceEvent[]) => from(events);
   // Numbers OP-specs messages after index 0, which carry no block number (src/wire/payload-blocks.ts).
   const payloadBlocks = createPayloadBlocks();
 
@@ -142,7 +157,10 @@ export function createFlashblocksSource(options: FlashblocksSourceOptions): Sour
     headIndex.set(block.index);
     if (event.skippedBlocks > 0n) {
       rejected.inc({ reason: 'missed_block' }, Number(event.skippedBlocks));
-      logger.warn({ block: Number(block.blockNumber), missed: Number(event.skippedBlocks) }, 'blocks missing from the feed');
+      logger.warn(
+        { block: Number(block.blockNumber), missed: Number(event.skippedBlocks), backfill: backfill !== undefined },
+        backfill ? 'blocks missing from the feed; reading them from the node' : 'blocks missing from the feed',
+      );
     }
     return [
       {
@@ -162,7 +180,10 @@ export function createFlashblocksSource(options: FlashblocksSourceOptions): Sour
         state: initialSequencerState(options.aheadBlocks),
         events: [],
       }),
-      concatMap(({ events }) => from(events.flatMap(toSourceEvent))),
+      concatMap(({ events }) => fillBefore(events.flatMap(toSourceEvent))),
+      finalize(() => {
+        stopped = true;
+      }),
       share(),
     ),
   };

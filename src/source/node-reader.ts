@@ -27,8 +27,8 @@ export class BadBlockError extends FlashlogError {
 }
 
 export interface NodeReader {
-  /** A block by hash or by tag/number; null when the node does not know it. */
-  read(id: Hex | 'latest'): Promise<ReadBlock | null>;
+  /** A block by hash, by number (a bigint: the node's block at that height) or `latest`; null when the node does not know it. */
+  read(id: Hex | 'latest' | bigint): Promise<ReadBlock | null>;
 }
 
 export function createNodeReader(rpc: Upstream): NodeReader {
@@ -51,10 +51,14 @@ export function createNodeReader(rpc: Upstream): NodeReader {
   return {
     async read(id) {
       // By hash with eth_getBlockReceipts known to work: block and receipts in one round trip.
-      const early = id !== 'latest' && blockReceipts ? rpc.call('eth_getBlockReceipts', [id]) : undefined;
+      const early = typeof id === 'string' && id !== 'latest' && blockReceipts ? rpc.call('eth_getBlockReceipts', [id]) : undefined;
       early?.catch(() => undefined);
       const raw =
-        id === 'latest' ? await rpc.call('eth_getBlockByNumber', ['latest', true]) : await rpc.call('eth_getBlockByHash', [id, true]);
+        typeof id === 'bigint'
+          ? await rpc.call('eth_getBlockByNumber', [`0x${id.toString(16)}`, true])
+          : id === 'latest'
+            ? await rpc.call('eth_getBlockByNumber', ['latest', true])
+            : await rpc.call('eth_getBlockByHash', [id, true]);
       if (raw === null) return null;
       const parsed = nodeBlockSchema.safeParse(raw);
       if (!parsed.success) {

@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { AssembledBlock } from '../chain/assemble.ts';
+import type { GapReason } from '../chain/resume.ts';
 import type { ExecutionOutput } from '../chain/execution-output.ts';
 import type { SourceKind } from '../config/source-mode.ts';
 import type { RpcLog } from '../records/logs.ts';
@@ -14,6 +15,8 @@ import type { RpcReceipt } from '../records/blocks.ts';
  *   grew      a pre-confirmed block grew: new transactions, their receipts when known
  *   lifecycle a block became canonical (sealing its pre-confirmation, when one was held), safe or finalized
  *   replaced  a block held was replaced (a reorg): every log it published is withdrawn
+ *   gap       blocks from..to will never be published (not backfilled within --max-backfill-blocks,
+ *             or the node could not give them): said in the log, never left as silence
  */
 export type SourceEvent =
   | {
@@ -51,7 +54,8 @@ export type SourceEvent =
       readonly index: number;
       /** Every log of the withdrawn block the new chain does not hold, as it was published (published again with `removed: true`). */
       readonly removedLogs: readonly RpcLog[];
-    };
+    }
+  | { readonly type: 'gap'; readonly from: bigint; readonly to: bigint; readonly reason: GapReason };
 
 export interface Source {
   readonly kind: SourceKind;

@@ -282,7 +282,8 @@ function applyChain(state: ViewState, record: ChainRecord): ViewState {
   const number = BigInt(record.blockNumber);
   if (record.type === 'sealed') return advanceCanonical(state, number);
   // Safe and finalized are for consumers choosing a confirmation level; pending is unaffected.
-  if (record.type === 'safe' || record.type === 'finalized') return state;
+  // A gap names blocks that will never come; nothing held changes.
+  if (record.type === 'safe' || record.type === 'finalized' || record.type === 'gap') return state;
   if (record.replacedBlockHash !== undefined) return replaceUnsafe(state, number, record.replacedBlockHash);
   // A reorg: the pre-confirmed logs of the dropped transactions are withdrawn.
   const block =

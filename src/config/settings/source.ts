@@ -74,13 +74,14 @@ export const sourceSettings = {
     schema: integer(1, 10000),
     default: '64',
     expects: 'blocks',
-    describe: "blocks source: newest blocks held for linking; a reorg deeper than this resyncs from the node's head",
+    describe: 'blocks source: newest blocks held for linking; a reorg deeper than this withdraws every block held',
   }),
   maxBackfillBlocks: setting({
     schema: integer(1, 100000),
     default: '600',
     expects: 'blocks',
-    describe: 'blocks source: most blocks walked back after a gap or a reorg before resyncing (600 = 2 minutes of 200 ms blocks)',
+    describe:
+      'most blocks read from the node after a restart, an outage or a reorg (either source); older missing blocks are a gap record (600 = 2 minutes of 200 ms blocks)',
   }),
   lifecyclePollMs: setting({
     schema: integer(0),
