@@ -69,8 +69,12 @@ describe('metadata executor on real era A flashblocks', () => {
 });
 
 describe('metadata executor and a transaction of a type flashlog does not know', () => {
-  it('keeps the block going: receipts stop at the unknown one (a prefix), never a failed flashblock', async () => {
-    const everest = '0x79c9018203e8c4c3800102' as const; // Base Everest's 0x79: unknown here
+  // Base Everest's 0x79 (unknown here), and Lagoon's 0x7d streamed among the transactions instead of
+  // in diff.post_exec_tx (known, but with no receipt of its own to summarize).
+  it.each([
+    ['0x79c9018203e8c4c3800102', 'an unknown 0x79'],
+    ['0x7dc801820400c3c20105', 'a post-exec 0x7d among the transactions'],
+  ] as const)('keeps the block going: receipts stop at %s (%s), a prefix, never a failed flashblock', async (everest) => {
     const blocks = assembled();
     const at = blocks.findIndex((block) => block.index > 0 && block.transactions.length > block.firstNew);
     const original = blocks[at]!;

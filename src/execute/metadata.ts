@@ -1,6 +1,7 @@
 import { fromRlp, getContractAddress, parseTransaction, recoverTransactionAddress, type Hex, type TransactionSerialized } from 'viem';
 import type { AssembledBlock } from '../chain/assemble.ts';
 import { unknownTxType } from '../evm/op/tx-types.ts';
+import { isPostExecTx } from '../evm/op/post-exec.ts';
 import { createOnceLogger, type Logger } from '../obs/logger.ts';
 import { counter, type Registry } from '../obs/metrics.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
@@ -196,7 +197,10 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
       for (const [offset, tx] of newTxs.entries()) {
         const meta = block.metadataReceipts?.[tx.hash] ?? block.metadataReceipts?.[tx.hash.toLowerCase()];
         if (!meta) throw new ExecutionError(`metadata.receipts has no receipt for a transaction: ${where}, ${tx.hash}`);
-        if (state.opaqueFrom !== undefined || unknownTxType(tx.raw) !== undefined) {
+        // A post-exec transaction (0x7d) belongs in diff.post_exec_tx; one streamed among the
+        // transactions is the block's last and has no receipt of its own to summarize, so it ends
+        // the block's receipts like a type flashlog does not know.
+        if (state.opaqueFrom !== undefined || unknownTxType(tx.raw) !== undefined || isPostExecTx(tx.raw)) {
           state.opaqueFrom ??= state.txCount;
           state.cumulativeGas = BigInt(meta.cumulativeGasUsed);
           state.logCount += meta.logs.length;
