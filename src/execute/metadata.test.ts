@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { keccak256, numberToHex, parseTransaction, type TransactionSerialized } from 'viem';
+import { keccak256, numberToHex, parseTransaction, type Hex, type TransactionSerialized } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { extendBlock, startBlock, type AssembledBlock } from '../chain/assemble.ts';
 import { flashblockSchema } from '../schemas/flashblock.ts';
@@ -74,7 +74,8 @@ describe('metadata executor and a transaction of a type flashlog does not know',
   it.each([
     ['0x79c9018203e8c4c3800102', 'an unknown 0x79'],
     ['0x7dc801820400c3c20105', 'a post-exec 0x7d among the transactions'],
-  ] as const)('keeps the block going: receipts stop at %s (%s), a prefix, never a failed flashblock', async (everest) => {
+  ] as const)('keeps the block going: receipts stop at %s (%s), a prefix, never a failed flashblock', async (raw: Hex, _what: string) => {
+    const everest = raw;
     const blocks = assembled();
     const at = blocks.findIndex((block) => block.index > 0 && block.transactions.length > block.firstNew);
     const original = blocks[at]!;

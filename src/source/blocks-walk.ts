@@ -10,7 +10,7 @@ import type { NodeReader, ReadBlock } from './node-reader.ts';
  *   unknown-parent  the node does not know a parent on the way (asked again at the next head)
  *   linked          the new blocks (oldest first) and the held blocks they replace; `resync` when
  *                   the walk did not link: `below-window` (it went below every block held, so all
- *                   are withdrawn; `deep` when the window was full, a reorg deeper than it) or
+ *                   are withdrawn: a reorg deeper than the window, the chain checked first) or
  *                   `too-long` (it gave up after `maxWalkBlocks`: the numbers between the newest
  *                   block held and the oldest walked are `gap`)
  *
@@ -23,8 +23,7 @@ export type Walk =
       readonly type: 'linked';
       readonly segment: readonly ReadBlock[];
       readonly withdrawn: readonly ReadBlock[];
-      readonly resync:
-        null | { readonly type: 'below-window'; readonly deep: boolean } | { readonly type: 'too-long'; readonly gap: BlockRange | null };
+      readonly resync: null | { readonly type: 'below-window' } | { readonly type: 'too-long'; readonly gap: BlockRange | null };
     };
 
 export async function walkBack(
@@ -41,12 +40,12 @@ export async function walkBack(
     if (placement.type === 'duplicate') return { type: 'duplicate' };
     if (placement.type === 'links') return { type: 'linked', segment: [cursor, ...segment], withdrawn: placement.withdrawn, resync: null };
     if (placement.type === 'beyond-window') {
-      // Every block held is replaced: the common ancestor is below them all. With the window full
-      // that is a reorg deeper than it; with fewer held (the source has just started) it is only
-      // the first blocks held replaced.
-      const deep = state.held.length >= state.maxHeld;
-      if (deep) await verifyChain?.();
-      return { type: 'linked', segment: [cursor, ...segment], withdrawn: state.held, resync: { type: 'below-window', deep } };
+      // Every block held is replaced: the common ancestor is below them all. `place` answers this
+      // only once the window has slid past the first block read (a replacement of that one links,
+      // src/chain/link.ts), so it is always a reorg deeper than the window, however many blocks are
+      // held after a reorg to a shorter chain: the chain is checked before anything is committed.
+      await verifyChain?.();
+      return { type: 'linked', segment: [cursor, ...segment], withdrawn: state.held, resync: { type: 'below-window' } };
     }
     if (segment.length >= maxWalkBlocks) {
       await verifyChain?.();

@@ -133,10 +133,8 @@ export function createBlocksSource(options: BlocksSourceOptions): Source {
       segment = walk.segment;
       withdrawn = walk.withdrawn;
       const where = { head: Number(head.number), walked: segment.length, held: Number(tip(state)?.number ?? -1n) };
-      if (walk.resync?.type === 'below-window' && walk.resync.deep)
+      if (walk.resync?.type === 'below-window')
         problem('reorg_too_deep', where, 'blocks source: no common ancestor among the blocks held; every block held is withdrawn');
-      else if (walk.resync?.type === 'below-window')
-        logger.info(where, 'blocks source: the first blocks held were replaced before the source held a deeper window');
       else if (walk.resync?.type === 'too-long') {
         problem('gap_too_long', where, 'blocks source: more blocks missing than --max-backfill-blocks; the oldest are a gap in the log');
         if (walk.resync.gap) events.push({ type: 'gap', ...walk.resync.gap, reason: 'beyond_max_backfill' });
