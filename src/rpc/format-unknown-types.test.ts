@@ -37,14 +37,19 @@ describe('transactions of a type flashlog does not know', () => {
     expect(await formatPendingBlock(block, false, formatter)).toMatchObject({ transactions: [keccak256(transfer), keccak256(everest)] });
   });
 
-  it('0x7D before the Lagoon codec: kept and served the same way (the Lagoon codec makes it known; 0x79 stays unknown)', async () => {
+  it("0x7D is known (Lagoon's post-exec transaction): served in its own shape, not as an unknown type", async () => {
     const block = await blockWith([postExec]);
     const tx = await createTransactionFormatter().transaction(block, 0);
-    expect(tx.hash).toBe(keccak256(postExec));
-    expect(tx.transactionIndex).toBe('0x0');
-    // Either the Lagoon decoder reads it (its type named), or it passes through with its bytes.
-    if (tx.raw !== undefined) expect([tx.type, tx.raw]).toEqual(['0x7d', postExec]);
-    else expect(tx.type).toBe('0x7d');
+    expect(tx).toMatchObject({
+      hash: keccak256(postExec),
+      transactionIndex: '0x0',
+      type: '0x7d',
+      gas: '0x0',
+      value: '0x0',
+      from: '0x0000000000000000000000000000000000000000',
+      input: `0x${postExec.slice(4)}`,
+    });
+    expect(tx.raw).toBeUndefined();
   });
 
   it("a blocks source's node JSON is served as the node gave it, in the block's place", async () => {

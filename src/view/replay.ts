@@ -184,7 +184,7 @@ const quantityPattern = /^0x[0-9a-fA-F]{1,64}$/;
 
 /**
  * Whether applying this flashlog.chain record may read a block's content: anything but a sealed,
- * safe or finalized record (those move the canonical head or nothing). A text that is not JSON is
+ * safe, finalized or gap record (those move the canonical head or nothing). A text that is not JSON is
  * rejected by `apply` without reading any block.
  */
 function chainNeedsBlocks(text: string): boolean {
@@ -195,5 +195,5 @@ function chainNeedsBlocks(text: string): boolean {
     return false;
   }
   const type = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
-  return type !== 'sealed' && type !== 'safe' && type !== 'finalized';
+  return type !== 'sealed' && type !== 'safe' && type !== 'finalized' && type !== 'gap';
 }
