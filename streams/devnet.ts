@@ -9,7 +9,6 @@ import { batcherSettings } from './devnet-op-geth.ts';
  * funded keys and ports (pino log, and a plain banner on stderr) and runs until Ctrl-C.
  */
 /** The load `devnet --reorg-every` sends when --load is not given: a transaction or more per 200 ms block's reorg. */
-const reorgLoadTps = 10;
 
 export const devnetCommand: Command = {
   name: 'devnet',
@@ -69,9 +68,7 @@ export const devnetCommand: Command = {
       throw new ConfigError('--batcher-l1-rpc (FLASHLOG_BATCHER_L1_RPC): not supported with --denim yet; expected the flashblocks devnet');
     }
     const batcher = config.batcherL1Rpc && config.batcherKey ? batcherSettings(config, config.batcherL1Rpc, config.batcherKey) : undefined;
-    // A reorg withdraws the replaced block's last pre-confirmed transaction: --reorg-every with no
-    // traffic would replace blocks that hold deposits only, and nothing would be withdrawn.
-    const load = config.reorgEvery && config.load === 0 ? reorgLoadTps : config.load;
+    const load = (await import('../src/devnet/load.ts')).devnetLoadTps(config);
     if (load !== config.load)
       ctx.logger.info(
         { load, reorgEvery: config.reorgEvery },

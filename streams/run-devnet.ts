@@ -15,10 +15,17 @@ export async function startDevnetForRun(ctx: Context, source: SourceKind): Promi
     );
   }
   const { createDevnet } = await import('../src/devnet/devnet.ts');
+  const { devnetLoadTps } = await import('../src/devnet/load.ts');
+  const load = devnetLoadTps(ctx.config);
+  if (load !== ctx.config.load)
+    ctx.logger.info(
+      { load, reorgEvery: ctx.config.reorgEvery },
+      `--reorg-every without --load: sending ${load} tx/s (--load sets the rate)`,
+    );
   const devnet = await createDevnet({
     logger: ctx.logger,
     metrics: ctx.metrics,
-    load: ctx.config.load,
+    load,
     reorgEvery: ctx.config.reorgEvery,
     historyBlocks: ctx.config.devnetHistoryBlocks,
     denim,

@@ -258,3 +258,18 @@ export async function startLoad(options: LoadOptions): Promise<Load> {
     },
   };
 }
+
+/** The rate `--reorg-every` gets when `--load` is 0. */
+const reorgLoadTps = 10;
+
+/**
+ * The load generator's rate for the devnet's settings: `--load`, except that `--reorg-every` with
+ * no load sends {@link reorgLoadTps}, since a reorg withdraws the replaced block's last
+ * pre-confirmed transaction and blocks holding deposits only would give it nothing to withdraw.
+ * Used by `devnet` and `run --devnet` alike.
+ *
+ * @example devnetLoadTps({ load: 0, reorgEvery: 5 }) // 10
+ */
+export function devnetLoadTps(settings: { readonly load: number; readonly reorgEvery: number }): number {
+  return settings.reorgEvery && settings.load === 0 ? reorgLoadTps : settings.load;
+}

@@ -54,7 +54,7 @@ export const devnetSettings = {
     default: '0',
     expects: 'transactions per second (0 = none)',
     describe:
-      'devnet: built-in load generator rate (transfers, ERC-20, deployments, reverts, logs, deposits); `devnet --reorg-every` with --load 0 sends 10 tx/s, so each reorg has a transaction to withdraw',
+      'devnet: built-in load generator rate (transfers, ERC-20, deployments, reverts, logs, deposits); --reorg-every with --load 0 sends 10 tx/s (devnet and run --devnet), so each reorg has a transaction to withdraw',
   }),
   reorgEvery: setting({
     schema: integer(0),
