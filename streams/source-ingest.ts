@@ -39,7 +39,8 @@ import type { Source, SourceEvent } from '../src/source/port.ts';
  * is still published once. Flashblocks that carry their receipts are never merged (see
  * `mergeGrowth`), and flashlog.flashblocks still gets every message, as it arrives. A block whose
  * next block is already queued is not executed at all (`flashlog_ingest_superseded_total`): it is
- * sealed by then, and executing it would keep every later block behind the chain.
+ * sealed by then, and executing it would keep every later block behind the chain (not with the
+ * node executor, whose receipts are the sealed block's).
  */
 export interface SourceIngestDeps {
   readonly log: Log;
@@ -205,10 +206,16 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
   const published$ = source.events$.pipe(
     tap(publishNow),
     filter((event): event is Grew => toExecute(event)),
-    concatMapCoalescing(executeAndPublish, mergeQueued, (count) => coalesced.inc(count), {
-      superseded: (earlier, later) => later.block.blockNumber > earlier.block.blockNumber,
-      skip: publishSuperseded,
-    }),
+    // The node executor reads receipts the node has sealed: it is a block behind by design, and
+    // its records are the sealed receipts, so nothing it works on is superseded.
+    concatMapCoalescing(
+      executeAndPublish,
+      mergeQueued,
+      (count) => coalesced.inc(count),
+      executor?.kind === 'node'
+        ? undefined
+        : { superseded: (earlier, later) => later.block.blockNumber > earlier.block.blockNumber, skip: publishSuperseded },
+    ),
   );
 
   return {
