@@ -1,9 +1,7 @@
 import type { Logger } from 'pino';
-import type { Hex } from 'viem';
 import { ConfigError } from '../errors.ts';
-import { describeChain, sameChain } from '../log/chain-stamp.ts';
+import { chainIdentityOf, describeChain, sameChain } from '../log/chain-stamp.ts';
 import type { ChainIdentity } from '../records/meta.ts';
-import { hash32, quantity } from '../schemas/hex.ts';
 import { resultOf, type Endpoint } from './endpoint.ts';
 import type { CheckerHealth } from './health.ts';
 
@@ -20,16 +18,11 @@ export async function endpointChain(endpoint: Endpoint): Promise<ChainIdentity> 
     endpoint.call('eth_chainId', []),
     endpoint.call('eth_getBlockByNumber', ['0x0', false]),
   ]);
-  const chainId = resultOf<unknown>('eth_chainId', idAnswer);
-  const id = quantity.safeParse(chainId);
-  if (!id.success) throw new Error(`${endpoint.url} eth_chainId: expected a 0x-hex quantity, got ${JSON.stringify(chainId)}`);
-  const genesis = resultOf<{ hash?: unknown } | null>('eth_getBlockByNumber', genesisAnswer);
-  const hash = hash32.safeParse(genesis?.hash);
-  if (!hash.success)
-    throw new Error(
-      `${endpoint.url} eth_getBlockByNumber("0x0").hash: expected a 32-byte 0x-hex hash, got ${JSON.stringify(genesis?.hash ?? genesis)}`,
-    );
-  return { chainId: BigInt(id.data), genesisHash: hash.data.toLowerCase() as Hex };
+  return chainIdentityOf(
+    resultOf<unknown>('eth_chainId', idAnswer),
+    resultOf<unknown>('eth_getBlockByNumber', genesisAnswer),
+    endpoint.url,
+  );
 }
 
 /** What the two sides serve. */

@@ -131,14 +131,25 @@ export async function checkLogChain(log: Log, options: CheckLogChainOptions): Pr
  */
 export async function upstreamChain(upstream: Upstream): Promise<ChainIdentity> {
   const [chainId, genesis] = await Promise.all([upstream.call('eth_chainId', []), upstream.call('eth_getBlockByNumber', ['0x0', false])]);
+  return chainIdentityOf(chainId, genesis);
+}
+
+/**
+ * The chain named by the answers to `eth_chainId` and `eth_getBlockByNumber("0x0")`, read by the
+ * writer's chain stamp and by the checker alike. Throws LOG_CHAIN_STAMP_INVALID naming the field
+ * (after `where`, such as an endpoint's URL) on an answer that is not one.
+ * @example chainIdentityOf('0x539', { hash: '0xabc…' }) // { chainId: 1337n, genesisHash: '0xabc…' }
+ */
+export function chainIdentityOf(chainId: unknown, genesis: unknown, where = ''): ChainIdentity {
+  const at = where ? `${where} ` : '';
   const id = quantity.safeParse(chainId);
   if (!id.success)
-    throw new FlashlogError('LOG_CHAIN_STAMP_INVALID', `eth_chainId: expected a 0x-hex quantity, got ${JSON.stringify(chainId)}`);
+    throw new FlashlogError('LOG_CHAIN_STAMP_INVALID', `${at}eth_chainId: expected a 0x-hex quantity, got ${JSON.stringify(chainId)}`);
   const hash = hash32.safeParse((genesis as { hash?: unknown } | null)?.hash);
   if (!hash.success)
     throw new FlashlogError(
       'LOG_CHAIN_STAMP_INVALID',
-      `eth_getBlockByNumber("0x0").hash: expected a 32-byte 0x-hex hash, got ${JSON.stringify((genesis as { hash?: unknown } | null)?.hash ?? genesis)}`,
+      `${at}eth_getBlockByNumber("0x0").hash: expected a 32-byte 0x-hex hash, got ${JSON.stringify((genesis as { hash?: unknown } | null)?.hash ?? genesis)}`,
     );
   return { chainId: BigInt(id.data), genesisHash: hash.data.toLowerCase() as Hex };
 }
