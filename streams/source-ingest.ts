@@ -95,6 +95,18 @@ function ingestMetrics(metrics: Context['metrics'], kind: Source['kind']) {
   };
 }
 
+type Grew = Extract<SourceEvent, { type: 'grew' }>;
+
+/**
+ * When a queued block supersedes an earlier one (see publishSuperseded). Never for the node
+ * executor: it reads receipts the node has sealed, a block behind by design, and its records are
+ * the sealed receipts.
+ */
+function supersedeFor(executor: Executor | undefined, skip: (event: Grew) => void) {
+  if (executor?.kind === 'node') return undefined;
+  return { superseded: (earlier: Grew, later: Grew) => later.block.blockNumber > earlier.block.blockNumber, skip };
+}
+
 export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest {
   const { config, logger, metrics } = ctx;
   const { source, executor } = deps;
@@ -134,7 +146,6 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
 
   let notExecutedAtShutdown = 0;
 
-  type Grew = Extract<SourceEvent, { type: 'grew' }>;
   /** A `grew` event whose receipts the executor must find: it waits in the execution queue. */
   const toExecute = (event: SourceEvent): boolean => event.type === 'grew' && !event.receipts && executor !== undefined;
 
@@ -206,16 +217,7 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
   const published$ = source.events$.pipe(
     tap(publishNow),
     filter((event): event is Grew => toExecute(event)),
-    // The node executor reads receipts the node has sealed: it is a block behind by design, and
-    // its records are the sealed receipts, so nothing it works on is superseded.
-    concatMapCoalescing(
-      executeAndPublish,
-      mergeQueued,
-      (count) => coalesced.inc(count),
-      executor?.kind === 'node'
-        ? undefined
-        : { superseded: (earlier, later) => later.block.blockNumber > earlier.block.blockNumber, skip: publishSuperseded },
-    ),
+    concatMapCoalescing(executeAndPublish, mergeQueued, (count) => coalesced.inc(count), supersedeFor(executor, publishSuperseded)),
   );
 
   return {
