@@ -28,6 +28,12 @@ export type ReadL1BlockSlot = (slot: bigint) => Promise<Hex>;
 export interface TxFees {
   /** The L1 data fee of a transaction given its signed bytes. */
   l1Cost(signed: Uint8Array): bigint;
+  /**
+   * The L1 gas a receipt reports for the same bytes (op-geth's cost functions return it beside the
+   * fee, core/types/rollup_cost.go @9cc4cbc2): Bedrock calldataGas + overhead, Ecotone calldataGas,
+   * Fjord estimatedSizeScaled · 16 / 1e6.
+   */
+  l1GasUsed(signed: Uint8Array): bigint;
   /** The operator fee for `gas` units (zero before Isthmus). */
   operatorCost(gas: bigint): bigint;
 }
@@ -43,6 +49,12 @@ const field = (word: Hex, from: number, to: number): bigint => {
 
 /** FastLZ-compressed length, as Fjord's estimate takes it (solady's LibZip, which op-geth ports). */
 export const fastLzSize = (signed: Uint8Array): number => (LibZip.flzCompress(bytesToHex(signed)).length - 2) / 2;
+
+/** Fjord's estimated batch size of a transaction, scaled by 1e6: max(100e6, 836_500·fastLzSize − 42_585_600). */
+const fjordSizeScaled = (signed: Uint8Array): bigint => {
+  const estimated = -42_585_600n + 836_500n * BigInt(fastLzSize(signed));
+  return estimated < 100_000_000n ? 100_000_000n : estimated;
+};
 
 const calldataGas = (signed: Uint8Array): bigint => {
   let gas = 0n;
@@ -65,32 +77,34 @@ export async function txFees(rules: BlockRules, read: ReadL1BlockSlot): Promise<
     if (rules.active('jovian')) return (gas) => gas * scalar * 100n + constant;
     return (gas) => (gas * scalar) / 1_000_000n + constant;
   };
-  const bedrock = async (): Promise<TxFees['l1Cost']> => {
+  type L1Fns = Pick<TxFees, 'l1Cost' | 'l1GasUsed'>;
+  const bedrock = async (): Promise<L1Fns> => {
     const overhead = wordValue(await read(slot.overhead));
     const scalar = wordValue(await read(slot.scalar));
-    return (signed) => ((calldataGas(signed) + overhead) * l1BaseFee * scalar) / 1_000_000n;
+    const gas = (signed: Uint8Array) => calldataGas(signed) + overhead;
+    return { l1Cost: (signed) => (gas(signed) * l1BaseFee * scalar) / 1_000_000n, l1GasUsed: gas };
   };
-  let l1Cost: TxFees['l1Cost'];
+  let l1: L1Fns;
   if (!rules.active('ecotone')) {
-    l1Cost = await bedrock();
+    l1 = await bedrock();
   } else {
     const scalars = await read(slot.scalars);
     const baseFeeScalar = field(scalars, 16, 20);
     const blobBaseFeeScalar = field(scalars, 20, 24);
     if (baseFeeScalar === 0n && blobBaseFeeScalar === 0n) {
-      l1Cost = await bedrock();
+      l1 = await bedrock();
     } else {
       const blobBaseFee = wordValue(await read(slot.blobBaseFee));
       const feeScaled = 16n * l1BaseFee * baseFeeScalar + blobBaseFee * blobBaseFeeScalar;
-      l1Cost = rules.active('fjord')
-        ? (signed) => {
-            const estimated = -42_585_600n + 836_500n * BigInt(fastLzSize(signed));
-            return ((estimated < 100_000_000n ? 100_000_000n : estimated) * feeScaled) / 1_000_000_000_000n;
+      l1 = rules.active('fjord')
+        ? {
+            l1Cost: (signed) => (fjordSizeScaled(signed) * feeScaled) / 1_000_000_000_000n,
+            l1GasUsed: (signed) => (fjordSizeScaled(signed) * 16n) / 1_000_000n,
           }
-        : (signed) => (calldataGas(signed) * feeScaled) / 16_000_000n;
+        : { l1Cost: (signed) => (calldataGas(signed) * feeScaled) / 16_000_000n, l1GasUsed: calldataGas };
     }
   }
-  return { l1Cost, operatorCost: await operatorCost() };
+  return { ...l1, operatorCost: await operatorCost() };
 }
 
 export const slotKey = (n: bigint): Hex => numberToHex(n, { size: 32 });
