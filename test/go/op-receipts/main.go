@@ -1,0 +1,138 @@
+// Writes the OP fee fields op-geth gives the receipts of blocks in flashlog's block-fixture format
+// (shared/fixtures/op-blocks, test/fixtures/jovian-chain): for each fixture, its transactions are
+// decoded with op-geth's types, their receipts derived with types.Receipts.DeriveFields under the
+// fixture's rollupConfig fork times, and the OP fields marshalled as op-geth's eth_getTransactionReceipt
+// does (internal/ethapi MarshalReceipt in op-geth v1.101702.3, which another module cannot import:
+// the same field rules, written out below).
+//
+// Usage: go run . OUT.json FIXTURE.json...
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
+)
+
+type fixture struct {
+	ChainID      uint64                 `json:"chainId"`
+	BlockNumber  uint64                 `json:"blockNumber"`
+	RollupConfig map[string]interface{} `json:"rollupConfig"`
+	Payload      struct {
+		Timestamp    string          `json:"timestamp"`
+		Transactions []hexutil.Bytes `json:"transactions"`
+	} `json:"payload"`
+	ParentHeader struct {
+		BaseFeePerGas string `json:"baseFeePerGas"`
+	} `json:"parentHeader"`
+}
+
+type receiptFields struct {
+	Index  int                    `json:"index"`
+	Hash   common.Hash            `json:"transactionHash"`
+	Fields map[string]interface{} `json:"fields"`
+}
+
+type block struct {
+	Fixture  string          `json:"fixture"`
+	Number   uint64          `json:"blockNumber"`
+	Receipts []receiptFields `json:"receipts"`
+}
+
+func forkTime(cfg map[string]interface{}, name string) *uint64 {
+	v, ok := cfg[name+"_time"].(float64)
+	if !ok {
+		return nil
+	}
+	t := uint64(v)
+	return &t
+}
+
+func main() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: go run . OUT.json FIXTURE.json...")
+		os.Exit(2)
+	}
+	var out []block
+	for _, path := range os.Args[2:] {
+		raw, err := os.ReadFile(path)
+		must(err)
+		var f fixture
+		must(json.Unmarshal(raw, &f))
+		cfg := *params.OptimismTestConfig
+		cfg.ChainID = new(big.Int).SetUint64(f.ChainID)
+		zero := uint64(0)
+		cfg.RegolithTime = &zero
+		cfg.CanyonTime = forkTime(f.RollupConfig, "canyon")
+		cfg.EcotoneTime = forkTime(f.RollupConfig, "ecotone")
+		cfg.FjordTime = forkTime(f.RollupConfig, "fjord")
+		cfg.GraniteTime = forkTime(f.RollupConfig, "granite")
+		cfg.HoloceneTime = forkTime(f.RollupConfig, "holocene")
+		cfg.IsthmusTime = forkTime(f.RollupConfig, "isthmus")
+		cfg.JovianTime = forkTime(f.RollupConfig, "jovian")
+		time, err := strconv.ParseUint(f.Payload.Timestamp[2:], 16, 64)
+		must(err)
+		txs := make([]*types.Transaction, len(f.Payload.Transactions))
+		rs := make(types.Receipts, len(txs))
+		for i, b := range f.Payload.Transactions {
+			txs[i] = new(types.Transaction)
+			must(txs[i].UnmarshalBinary(b))
+			rs[i] = &types.Receipt{Type: txs[i].Type(), TxHash: txs[i].Hash()}
+		}
+		must(rs.DeriveFields(&cfg, common.Hash{}, f.BlockNumber, time, big.NewInt(1), big.NewInt(1), txs))
+		b := block{Fixture: filepath.Base(path), Number: f.BlockNumber}
+		for i, r := range rs {
+			if txs[i].IsDepositTx() {
+				continue
+			}
+			// op-geth v1.101702.3 internal/ethapi/api.go MarshalReceipt, the OP section.
+			fields := map[string]interface{}{
+				"l1GasPrice": (*hexutil.Big)(r.L1GasPrice),
+				"l1GasUsed":  (*hexutil.Big)(r.L1GasUsed),
+				"l1Fee":      (*hexutil.Big)(r.L1Fee),
+			}
+			if r.FeeScalar != nil {
+				fields["l1FeeScalar"] = r.FeeScalar.String()
+			}
+			if r.L1BlobBaseFee != nil {
+				fields["l1BlobBaseFee"] = (*hexutil.Big)(r.L1BlobBaseFee)
+			}
+			if r.L1BaseFeeScalar != nil {
+				fields["l1BaseFeeScalar"] = hexutil.Uint64(*r.L1BaseFeeScalar)
+			}
+			if r.L1BlobBaseFeeScalar != nil {
+				fields["l1BlobBaseFeeScalar"] = hexutil.Uint64(*r.L1BlobBaseFeeScalar)
+			}
+			if r.OperatorFeeScalar != nil {
+				fields["operatorFeeScalar"] = hexutil.Uint64(*r.OperatorFeeScalar)
+			}
+			if r.OperatorFeeConstant != nil {
+				fields["operatorFeeConstant"] = hexutil.Uint64(*r.OperatorFeeConstant)
+			}
+			if r.DAFootprintGasScalar != nil {
+				fields["daFootprintGasScalar"] = hexutil.Uint64(*r.DAFootprintGasScalar)
+				fields["blobGasUsed"] = hexutil.Uint64(r.BlobGasUsed)
+			}
+			b.Receipts = append(b.Receipts, receiptFields{Index: i, Hash: txs[i].Hash(), Fields: fields})
+		}
+		out = append(out, b)
+	}
+	data, err := json.MarshalIndent(out, "", " ")
+	must(err)
+	must(os.WriteFile(os.Args[1], append(data, '\n'), 0o644))
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
