@@ -15,6 +15,10 @@ import { createMetadataExecutor } from './metadata.ts';
  */
 interface Expected {
   fixture: string;
+  /** A Bedrock-form L1-info deposit in place of the block's, read before Ecotone or in Ecotone's activation block. */
+  mode?: 'pre-ecotone' | 'ecotone-activation';
+  l1InfoDeposit?: Hex;
+  ecotoneTime?: number;
   blockNumber: number;
   receipts: { index: number; transactionHash: Hex; fields: Record<string, string> }[] | null;
 }
@@ -65,18 +69,30 @@ function assembled(fixture: BlockFixture): AssembledBlock {
   };
 }
 
+/** The block as the generator read it in a Bedrock-form mode: its deposit replaced, Ecotone not yet or just active. */
+function withMode(fixture: BlockFixture, block: Expected): BlockFixture {
+  if (!block.mode) return fixture;
+  const config = { ...(fixture.rollupConfig as Record<string, unknown>) };
+  for (const fork of ['ecotone', 'fjord', 'granite', 'holocene', 'isthmus', 'jovian']) delete config[`${fork}_time`];
+  if (block.mode === 'ecotone-activation') config.ecotone_time = block.ecotoneTime;
+  const transactions = [block.l1InfoDeposit!, ...fixture.payload.transactions.slice(1)];
+  return { ...fixture, rollupConfig: config, payload: { ...fixture.payload, transactions } };
+}
+
 const feeKeys = /^(l1|operatorFee|daFootprint|blobGasUsed)/;
 const feeFields = (receipt: Record<string, unknown>) => Object.fromEntries(Object.entries(receipt).filter(([key]) => feeKeys.test(key)));
 
 describe('metadata executor: OP fee fields of receipts, against op-geth', () => {
-  it('gives every non-deposit receipt the fields op-geth derives, and deposits none, in 20 blocks from Ecotone to Jovian', async () => {
+  it('gives every non-deposit receipt the fields op-geth derives, and deposits none, in 22 blocks from Bedrock to Jovian', async () => {
     let compared = 0;
     const forms = new Set<string>();
     for (const block of expected) {
-      const fixture = JSON.parse(readFileSync(fixturePath(block.fixture), 'utf8')) as BlockFixture;
+      const fixture = withMode(JSON.parse(readFileSync(fixturePath(block.fixture), 'utf8')) as BlockFixture, block);
       // The OP chains' rules come from the built-in configs (by the transactions' chain id); the
-      // jovian chain (901) is not one of them, so it is given its own.
-      const rollupConfig: RollupConfig | undefined = fixture.chainId === 901 ? parseRollupConfig(fixture.rollupConfig) : undefined;
+      // jovian chain (901) is not one of them, and the Bedrock-form variants change the fork times,
+      // so those are given their own.
+      const rollupConfig: RollupConfig | undefined =
+        fixture.chainId === 901 || block.mode ? parseRollupConfig(fixture.rollupConfig) : undefined;
       const executor = createMetadataExecutor(rollupConfig ? { rollupConfig } : {});
       const { receipts } = await executor.execute(assembled(fixture));
       expect(receipts, block.fixture).toHaveLength(fixture.payload.transactions.length);
@@ -95,8 +111,10 @@ describe('metadata executor: OP fee fields of receipts, against op-geth', () => 
         compared++;
       });
     }
-    // Ecotone/Fjord receipts, Isthmus ones with the operator fee, Jovian ones with the DA footprint.
-    expect(forms.size).toBe(3);
+    // Bedrock-form receipts (l1FeeScalar), Ecotone/Fjord ones, Isthmus ones with the operator fee,
+    // Jovian ones with the DA footprint.
+    expect(forms.size).toBe(4);
+    expect(expected.filter((block) => block.mode).map((block) => block.mode)).toEqual(['pre-ecotone', 'ecotone-activation']);
     expect(compared).toBe(expected.reduce((sum, block) => sum + (block.receipts?.length ?? 0), 0));
     expect(compared).toBeGreaterThan(200);
   });

@@ -5,6 +5,12 @@
 // does (internal/ethapi MarshalReceipt in op-geth v1.101702.3, which another module cannot import:
 // the same field rules, written out below).
 //
+// A fixture named `bedrock:<mode>:PATH` is that block with its L1-info deposit replaced by one in the
+// Bedrock form (setL1BlockValues, ABI-encoded, fee overhead 188 and scalar 684,000), read with Ecotone
+// not yet active (`pre-ecotone`) or active from the block's own time (`ecotone-activation`, the one
+// block that still carries the Bedrock form); the replaced deposit and the Ecotone time are written
+// beside its receipts (`l1InfoDeposit`, `ecotoneTime`).
+//
 // Usage: go run . OUT.json FIXTURE.json...
 package main
 
@@ -15,10 +21,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 )
 
@@ -42,9 +50,44 @@ type receiptFields struct {
 }
 
 type block struct {
-	Fixture  string          `json:"fixture"`
-	Number   uint64          `json:"blockNumber"`
-	Receipts []receiptFields `json:"receipts"`
+	Fixture       string          `json:"fixture"`
+	Mode          string          `json:"mode,omitempty"`
+	L1InfoDeposit hexutil.Bytes   `json:"l1InfoDeposit,omitempty"`
+	EcotoneTime   *uint64         `json:"ecotoneTime,omitempty"`
+	Number        uint64          `json:"blockNumber"`
+	Receipts      []receiptFields `json:"receipts"`
+}
+
+// bedrockL1Info is a Bedrock-form L1-info deposit (OP Stack specs, deposits.md "L1 Attributes
+// Deposited Transaction"): setL1BlockValues(number, timestamp, basefee, hash, sequenceNumber,
+// batcherHash, l1FeeOverhead, l1FeeScalar), eight ABI words after the selector.
+func bedrockL1Info() []byte {
+	word := func(v *big.Int) []byte { return common.LeftPadBytes(v.Bytes(), 32) }
+	data := crypto.Keccak256([]byte("setL1BlockValues(uint64,uint64,uint256,bytes32,uint64,bytes32,uint256,uint256)"))[:4]
+	for _, v := range []*big.Int{
+		big.NewInt(20_000_000),                        // number
+		big.NewInt(1_717_000_000),                     // timestamp
+		big.NewInt(20_834_824_449),                    // basefee
+		new(big.Int).SetBytes(common.FromHex("0x11")), // hash
+		big.NewInt(3),                                 // sequenceNumber
+		new(big.Int).SetBytes(common.FromHex("0x6887246668a3b87f54deb3b94ba47a6f63f32985")), // batcherHash
+		big.NewInt(188),     // l1FeeOverhead
+		big.NewInt(684_000), // l1FeeScalar
+	} {
+		data = append(data, word(v)...)
+	}
+	to := common.HexToAddress("0x4200000000000000000000000000000000000015")
+	tx := types.NewTx(&types.DepositTx{
+		SourceHash: common.HexToHash("0x01"),
+		From:       common.HexToAddress("0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001"),
+		To:         &to,
+		Value:      big.NewInt(0),
+		Gas:        1_000_000,
+		Data:       data,
+	})
+	raw, err := tx.MarshalBinary()
+	must(err)
+	return raw
 }
 
 func forkTime(cfg map[string]interface{}, name string) *uint64 {
@@ -62,7 +105,12 @@ func main() {
 		os.Exit(2)
 	}
 	var out []block
-	for _, path := range os.Args[2:] {
+	for _, arg := range os.Args[2:] {
+		mode, path := "", arg
+		if strings.HasPrefix(arg, "bedrock:") {
+			parts := strings.SplitN(arg, ":", 3)
+			mode, path = parts[1], parts[2]
+		}
 		raw, err := os.ReadFile(path)
 		must(err)
 		var f fixture
@@ -80,6 +128,22 @@ func main() {
 		cfg.JovianTime = forkTime(f.RollupConfig, "jovian")
 		time, err := strconv.ParseUint(f.Payload.Timestamp[2:], 16, 64)
 		must(err)
+		b := block{Fixture: filepath.Base(path), Mode: mode, Number: f.BlockNumber}
+		if mode != "" {
+			b.L1InfoDeposit = bedrockL1Info()
+			f.Payload.Transactions[0] = b.L1InfoDeposit
+			switch mode {
+			case "pre-ecotone":
+				cfg.EcotoneTime, cfg.FjordTime, cfg.GraniteTime, cfg.HoloceneTime, cfg.IsthmusTime, cfg.JovianTime = nil, nil, nil, nil, nil, nil
+			case "ecotone-activation":
+				activation := time
+				cfg.EcotoneTime = &activation
+				cfg.FjordTime, cfg.GraniteTime, cfg.HoloceneTime, cfg.IsthmusTime, cfg.JovianTime = nil, nil, nil, nil, nil
+				b.EcotoneTime = &activation
+			default:
+				must(fmt.Errorf("%s: unknown mode %q (pre-ecotone, ecotone-activation)", arg, mode))
+			}
+		}
 		txs := make([]*types.Transaction, len(f.Payload.Transactions))
 		rs := make(types.Receipts, len(txs))
 		for i, b := range f.Payload.Transactions {
@@ -88,7 +152,6 @@ func main() {
 			rs[i] = &types.Receipt{Type: txs[i].Type(), TxHash: txs[i].Hash()}
 		}
 		must(rs.DeriveFields(&cfg, common.Hash{}, f.BlockNumber, time, big.NewInt(1), big.NewInt(1), txs))
-		b := block{Fixture: filepath.Base(path), Number: f.BlockNumber}
 		for i, r := range rs {
 			if txs[i].IsDepositTx() {
 				continue
