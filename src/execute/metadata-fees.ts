@@ -1,8 +1,10 @@
 import { parseTransaction, type Hex, type TransactionSerialized } from 'viem';
+import { errorMessage } from '../errors.ts';
 import { knownRollupConfigs } from '../evm/op/chains.ts';
 import { l1InfoCalldata, parseL1Info, type L1InfoForm } from '../evm/op/l1-info.ts';
 import { receiptFeesOf, type ReceiptFeesOf } from '../evm/op/receipt-fees.ts';
 import { forksAtGenesis, rulesAt, type RollupConfig, type SharedFork } from '../evm/op/rollup-config.ts';
+import { ExecutionError } from './execution-error.ts';
 
 /**
  * Which chain rules the metadata executor fills a block's receipt fee fields with:
@@ -41,7 +43,14 @@ export async function blockReceiptFees(
   config: RollupConfig | undefined,
   where: string,
 ): Promise<ReceiptFeesOf> {
-  const data = l1InfoCalldata(transactions);
+  let data: Hex;
+  try {
+    data = l1InfoCalldata(transactions);
+  } catch (error) {
+    throw new ExecutionError(`${where}: the receipts' fee fields need the block's L1-info deposit: ${errorMessage(error)}`, {
+      cause: error,
+    });
+  }
   const chosen =
     config ??
     knownRollupConfigs.get(chainIdOf(transactions) ?? -1) ??

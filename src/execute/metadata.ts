@@ -1,4 +1,12 @@
-import { fromRlp, getContractAddress, hexToBytes, parseTransaction, recoverTransactionAddress, type Hex, type TransactionSerialized } from 'viem';
+import {
+  fromRlp,
+  getContractAddress,
+  hexToBytes,
+  parseTransaction,
+  recoverTransactionAddress,
+  type Hex,
+  type TransactionSerialized,
+} from 'viem';
 import type { AssembledBlock } from '../chain/assemble.ts';
 import { rpcReceiptFees, type ReceiptFeesOf } from '../evm/op/receipt-fees.ts';
 import type { RollupConfig } from '../evm/op/rollup-config.ts';

@@ -79,7 +79,10 @@ export function parseL1Info(data: Hex, where = 'L1-info deposit'): L1Info {
     try {
       args = decodeFunctionData({ abi: bedrockAbi, data }).args;
     } catch {
-      throw new FlashlogError('BLOCK_INVALID', `${where}: bedrock calldata must be 8 ABI words after the selector, got ${size(data)} bytes`);
+      throw new FlashlogError(
+        'BLOCK_INVALID',
+        `${where}: bedrock calldata must be 8 ABI words after the selector, got ${size(data)} bytes`,
+      );
     }
     const [l1BlockNumber, l1Timestamp, l1BaseFee, l1BlockHash, sequenceNumber, batcherHash, overhead, scalar] = args as [
       bigint,
