@@ -15,8 +15,11 @@ import { createMetadataExecutor } from './metadata.ts';
  */
 interface Expected {
   fixture: string;
-  /** A Bedrock-form L1-info deposit in place of the block's, read before Ecotone or in Ecotone's activation block. */
-  mode?: 'pre-ecotone' | 'ecotone-activation';
+  /**
+   * The generator's L1-info deposit in place of the block's: a Bedrock-form one read before Ecotone
+   * or in Ecotone's activation block, or an Ecotone-form one with both fee scalars zero.
+   */
+  mode?: 'pre-ecotone' | 'ecotone-activation' | 'ecotone-zero-scalars';
   l1InfoDeposit?: Hex;
   ecotoneTime?: number;
   blockNumber: number;
@@ -69,13 +72,14 @@ function assembled(fixture: BlockFixture): AssembledBlock {
   };
 }
 
-/** The block as the generator read it in a Bedrock-form mode: its deposit replaced, Ecotone not yet or just active. */
+/** The block as the generator read it in a mode: its deposit replaced; for the Bedrock form, Ecotone not yet or just active. */
 function withMode(fixture: BlockFixture, block: Expected): BlockFixture {
   if (!block.mode) return fixture;
+  const transactions = [block.l1InfoDeposit!, ...fixture.payload.transactions.slice(1)];
+  if (block.mode === 'ecotone-zero-scalars') return { ...fixture, payload: { ...fixture.payload, transactions } };
   const config = { ...(fixture.rollupConfig as Record<string, unknown>) };
   for (const fork of ['ecotone', 'fjord', 'granite', 'holocene', 'isthmus', 'jovian']) delete config[`${fork}_time`];
   if (block.mode === 'ecotone-activation') config.ecotone_time = block.ecotoneTime;
-  const transactions = [block.l1InfoDeposit!, ...fixture.payload.transactions.slice(1)];
   return { ...fixture, rollupConfig: config, payload: { ...fixture.payload, transactions } };
 }
 
@@ -83,7 +87,7 @@ const feeKeys = /^(l1|operatorFee|daFootprint|blobGasUsed)/;
 const feeFields = (receipt: Record<string, unknown>) => Object.fromEntries(Object.entries(receipt).filter(([key]) => feeKeys.test(key)));
 
 describe('metadata executor: OP fee fields of receipts, against op-geth', () => {
-  it('gives every non-deposit receipt the fields op-geth derives, and deposits none, in 22 blocks from Bedrock to Jovian', async () => {
+  it('gives every non-deposit receipt the fields op-geth derives, and deposits none, in 23 blocks from Bedrock to Jovian', async () => {
     let compared = 0;
     const forms = new Set<string>();
     for (const block of expected) {
@@ -114,7 +118,11 @@ describe('metadata executor: OP fee fields of receipts, against op-geth', () => 
     // Bedrock-form receipts (l1FeeScalar), Ecotone/Fjord ones, Isthmus ones with the operator fee,
     // Jovian ones with the DA footprint.
     expect(forms.size).toBe(4);
-    expect(expected.filter((block) => block.mode).map((block) => block.mode)).toEqual(['pre-ecotone', 'ecotone-activation']);
+    expect(expected.filter((block) => block.mode).map((block) => block.mode)).toEqual([
+      'pre-ecotone',
+      'ecotone-activation',
+      'ecotone-zero-scalars',
+    ]);
     expect(compared).toBe(expected.reduce((sum, block) => sum + (block.receipts?.length ?? 0), 0));
     expect(compared).toBeGreaterThan(200);
   });

@@ -62,12 +62,23 @@ const calldataGas = (signed: Uint8Array): bigint => {
   return gas;
 };
 
+export interface TxFeesOptions {
+  /**
+   * Whether the block's L1-info deposit has the Bedrock form. When given, it alone marks the Ecotone
+   * activation block (Bedrock fee functions under Ecotone rules), as op-geth's receipts decide
+   * (core/types/rollup_cost.go `extractL1GasParams` @9cc4cbc2, by the selector); without it, both
+   * Ecotone scalars unset in storage do, as op-geth's EVM decides (`NewL1CostFunc`). The two differ
+   * only on a chain whose Ecotone scalars are both zero.
+   */
+  readonly bedrockForm?: boolean;
+}
+
 /**
  * The fee functions of one block, from the L1Block storage after its L1-info deposit ran.
  *
  * @example const fees = await txFees(rules, (slot) => readStorage(l1BlockAddress, slot))
  */
-export async function txFees(rules: BlockRules, read: ReadL1BlockSlot): Promise<TxFees> {
+export async function txFees(rules: BlockRules, read: ReadL1BlockSlot, options: TxFeesOptions = {}): Promise<TxFees> {
   const l1BaseFee = wordValue(await read(slot.l1BaseFee));
   const operatorCost = async (): Promise<(gas: bigint) => bigint> => {
     if (!rules.active('isthmus')) return () => 0n;
@@ -91,7 +102,7 @@ export async function txFees(rules: BlockRules, read: ReadL1BlockSlot): Promise<
     const scalars = await read(slot.scalars);
     const baseFeeScalar = field(scalars, 16, 20);
     const blobBaseFeeScalar = field(scalars, 20, 24);
-    if (baseFeeScalar === 0n && blobBaseFeeScalar === 0n) {
+    if (options.bedrockForm ?? (baseFeeScalar === 0n && blobBaseFeeScalar === 0n)) {
       l1 = await bedrock();
     } else {
       const blobBaseFee = wordValue(await read(slot.blobBaseFee));

@@ -80,7 +80,7 @@ export async function receiptFeesOf(rules: BlockRules, l1InfoData: Hex, where = 
   const info = parseL1Info(l1InfoData, where);
   if (info.l1BaseFee === undefined)
     throw new FlashlogError('BLOCK_INVALID', `${where}: the L1 base fee is missing from the ${info.form} calldata`);
-  const fees = await txFees(rules, l1BlockSlotsAfter(info));
+  const fees = await txFees(rules, l1BlockSlotsAfter(info), { bedrockForm: info.form === 'bedrock' });
   const ecotoneForm = info.form !== 'bedrock';
   const operatorFields =
     info.operatorFeeScalar !== undefined && (info.operatorFeeScalar !== 0 || info.operatorFeeConstant !== 0n)

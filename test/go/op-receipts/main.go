@@ -9,7 +9,8 @@
 // Bedrock form (setL1BlockValues, ABI-encoded, fee overhead 188 and scalar 684,000), read with Ecotone
 // not yet active (`pre-ecotone`) or active from the block's own time (`ecotone-activation`, the one
 // block that still carries the Bedrock form); the replaced deposit and the Ecotone time are written
-// beside its receipts (`l1InfoDeposit`, `ecotoneTime`).
+// beside its receipts (`l1InfoDeposit`, `ecotoneTime`). `ecotone-zero-scalars:PATH` is the block
+// with an Ecotone-form L1-info deposit whose two fee scalars are zero, read at the fixture's forks.
 //
 // Usage: go run . OUT.json FIXTURE.json...
 package main
@@ -58,6 +59,36 @@ type block struct {
 	Receipts      []receiptFields `json:"receipts"`
 }
 
+// ecotoneZeroScalarsL1Info is an Ecotone-form L1-info deposit (setL1BlockValuesEcotone(), the
+// packed 164 bytes of OP Stack specs ecotone/l1-attributes.md) with both fee scalars zero.
+func ecotoneZeroScalarsL1Info() []byte {
+	data := crypto.Keccak256([]byte("setL1BlockValuesEcotone()"))[:4]
+	data = append(data, make([]byte, 8)...)                                                                       // baseFeeScalar, blobBaseFeeScalar: 0
+	data = append(data, common.LeftPadBytes(big.NewInt(3).Bytes(), 8)...)                                         // sequenceNumber
+	data = append(data, common.LeftPadBytes(big.NewInt(1_744_200_000).Bytes(), 8)...)                             // timestamp
+	data = append(data, common.LeftPadBytes(big.NewInt(8_080_000).Bytes(), 8)...)                                 // l1BlockNumber
+	data = append(data, common.LeftPadBytes(big.NewInt(30_569_165).Bytes(), 32)...)                               // basefee
+	data = append(data, common.LeftPadBytes(big.NewInt(7).Bytes(), 32)...)                                        // blobBaseFee
+	data = append(data, common.LeftPadBytes([]byte{0x11}, 32)...)                                                 // hash
+	data = append(data, common.LeftPadBytes(common.FromHex("0x8f23bb38f531600e5d8fddaaec41f13fab46e98c"), 32)...) // batcherHash
+	return deposit(data)
+}
+
+func deposit(data []byte) []byte {
+	to := common.HexToAddress("0x4200000000000000000000000000000000000015")
+	tx := types.NewTx(&types.DepositTx{
+		SourceHash: common.HexToHash("0x01"),
+		From:       common.HexToAddress("0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001"),
+		To:         &to,
+		Value:      big.NewInt(0),
+		Gas:        1_000_000,
+		Data:       data,
+	})
+	raw, err := tx.MarshalBinary()
+	must(err)
+	return raw
+}
+
 // bedrockL1Info is a Bedrock-form L1-info deposit (OP Stack specs, deposits.md "L1 Attributes
 // Deposited Transaction"): setL1BlockValues(number, timestamp, basefee, hash, sequenceNumber,
 // batcherHash, l1FeeOverhead, l1FeeScalar), eight ABI words after the selector.
@@ -76,18 +107,7 @@ func bedrockL1Info() []byte {
 	} {
 		data = append(data, word(v)...)
 	}
-	to := common.HexToAddress("0x4200000000000000000000000000000000000015")
-	tx := types.NewTx(&types.DepositTx{
-		SourceHash: common.HexToHash("0x01"),
-		From:       common.HexToAddress("0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001"),
-		To:         &to,
-		Value:      big.NewInt(0),
-		Gas:        1_000_000,
-		Data:       data,
-	})
-	raw, err := tx.MarshalBinary()
-	must(err)
-	return raw
+	return deposit(data)
 }
 
 func forkTime(cfg map[string]interface{}, name string) *uint64 {
@@ -107,9 +127,12 @@ func main() {
 	var out []block
 	for _, arg := range os.Args[2:] {
 		mode, path := "", arg
-		if strings.HasPrefix(arg, "bedrock:") {
-			parts := strings.SplitN(arg, ":", 3)
-			mode, path = parts[1], parts[2]
+		if strings.HasPrefix(arg, "bedrock:") || strings.HasPrefix(arg, "ecotone-zero-scalars:") {
+			if parts := strings.SplitN(arg, ":", 3); parts[0] == "bedrock" {
+				mode, path = parts[1], parts[2]
+			} else {
+				mode, path = parts[0], parts[1]+strings.Join(parts[2:], ":")
+			}
 		}
 		raw, err := os.ReadFile(path)
 		must(err)
@@ -129,7 +152,10 @@ func main() {
 		time, err := strconv.ParseUint(f.Payload.Timestamp[2:], 16, 64)
 		must(err)
 		b := block{Fixture: filepath.Base(path), Mode: mode, Number: f.BlockNumber}
-		if mode != "" {
+		if mode == "ecotone-zero-scalars" {
+			b.L1InfoDeposit = ecotoneZeroScalarsL1Info()
+			f.Payload.Transactions[0] = b.L1InfoDeposit
+		} else if mode != "" {
 			b.L1InfoDeposit = bedrockL1Info()
 			f.Payload.Transactions[0] = b.L1InfoDeposit
 			switch mode {
