@@ -86,7 +86,7 @@ function withMode(fixture: BlockFixture, block: Expected): BlockFixture {
 const feeKeys = /^(l1|operatorFee|daFootprint|blobGasUsed)/;
 const feeFields = (receipt: Record<string, unknown>) => Object.fromEntries(Object.entries(receipt).filter(([key]) => feeKeys.test(key)));
 
-describe('metadata executor: OP fee fields of receipts, against op-geth', () => {
+describe("metadata executor: OP fee fields of receipts, against op-geth and the chains' explorers", () => {
   it('gives every non-deposit receipt the fields op-geth derives, and deposits none, in 23 blocks from Bedrock to Jovian', async () => {
     let compared = 0;
     const forms = new Set<string>();
@@ -125,6 +125,42 @@ describe('metadata executor: OP fee fields of receipts, against op-geth', () => 
     ]);
     expect(compared).toBe(expected.reduce((sum, block) => sum + (block.receipts?.length ?? 0), 0));
     expect(compared).toBeGreaterThan(200);
+  });
+
+  it('gives the fields OP Mainnet and Base mainnet receipts show on their explorers (Fjord, Granite)', async () => {
+    const { blocks } = JSON.parse(
+      readFileSync(new URL('../../test/fixtures/op-receipt-fees/explorer-receipts.json', import.meta.url), 'utf8'),
+    ) as {
+      blocks: {
+        name: string;
+        chainId: number;
+        blockNumber: number;
+        timestamp: number;
+        transactions: Hex[];
+        transactionHashes: Hex[];
+        receipt: { index: number } & Record<string, number>;
+      }[];
+    };
+    expect(blocks).toHaveLength(2);
+    for (const block of blocks) {
+      expect(
+        block.transactions.map((raw) => keccak256(raw)),
+        block.name,
+      ).toEqual(block.transactionHashes);
+      const fixture: BlockFixture = {
+        chainId: block.chainId,
+        blockNumber: block.blockNumber,
+        rollupConfig: undefined,
+        parentHeader: { baseFeePerGas: '0x0' },
+        payload: { timestamp: numberToHex(block.timestamp), transactions: block.transactions },
+      };
+      // No rollup config given: the built-in OP Mainnet and Base mainnet ones, by the transactions' chain id.
+      const { receipts } = await createMetadataExecutor().execute(assembled(fixture));
+      const { index, ...fields } = block.receipt;
+      expect(feeFields(receipts[index]!), block.name).toEqual(
+        Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, numberToHex(value)])),
+      );
+    }
   });
 
   it('keeps the schema order of the fields the log knows, so the fast record check holds', async () => {
