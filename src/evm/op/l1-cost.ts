@@ -29,11 +29,11 @@ export interface TxFees {
   /** The L1 data fee of a transaction given its signed bytes. */
   l1Cost(signed: Uint8Array): bigint;
   /**
-   * The L1 gas a receipt reports for the same bytes (op-geth's cost functions return it beside the
-   * fee, core/types/rollup_cost.go @9cc4cbc2): Bedrock calldataGas + overhead, Ecotone calldataGas,
-   * Fjord estimatedSizeScaled · 16 / 1e6.
+   * The L1 data fee and the L1 gas a receipt reports for the same bytes, in one pass (op-geth's
+   * cost functions return both, core/types/rollup_cost.go @9cc4cbc2): the gas is Bedrock
+   * calldataGas + overhead, Ecotone calldataGas, Fjord estimatedSizeScaled · 16 / 1e6.
    */
-  l1GasUsed(signed: Uint8Array): bigint;
+  l1FeeAndGas(signed: Uint8Array): { readonly l1Fee: bigint; readonly l1GasUsed: bigint };
   /** The operator fee for `gas` units (zero before Isthmus). */
   operatorCost(gas: bigint): bigint;
 }
@@ -88,12 +88,22 @@ export async function txFees(rules: BlockRules, read: ReadL1BlockSlot, options: 
     if (rules.active('jovian')) return (gas) => gas * scalar * 100n + constant;
     return (gas) => (gas * scalar) / 1_000_000n + constant;
   };
-  type L1Fns = Pick<TxFees, 'l1Cost' | 'l1GasUsed'>;
+  type L1Fns = Pick<TxFees, 'l1Cost' | 'l1FeeAndGas'>;
+  /** Both functions from one of gas → (fee, gas reported). */
+  const fns = (gasOf: (signed: Uint8Array) => bigint, feeOf: (gas: bigint) => bigint): L1Fns => ({
+    l1Cost: (signed) => feeOf(gasOf(signed)),
+    l1FeeAndGas: (signed) => {
+      const gas = gasOf(signed);
+      return { l1Fee: feeOf(gas), l1GasUsed: gas };
+    },
+  });
   const bedrock = async (): Promise<L1Fns> => {
     const overhead = wordValue(await read(slot.overhead));
     const scalar = wordValue(await read(slot.scalar));
-    const gas = (signed: Uint8Array) => calldataGas(signed) + overhead;
-    return { l1Cost: (signed) => (gas(signed) * l1BaseFee * scalar) / 1_000_000n, l1GasUsed: gas };
+    return fns(
+      (signed) => calldataGas(signed) + overhead,
+      (gas) => (gas * l1BaseFee * scalar) / 1_000_000n,
+    );
   };
   let l1: L1Fns;
   if (!rules.active('ecotone')) {
@@ -107,12 +117,18 @@ export async function txFees(rules: BlockRules, read: ReadL1BlockSlot, options: 
     } else {
       const blobBaseFee = wordValue(await read(slot.blobBaseFee));
       const feeScaled = 16n * l1BaseFee * baseFeeScalar + blobBaseFee * blobBaseFeeScalar;
-      l1 = rules.active('fjord')
-        ? {
-            l1Cost: (signed) => (fjordSizeScaled(signed) * feeScaled) / 1_000_000_000_000n,
-            l1GasUsed: (signed) => (fjordSizeScaled(signed) * 16n) / 1_000_000n,
-          }
-        : { l1Cost: (signed) => (calldataGas(signed) * feeScaled) / 16_000_000n, l1GasUsed: calldataGas };
+      if (rules.active('fjord')) {
+        const fee = (size: bigint) => (size * feeScaled) / 1_000_000_000_000n;
+        l1 = {
+          l1Cost: (signed) => fee(fjordSizeScaled(signed)),
+          l1FeeAndGas: (signed) => {
+            const size = fjordSizeScaled(signed);
+            return { l1Fee: fee(size), l1GasUsed: (size * 16n) / 1_000_000n };
+          },
+        };
+      } else {
+        l1 = fns(calldataGas, (gas) => (gas * feeScaled) / 16_000_000n);
+      }
     }
   }
   return { ...l1, operatorCost: await operatorCost() };

@@ -93,8 +93,7 @@ export async function receiptFeesOf(rules: BlockRules, l1InfoData: Hex, where = 
     if (signed[0] === 0x7e || signed[0] === 0x7d) return undefined;
     return {
       l1GasPrice,
-      l1GasUsed: fees.l1GasUsed(signed),
-      l1Fee: fees.l1Cost(signed),
+      ...fees.l1FeeAndGas(signed),
       ...(feeScalar !== undefined ? { l1FeeScalar: feeScalar } : {}),
       ...(ecotoneForm
         ? { l1BlobBaseFee: info.blobBaseFee!, l1BaseFeeScalar: info.baseFeeScalar!, l1BlobBaseFeeScalar: info.blobBaseFeeScalar! }
