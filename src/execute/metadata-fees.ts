@@ -35,7 +35,7 @@ function chainIdOf(transactions: readonly Hex[]): number | undefined {
 /**
  * The fee fields of a block's receipts, from its L1-info deposit (transaction 0) and its timestamp.
  *
- * @example const feesOf = await blockReceiptFees(block.transactions.map((tx) => tx.raw), block.header.timestamp)
+ * @example const feesOf = await blockReceiptFees(raws, BigInt(block.header.timestamp), undefined, 'block 7 index 0'); feesOf(hexToBytes(raws[1]))
  */
 export async function blockReceiptFees(
   transactions: readonly Hex[],
