@@ -1,5 +1,15 @@
-import { fromRlp, getContractAddress, parseTransaction, recoverTransactionAddress, type Hex, type TransactionSerialized } from 'viem';
+import {
+  fromRlp,
+  getContractAddress,
+  hexToBytes,
+  parseTransaction,
+  recoverTransactionAddress,
+  type Hex,
+  type TransactionSerialized,
+} from 'viem';
 import type { AssembledBlock } from '../chain/assemble.ts';
+import { rpcReceiptFees, type ReceiptFeesOf } from '../evm/op/receipt-fees.ts';
+import type { RollupConfig } from '../evm/op/rollup-config.ts';
 import { unknownTxType } from '../evm/op/tx-types.ts';
 import { isPostExecTx } from '../evm/op/post-exec.ts';
 import { createOnceLogger, type Logger } from '../obs/logger.ts';
@@ -10,6 +20,7 @@ import type { RpcLog } from '../records/logs.ts';
 import { fromRpcReceipt, logsBloom, receiptsRoot } from '../evm/receipts.ts';
 import { ExecutionError } from './local.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
+import { blockReceiptFees } from './metadata-fees.ts';
 import { pendingLog } from './pending-receipt.ts';
 
 /**
@@ -22,8 +33,13 @@ import { pendingLog } from './pending-receipt.ts';
  * - effectiveGasPrice from the fee fields and the block's base fee (0 for deposits);
  * - contractAddress from sender and nonce for a creation (null for a deposit creation: the
  *   deposit carries no nonce);
- * - logsBloom from the logs.
- * No L1 fee fields (the metadata has none). The state diff holds balances from
+ * - logsBloom from the logs;
+ * - the OP fee fields of a non-deposit receipt (l1Fee, l1GasUsed, l1GasPrice, the Ecotone scalars
+ *   and blob base fee, Isthmus's operator fee parameters, Jovian's daFootprintGasScalar and
+ *   blobGasUsed), as op-geth derives them: from the block's L1-info deposit (transaction 0), the
+ *   transaction's signed bytes and the chain's fork rules at the block's timestamp
+ *   (src/evm/op/receipt-fees.ts; which rules: metadata-fees.ts).
+ * The state diff holds balances from
  * `new_account_balances` (op-rbuilder fills it from the builder's bundle state: every account
  * touched in the block so far) and each sender's nonce after its last transaction so far (the
  * transaction's nonce + 1; a deposit's `depositNonce` + 1), except a sender of an EIP-7702
@@ -54,11 +70,15 @@ interface Running {
   opaqueFrom?: number;
   /** Each sender's nonce after its last transaction of the block so far. */
   nonces: Map<Hex, bigint>;
+  /** The block's receipt fee fields, from its L1-info deposit; made at its first non-deposit transaction. */
+  fees?: Promise<ReceiptFeesOf>;
 }
 
 export interface MetadataExecutorDeps {
   readonly metrics?: Registry;
   readonly logger?: Logger;
+  /** The chain's rollup config, for the receipts' fee fields; without it, a built-in one by chain id (metadata-fees.ts). */
+  readonly rollupConfig?: RollupConfig;
 }
 
 export interface TxSummary {
@@ -208,6 +228,16 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
           continue;
         }
         const summary = await summarizeTransaction(tx.raw, baseFee);
+        let fees: Record<string, string> = {};
+        if (summary.type !== '0x7e') {
+          state.fees ??= blockReceiptFees(
+            block.transactions.map((t) => t.raw),
+            BigInt(block.header.timestamp),
+            deps.rollupConfig,
+            where,
+          );
+          fees = rpcReceiptFees((await state.fees)(hexToBytes(tx.raw)));
+        }
         const cumulative = BigInt(meta.cumulativeGasUsed);
         const transactionIndex = hex(block.firstNew + offset);
         const logs: RpcLog[] = meta.logs.map((log) =>
@@ -232,6 +262,7 @@ export function createMetadataExecutor(deps: MetadataExecutorDeps = {}): Executo
           logsBloom: logsBloom(logs),
           status,
           type: meta.type,
+          ...fees,
           ...(meta.depositNonce ? { depositNonce: meta.depositNonce } : {}),
           ...(meta.depositReceiptVersion ? { depositReceiptVersion: meta.depositReceiptVersion } : {}),
         });

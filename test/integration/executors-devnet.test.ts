@@ -89,7 +89,7 @@ describe('metadata and node executors on the devnet', () => {
     devnet = undefined;
   });
 
-  it('metadata: era B receipts completed into the canonical receipts (no L1 fee fields, no state diff)', async () => {
+  it('metadata: era B receipts completed into the canonical receipts (no state diff)', async () => {
     devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 250, load: 30, metadataReceipts: true, rpcPort: 0, wsPort: 0 });
     const ctx = testContext({ rpc: devnet.rpcUrl, executor: 'auto', canonicalPollMs: 100 });
     flashlog = await startFlashlog(ctx, { wsUrl: devnet.wsUrl, rpcUrl: devnet.rpcUrl });

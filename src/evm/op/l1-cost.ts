@@ -28,6 +28,12 @@ export type ReadL1BlockSlot = (slot: bigint) => Promise<Hex>;
 export interface TxFees {
   /** The L1 data fee of a transaction given its signed bytes. */
   l1Cost(signed: Uint8Array): bigint;
+  /**
+   * The L1 data fee and the L1 gas a receipt reports for the same bytes, in one pass (op-geth's
+   * cost functions return both, core/types/rollup_cost.go @9cc4cbc2): the gas is Bedrock
+   * calldataGas + overhead, Ecotone calldataGas, Fjord estimatedSizeScaled · 16 / 1e6.
+   */
+  l1FeeAndGas(signed: Uint8Array): { readonly l1Fee: bigint; readonly l1GasUsed: bigint };
   /** The operator fee for `gas` units (zero before Isthmus). */
   operatorCost(gas: bigint): bigint;
 }
@@ -44,18 +50,35 @@ const field = (word: Hex, from: number, to: number): bigint => {
 /** FastLZ-compressed length, as Fjord's estimate takes it (solady's LibZip, which op-geth ports). */
 export const fastLzSize = (signed: Uint8Array): number => (LibZip.flzCompress(bytesToHex(signed)).length - 2) / 2;
 
+/** Fjord's estimated batch size of a transaction, scaled by 1e6: max(100e6, 836_500·fastLzSize − 42_585_600). */
+const fjordSizeScaled = (signed: Uint8Array): bigint => {
+  const estimated = -42_585_600n + 836_500n * BigInt(fastLzSize(signed));
+  return estimated < 100_000_000n ? 100_000_000n : estimated;
+};
+
 const calldataGas = (signed: Uint8Array): bigint => {
   let gas = 0n;
   for (const byte of signed) gas += byte === 0 ? 4n : 16n;
   return gas;
 };
 
+export interface TxFeesOptions {
+  /**
+   * Whether the block's L1-info deposit has the Bedrock form. When given, it alone marks the Ecotone
+   * activation block (Bedrock fee functions under Ecotone rules), as op-geth's receipts decide
+   * (core/types/rollup_cost.go `extractL1GasParams` @9cc4cbc2, by the selector); without it, both
+   * Ecotone scalars unset in storage do, as op-geth's EVM decides (`NewL1CostFunc`). The two differ
+   * only on a chain whose Ecotone scalars are both zero.
+   */
+  readonly bedrockForm?: boolean;
+}
+
 /**
  * The fee functions of one block, from the L1Block storage after its L1-info deposit ran.
  *
  * @example const fees = await txFees(rules, (slot) => readStorage(l1BlockAddress, slot))
  */
-export async function txFees(rules: BlockRules, read: ReadL1BlockSlot): Promise<TxFees> {
+export async function txFees(rules: BlockRules, read: ReadL1BlockSlot, options: TxFeesOptions = {}): Promise<TxFees> {
   const l1BaseFee = wordValue(await read(slot.l1BaseFee));
   const operatorCost = async (): Promise<(gas: bigint) => bigint> => {
     if (!rules.active('isthmus')) return () => 0n;
@@ -65,32 +88,50 @@ export async function txFees(rules: BlockRules, read: ReadL1BlockSlot): Promise<
     if (rules.active('jovian')) return (gas) => gas * scalar * 100n + constant;
     return (gas) => (gas * scalar) / 1_000_000n + constant;
   };
-  const bedrock = async (): Promise<TxFees['l1Cost']> => {
+  type L1Fns = Pick<TxFees, 'l1Cost' | 'l1FeeAndGas'>;
+  /** Both functions from one of gas → (fee, gas reported). */
+  const fns = (gasOf: (signed: Uint8Array) => bigint, feeOf: (gas: bigint) => bigint): L1Fns => ({
+    l1Cost: (signed) => feeOf(gasOf(signed)),
+    l1FeeAndGas: (signed) => {
+      const gas = gasOf(signed);
+      return { l1Fee: feeOf(gas), l1GasUsed: gas };
+    },
+  });
+  const bedrock = async (): Promise<L1Fns> => {
     const overhead = wordValue(await read(slot.overhead));
     const scalar = wordValue(await read(slot.scalar));
-    return (signed) => ((calldataGas(signed) + overhead) * l1BaseFee * scalar) / 1_000_000n;
+    return fns(
+      (signed) => calldataGas(signed) + overhead,
+      (gas) => (gas * l1BaseFee * scalar) / 1_000_000n,
+    );
   };
-  let l1Cost: TxFees['l1Cost'];
+  let l1: L1Fns;
   if (!rules.active('ecotone')) {
-    l1Cost = await bedrock();
+    l1 = await bedrock();
   } else {
     const scalars = await read(slot.scalars);
     const baseFeeScalar = field(scalars, 16, 20);
     const blobBaseFeeScalar = field(scalars, 20, 24);
-    if (baseFeeScalar === 0n && blobBaseFeeScalar === 0n) {
-      l1Cost = await bedrock();
+    if (options.bedrockForm ?? (baseFeeScalar === 0n && blobBaseFeeScalar === 0n)) {
+      l1 = await bedrock();
     } else {
       const blobBaseFee = wordValue(await read(slot.blobBaseFee));
       const feeScaled = 16n * l1BaseFee * baseFeeScalar + blobBaseFee * blobBaseFeeScalar;
-      l1Cost = rules.active('fjord')
-        ? (signed) => {
-            const estimated = -42_585_600n + 836_500n * BigInt(fastLzSize(signed));
-            return ((estimated < 100_000_000n ? 100_000_000n : estimated) * feeScaled) / 1_000_000_000_000n;
-          }
-        : (signed) => (calldataGas(signed) * feeScaled) / 16_000_000n;
+      if (rules.active('fjord')) {
+        const fee = (size: bigint) => (size * feeScaled) / 1_000_000_000_000n;
+        l1 = {
+          l1Cost: (signed) => fee(fjordSizeScaled(signed)),
+          l1FeeAndGas: (signed) => {
+            const size = fjordSizeScaled(signed);
+            return { l1Fee: fee(size), l1GasUsed: (size * 16n) / 1_000_000n };
+          },
+        };
+      } else {
+        l1 = fns(calldataGas, (gas) => (gas * feeScaled) / 16_000_000n);
+      }
     }
   }
-  return { l1Cost, operatorCost: await operatorCost() };
+  return { ...l1, operatorCost: await operatorCost() };
 }
 
 export const slotKey = (n: bigint): Hex => numberToHex(n, { size: 32 });

@@ -1,4 +1,4 @@
-import { hexToBigInt, hexToNumber, size, slice, toFunctionSelector, type Hex } from 'viem';
+import { decodeFunctionData, hexToBigInt, hexToNumber, parseAbi, size, slice, toFunctionSelector, type Hex } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
 import { FlashlogError } from '../../errors.ts';
 
@@ -26,8 +26,10 @@ import { FlashlogError } from '../../errors.ts';
  * A fork's first block still carries the previous fork's form (the L1Block code that accepts the
  * new one is deployed by that block's upgrade deposits).
  */
+const bedrockSignature = 'function setL1BlockValues(uint64,uint64,uint256,bytes32,uint64,bytes32,uint256,uint256)';
+const bedrockAbi = parseAbi([bedrockSignature]);
 export const l1InfoSelectors = {
-  bedrock: toFunctionSelector('setL1BlockValues(uint64,uint64,uint256,bytes32,uint64,bytes32,uint256,uint256)'),
+  bedrock: toFunctionSelector(bedrockSignature),
   ecotone: toFunctionSelector('setL1BlockValuesEcotone()'),
   isthmus: toFunctionSelector('setL1BlockValuesIsthmus()'),
   jovian: toFunctionSelector('setL1BlockValuesJovian()'),
@@ -45,6 +47,13 @@ export interface L1Info {
   readonly l1BlockHash?: Hex;
   /** The batcher address, left-padded to 32 bytes. */
   readonly batcherHash?: Hex;
+  /** The L1 origin's base fee (every form; the receipts' `l1GasPrice`). */
+  readonly l1BaseFee?: bigint;
+  /** Ecotone and later: the L1 origin's blob base fee. */
+  readonly blobBaseFee?: bigint;
+  /** Bedrock form only: the fee overhead and scalar (ABI words 6 and 7). */
+  readonly overhead?: bigint;
+  readonly scalar?: bigint;
   readonly baseFeeScalar?: number;
   readonly blobBaseFeeScalar?: number;
   readonly operatorFeeScalar?: number;
@@ -65,7 +74,28 @@ export function parseL1Info(data: Hex, where = 'L1-info deposit'): L1Info {
   const selector = slice(data, 0, 4);
   const form = (Object.keys(l1InfoSelectors) as L1InfoForm[]).find((name) => l1InfoSelectors[name] === selector);
   if (!form) throw new FlashlogError('BLOCK_INVALID', `${where}: unknown selector ${selector}`);
-  if (form === 'bedrock') return { form };
+  if (form === 'bedrock') {
+    let args: readonly unknown[];
+    try {
+      args = decodeFunctionData({ abi: bedrockAbi, data }).args;
+    } catch {
+      throw new FlashlogError(
+        'BLOCK_INVALID',
+        `${where}: bedrock calldata must be 8 ABI words after the selector, got ${size(data)} bytes`,
+      );
+    }
+    const [l1BlockNumber, l1Timestamp, l1BaseFee, l1BlockHash, sequenceNumber, batcherHash, overhead, scalar] = args as [
+      bigint,
+      bigint,
+      bigint,
+      Hex,
+      bigint,
+      Hex,
+      bigint,
+      bigint,
+    ];
+    return { form, l1BlockNumber, l1Timestamp, l1BaseFee, l1BlockHash, sequenceNumber, batcherHash, overhead, scalar };
+  }
   const expected = l1InfoLength[form];
   // op-geth reads these forms with a lower bound only (a later fork may append fields).
   if (size(data) < expected)
@@ -79,6 +109,8 @@ export function parseL1Info(data: Hex, where = 'L1-info deposit'): L1Info {
     l1Timestamp: uint(data, 20, 8),
     l1BlockHash: slice(data, 100, 132),
     batcherHash: slice(data, 132, 164),
+    l1BaseFee: uint(data, 36, 32),
+    blobBaseFee: uint(data, 68, 32),
     ...(form === 'ecotone' ? {} : { operatorFeeScalar: Number(uint(data, 164, 4)), operatorFeeConstant: uint(data, 168, 8) }),
     ...(form === 'jovian' ? { daFootprintGasScalar: hexToNumber(slice(data, 176, 178)) } : {}),
   };

@@ -116,7 +116,11 @@ describe('SDM settlement (sdm.md § Settlement, Per-Recipient Deltas)', () => {
       [feeVaults.l1Fee, 10n ** 12n],
     ] as const)
       await state.putAccount(at(address), createAccount({ balance }));
-    const fees = { l1Cost: () => 0n, operatorCost: (gas: bigint) => gas * 700n + 1_000n };
+    const fees = {
+      l1Cost: () => 0n,
+      l1FeeAndGas: () => ({ l1Fee: 0n, l1GasUsed: 0n }),
+      operatorCost: (gas: bigint) => gas * 700n + 1_000n,
+    };
     const tx = {
       sender: at(sender.address),
       coinbase,
