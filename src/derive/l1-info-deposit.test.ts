@@ -53,6 +53,8 @@ describe('the L1-info deposit', () => {
         l1Timestamp: info.timestamp,
         l1BlockHash: info.hash,
         batcherHash: info.batcherHash,
+        l1BaseFee: info.baseFee,
+        blobBaseFee: info.blobBaseFee,
         ...(form === 'ecotone' ? {} : { operatorFeeScalar: 11, operatorFeeConstant: 12n }),
         ...(form === 'jovian' ? { daFootprintGasScalar: 13 } : {}),
       });

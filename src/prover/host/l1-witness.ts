@@ -243,7 +243,8 @@ export async function l1OriginOf(l2: CallRpc, l2BlockHash: Hex): Promise<bigint>
   if (BigInt(first.type) !== 0x7en)
     throw new FlashlogError('WITNESS_RPC', `${where}: its first transaction (type ${first.type}) is not the L1-info deposit`);
   const info = parseL1Info(first.input as Hex, `${where} L1-info deposit`);
-  if (info.l1BlockNumber === undefined)
+  // The Bedrock form is parsed (receipts' fee fields need it) but derivation starts at Ecotone.
+  if (info.form === 'bedrock' || info.l1BlockNumber === undefined)
     throw new FlashlogError(
       'FORK_UNSUPPORTED',
       `${where}: the L1-info deposit is of the ${info.form} form, derivation needs Ecotone or later`,
