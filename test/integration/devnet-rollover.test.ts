@@ -108,26 +108,38 @@ describe('devnet bounded history (--devnet-history-blocks)', () => {
     expect(Number(await rpc<Hex>(url, 'eth_getTransactionCount', [deposit.from, 'latest']))).toBe(1);
     // Contract storage written at the load's start (token balances, the workload's counter):
     // the token's supply is still all there, spread over the ten accounts.
-    const call = async (to: Hex, data: Hex) => rpc<Hex>(url, 'eth_call', [{ to, data }, 'latest']);
-    const supply = decodeFunctionResult({
-      abi: DevnetToken.abi,
-      functionName: 'totalSupply',
-      data: await call(net.load!.token, encodeFunctionData({ abi: DevnetToken.abi, functionName: 'totalSupply' })),
-    });
-    let held = 0n;
-    for (const account of net.accounts) {
-      held += decodeFunctionResult({
-        abi: DevnetToken.abi,
-        functionName: 'balanceOf',
-        data: await call(net.load!.token, encodeFunctionData({ abi: DevnetToken.abi, functionName: 'balanceOf', args: [account.address] })),
-      });
-    }
+    // Every call at one block: the load goes on sending tokens while they are read, so a sum read
+    // over several `latest` blocks may miss what moved between two of them.
+    const at = await rpc<Hex>(url, 'eth_blockNumber');
+    const call = async (to: Hex, data: Hex) => rpc<Hex>(url, 'eth_call', [{ to, data }, at]);
+    // At once, so the block is still in the window (it rolls over every few hundred ms here).
+    const [supply, balances] = await Promise.all([
+      call(net.load!.token, encodeFunctionData({ abi: DevnetToken.abi, functionName: 'totalSupply' })).then((data) =>
+        decodeFunctionResult({ abi: DevnetToken.abi, functionName: 'totalSupply', data }),
+      ),
+      Promise.all(
+        net.accounts.map(async (account) =>
+          decodeFunctionResult({
+            abi: DevnetToken.abi,
+            functionName: 'balanceOf',
+            data: await call(
+              net.load!.token,
+              encodeFunctionData({ abi: DevnetToken.abi, functionName: 'balanceOf', args: [account.address] }),
+            ),
+          }),
+        ),
+      ),
+    ]);
+    const held = balances.reduce((sum, balance) => sum + balance, 0n);
     expect(supply).toBeGreaterThan(0n);
     expect(held).toBe(supply);
     const counter = decodeFunctionResult({
       abi: DevnetWorkload.abi,
       functionName: 'counter',
-      data: await call(net.load!.workload, encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'counter' })),
+      data: await rpc<Hex>(url, 'eth_call', [
+        { to: net.load!.workload, data: encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'counter' }) },
+        'latest',
+      ]),
     });
     expect(counter).toBeGreaterThan(0n);
 
