@@ -27,21 +27,20 @@ import {
   parseAbi,
   slice,
   stringToHex,
-  toFunctionSelector,
   type Hex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { baseTimeDeposit, BASE_TIME_PREDEPLOY, DEPOSITOR_ACCOUNT } from '../../src/evm/op/basetime.ts';
+import { baseTimeDeposit, BASE_TIME_PREDEPLOY } from '../../src/evm/op/basetime.ts';
 import { DevnetBaseTime } from '../../src/devnet/contracts/bytecode.ts';
 import { denimGasParameters } from '../../src/derive/attributes.ts';
-import { encodeDeposit, sourceHash } from '../../src/derive/deposit-tx.ts';
-import { l1AttributesCalldata, l1BlockStorage, type L1Attributes } from '../../src/devnet/deposit.ts';
+import { l1BlockStorage } from '../../src/devnet/deposit.ts';
 import { executeBlock, type PayloadAttributes } from '../../src/evm/op/execute-block.ts';
 import { headerToRpc, type BlockHeader } from '../../src/evm/op/header.ts';
 import type { Receipt } from '../../src/evm/op/receipts.ts';
 import { forksAtGenesis, parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
 import { emptyTrieRoot } from '../../src/evm/op/witness-state.ts';
 import { addStateNodes, genesisWitness } from './full-state-witness.ts';
+import { testChainL1Attributes, testChainL1InfoDeposit } from './test-chain-l1.ts';
 
 export const CHAIN_ID = 84_538_453;
 export const GENESIS_TIME = 1_800_000_000n;
@@ -108,43 +107,8 @@ function compile(): { proxy: Hex; reader: Hex } {
   };
 }
 
-/** The L1 attributes of block `n`: a new L1 origin every third block. */
-function l1Attributes(n: bigint): L1Attributes {
-  const origin = n / 3n;
-  return {
-    l1Number: 21_000_000n + origin,
-    l1Timestamp: GENESIS_TIME - 12n + origin * 12n,
-    l1BaseFee: 7_000_000_000n + origin,
-    l1BlobBaseFee: 3n + origin,
-    l1Hash: keccak256(stringToHex(`flashlog denim chain L1 block ${origin}`)),
-    sequenceNumber: n % 3n,
-    batcherHash: pad('0x0ba5e0', { size: 32 }),
-    baseFeeScalar: 2_269,
-    blobBaseFeeScalar: 1_055_762,
-    operatorFeeScalar: 7,
-    operatorFeeConstant: 500n,
-  };
-}
-
-/** The L1-info deposit of block `n` in Jovian's form (`setL1BlockValuesJovian`, the DA footprint scalar 400 last). */
-function l1InfoDeposit(n: bigint): Hex {
-  const attributes = l1Attributes(n);
-  const data = concat([
-    toFunctionSelector('setL1BlockValuesJovian()'),
-    slice(l1AttributesCalldata(attributes), 4),
-    numberToHex(400, { size: 2 }),
-  ]);
-  return encodeDeposit({
-    sourceHash: sourceHash(1n, attributes.l1Hash, attributes.sequenceNumber),
-    from: DEPOSITOR_ACCOUNT,
-    to: L1_BLOCK,
-    mint: 0n,
-    value: 0n,
-    gas: 1_000_000n,
-    isSystemTx: false,
-    data,
-  });
-}
+const l1Attributes = (n: bigint) => testChainL1Attributes('denim', GENESIS_TIME, n);
+const l1InfoDeposit = (n: bigint) => testChainL1InfoDeposit('denim', GENESIS_TIME, n);
 
 /** What block `n` holds beyond its system deposits: its user transactions, signed in order. */
 type UserTx = { to: Hex | null; data?: Hex; value?: bigint; gas: bigint };

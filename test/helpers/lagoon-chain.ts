@@ -12,11 +12,9 @@
  * chooses (a sequencer's policy is its own: specs lagoon/sdm.md § Security Considerations).
  */
 import type { MerkleStateManager } from '@ethereumjs/statemanager';
-import { bytesToHex, concat, keccak256, numberToHex, pad, slice, stringToHex, toFunctionSelector, type Hex } from 'viem';
+import { bytesToHex, concat, keccak256, numberToHex, pad, stringToHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { DEPOSITOR_ACCOUNT } from '../../src/evm/op/basetime.ts';
-import { encodeDeposit, sourceHash } from '../../src/derive/deposit-tx.ts';
-import { l1AttributesCalldata, l1BlockStorage, type L1Attributes } from '../../src/devnet/deposit.ts';
+import { l1BlockStorage } from '../../src/devnet/deposit.ts';
 import { executeBlock, type PayloadAttributes } from '../../src/evm/op/execute-block.ts';
 import { headerToRpc, type BlockHeader } from '../../src/evm/op/header.ts';
 import { encodePostExecTx } from '../../src/evm/op/post-exec.ts';
@@ -24,6 +22,7 @@ import type { Receipt } from '../../src/evm/op/receipts.ts';
 import { forksAtGenesis, parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
 import { emptyTrieRoot } from '../../src/evm/op/witness-state.ts';
 import { addStateNodes, genesisWitness } from './full-state-witness.ts';
+import { testChainL1Attributes, testChainL1InfoDeposit } from './test-chain-l1.ts';
 
 export const CHAIN_ID = 901_125;
 export const GENESIS_TIME = 1_800_000_000n;
@@ -126,41 +125,8 @@ class RecordingWitness extends Map<Hex, Uint8Array> {
   }
 }
 
-function l1Attributes(n: bigint): L1Attributes {
-  const origin = n / 3n;
-  return {
-    l1Number: 21_000_000n + origin,
-    l1Timestamp: GENESIS_TIME - 12n + origin * 12n,
-    l1BaseFee: 7_000_000_000n + origin,
-    l1BlobBaseFee: 3n + origin,
-    l1Hash: keccak256(stringToHex(`flashlog lagoon chain L1 block ${origin}`)),
-    sequenceNumber: n % 3n,
-    batcherHash: pad('0x0ba5e0', { size: 32 }),
-    baseFeeScalar: 2_269,
-    blobBaseFeeScalar: 1_055_762,
-    operatorFeeScalar: 7,
-    operatorFeeConstant: 500n,
-  };
-}
-
-function l1InfoDeposit(n: bigint): Hex {
-  const attributes = l1Attributes(n);
-  const data = concat([
-    toFunctionSelector('setL1BlockValuesJovian()'),
-    slice(l1AttributesCalldata(attributes), 4),
-    numberToHex(400, { size: 2 }),
-  ]);
-  return encodeDeposit({
-    sourceHash: sourceHash(1n, attributes.l1Hash, attributes.sequenceNumber),
-    from: DEPOSITOR_ACCOUNT,
-    to: L1_BLOCK,
-    mint: 0n,
-    value: 0n,
-    gas: 1_000_000n,
-    isSystemTx: false,
-    data,
-  });
-}
+const l1Attributes = (n: bigint) => testChainL1Attributes('lagoon', GENESIS_TIME, n);
+const l1InfoDeposit = (n: bigint) => testChainL1InfoDeposit('lagoon', GENESIS_TIME, n);
 
 async function genesis() {
   const word = (value: bigint) => pad(numberToHex(value), { size: 32 });
