@@ -45,9 +45,32 @@ module.exports = {
       to: { path: '^src/devnet/' },
     },
     // No folder loops: the folders below depend one way. Lowest first:
-    //   schemas, wire, jsonrpc  <  evm  <  records  <  log  <  chain, view  <  execute, simulate, source  <  rpc, prover, devnet  <  streams
+    //   op  <  schemas, wire, jsonrpc  <  evm  <  records  <  log  <  chain, view  <  execute, simulate, source  <  rpc, prover, devnet  <  streams
     // (records/ is the log's contract: every topic's schema, value type, fast check and encoder, and
     // the catalogue the JSON Schemas come from. log/ and the domains above read it; it reads none of them.)
+    // The OP Stack protocol (src/op/: rollup configs and the chains' fork ladders, the header, the
+    // L1-info deposit, BaseTime, the base fee, the L1 cost, the DA footprint, the receipts' fee
+    // fields, the known transaction types and Lagoon's post-exec codec) is the floor every folder
+    // that speaks OP stands on: derive/, evm/, source/, checker/, execute/, simulate/, prover/,
+    // rpc/, view/ and the devnet. It imports nothing of src/ but the error catalogue, and does no I/O.
+    {
+      name: 'op-is-the-protocol-floor',
+      severity: 'error',
+      comment:
+        'src/op/ (the OP Stack protocol) imports nothing of src/ but src/errors.ts: no engine (evm/), derivation, source, checker, prover, upstream client (jsonrpc/) or server; nothing of streams/.',
+      from: { path: '^src/op/', pathNot: notTests },
+      to: { path: '^(src|streams)/', pathNot: '^src/op/|^src/errors[.]ts$' },
+    },
+    {
+      name: 'op-does-no-io-and-runs-no-evm',
+      severity: 'error',
+      comment:
+        "src/op/ computes from what it is given: no files, sockets, HTTP (an RPC call is the prover host's, src/prover/host/witness-rpc.ts), workers, child processes, broker or EVM.",
+      from: { path: '^src/op/', pathNot: notTests },
+      to: {
+        path: '^(node:)?(http|https|http2|net|tls|dgram|dns|fs|fs/promises|worker_threads|child_process)$|node_modules/(ws|kafkajs|@nomicfoundation/edr|@ethereumjs/(vm|evm|statemanager|blockchain))/',
+      },
+    },
     {
       name: 'no-folder-loop:schemas-and-wire-are-the-bottom',
       severity: 'error',
@@ -81,9 +104,9 @@ module.exports = {
       name: 'evm-is-below-every-engine',
       severity: 'error',
       comment:
-        "src/evm/ holds the EVMs flashlog runs: the OP engine (op/: fork ladders and rules, stateless execution from a witness), the ethereumjs additions, EDR's one provider setup and the one receipt encoder. execute/, simulate/, the prover, the checker, the sources, the devnet and rpc/ use it; it imports nothing of src/ but the error catalogue, the shared schemas and the JSON-RPC caller's type.",
+        "src/evm/ holds the EVMs flashlog runs (engines only): the OP engine (op/: stateless execution of a block from its witness, with the protocol's rules from src/op/), the ethereumjs additions, EDR's one provider setup and the one receipt encoder. execute/, simulate/, the prover, the checker, the sources, the devnet and rpc/ use it; it imports nothing of src/ but the protocol (src/op/), the error catalogue, the shared schemas and the JSON-RPC caller's type.",
       from: { path: '^src/evm/', pathNot: notTests },
-      to: { path: '^(src|streams)/', pathNot: '^src/evm/|^src/errors[.]ts$|^src/schemas/|^src/jsonrpc/protocol[.]ts$' },
+      to: { path: '^(src|streams)/', pathNot: '^src/evm/|^src/op/|^src/errors[.]ts$|^src/schemas/|^src/jsonrpc/protocol[.]ts$' },
     },
     {
       name: 'no-folder-loop:chain-and-view-below-engines',

@@ -48,7 +48,7 @@ const FILLER = 150;
 const BASE_BLOCKS = 6_000;
 const TIMEOUT_S = 1_740;
 const ROUNDS = 2;
-const cacheDir = fileURLToPath(new URL('./.cache/', import.meta.url));
+const cacheDir = fileURLToPath(new URL('.cache/', import.meta.url));
 const round2 = (value: number) => Number(value.toFixed(2));
 
 /** The faster of ROUNDS derivations (wall and CPU time of the same one): the least disturbed by the machine's other load. */

@@ -8,9 +8,9 @@
 import { writeFileSync } from 'node:fs';
 import type { Hex } from 'viem';
 import { createDevnet } from '../src/devnet/devnet.ts';
-import { devnetRollupConfig } from '../src/evm/op/chains.ts';
-import { fixtureJsonFromRpc } from '../src/evm/op/fixture.ts';
-import { collectBlockWitness } from '../src/evm/op/witness-rpc.ts';
+import { devnetRollupConfig } from '../src/op/chains.ts';
+import { fixtureJsonFromRpc } from '../src/prover/host/fixture.ts';
+import { collectBlockWitness } from '../src/prover/host/witness-rpc.ts';
 
 const out = process.argv[2] ?? 'examples/devnet-block.json';
 const devnet = await createDevnet({ load: 20, blockTimeMs: 1000 });

@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import { createClient, http } from 'viem';
 import { ConfigError, errorMessage, FlashlogError } from '../src/errors.ts';
 import type { Config } from '../src/config/settings.ts';
-import { knownRollupConfigs } from '../src/evm/op/chains.ts';
+import { knownRollupConfigs } from '../src/op/chains.ts';
 import { compareHeaders, fieldWidth, formatComparison } from '../src/evm/op/compare.ts';
 import { executeBlock } from '../src/evm/op/execute-block.ts';
-import { fixtureFromRpc, readBlockFixture, type BlockFixture } from '../src/evm/op/fixture.ts';
-import { collectBlockWitness } from '../src/evm/op/witness-rpc.ts';
+import { fixtureFromRpc, readBlockFixture, type BlockFixture } from '../src/prover/host/fixture.ts';
+import { collectBlockWitness } from '../src/prover/host/witness-rpc.ts';
 import type { Command } from './command.ts';
 
 /** The block from an L2 node (--l2-rpc, --block-number), with the chain's rules built in or from --rollup-config. */

@@ -12,8 +12,8 @@ import { collectWitness } from '../src/prover/host/witness.ts';
 import { createScheduleCheck } from '../src/prover/host/schedule-check.ts';
 import type { DerivationSources } from '../src/prover/host/l1-witness.ts';
 import { httpCallRpc } from '../src/jsonrpc/protocol.ts';
-import { knownRollupConfigs } from '../src/evm/op/chains.ts';
-import { parseRollupConfig, type RollupConfig } from '../src/evm/op/rollup-config.ts';
+import { knownRollupConfigs } from '../src/op/chains.ts';
+import { parseRollupConfig, type RollupConfig } from '../src/op/rollup-config.ts';
 import { serviceSettings, type Command } from './command.ts';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { parseBlockFixture } from '../../src/evm/op/fixture.ts';
+import { parseBlockFixture } from '../../src/prover/host/fixture.ts';
 
 const [mode, ...files] = process.argv.slice(2);
 const fixtures = files.map((file) => parseBlockFixture(JSON.parse(readFileSync(file, 'utf8')), basename(file)));

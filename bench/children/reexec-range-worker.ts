@@ -9,8 +9,8 @@ import { parentPort } from 'node:worker_threads';
 import type { Hex } from 'viem';
 import { errorMessage } from '../../src/errors.ts';
 import { executeBlock } from '../../src/evm/op/execute-block.ts';
-import { decodeHeaderRlp } from '../../src/evm/op/header.ts';
-import type { RollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { decodeHeaderRlp } from '../../src/op/header.ts';
+import type { RollupConfig } from '../../src/op/rollup-config.ts';
 import { unpackWitness, type FromWorker, type ToWorker } from '../../src/prover/enclave/reexec-jobs.ts';
 
 const port = parentPort!;

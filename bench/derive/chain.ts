@@ -5,7 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { encodeChannelOut, type BatchBlock, type BatchKind } from '../../src/derive/channel-out.ts';
 import { derivationConfigOf } from '../../src/derive/derivation-config.ts';
 import { deriveBlocks, type DeriveSafeHead } from '../../src/derive/pipeline.ts';
-import { forksAtGenesis, parseRollupConfig, type RollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { forksAtGenesis, parseRollupConfig, type RollupConfig } from '../../src/op/rollup-config.ts';
 import { l1SourceFromPreimages } from '../../src/prover/enclave/l1-preimages.ts';
 import { preimageStore } from '../../src/prover/enclave/preimage-store.ts';
 import {

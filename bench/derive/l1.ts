@@ -20,7 +20,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { encodeBlob } from '../../src/derive/blob-encoder.ts';
-import { encodeHeader } from '../../src/evm/op/header.ts';
+import { encodeHeader } from '../../src/op/header.ts';
 import { encodeReceipt, logsBloom, orBlooms, type ConsensusReceipt } from '../../src/evm/receipts.ts';
 import { blobKey, digestKey, type Preimage } from '../../src/prover/enclave-protocol.ts';
 

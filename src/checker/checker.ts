@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Hex } from 'viem';
-import { BASE_TIME_PREDEPLOY } from '../evm/op/basetime.ts';
+import { BASE_TIME_PREDEPLOY } from '../op/basetime.ts';
 import { errorMessage } from '../errors.ts';
 import type { Registry } from '../obs/metrics.ts';
 import { CheckerChainMismatchError, createChainWatch } from './chains.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeFunctionData, erc20Abi, keccak256, numberToHex, toHex, type Hex } from 'viem';
-import { BASE_TIME_PREDEPLOY } from '../evm/op/basetime.ts';
+import { BASE_TIME_PREDEPLOY } from '../op/basetime.ts';
 import { firstTransactionsOf, identityKey, identityOf, relate, statePlan, TRANSFER_TOPIC } from './snapshot.ts';
 
 const h = (label: string): Hex => keccak256(toHex(label));

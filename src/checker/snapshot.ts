@@ -1,5 +1,5 @@
 import { encodeFunctionData, erc20Abi, numberToHex, toEventSelector, type Hex } from 'viem';
-import { BASE_TIME_PREDEPLOY, baseTimeAbi } from '../evm/op/basetime.ts';
+import { BASE_TIME_PREDEPLOY, baseTimeAbi } from '../op/basetime.ts';
 import type { Answer, BlockShape } from './compare.ts';
 
 /**

@@ -2,8 +2,8 @@ import { bytesToHex, hexToBytes, pad, type Hex } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
 import { configLog, configPayload, depositLog, ecotoneScalar, portal, systemConfigAddress } from '../../test/helpers/l1-logs.ts';
-import { parseL1Info } from '../evm/op/l1-info.ts';
-import { parseRollupConfig } from '../evm/op/rollup-config.ts';
+import { parseL1Info } from '../op/l1-info.ts';
+import { parseRollupConfig } from '../op/rollup-config.ts';
 import { attributesFor, l1BlobBaseFee, type L1Epoch } from './attributes.ts';
 import type { SystemConfig } from './system-config.ts';
 

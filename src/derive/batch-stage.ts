@@ -1,5 +1,5 @@
 import type { Hex } from 'viem';
-import { rulesAt, type RollupConfig } from '../evm/op/rollup-config.ts';
+import { rulesAt, type RollupConfig } from '../op/rollup-config.ts';
 import { checkSingularBatch, type BatchValidityRules, type BatchVerdict } from './batch-validity.ts';
 import type { ChannelBatch } from './channel.ts';
 import type { DerivationConfig } from './derivation-config.ts';

@@ -1,6 +1,6 @@
 import type { Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { parseRollupConfig } from '../evm/op/rollup-config.ts';
+import { parseRollupConfig } from '../op/rollup-config.ts';
 import { checkSingularBatch, type BatchCheck } from './batch-validity.ts';
 
 const rollup = parseRollupConfig({

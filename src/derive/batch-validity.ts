@@ -1,5 +1,5 @@
 import { bytesToHex, type Hex } from 'viem';
-import { rulesAt, type RollupConfig } from '../evm/op/rollup-config.ts';
+import { rulesAt, type RollupConfig } from '../op/rollup-config.ts';
 import { nextTimestamp } from './schedule.ts';
 import type { SingularBatch } from './singular-batch.ts';
 

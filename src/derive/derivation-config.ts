@@ -1,6 +1,6 @@
 import { pad, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
-import type { RollupConfig } from '../evm/op/rollup-config.ts';
+import type { RollupConfig } from '../op/rollup-config.ts';
 import type { L1BlockHeader } from './l1-source.ts';
 import { defaultChannelTimeoutBedrock } from './rules.ts';
 import type { SpanBatchChain } from './span-batch.ts';

@@ -1,8 +1,8 @@
 import { decodeFunctionData, pad, parseAbi, size, type Hex } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
-import { parseL1Info } from '../evm/op/l1-info.ts';
-import { parseRollupConfig, rulesAt } from '../evm/op/rollup-config.ts';
+import { parseL1Info } from '../op/l1-info.ts';
+import { parseRollupConfig, rulesAt } from '../op/rollup-config.ts';
 import { encodeDeposit, sourceDomain, sourceHash } from './deposit-tx.ts';
 import { l1BlockInfoOf, l1InfoCalldataOf, l1InfoDeposit, l1InfoFormAt, type L1BlockInfo } from './l1-info-deposit.ts';
 import type { SystemConfig } from './system-config.ts';

@@ -1,6 +1,6 @@
 import { concat, hexToBigInt, hexToNumber, numberToHex, pad, slice, type Hex } from 'viem';
-import type { BlockRules } from '../evm/op/rollup-config.ts';
-import { l1InfoSelectors, type L1InfoForm } from '../evm/op/l1-info.ts';
+import type { BlockRules } from '../op/rollup-config.ts';
+import { l1InfoSelectors, type L1InfoForm } from '../op/l1-info.ts';
 import { FlashlogError } from '../errors.ts';
 import { sourceDomain, sourceHash, type Deposit } from './deposit-tx.ts';
 import { ecotoneScalarError, type SystemConfig } from './system-config.ts';
@@ -9,7 +9,7 @@ import { ecotoneScalarError, type SystemConfig } from './system-config.ts';
  * The L1-info deposit that opens every L2 block (specs/protocol/deposits.md "L1 Attributes
  * Deposited Transaction"; ecotone/isthmus/jovian `l1-attributes.md`). One builder for derivation
  * and for the devnet. The calldata layouts are documented beside their parser,
- * src/evm/op/l1-info.ts; Bedrock's is the ABI call
+ * src/op/l1-info.ts; Bedrock's is the ABI call
  * `setL1BlockValues(number, timestamp, basefee, hash, sequenceNumber, batcherHash, l1FeeOverhead, l1FeeScalar)`.
  *
  * A fork's first block still carries the previous fork's form: the L1Block code that takes the new

@@ -11,7 +11,7 @@ import {
   memoryL1RollupFields,
   signedTransfer,
 } from '../../test/helpers/memory-l1.ts';
-import { forksAtGenesis, parseRollupConfig } from '../evm/op/rollup-config.ts';
+import { forksAtGenesis, parseRollupConfig } from '../op/rollup-config.ts';
 import type { BatchBlock } from './channel-out.ts';
 import { derivationConfigOf } from './derivation-config.ts';
 import { deriveBlocks, type DerivedBlock, type DeriveSafeHead } from './pipeline.ts';

@@ -2,7 +2,7 @@ import { keccak256, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { configLog, configPayload, depositLog } from '../../test/helpers/l1-logs.ts';
-import { forksAtGenesis, parseRollupConfig } from '../evm/op/rollup-config.ts';
+import { forksAtGenesis, parseRollupConfig } from '../op/rollup-config.ts';
 import {
   batcherTxs,
   l1Hash,

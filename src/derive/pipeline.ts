@@ -1,6 +1,6 @@
 import { hexToBytes, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
-import { rulesAt, type RollupConfig } from '../evm/op/rollup-config.ts';
+import { rulesAt, type RollupConfig } from '../op/rollup-config.ts';
 import { attributesFor, l1BlobBaseFee, type PayloadAttributes } from './attributes.ts';
 import { batcherFramesOf } from './batcher-txs.ts';
 import { createChannelBank, type ChannelBank, type ChannelEvent } from './channel-bank.ts';

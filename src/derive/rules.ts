@@ -1,4 +1,4 @@
-import { rulesAt, type RollupConfig } from '../evm/op/rollup-config.ts';
+import { rulesAt, type RollupConfig } from '../op/rollup-config.ts';
 import type { ChannelRules } from './channel-bank.ts';
 import type { ChannelReadRules } from './channel.ts';
 

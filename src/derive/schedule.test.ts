@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forksAtGenesis, parseRollupConfig } from '../evm/op/rollup-config.ts';
+import { forksAtGenesis, parseRollupConfig } from '../op/rollup-config.ts';
 import { isDenimBlock, l2ScheduleOf, nextTimestamp, priorBlocksNeeded } from './schedule.ts';
 
 /**

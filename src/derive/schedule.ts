@@ -1,5 +1,5 @@
 import { FlashlogError } from '../errors.ts';
-import { rulesAt, type RollupConfig } from '../evm/op/rollup-config.ts';
+import { rulesAt, type RollupConfig } from '../op/rollup-config.ts';
 
 /**
  * The L2 block schedule: the time of every L2 block from the rollup config and its number alone

@@ -1,7 +1,7 @@
 import { bytesToHex, hexToBytes, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
-import { encodePostExecTx } from '../evm/op/post-exec.ts';
+import { encodePostExecTx } from '../op/post-exec.ts';
 import { decodeRawSpanBatch, deriveSpanBatch, encodeRawSpanBatch, type RawSpanBatch } from './span-batch.ts';
 import { spanBatchTxsOf, type SpanBatchTxs } from './span-batch-txs.ts';
 import { sequencerTransactionProblem } from './batch-validity.ts';

@@ -1,6 +1,6 @@
 import { slice, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { parseRollupConfig } from '../evm/op/rollup-config.ts';
+import { parseRollupConfig } from '../op/rollup-config.ts';
 import { checkSpanBatch, type SpanBatchCheck } from './span-batch-validity.ts';
 
 const rollup = parseRollupConfig({

@@ -1,5 +1,5 @@
 import { slice, type Hex } from 'viem';
-import { rulesAt } from '../evm/op/rollup-config.ts';
+import { rulesAt } from '../op/rollup-config.ts';
 import { sequencerTransactionProblem, type BatchValidityRules, type BatchVerdict, type L1BlockRef } from './batch-validity.ts';
 import type { SpanBatch } from './span-batch.ts';
 

@@ -17,7 +17,7 @@ import type { CompressionAlgo } from '../derive/channel.ts';
 import type { SpanBatchChain } from '../derive/span-batch.ts';
 import { errorMessage } from '../errors.ts';
 import { createKzgThread, type KzgThread } from './kzg-thread.ts';
-import { l1InfoCalldata, parseL1Info } from '../evm/op/l1-info.ts';
+import { l1InfoCalldata, parseL1Info } from '../op/l1-info.ts';
 import { createUpstream } from '../jsonrpc/upstream.ts';
 
 /**

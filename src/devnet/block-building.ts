@@ -12,7 +12,7 @@ import {
   type MinedBlock,
   type MinedReceipt,
 } from './sent-flashblock.ts';
-import { headerFromRpc, headerHash as hashHeader, type HeaderField } from '../evm/op/header.ts';
+import { headerFromRpc, headerHash as hashHeader, type HeaderField } from '../op/header.ts';
 
 /** The header fields of an Isthmus (Prague) block, as EDR answers eth_getBlockByNumber (hex strings). */
 export type HeaderFields = Readonly<Record<HeaderField, Hex>>;
@@ -20,7 +20,7 @@ export type HeaderFields = Readonly<Record<HeaderField, Hex>>;
 /**
  * The hash of a flashblock's header between the first and the last of a block: that block so far
  * is never mined as such, so no engine gives its hash. The header codec is the stateless
- * executor's (src/evm/op/header.ts); devnet.test.ts checks it against EDR's hashes.
+ * executor's (src/op/header.ts); devnet.test.ts checks it against EDR's hashes.
  */
 export const headerHash = (header: HeaderFields): Hex => hashHeader(headerFromRpc(header, 'devnet header'));
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { DevnetBaseTime } from './contracts/bytecode.ts';
-import { BASE_TIME_PREDEPLOY } from '../evm/op/basetime.ts';
+import { BASE_TIME_PREDEPLOY } from '../op/basetime.ts';
 import { createDenimProducer, type DenimBlock } from './denim-producer.ts';
 import { denimDispatch, type DenimHeads } from './denim-rpc.ts';
 import { createDenimSubscriptions } from './denim-subscriptions.ts';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { keccak256, numberToHex, toHex, type Hex } from 'viem';
-import { baseTimeDeposit } from '../evm/op/basetime.ts';
+import { baseTimeDeposit } from '../op/basetime.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 import { l1AttributesDeposit } from './deposit.ts';
 import type { Engine } from './edr-chain.ts';
@@ -62,7 +62,7 @@ interface MinedBlock {
  * uint64(number). On Base it is the depositor account (0xdead…0001), but EDR refuses a deposit from
  * an account whose nonce is not 0, so each block needs a fresh sender, as the L1-attributes deposit
  * does (deposit.ts). Everything else is Base's deposit, built by the one function the stateless
- * executor's Denim tests build it with (`baseTimeDeposit`, src/evm/op/basetime.ts).
+ * executor's Denim tests build it with (`baseTimeDeposit`, src/op/basetime.ts).
  */
 export function baseTimeSender(number: bigint): Hex {
   return `0xdeaddeaddeaddeaddeadba5e${number.toString(16).padStart(16, '0')}`;

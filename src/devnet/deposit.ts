@@ -42,7 +42,7 @@ const isthmusRules = {
   activationBlock: () => false,
 };
 
-/** Calldata of `setL1BlockValuesIsthmus()` (layout in src/evm/op/l1-info.ts), by derivation's one builder. */
+/** Calldata of `setL1BlockValuesIsthmus()` (layout in src/op/l1-info.ts), by derivation's one builder. */
 export function l1AttributesCalldata(attributes: L1Attributes): Hex {
   return l1InfoCalldataOf(l1BlockInfo(attributes), 'isthmus');
 }

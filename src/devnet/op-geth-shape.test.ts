@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { serializeTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
 import { schemaErrors } from '../../test/helpers/openrpc-schema.ts';
-import { headerHash, headerToRpc, type BlockHeader } from '../evm/op/header.ts';
+import { headerHash, headerToRpc, type BlockHeader } from '../op/header.ts';
 import { goEthereumSize, pendingBlockAsLatest, shapeHeader, shapeTransaction } from './op-geth-shape.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { hexToBigInt, numberToHex, type Hex } from 'viem';
 import { blockSize, type RpcWithdrawal } from '../rpc/header-fields.ts';
 import { rawTransaction } from '../source/raw-transaction.ts';
-import { headerFromRpc, headerHash } from '../evm/op/header.ts';
+import { headerFromRpc, headerHash } from '../op/header.ts';
 import { BLOCK_NUMBER_AT } from './sealed-view.ts';
 
 /**

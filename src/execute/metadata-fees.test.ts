@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { keccak256, numberToHex, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { startBlock, type AssembledBlock } from '../chain/assemble.ts';
-import { parseRollupConfig, type RollupConfig } from '../evm/op/rollup-config.ts';
+import { parseRollupConfig, type RollupConfig } from '../op/rollup-config.ts';
 import { flashblockSchema } from '../schemas/flashblock.ts';
 import { sharedPath } from '../../test/helpers/shared.ts';
 import { createMetadataExecutor } from './metadata.ts';

@@ -1,16 +1,16 @@
 import { parseTransaction, type Hex, type TransactionSerialized } from 'viem';
 import { errorMessage } from '../errors.ts';
-import { knownRollupConfigs } from '../evm/op/chains.ts';
-import { l1InfoCalldata, parseL1Info, type L1InfoForm } from '../evm/op/l1-info.ts';
-import { receiptFeesOf, type ReceiptFeesOf } from '../evm/op/receipt-fees.ts';
-import { forksAtGenesis, rulesAt, type RollupConfig, type SharedFork } from '../evm/op/rollup-config.ts';
+import { knownRollupConfigs } from '../op/chains.ts';
+import { l1InfoCalldata, parseL1Info, type L1InfoForm } from '../op/l1-info.ts';
+import { receiptFeesOf, type ReceiptFeesOf } from '../op/receipt-fees.ts';
+import { forksAtGenesis, rulesAt, type RollupConfig, type SharedFork } from '../op/rollup-config.ts';
 import { ExecutionError } from './execution-error.ts';
 
 /**
  * Which chain rules the metadata executor fills a block's receipt fee fields with:
  * 1. the rollup config it was given;
  * 2. else the built-in config of the chain id the block's first signed transaction names
- *    (src/evm/op/chains.ts: OP Mainnet and Sepolia, Unichain and Unichain Sepolia, Base, the devnet);
+ *    (src/op/chains.ts: OP Mainnet and Sepolia, Unichain and Unichain Sepolia, Base, the devnet);
  * 3. else, as the local executor runs an unknown chain at one fixed fork (EDR's `isthmus` unless
  *    told), every fork through the one the L1-info deposit's form names: Jovian for the Jovian form,
  *    Isthmus for the Isthmus form, Holocene (so Fjord's fee) for the Ecotone form, Delta for the

@@ -8,10 +8,10 @@ import {
   type TransactionSerialized,
 } from 'viem';
 import type { AssembledBlock } from '../chain/assemble.ts';
-import { rpcReceiptFees, type ReceiptFeesOf } from '../evm/op/receipt-fees.ts';
-import type { RollupConfig } from '../evm/op/rollup-config.ts';
-import { unknownTxType } from '../evm/op/tx-types.ts';
-import { isPostExecTx } from '../evm/op/post-exec.ts';
+import { rpcReceiptFees, type ReceiptFeesOf } from '../op/receipt-fees.ts';
+import type { RollupConfig } from '../op/rollup-config.ts';
+import { unknownTxType } from '../op/tx-types.ts';
+import { isPostExecTx } from '../op/post-exec.ts';
 import { createOnceLogger, type Logger } from '../obs/logger.ts';
 import { counter, type Registry } from '../obs/metrics.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
@@ -38,7 +38,7 @@ import { pendingLog } from './pending-receipt.ts';
  *   and blob base fee, Isthmus's operator fee parameters, Jovian's daFootprintGasScalar and
  *   blobGasUsed), as op-geth derives them: from the block's L1-info deposit (transaction 0), the
  *   transaction's signed bytes and the chain's fork rules at the block's timestamp
- *   (src/evm/op/receipt-fees.ts; which rules: metadata-fees.ts).
+ *   (src/op/receipt-fees.ts; which rules: metadata-fees.ts).
  * The state diff holds balances from
  * `new_account_balances` (op-rbuilder fills it from the builder's bundle state: every account
  * touched in the block so far) and each sender's nonce after its last transaction so far (the
@@ -63,7 +63,7 @@ interface Running {
   /** Every receipt of the block so far, in order: the receipts root is over all of them. */
   receipts: RpcReceipt[];
   /**
-   * Position of the block's first transaction of a type flashlog does not know (src/evm/op/tx-types.ts):
+   * Position of the block's first transaction of a type flashlog does not know (src/op/tx-types.ts):
    * from there on the block's receipts stop (they cover a prefix of its transactions) and the
    * receipts root is not checked, its receipt's encoding being unknown.
    */

@@ -1,4 +1,4 @@
-import { knownRollupConfigs } from '../evm/op/chains.ts';
+import { knownRollupConfigs } from '../op/chains.ts';
 
 /**
  * What the host and the enclave agree on before any preimage is read: the local keys the host

@@ -10,8 +10,8 @@ import {
   opSepoliaRollupConfig,
   unichainRollupConfig,
   unichainSepoliaRollupConfig,
-} from '../evm/op/chains.ts';
-import { parseRollupConfig } from '../evm/op/rollup-config.ts';
+} from '../op/chains.ts';
+import { parseRollupConfig } from '../op/rollup-config.ts';
 import { chainNames, configHashes, configHashOfChain, configHashOfRollup } from './config-hash.ts';
 
 /**

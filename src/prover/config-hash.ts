@@ -1,6 +1,6 @@
 import { encodePacked, keccak256, type Address, type Hex } from 'viem';
-import { knownRollupConfigs } from '../evm/op/chains.ts';
-import type { RollupConfig } from '../evm/op/rollup-config.ts';
+import { knownRollupConfigs } from '../op/chains.ts';
+import type { RollupConfig } from '../op/rollup-config.ts';
 
 /**
  * `PerChainConfig::marshal_binary` (212 bytes, big-endian), from Base's nitro enclave (originally

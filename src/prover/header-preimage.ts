@@ -1,7 +1,7 @@
 import { bytesToHex, keccak256, type Hex } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../errors.ts';
-import { decodeHeaderRlp, encodeHeader, headerFromRpc, type BlockHeader } from '../evm/op/header.ts';
+import { decodeHeaderRlp, encodeHeader, headerFromRpc, type BlockHeader } from '../op/header.ts';
 
 /**
  * Block headers as their RLP list (the Ethereum yellow paper order plus the London, Shanghai,
@@ -23,7 +23,7 @@ export interface DecodedHeader {
 
 /**
  * A header's fields the enclave reads, from its RLP (a keccak preimage), through the stateless
- * executor's header codec (src/evm/op/header.ts), the one codec of the project.
+ * executor's header codec (src/op/header.ts), the one codec of the project.
  */
 export function decodeHeader(rlp: Hex | Uint8Array, what = 'header'): DecodedHeader {
   const hex = typeof rlp === 'string' ? rlp : bytesToHex(rlp);
@@ -47,7 +47,7 @@ export function decodeHeader(rlp: Hex | Uint8Array, what = 'header'): DecodedHea
 /**
  * A JSON-RPC block (eth_getBlockByNumber/Hash) as the prover host reads it: the hash and the
  * fields it links and roots by; every header field is checked by the one header parser
- * (`headerFromRpc`, src/evm/op/header.ts) when `headerRlpFromRpc` rebuilds the RLP.
+ * (`headerFromRpc`, src/op/header.ts) when `headerRlpFromRpc` rebuilds the RLP.
  */
 export const rpcHeaderSchema = z.looseObject({
   hash: z.string().regex(/^0x[0-9a-fA-F]{64}$/),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseRollupConfig } from '../evm/op/rollup-config.ts';
-import { baseMainnetRollupConfig } from '../evm/op/chains.ts';
+import { parseRollupConfig } from '../op/rollup-config.ts';
+import { baseMainnetRollupConfig } from '../op/chains.ts';
 import { activatedScheduleId, contractUpgrades, nextScheduleLink, scheduleIdOf, upgradeScheduleOf, zeroScheduleId } from './schedule-id.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { encodeAbiParameters, keccak256, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
-import type { RollupConfig } from '../evm/op/rollup-config.ts';
+import type { RollupConfig } from '../op/rollup-config.ts';
 
 /**
  * The upgrade-schedule commitment a proof binds to (`scheduleId`, the last 32 bytes of the TEE

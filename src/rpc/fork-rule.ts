@@ -1,6 +1,6 @@
 import type { Upstream } from '../jsonrpc/upstream.ts';
-import { knownRollupConfigs } from '../evm/op/chains.ts';
-import { rulesAt } from '../evm/op/rollup-config.ts';
+import { knownRollupConfigs } from '../op/chains.ts';
+import { rulesAt } from '../op/rollup-config.ts';
 import type { PendingBlock } from '../view/state.ts';
 
 /**
@@ -9,7 +9,7 @@ import type { PendingBlock } from '../view/state.ts';
  * `specs/protocol/subblocks.md` @43a681ec), so the rebuilt header cannot be checked against it.
  * op-reth decides from its chain spec (`reth-optimism-flashblocks` builds the pending block with
  * the chain's EVM config, `src/worker.rs` @017b9d3f); flashlog does the same in two steps:
- * 1. the chain's fork schedule, when its rollup config is known by chain id (src/evm/op/chains.ts:
+ * 1. the chain's fork schedule, when its rollup config is known by chain id (src/op/chains.ts:
  *    OP Mainnet and Sepolia, Unichain and Unichain Sepolia, Base, the devnet);
  * 2. else the sealed parent, as the upstream gives it: forks only ever switch on, so a parent with
  *    `requestsHash` has a child with one (wrong only for the first Isthmus block of an unknown

@@ -5,7 +5,7 @@ import { base } from 'viem/chains';
 import { parseTransaction, serializeTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
 import { apply, initialViewState, type PendingBlock } from '../view/state.ts';
-import { headerFromRpc, headerHash } from '../evm/op/header.ts';
+import { headerFromRpc, headerHash } from '../op/header.ts';
 import { orderedTrieRoot } from '../evm/receipts.ts';
 import { blockBuilder, signedTransfers } from '../../test/helpers/view-records.ts';
 import { assertSchemaValid, schemaErrors } from '../../test/helpers/openrpc-schema.ts';

@@ -5,8 +5,8 @@ import { maxPendingBlocks, type PendingBlock } from '../view/state.ts';
 import { ZERO_HASH } from '../schemas/hex.ts';
 import { createGrowingRoots, emptyUnclesHash, isNotGiven, rebuildHeaderFields, type RebuiltHeaderFields } from './header-fields.ts';
 import { formatPostExecTransaction, servedTransactions } from './post-exec.ts';
-import { isPostExecTx } from '../evm/op/post-exec.ts';
-import { unknownTxType } from '../evm/op/tx-types.ts';
+import { isPostExecTx } from '../op/post-exec.ts';
+import { unknownTxType } from '../op/tx-types.ts';
 
 /**
  * Wire formatting of the view's pending data into JSON-RPC objects: the one place where the

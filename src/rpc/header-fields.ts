@@ -1,7 +1,7 @@
 import { bytesToHex, fromRlp, hexToBytes, hexToNumber, keccak256, numberToHex, sha256, size, slice, toRlp, type Hex } from 'viem';
 import { MerklePatriciaTrie } from '@ethereumjs/mpt';
 import { RLP } from '@ethereumjs/rlp';
-import { encodeHeader, headerHash, type BlockHeader } from '../evm/op/header.ts';
+import { encodeHeader, headerHash, type BlockHeader } from '../op/header.ts';
 import { orderedTrieRoot } from '../evm/receipts.ts';
 import type { PendingBlock } from '../view/state.ts';
 

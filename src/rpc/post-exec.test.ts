@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { keccak256, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { extendBlock, startBlock, type AssembledBlock } from '../chain/assemble.ts';
-import { encodePostExecTx } from '../evm/op/post-exec.ts';
+import { encodePostExecTx } from '../op/post-exec.ts';
 import { createMetadataExecutor } from '../execute/metadata.ts';
 import { blockRecords, blockRecordSchema } from '../records/blocks.ts';
 import { topics } from '../records/topics.ts';

@@ -1,6 +1,6 @@
 import { Common, Hardfork, Mainnet, createCommonFromGethGenesis, type GethGenesis } from '@ethereumjs/common';
 import { customCrypto, rip7212 } from '../evm/ethereumjs.ts';
-import type { RollupConfig } from '../evm/op/rollup-config.ts';
+import type { RollupConfig } from '../op/rollup-config.ts';
 import { rollupConfigOfChain, rollupConfigOfGenesis } from './op-fees.ts';
 
 /**
@@ -22,7 +22,7 @@ const P256VERIFY = '0x0000000000000000000000000000000000000100';
  * The rules of an OP Stack chain known only by its ID (flashlog's chains: Base, the devnet): one
  * fixed Ethereum hardfork for every simulated block (Isthmus runs Prague's EVM), plus RIP-7212's
  * P256VERIFY at 0x100 from Prague on (where EIP-7951 is not active: Osaka's 6,900-gas version
- * then serves it). A chain whose rollup config flashlog knows (src/evm/op/chains.ts) also
+ * then serves it). A chain whose rollup config flashlog knows (src/op/chains.ts) also
  * charges the OP fees by its fork schedule.
  *
  * @example fixedRules(8453n, 'prague')

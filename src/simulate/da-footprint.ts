@@ -1,12 +1,12 @@
 import type { TypedTransaction } from '@ethereumjs/tx';
 import { bytesToHex, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
-import { daFootprintOf } from '../evm/op/da-footprint.ts';
+import { daFootprintOf } from '../op/da-footprint.ts';
 import { txBytes } from './simulated-block.ts';
 
 /**
  * A simulated Jovian block's `blobGasUsed` as op-geth answers it: the DA footprint
- * (src/evm/op/da-footprint.ts) of its calls' transactions, as their hashes cover them, with the
+ * (src/op/da-footprint.ts) of its calls' transactions, as their hashes cover them, with the
  * scalar of the base block's L1-info deposit, which op-geth puts before every simulated block's
  * calls (internal/ethapi/simulate.go processBlock, then core/types/rollup_cost.go
  * CalcDAFootprint). Where op-geth fails the whole simulation instead (a base block without that

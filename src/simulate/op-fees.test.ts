@@ -4,7 +4,7 @@ import { concat, hexToBigInt, hexToBytes, keccak256, numberToHex, padHex, string
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import { JsonRpcError } from '../errors.ts';
-import { fastLzSize, feeVaults, l1BlockAddress } from '../evm/op/l1-cost.ts';
+import { fastLzSize, feeVaults, l1BlockAddress } from '../op/l1-cost.ts';
 import { fixedRules, genesisRules, type ChainRules } from './chain-rules.ts';
 import type { ForkAccount } from './fork-state.ts';
 import { signedForm } from './op-fees.ts';

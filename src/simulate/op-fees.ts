@@ -3,16 +3,16 @@ import type { TypedTransaction } from '@ethereumjs/tx';
 import { Account, createAddressFromString, hexToBytes, type Address } from '@ethereumjs/util';
 import { bytesToHex, concat, getAddress, keccak256, padHex, size, slice, type Hex } from 'viem';
 import { InsufficientFundsError } from '../errors.ts';
-import { nextBaseFee } from '../evm/op/base-fee.ts';
-import { knownRollupConfigs } from '../evm/op/chains.ts';
-import type { BlockHeader } from '../evm/op/header.ts';
-import { feeVaults, l1BlockAddress, slotKey, txFees, type TxFees } from '../evm/op/l1-cost.ts';
-import { rulesAt, type BlockRules, type RollupConfig } from '../evm/op/rollup-config.ts';
+import { nextBaseFee } from '../op/base-fee.ts';
+import { knownRollupConfigs } from '../op/chains.ts';
+import type { BlockHeader } from '../op/header.ts';
+import { feeVaults, l1BlockAddress, slotKey, txFees, type TxFees } from '../op/l1-cost.ts';
+import { rulesAt, type BlockRules, type RollupConfig } from '../op/rollup-config.ts';
 import type { ForkedState } from './fork-state.ts';
 
 /*
  * What an OP Stack chain adds to a simulated call, with the stateless executor's fee functions
- * (src/evm/op/l1-cost.ts): the L1 data fee and the operator fee, charged to the sender and
+ * (src/op/l1-cost.ts): the L1 data fee and the operator fee, charged to the sender and
  * credited with the base fee to the fee vaults, as a transaction mined on the chain pays them.
  *
  * op-geth's own eth_simulateV1 does not (op-geth v1.101702.3): TransactionArgs.ToMessage sets
@@ -54,7 +54,7 @@ export function rollupConfigOfGenesis(config: Record<string, unknown>): RollupCo
   };
 }
 
-/** The rollup config of a chain flashlog knows by its ID (src/evm/op/chains.ts), or undefined. */
+/** The rollup config of a chain flashlog knows by its ID (src/op/chains.ts), or undefined. */
 export const rollupConfigOfChain = (chainId: bigint): RollupConfig | undefined => knownRollupConfigs.get(Number(chainId));
 
 /** One simulated block's OP rules and fee functions. */

@@ -1,6 +1,6 @@
 import { createBlock, createBlockHeader, genWithdrawalsTrieRoot, type BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
-import { rulesAt, type RollupConfig } from '../evm/op/rollup-config.ts';
+import { rulesAt, type RollupConfig } from '../op/rollup-config.ts';
 import { Account, createAddressFromString, hexToBytes, type Address, type Withdrawal } from '@ethereumjs/util';
 import { createVM } from '@ethereumjs/vm';
 import type { Hex } from 'viem';

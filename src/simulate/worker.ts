@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import { JsonRpcError } from '../errors.ts';
 import type { Hex } from 'viem';
-import type { RollupConfig } from '../evm/op/rollup-config.ts';
+import type { RollupConfig } from '../op/rollup-config.ts';
 import type { CallRpc } from '../jsonrpc/protocol.ts';
 import { createUpstream } from '../jsonrpc/upstream.ts';
 import { loadRules, type ChainRules, type RulesSpec } from './chain-rules.ts';

@@ -1,12 +1,12 @@
 import { numberToHex, type Hex } from 'viem';
 import { z } from 'zod';
 import type { AssembledBlock } from '../chain/assemble.ts';
-import { baseTimeMillisPart, timestampMs } from '../evm/op/basetime.ts';
+import { baseTimeMillisPart, timestampMs } from '../op/basetime.ts';
 import { address, bloom, hash32, hexBytes, quantity } from '../schemas/hex.ts';
 import { rpcReceiptSchema, type RpcReceipt } from '../records/blocks.ts';
 import type { RpcLog } from '../records/logs.ts';
 import { rawTransaction } from './raw-transaction.ts';
-import { unknownTxType } from '../evm/op/tx-types.ts';
+import { unknownTxType } from '../op/tx-types.ts';
 
 /**
  * A node's block (eth_getBlockByHash with full transactions) and its receipts, as the records of

@@ -1,5 +1,5 @@
 import { numberToHex } from 'viem';
-import { decodePostExecTx, type PostExecPayload } from '../evm/op/post-exec.ts';
+import { decodePostExecTx, type PostExecPayload } from '../op/post-exec.ts';
 import type { RpcReceipt } from '../records/blocks.ts';
 
 /**

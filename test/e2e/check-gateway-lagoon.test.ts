@@ -6,7 +6,7 @@ import { runChecker } from '../../src/checker/checker.ts';
 import type { Answer } from '../../src/checker/compare.ts';
 import { httpEndpoint, type Endpoint } from '../../src/checker/endpoint.ts';
 import { createTally } from '../../src/checker/tally.ts';
-import { decodePostExecTx } from '../../src/evm/op/post-exec.ts';
+import { decodePostExecTx } from '../../src/op/post-exec.ts';
 import { createMetadataExecutor } from '../../src/execute/metadata.ts';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import { createMetricsRegistry } from '../../src/obs/metrics.ts';

@@ -6,7 +6,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DevnetPortal } from '../../src/devnet/contracts/bytecode.ts';
 import { devnetAccounts } from '../../src/devnet/devnet.ts';
-import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { parseRollupConfig } from '../../src/op/rollup-config.ts';
 import { proofRequestFromChains } from '../../src/prover/request-from-chain.ts';
 import { proofResultFromWire } from '../../src/prover/request.ts';
 import type { CompiledContract } from '../helpers/derived-chain-genesis.ts';

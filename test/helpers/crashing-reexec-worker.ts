@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { decodeHeaderRlp } from '../../src/evm/op/header.ts';
+import { decodeHeaderRlp } from '../../src/op/header.ts';
 import { reexecWorker, type ToWorker } from '../../src/prover/enclave/reexec-jobs.ts';
 
 /**

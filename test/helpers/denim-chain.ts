@@ -30,14 +30,14 @@ import {
   type Hex,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { baseTimeDeposit, BASE_TIME_PREDEPLOY } from '../../src/evm/op/basetime.ts';
+import { baseTimeDeposit, BASE_TIME_PREDEPLOY } from '../../src/op/basetime.ts';
 import { DevnetBaseTime } from '../../src/devnet/contracts/bytecode.ts';
 import { denimGasParameters } from '../../src/derive/attributes.ts';
 import { l1BlockStorage } from '../../src/devnet/deposit.ts';
 import { executeBlock, type PayloadAttributes } from '../../src/evm/op/execute-block.ts';
-import { headerToRpc, type BlockHeader } from '../../src/evm/op/header.ts';
+import { headerToRpc, type BlockHeader } from '../../src/op/header.ts';
 import type { Receipt } from '../../src/evm/op/receipts.ts';
-import { forksAtGenesis, parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { forksAtGenesis, parseRollupConfig } from '../../src/op/rollup-config.ts';
 import { emptyTrieRoot } from '../../src/evm/op/witness-state.ts';
 import { addStateNodes, genesisWitness } from './full-state-witness.ts';
 import { testChainL1Attributes, testChainL1InfoDeposit } from './test-chain-l1.ts';

@@ -24,7 +24,7 @@ import { startBeaconBlobServer, type BeaconBlobServer } from '../../src/devnet/b
 import type { BatchKind, BatcherTarget } from '../../src/derive/channel-out.ts';
 import type { CompressionAlgo } from '../../src/derive/channel.ts';
 import type { SystemConfig } from '../../src/derive/system-config.ts';
-import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { parseRollupConfig } from '../../src/op/rollup-config.ts';
 import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { createLogger, type Logger } from '../../src/obs/logger.ts';
 import { compileOracleContracts } from '../oracle/chain.ts';
@@ -81,7 +81,7 @@ export interface DerivedChain {
   readonly beaconUrl: string;
   readonly l1ChainId: number;
   readonly l2ChainId: number;
-  /** op-node's rollup.json for the L2 (src/evm/op/rollup-config.ts reads it). */
+  /** op-node's rollup.json for the L2 (src/op/rollup-config.ts reads it). */
   readonly rollupConfig: DerivedRollupJson;
   /** The L2 genesis block. */
   readonly l2Genesis: { readonly hash: Hex; readonly timestamp: bigint; readonly l1Origin: L1BlockRef };

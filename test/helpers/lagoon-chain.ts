@@ -16,10 +16,10 @@ import { bytesToHex, concat, keccak256, numberToHex, pad, stringToHex, type Hex 
 import { privateKeyToAccount } from 'viem/accounts';
 import { l1BlockStorage } from '../../src/devnet/deposit.ts';
 import { executeBlock, type PayloadAttributes } from '../../src/evm/op/execute-block.ts';
-import { headerToRpc, type BlockHeader } from '../../src/evm/op/header.ts';
-import { encodePostExecTx } from '../../src/evm/op/post-exec.ts';
+import { headerToRpc, type BlockHeader } from '../../src/op/header.ts';
+import { encodePostExecTx } from '../../src/op/post-exec.ts';
 import type { Receipt } from '../../src/evm/op/receipts.ts';
-import { forksAtGenesis, parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { forksAtGenesis, parseRollupConfig } from '../../src/op/rollup-config.ts';
 import { emptyTrieRoot } from '../../src/evm/op/witness-state.ts';
 import { addStateNodes, genesisWitness } from './full-state-witness.ts';
 import { testChainL1Attributes, testChainL1InfoDeposit } from './test-chain-l1.ts';

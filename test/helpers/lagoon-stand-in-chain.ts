@@ -12,9 +12,9 @@ import {
 } from 'viem';
 import { executeBlock } from '../../src/evm/op/execute-block.ts';
 import { createWitnessState } from '../../src/evm/op/witness-state.ts';
-import { headerToRpc, type BlockHeader } from '../../src/evm/op/header.ts';
-import { feeVaults } from '../../src/evm/op/l1-cost.ts';
-import { encodePostExecTx, isPostExecTx } from '../../src/evm/op/post-exec.ts';
+import { headerToRpc, type BlockHeader } from '../../src/op/header.ts';
+import { feeVaults } from '../../src/op/l1-cost.ts';
+import { encodePostExecTx, isPostExecTx } from '../../src/op/post-exec.ts';
 import type { Receipt } from '../../src/evm/op/receipts.ts';
 import { formatPostExecTransaction } from '../../src/rpc/post-exec.ts';
 import { blockSize } from '../../src/rpc/header-fields.ts';

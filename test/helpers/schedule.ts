@@ -1,6 +1,6 @@
 import type { Hex } from 'viem';
-import { devnetRollupConfig } from '../../src/evm/op/chains.ts';
-import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { devnetRollupConfig } from '../../src/op/chains.ts';
+import { parseRollupConfig } from '../../src/op/rollup-config.ts';
 import { scheduleIdOf } from '../../src/prover/schedule-id.ts';
 
 /**

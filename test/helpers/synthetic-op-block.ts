@@ -4,8 +4,8 @@ import { createAccount, createAddressFromString, ValueEncoding, type BatchDBOp, 
 import { bytesToHex, concat, hexToBytes, keccak256, numberToHex, sha256, toFunctionSelector, toHex, toRlp, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { serializeTransaction } from 'viem/op-stack';
-import type { BlockHeader } from '../../src/evm/op/header.ts';
-import { forksAtGenesis, parseRollupConfig, type RollupConfig } from '../../src/evm/op/rollup-config.ts';
+import type { BlockHeader } from '../../src/op/header.ts';
+import { forksAtGenesis, parseRollupConfig, type RollupConfig } from '../../src/op/rollup-config.ts';
 import { emptyTrieRoot, witnessFromRecord, type Witness } from '../../src/evm/op/witness-state.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { concat, keccak256, numberToHex, pad, slice, stringToHex, toFunctionSelector, type Hex } from 'viem';
-import { DEPOSITOR_ACCOUNT } from '../../src/evm/op/basetime.ts';
+import { DEPOSITOR_ACCOUNT } from '../../src/op/basetime.ts';
 import { encodeDeposit, sourceHash } from '../../src/derive/deposit-tx.ts';
 import { l1AttributesCalldata, type L1Attributes } from '../../src/devnet/deposit.ts';
 

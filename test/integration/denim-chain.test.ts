@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { baseTimeDeposit } from '../../src/evm/op/basetime.ts';
+import { baseTimeDeposit } from '../../src/op/basetime.ts';
 import { executeBlock } from '../../src/evm/op/execute-block.ts';
-import { parseBlockFixture, type BlockFixture } from '../../src/evm/op/fixture.ts';
-import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { parseBlockFixture, type BlockFixture } from '../../src/prover/host/fixture.ts';
+import { parseRollupConfig } from '../../src/op/rollup-config.ts';
 
 /**
  * The Denim chain flashlog's engine built (test/fixtures/denim-chain, SOURCE.md there): every block,

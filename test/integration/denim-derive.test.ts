@@ -6,8 +6,8 @@ import { encodeChannelOut, type BatchBlock } from '../../src/derive/channel-out.
 import { derivationConfigOf } from '../../src/derive/derivation-config.ts';
 import { deriveBlocks, type DerivedBlock } from '../../src/derive/pipeline.ts';
 import { executeBlock, type PayloadAttributes } from '../../src/evm/op/execute-block.ts';
-import { encodeHeader } from '../../src/evm/op/header.ts';
-import { parseRollupConfig, type RollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { encodeHeader } from '../../src/op/header.ts';
+import { parseRollupConfig, type RollupConfig } from '../../src/op/rollup-config.ts';
 import { orderedTrieNodes } from '../../src/evm/receipts.ts';
 import { deriveAndExecute } from '../../src/prover/enclave/derive-range.ts';
 import { l1SourceFromPreimages } from '../../src/prover/enclave/l1-preimages.ts';

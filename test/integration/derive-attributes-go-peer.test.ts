@@ -8,7 +8,7 @@ import { encodeDeposit } from '../../src/derive/deposit-tx.ts';
 import { l1BlockInfoOf, l1InfoDeposit, l1InfoFormAt } from '../../src/derive/l1-info-deposit.ts';
 import { applyConfigUpdateLog, applySystemConfigUpdates, configUpdateTopic, type SystemConfig } from '../../src/derive/system-config.ts';
 import { decodeDepositLog, transactionDepositedTopic, userDeposits, type L1Log, type L1Receipt } from '../../src/derive/user-deposits.ts';
-import { parseRollupConfig, rulesAt } from '../../src/evm/op/rollup-config.ts';
+import { parseRollupConfig, rulesAt } from '../../src/op/rollup-config.ts';
 import { FlashlogError } from '../../src/errors.ts';
 import {
   configLog,

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDerivePeer } from '../helpers/derive-peer.ts';
 import { checkSingularBatch, type BatchVerdict } from '../../src/derive/batch-validity.ts';
 import { checkSpanBatch } from '../../src/derive/span-batch-validity.ts';
-import { parseRollupConfig } from '../../src/evm/op/rollup-config.ts';
+import { parseRollupConfig } from '../../src/op/rollup-config.ts';
 
 /**
  * Singular-batch validation against op-node's own `CheckBatch` (derive-peer checkbatch): for random

@@ -6,7 +6,7 @@ import { encodeChannelOut } from '../../src/derive/channel-out.ts';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeDeposit } from '../../src/derive/deposit-tx.ts';
-import { encodeHeader, decodeHeaderRlp } from '../../src/evm/op/header.ts';
+import { encodeHeader, decodeHeaderRlp } from '../../src/op/header.ts';
 import { orderedTrieNodes, orderedTrieRoot } from '../../src/evm/receipts.ts';
 import { digestKey, type Preimage } from '../../src/prover/enclave-protocol.ts';
 import { createEnclaveCore } from '../../src/prover/enclave/core.ts';

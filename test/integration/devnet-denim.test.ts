@@ -1,7 +1,7 @@
 import { decodeFunctionResult, encodeFunctionData, keccak256, type Hex } from 'viem';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BASE_TIME_PREDEPLOY, baseTimeAbi, baseTimeDeposit, baseTimeMillisPart } from '../../src/evm/op/basetime.ts';
+import { BASE_TIME_PREDEPLOY, baseTimeAbi, baseTimeDeposit, baseTimeMillisPart } from '../../src/op/basetime.ts';
 import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
 import { rpc, until } from '../helpers/devnet-feed.ts';
 

@@ -7,7 +7,7 @@ import { outputRootV0 } from '../../src/prover/output-root.ts';
 import { digestKey, type Preimage } from '../../src/prover/enclave-protocol.ts';
 import type { ProofRequest } from '../../src/prover/request.ts';
 import { collectWitness } from '../../src/prover/host/witness.ts';
-import { decodeHeaderRlp, encodeHeader, headerFromRpc } from '../../src/evm/op/header.ts';
+import { decodeHeaderRlp, encodeHeader, headerFromRpc } from '../../src/op/header.ts';
 import { eventually } from '../helpers/context.ts';
 import { rpcCall } from '../helpers/prover-fixture.ts';
 

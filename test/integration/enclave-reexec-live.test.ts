@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { concat, hexToBytes, keccak256, numberToHex, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { opMainnetRollupConfig } from '../../src/evm/op/chains.ts';
-import { encodeHeader, headerFromRpc } from '../../src/evm/op/header.ts';
-import { l1InfoCalldata, parseL1Info } from '../../src/evm/op/l1-info.ts';
+import { opMainnetRollupConfig } from '../../src/op/chains.ts';
+import { encodeHeader, headerFromRpc } from '../../src/op/header.ts';
+import { l1InfoCalldata, parseL1Info } from '../../src/op/l1-info.ts';
 import { orderedTrieNodes } from '../../src/evm/receipts.ts';
 import { bootKeys } from '../../src/prover/boot-info.ts';
 import { configHashes, configHashOfRollup } from '../../src/prover/config-hash.ts';

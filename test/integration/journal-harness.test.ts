@@ -9,7 +9,7 @@ import { intermediateRootsOf } from '../../src/prover/journal.ts';
 import type { ProofRequest } from '../../src/prover/request.ts';
 import { verifyProofResult } from '../../src/prover/verify.ts';
 import { activatedScheduleId, upgradeScheduleOf } from '../../src/prover/schedule-id.ts';
-import { baseMainnetRollupConfig, devnetRollupConfig } from '../../src/evm/op/chains.ts';
+import { baseMainnetRollupConfig, devnetRollupConfig } from '../../src/op/chains.ts';
 import { compileHelperContract } from '../helpers/derived-chain-genesis.ts';
 import { rpcCall, startProverChains, type ProverChains } from '../helpers/prover-fixture.ts';
 import { devnetScheduleId } from '../helpers/schedule.ts';

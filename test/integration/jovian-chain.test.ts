@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compareHeaders } from '../../src/evm/op/compare.ts';
 import { executeBlock } from '../../src/evm/op/execute-block.ts';
-import { parseBlockFixture } from '../../src/evm/op/fixture.ts';
+import { parseBlockFixture } from '../../src/prover/host/fixture.ts';
 
 /**
  * Blocks op-geth v1.101702.3 built and accepted across the Jovian activation (test/fixtures/jovian-chain,

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { concat, numberToHex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { executeBlock } from '../../src/evm/op/execute-block.ts';
-import { fixtureJsonFromRpc, parseBlockFixture } from '../../src/evm/op/fixture.ts';
-import { headerToRpc } from '../../src/evm/op/header.ts';
+import { fixtureJsonFromRpc, parseBlockFixture } from '../../src/prover/host/fixture.ts';
+import { headerToRpc } from '../../src/op/header.ts';
 import { config, jovianTime, l1InfoCalldata, l1InfoDeposit, parentHeader, preState, userTx } from '../helpers/synthetic-op-block.ts';
 
 /**

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { extendBlock, startBlock, type AssembledBlock } from '../../src/chain/assemble.ts';
-import { encodePostExecTx } from '../../src/evm/op/post-exec.ts';
+import { encodePostExecTx } from '../../src/op/post-exec.ts';
 import { createMetadataExecutor } from '../../src/execute/metadata.ts';
 import type { RpcReceipt } from '../../src/records/blocks.ts';
 import { formatPostExecTransaction } from '../../src/rpc/post-exec.ts';

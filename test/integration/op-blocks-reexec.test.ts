@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { compareHeaders } from '../../src/evm/op/compare.ts';
 import { executionCrypto } from '../../src/evm/op/crypto.ts';
 import { executeBlock } from '../../src/evm/op/execute-block.ts';
-import { parseBlockFixture } from '../../src/evm/op/fixture.ts';
+import { parseBlockFixture } from '../../src/prover/host/fixture.ts';
 import { sharedPath } from '../helpers/shared.ts';
 
 /**

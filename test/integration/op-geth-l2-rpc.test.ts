@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpCallRpc } from '../../src/jsonrpc/protocol.ts';
-import { collectBlockWitness } from '../../src/evm/op/witness-rpc.ts';
+import { collectBlockWitness } from '../../src/prover/host/witness-rpc.ts';
 import { tempDir } from '../helpers/context.ts';
 import { replayOracleChain, startOpGeth, type OpGethNode, type OracleFixture } from '../helpers/op-geth.ts';
 import { goPrograms } from '../helpers/strict-clients.ts';

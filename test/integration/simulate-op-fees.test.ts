@@ -14,7 +14,7 @@ import {
   type TransactionSerialized,
 } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feeVaults, l1BlockAddress } from '../../src/evm/op/l1-cost.ts';
+import { feeVaults, l1BlockAddress } from '../../src/op/l1-cost.ts';
 import { replayOracleChain, startOpGeth, type OpGethNode, type OracleFixture } from '../helpers/op-geth.ts';
 import { startSimulateGateway } from '../helpers/simulate-fixtures.ts';
 import { goPrograms } from '../helpers/strict-clients.ts';

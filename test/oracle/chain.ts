@@ -26,7 +26,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { encodeDeposit, sourceHash } from '../../src/derive/deposit-tx.ts';
 import { l1BlockPredeploy } from '../../src/derive/l1-info-deposit.ts';
 import { l1AttributesCalldata, type L1Attributes } from '../../src/devnet/deposit.ts';
-import { forksAtGenesis } from '../../src/evm/op/rollup-config.ts';
+import { forksAtGenesis } from '../../src/op/rollup-config.ts';
 
 export const CHAIN_ID = 901;
 export const GENESIS_TIME = 1_764_000_000n;

@@ -12,7 +12,7 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keccak256, numberToHex, type Hex } from 'viem';
-import { encodeHeader, headerFromRpc, headerFields } from '../../src/evm/op/header.ts';
+import { encodeHeader, headerFromRpc, headerFields } from '../../src/op/header.ts';
 import { engineClient, startOpGeth, type OpGethNode } from '../helpers/op-geth.ts';
 import { goPrograms } from '../helpers/strict-clients.ts';
 import { BLOCK_COUNT, CHAIN_ID, compileOracleContracts, payloadAttributes, rollupConfig, scenario } from './chain.ts';

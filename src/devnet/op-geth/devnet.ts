@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { concat, numberToHex, pad, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { SystemConfig } from '../../derive/system-config.ts';
-import { parseRollupConfig } from '../../evm/op/rollup-config.ts';
+import { parseRollupConfig } from '../../op/rollup-config.ts';
 import { createUpstream } from '../../jsonrpc/upstream.ts';
 import { DevnetL1Block } from '../contracts/bytecode.ts';
 import { createDevnetBatcher, type DevnetBatcherOptions } from '../devnet-batcher.ts';
@@ -60,7 +60,7 @@ export interface OpGethDevnet {
 }
 
 /**
- * Not the EDR devnet's 1337: flashlog knows that chain's rollup config (src/evm/op/chains.ts), which
+ * Not the EDR devnet's 1337: flashlog knows that chain's rollup config (src/op/chains.ts), which
  * has no genesis to derive from; this chain's config is the rollup.json it writes.
  */
 export const OP_GETH_DEVNET_CHAIN_ID = 901;

@@ -4,14 +4,14 @@
  * OP predeploys from EDR's `opGenesisState` with a given L1Block (one that takes the L1-info
  * setters the chain's forks use) and its storage, the EIP-4788 and EIP-2935 system contracts as
  * op-geth's own `--dev` genesis carries them, and funded accounts; and the rollup config in
- * op-node's rollup.json form (which src/evm/op/rollup-config.ts reads).
+ * op-node's rollup.json form (which src/op/rollup-config.ts reads).
  */
 import { execFileSync } from 'node:child_process';
 import { bytesToHex, concat, keccak256, numberToHex, pad, stringToHex, type Address, type Hex } from 'viem';
 import { l1BlockPredeploy } from '../../derive/l1-info-deposit.ts';
 import type { SystemConfig } from '../../derive/system-config.ts';
 import { l1BlockStorage, type L1Attributes } from '../deposit.ts';
-import { forksAtGenesis } from '../../evm/op/rollup-config.ts';
+import { forksAtGenesis } from '../../op/rollup-config.ts';
 
 interface GenesisAccount {
   balance: Hex;
@@ -148,7 +148,7 @@ export interface RollupJsonOptions {
   readonly channelTimeout: number;
 }
 
-/** The rollup config in op-node's rollup.json form (which src/evm/op/rollup-config.ts reads). */
+/** The rollup config in op-node's rollup.json form (which src/op/rollup-config.ts reads). */
 export function rollupJson(options: RollupJsonOptions) {
   const config = options.systemConfig;
   return {

@@ -2,7 +2,7 @@ import { keccak256, pad, stringToHex, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import type { L1Epoch } from '../../derive/attributes.ts';
 import type { SystemConfig } from '../../derive/system-config.ts';
-import { parseRollupConfig } from '../../evm/op/rollup-config.ts';
+import { parseRollupConfig } from '../../op/rollup-config.ts';
 import { rollupJson } from './genesis.ts';
 import type { L1BlockRef } from './l1.ts';
 import type { OpGethNode, OpPayloadAttributes } from './node.ts';

@@ -1,7 +1,7 @@
 import type { EVM, Message } from '@ethereumjs/evm';
 import { bytesToHex, type Hex } from 'viem';
 import { FlashlogError } from '../../errors.ts';
-import type { BlockRules } from './rollup-config.ts';
+import type { BlockRules } from '../../op/rollup-config.ts';
 
 /**
  * Base's B20 native tokens (Beryl, changed in Cobalt) are Rust precompiles in base/base

@@ -1,4 +1,4 @@
-import { headerFields, headerToRpc, type BlockHeader, type HeaderField } from './header.ts';
+import { headerFields, headerToRpc, type BlockHeader, type HeaderField } from '../../op/header.ts';
 
 export interface HeaderComparison {
   readonly computed: Record<HeaderField, string>;

@@ -10,10 +10,10 @@ import {
   BASE_TIME_PREDEPLOY,
   DEPOSITOR_ACCOUNT,
   baseTimeAbi,
-} from './basetime.ts';
+} from '../../op/basetime.ts';
 import { FlashlogError } from '../../errors.ts';
-import { slotKey } from './l1-cost.ts';
-import { baseForks, ladderOf, type BlockRules, type RollupConfig } from './rollup-config.ts';
+import { slotKey } from '../../op/l1-cost.ts';
+import { baseForks, ladderOf, type BlockRules, type RollupConfig } from '../../op/rollup-config.ts';
 
 /**
  * Base's Denim in the stateless executor (base/docs `upgrades/denim/200ms-native-blocks.mdx`;

@@ -14,7 +14,7 @@ import {
   userTx,
 } from '../../../test/helpers/synthetic-op-block.ts';
 import { executeBlock, type PayloadAttributes } from './execute-block.ts';
-import type { BlockHeader } from './header.ts';
+import type { BlockHeader } from '../../op/header.ts';
 
 /**
  * Jovian blocks built by executeBlock on a small chain made from nothing (its whole state trie is

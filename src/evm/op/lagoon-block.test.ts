@@ -13,9 +13,9 @@ import {
   userTx,
 } from '../../../test/helpers/synthetic-op-block.ts';
 import { executeBlock, type PayloadAttributes } from './execute-block.ts';
-import { feeVaults } from './l1-cost.ts';
-import { encodePostExecTx } from './post-exec.ts';
-import { parseRollupConfig } from './rollup-config.ts';
+import { feeVaults } from '../../op/l1-cost.ts';
+import { encodePostExecTx } from '../../op/post-exec.ts';
+import { parseRollupConfig } from '../../op/rollup-config.ts';
 import { settleRefund } from './transactions.ts';
 
 /**

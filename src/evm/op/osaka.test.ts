@@ -9,9 +9,9 @@ import { concatHex, hexToBytes, numberToHex, bytesToHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { serializeTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
-import { baseMainnetRollupConfig, opMainnetRollupConfig } from './chains.ts';
+import { baseMainnetRollupConfig, opMainnetRollupConfig } from '../../op/chains.ts';
 import { opPrecompiles } from './precompiles.ts';
-import { rulesAt, type RollupConfig } from './rollup-config.ts';
+import { rulesAt, type RollupConfig } from '../../op/rollup-config.ts';
 import { runDeposit, runUserTx } from './transactions.ts';
 
 /** The EVM execute-block builds for a block of `config` at `time` (its hardfork, its OP precompiles). */

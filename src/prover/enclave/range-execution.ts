@@ -1,4 +1,4 @@
-import type { RollupConfig } from '../../evm/op/rollup-config.ts';
+import type { RollupConfig } from '../../op/rollup-config.ts';
 import type { Witness } from '../../evm/op/witness-state.ts';
 import { reexecuteBlock, type ReexecutedBlock } from './reexecute.ts';
 import type { BlockJob } from './reexec-jobs.ts';

@@ -1,7 +1,7 @@
 import { bytesToHex, type Hex } from 'viem';
 import { errorMessage } from '../../errors.ts';
 import type { PayloadAttributes } from '../../evm/op/execute-block.ts';
-import type { RollupConfig } from '../../evm/op/rollup-config.ts';
+import type { RollupConfig } from '../../op/rollup-config.ts';
 import type { Witness } from '../../evm/op/witness-state.ts';
 import { reexecuteBlock, type ReexecutedBlock } from './reexecute.ts';
 

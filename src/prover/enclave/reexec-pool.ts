@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { RollupConfig } from '../../evm/op/rollup-config.ts';
+import type { RollupConfig } from '../../op/rollup-config.ts';
 import type { Witness } from '../../evm/op/witness-state.ts';
 import { EnclaveRefusal } from './refusal.ts';
 import type { ReexecutedBlock } from './reexecute.ts';

@@ -1,10 +1,10 @@
 import { keccak256, type Hex } from 'viem';
 import { errorMessage } from '../../errors.ts';
-import { attributesFromExtraData } from '../../evm/op/base-fee.ts';
+import { attributesFromExtraData } from '../../op/base-fee.ts';
 import { compareHeaders } from '../../evm/op/compare.ts';
 import { executeBlock, type PayloadAttributes } from '../../evm/op/execute-block.ts';
-import { decodeHeaderRlp, type BlockHeader } from '../../evm/op/header.ts';
-import type { RollupConfig } from '../../evm/op/rollup-config.ts';
+import { decodeHeaderRlp, type BlockHeader } from '../../op/header.ts';
+import type { RollupConfig } from '../../op/rollup-config.ts';
 import { crossChainMessagesIn } from '../../evm/op/interop.ts';
 import { readOrderedTrie, WitnessIncompleteError, type Witness } from '../../evm/op/witness-state.ts';
 import { EnclaveRefusal } from './refusal.ts';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { FlashlogError } from '../../errors.ts';
 import type { CallRpc } from '../../jsonrpc/protocol.ts';
 import { encodeReceipt, fromRpcReceipt, orderedTrieNodes, orderedTrieRoot, type RpcConsensusReceipt } from '../../evm/receipts.ts';
-import { parseL1Info } from '../../evm/op/l1-info.ts';
+import { parseL1Info } from '../../op/l1-info.ts';
 import { headerRlpFromRpc } from '../header-preimage.ts';
 import { blobKey, digestKey, type Preimage } from '../enclave-protocol.ts';
 import { beaconBlobReader } from './beacon-client.ts';

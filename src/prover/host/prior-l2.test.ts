@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { encodeDeposit } from '../../derive/deposit-tx.ts';
 import { l1BlockInfoOf, l1InfoDeposit } from '../../derive/l1-info-deposit.ts';
 import type { SystemConfig } from '../../derive/system-config.ts';
-import { encodeHeader, headerToRpc } from '../../evm/op/header.ts';
-import { forksAtGenesis, parseRollupConfig, rulesAt } from '../../evm/op/rollup-config.ts';
+import { encodeHeader, headerToRpc } from '../../op/header.ts';
+import { forksAtGenesis, parseRollupConfig, rulesAt } from '../../op/rollup-config.ts';
 import { emptyTrieRoot } from '../../evm/op/witness-state.ts';
 import { priorL2Blocks } from './prior-l2.ts';
 

@@ -1,7 +1,7 @@
 import { numberToHex, type Hex } from 'viem';
 import { FlashlogError } from '../../errors.ts';
-import { l1InfoCalldata, parseL1Info } from '../../evm/op/l1-info.ts';
-import { rawTransactions } from '../../evm/op/witness-rpc.ts';
+import { l1InfoCalldata, parseL1Info } from '../../op/l1-info.ts';
+import { rawTransactions } from './witness-rpc.ts';
 import { orderedTrieNodes } from '../../evm/receipts.ts';
 import type { CallRpc } from '../../jsonrpc/protocol.ts';
 import { headerRlpFromRpc, rpcHeaderSchema } from '../header-preimage.ts';

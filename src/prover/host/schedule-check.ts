@@ -1,7 +1,7 @@
 import { decodeFunctionResult, encodeFunctionData, numberToHex, parseAbi, type Address, type Hex } from 'viem';
 import { ServerError } from '../../errors.ts';
 import type { CallRpc } from '../../jsonrpc/protocol.ts';
-import type { RollupConfig } from '../../evm/op/rollup-config.ts';
+import type { RollupConfig } from '../../op/rollup-config.ts';
 import type { ProofResult } from '../enclave-protocol.ts';
 import type { ProofRequest } from '../request.ts';
 import { l2TimestampOfBlock } from '../schedule-id.ts';

@@ -2,7 +2,7 @@ import { concat, hexToBytes, keccak256, numberToHex, type Hex } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../../errors.ts';
 import { orderedTrieNodes } from '../../evm/receipts.ts';
-import { collectBlockWitness, rawTransactions } from '../../evm/op/witness-rpc.ts';
+import { collectBlockWitness, rawTransactions } from './witness-rpc.ts';
 import { bootKeys, isthmusTime, type EnclaveCheck } from '../boot-info.ts';
 import { headerRlpFromRpc, rpcHeaderSchema, type RpcHeader } from '../header-preimage.ts';
 import { messagePasserAddress } from '../output-root.ts';

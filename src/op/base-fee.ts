@@ -1,5 +1,5 @@
 import { concat, hexToBigInt, maxUint64, numberToHex, size, slice, type Hex } from 'viem';
-import { FlashlogError } from '../../errors.ts';
+import { FlashlogError } from '../errors.ts';
 import type { BlockHeader } from './header.ts';
 import { rulesAt, type BlockRules, type RollupConfig } from './rollup-config.ts';
 

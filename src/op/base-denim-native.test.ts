@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { fromRlp, slice, zeroAddress, type Hex } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
-import { outputRootV0 } from '../../prover/output-root.ts';
-import { scheduleIdOf } from '../../prover/schedule-id.ts';
-import { encodeReceipt } from '../receipts.ts';
+import { outputRootV0 } from '../prover/output-root.ts';
+import { scheduleIdOf } from '../prover/schedule-id.ts';
+import { encodeReceipt } from '../evm/receipts.ts';
 import {
   BASE_TIME_DEPOSIT_GAS,
   BASE_TIME_PREDEPLOY,
@@ -44,9 +44,7 @@ interface Vectors {
     baseTimeReceipt: Hex;
   }[];
 }
-const vectors = JSON.parse(
-  readFileSync(new URL('../../../test/fixtures/base-denim-native/vectors.json', import.meta.url), 'utf8'),
-) as Vectors;
+const vectors = JSON.parse(readFileSync(new URL('../../test/fixtures/base-denim-native/vectors.json', import.meta.url), 'utf8')) as Vectors;
 const zeroBloom: Hex = `0x${'00'.repeat(256)}`;
 
 describe('base/base denim_native.rs vectors (chain 999999999, Denim at t = 14)', () => {

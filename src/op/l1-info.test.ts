@@ -5,7 +5,7 @@ import { l1InfoCalldata, parseL1Info } from './l1-info.ts';
 
 /** The Bedrock-form L1-info deposit test/go/op-receipts built (test/fixtures/op-receipt-fees/SOURCE.md). */
 const bedrockDeposit = (
-  JSON.parse(readFileSync(new URL('../../../test/fixtures/op-receipt-fees/receipt-fees.json', import.meta.url), 'utf8')) as {
+  JSON.parse(readFileSync(new URL('../../test/fixtures/op-receipt-fees/receipt-fees.json', import.meta.url), 'utf8')) as {
     l1InfoDeposit?: Hex;
   }[]
 ).find((block) => block.l1InfoDeposit)!.l1InfoDeposit!;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseBlockFixture } from './fixture.ts';
-import { devnetRollupConfig } from './chains.ts';
+import { devnetRollupConfig } from '../../op/chains.ts';
 
 /** The fixture loader names the field that does not fit and what it held, and takes a known chain's built-in config. */
 const example = JSON.parse(readFileSync(new URL('../../../examples/devnet-block.json', import.meta.url), 'utf8')) as Record<

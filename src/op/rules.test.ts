@@ -5,7 +5,7 @@ import { blockExtraData, nextBaseFee } from './base-fee.ts';
 import type { BlockHeader } from './header.ts';
 import { fastLzSize } from './l1-cost.ts';
 import { parseRollupConfig, rulesAt } from './rollup-config.ts';
-import { createWitnessState, emptyTrieRoot } from './witness-state.ts';
+import { createWitnessState, emptyTrieRoot } from '../evm/op/witness-state.ts';
 
 const config = parseRollupConfig({
   l2_chain_id: 10,

@@ -1,10 +1,10 @@
 import { keccak256, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { FlashlogError } from '../../errors.ts';
-import { EnclaveRefusal } from '../../prover/enclave/refusal.ts';
-import { reexecuteBlock } from '../../prover/enclave/reexecute.ts';
+import { FlashlogError } from '../errors.ts';
+import { EnclaveRefusal } from '../prover/enclave/refusal.ts';
+import { reexecuteBlock } from '../prover/enclave/reexecute.ts';
 import { devnetRollupConfig } from './chains.ts';
-import { executeBlock, type PayloadAttributes } from './execute-block.ts';
+import { executeBlock, type PayloadAttributes } from '../evm/op/execute-block.ts';
 import { encodeHeader, type BlockHeader } from './header.ts';
 import { knownTxTypes, refuseUnknownTxTypes, unknownTxType } from './tx-types.ts';
 

@@ -1,5 +1,5 @@
 import { numberToHex, type Hex } from 'viem';
-import { FlashlogError } from '../../errors.ts';
+import { FlashlogError } from '../errors.ts';
 import { txDaFootprint } from './da-footprint.ts';
 import { txFees, type ReadL1BlockSlot } from './l1-cost.ts';
 import { parseL1Info, type L1Info } from './l1-info.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FlashlogError } from '../../errors.ts';
+import { FlashlogError } from '../errors.ts';
 
 /**
  * An OP Stack chain's rollup config, as kona and op-node serialise it (snake_case fork times,

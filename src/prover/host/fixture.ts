@@ -2,13 +2,13 @@ import { readFile } from 'node:fs/promises';
 import type { Hex } from 'viem';
 import { z } from 'zod';
 import { FlashlogError } from '../../errors.ts';
-import type { BlockToExecute } from './execute-block.ts';
-import { headerFromRpc, type BlockHeader } from './header.ts';
-import { attributesFromExtraData } from './base-fee.ts';
-import { knownRollupConfigs } from './chains.ts';
-import { parseRollupConfig } from './rollup-config.ts';
+import type { BlockToExecute } from '../../evm/op/execute-block.ts';
+import { headerFromRpc, type BlockHeader } from '../../op/header.ts';
+import { attributesFromExtraData } from '../../op/base-fee.ts';
+import { knownRollupConfigs } from '../../op/chains.ts';
+import { parseRollupConfig } from '../../op/rollup-config.ts';
 import type { RpcBlockWitness } from './witness-rpc.ts';
-import { witnessFromRecord } from './witness-state.ts';
+import { witnessFromRecord } from '../../evm/op/witness-state.ts';
 
 /**
  * A block to re-execute with what it needs, as `shared/fixtures/op-blocks` lays it out (kona's

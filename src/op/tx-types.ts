@@ -1,10 +1,10 @@
 import type { Hex } from 'viem';
-import { FlashlogError } from '../../errors.ts';
+import { FlashlogError } from '../errors.ts';
 
 /**
  * The EIP-2718 transaction types flashlog reads and executes: legacy (any first byte from 0xc0,
  * read as 0x00), EIP-2930 (0x01), EIP-1559 (0x02), EIP-4844 (0x03), EIP-7702 (0x04), OP's
- * deposit (0x7e) and Lagoon's post-execution transaction (0x7d, src/evm/op/post-exec.ts). Any other
+ * deposit (0x7e) and Lagoon's post-execution transaction (0x7d, src/op/post-exec.ts). Any other
  * type byte (Base's 0x79 "Base Transactions", whatever comes next) is unknown: the log keeps it as the source
  * gave it and the gateway serves what it can read without the type (src/rpc/format.ts), and the
  * executor refuses a block holding one (below). It is an invariant that this set is the one place

@@ -1,14 +1,14 @@
 import { LibZip } from 'solady';
 import { concat, hexToBytes, numberToHex, toFunctionSelector, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { chainId, l1InfoCalldata, l1InfoDeposit, userTx } from '../../../test/helpers/synthetic-op-block.ts';
+import { chainId, l1InfoCalldata, l1InfoDeposit, userTx } from '../../test/helpers/synthetic-op-block.ts';
 import { attributesFromExtraData, blockExtraData, nextBaseFee } from './base-fee.ts';
 import { blockDaFootprint, daFootprintGasScalarOf, estimatedDaSize, txDaFootprint } from './da-footprint.ts';
 import type { BlockHeader } from './header.ts';
 import { txFees } from './l1-cost.ts';
 import { l1InfoSelectors, parseL1Info } from './l1-info.ts';
 import { parseRollupConfig, rulesAt } from './rollup-config.ts';
-import { emptyTrieRoot } from './witness-state.ts';
+import { emptyTrieRoot } from '../evm/op/witness-state.ts';
 
 /**
  * Jovian's execution rules, each against op-geth v1.101702.3's own test vectors where it has them

@@ -2,9 +2,9 @@ import { formatTransaction, keccak256, numberToHex, type Hex } from 'viem';
 import { serializeTransaction } from 'viem/op-stack';
 import { z } from 'zod';
 import { FlashlogError } from '../../errors.ts';
-import { feeVaults, l1BlockAddress, slotKey } from './l1-cost.ts';
-import { messagePasser } from './execute-block.ts';
-import { encodeHeader, headerFromRpc } from './header.ts';
+import { feeVaults, l1BlockAddress, slotKey } from '../../op/l1-cost.ts';
+import { messagePasser } from '../../evm/op/execute-block.ts';
+import { encodeHeader, headerFromRpc } from '../../op/header.ts';
 import type { CallRpc } from '../../jsonrpc/protocol.ts';
 
 /** Raw JSON-RPC: the method's result, or a thrown error naming the endpoint. */

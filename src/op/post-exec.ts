@@ -1,5 +1,5 @@
 import { fromRlp, hexToBigInt, keccak256, numberToHex, toRlp, type Hex } from 'viem';
-import { FlashlogError } from '../../errors.ts';
+import { FlashlogError } from '../errors.ts';
 
 /**
  * Lagoon's post-execution transaction (type 0x7D) and its version-1 payload, Sequencer-Defined

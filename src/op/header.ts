@@ -1,6 +1,6 @@
 import { fromRlp, hexToBigInt, keccak256, numberToHex, toRlp, type Hex } from 'viem';
 import { z } from 'zod';
-import { FlashlogError } from '../../errors.ts';
+import { FlashlogError } from '../errors.ts';
 
 /**
  * A block header in domain form (quantities as bigint). Optional fields follow the fork that

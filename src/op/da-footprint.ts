@@ -1,5 +1,5 @@
 import { hexToBytes, hexToNumber, size, slice, type Hex } from 'viem';
-import { FlashlogError } from '../../errors.ts';
+import { FlashlogError } from '../errors.ts';
 import { fastLzSize } from './l1-cost.ts';
 import { l1InfoCalldata, l1InfoLength, l1InfoSelectors } from './l1-info.ts';
 

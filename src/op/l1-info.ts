@@ -1,6 +1,6 @@
 import { decodeFunctionData, hexToBigInt, hexToNumber, parseAbi, size, slice, toFunctionSelector, type Hex } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
-import { FlashlogError } from '../../errors.ts';
+import { FlashlogError } from '../errors.ts';
 
 /**
  * The L1-info deposit, the first transaction of every OP Stack block: a call to the L1Block
