@@ -1,6 +1,6 @@
 /**
  * Holds the layering of STYLE.md (`npm run lint`): src/ is libraries only and never imports
- * streams/; the pure folders do no I/O; folders depend one way (no folder loops); the devnet is a
+ * streams/; the pure folders do no I/O; folders depend one way (no folder loops); the devnet (devnet/) is a
  * tool reached only from the composition root.
  */
 const notTests = '\\.test\\.ts$';
@@ -21,7 +21,7 @@ module.exports = {
     {
       name: 'product-never-imports-tests',
       severity: 'error',
-      from: { path: '^(src|streams)/', pathNot: notTests },
+      from: { path: '^(src|streams|devnet)/', pathNot: notTests },
       to: { path: '^test/' },
     },
     {
@@ -37,15 +37,50 @@ module.exports = {
       from: { path: pure, pathNot: notTests },
       to: { path: io },
     },
+    // The devnets (devnet/, beside src/ and streams/) are tools, not the library: a room per devnet,
+    // edr/ (flashlog's own EDR chain) and op-geth/ (op-geth behind a sequencer flashlog drives),
+    // and the floor both share, devnet/*.ts (the handle, the batcher and its blob server, the load,
+    // the L1-info deposit) with contracts/. They may import src/; only streams/, bench/, scripts/
+    // and tests reach them.
     {
       name: 'devnet-only-from-the-composition-root',
       severity: 'error',
-      comment: 'The devnet is a tool, not the library: only streams/ (and bench/, test/) reach it.',
-      from: { path: '^src/', pathNot: `^src/devnet/|${notTests}` },
-      to: { path: '^src/devnet/' },
+      comment: 'The devnet is a tool, not the library: src/ never imports devnet/ (streams/, bench/, scripts/ and tests do).',
+      from: { path: '^src/', pathNot: notTests },
+      to: { path: '^devnet/' },
+    },
+    {
+      name: 'devnet-imports-the-library-not-the-wiring',
+      severity: 'error',
+      comment: 'devnet/ imports src/ (the library), never streams/, bench/, scripts/, or test/ outside its tests.',
+      from: { path: '^devnet/', pathNot: notTests },
+      to: { path: '^(streams|bench|scripts|test)/' },
+    },
+    {
+      name: 'devnet-edr-imports-no-op-geth',
+      severity: 'error',
+      comment: 'The EDR devnet knows nothing of the op-geth devnet.',
+      from: { path: '^devnet/edr/' },
+      to: { path: '^devnet/op-geth/' },
+    },
+    {
+      name: 'devnet-op-geth-reads-of-the-edr-devnet-only-its-accounts',
+      severity: 'error',
+      comment:
+        'The op-geth devnet builds on the floor (devnet/*.ts, devnet/contracts/); of the EDR devnet it reads only the accounts, their balance and the mnemonic (devnet/edr/devnet.ts).',
+      from: { path: '^devnet/op-geth/' },
+      to: { path: '^devnet/edr/', pathNot: '^devnet/edr/devnet[.]ts$' },
+    },
+    {
+      name: 'devnet-floor-imports-no-room',
+      severity: 'error',
+      comment:
+        "devnet/*.ts is what both devnets share; it imports no room's code (only types: the handle and the load name the EDR producer's blocks and engine).",
+      from: { path: '^devnet/[^/]+$', pathNot: notTests },
+      to: { path: '^devnet/(edr|op-geth)/', dependencyTypesNot: ['type-only'] },
     },
     // No folder loops: the folders below depend one way. Lowest first:
-    //   op  <  schemas, wire, jsonrpc  <  evm  <  records  <  log  <  chain, view  <  execute, simulate, source  <  rpc, prover, devnet  <  streams
+    //   op  <  schemas, wire, jsonrpc  <  evm  <  records  <  log  <  chain, view  <  execute, simulate, source  <  rpc, prover  <  devnet/, streams/
     // (records/ is the log's contract: every topic's schema, value type, fast check and encoder, and
     // the catalogue the JSON Schemas come from. log/ and the domains above read it; it reads none of them.)
     // The OP Stack protocol (src/op/: rollup configs and the chains' fork ladders, the header, the
@@ -75,7 +110,7 @@ module.exports = {
       name: 'no-folder-loop:schemas-and-wire-are-the-bottom',
       severity: 'error',
       from: { path: '^src/(schemas|wire)/', pathNot: notTests },
-      to: { path: '^src/(chain|view|execute|simulate|rpc|source|node|prover|devnet|evm|log|records)/' },
+      to: { path: '^src/(chain|view|execute|simulate|rpc|source|node|prover|evm|log|records)/' },
     },
     {
       name: 'records-import-only-the-shared-primitives',
@@ -91,7 +126,7 @@ module.exports = {
       comment:
         'log/ (the Log port, its adapters, the publisher, the chain stamp) is used by source/, prover/, view/ and streams/; it imports none of the domains (records/ below it holds what it writes).',
       from: { path: '^src/log/', pathNot: notTests },
-      to: { path: '^src/(chain|view|execute|simulate|rpc|source|node|prover|devnet)/' },
+      to: { path: '^src/(chain|view|execute|simulate|rpc|source|node|prover)/' },
     },
     {
       name: 'no-folder-loop:jsonrpc-is-the-bottom',
@@ -112,20 +147,20 @@ module.exports = {
       name: 'no-folder-loop:chain-and-view-below-engines',
       severity: 'error',
       from: { path: '^src/(chain|view)/', pathNot: notTests },
-      to: { path: '^src/(execute|simulate|rpc|jsonrpc|source|node|prover|devnet)/' },
+      to: { path: '^src/(execute|simulate|rpc|jsonrpc|source|node|prover)/' },
     },
     {
       name: 'no-folder-loop:engines-below-the-servers',
       severity: 'error',
       comment: 'execute/ and simulate/ (the engines) are used by rpc/ and streams/; they reach upstreams through jsonrpc/, never rpc/.',
       from: { path: '^src/(execute|simulate)/', pathNot: notTests },
-      to: { path: '^src/(rpc|source|prover|devnet)/' },
+      to: { path: '^src/(rpc|source|prover)/' },
     },
     {
       name: 'no-folder-loop:source-below-the-servers',
       severity: 'error',
       from: { path: '^src/source/', pathNot: notTests },
-      to: { path: '^src/(rpc|execute|simulate|prover|devnet)/' },
+      to: { path: '^src/(rpc|execute|simulate|prover)/' },
     },
     {
       name: 'sources-import-no-log-or-view',
@@ -139,17 +174,17 @@ module.exports = {
       name: 'no-folder-loop:rpc-not-into-prover',
       severity: 'error',
       from: { path: '^src/rpc/', pathNot: notTests },
-      to: { path: '^src/(prover|source|devnet)/' },
+      to: { path: '^src/(prover|source)/' },
     },
     {
       name: 'unit-tests-boot-no-node-broker-or-devnet',
       severity: 'error',
       comment:
         'A test beside its code (npm run test:unit) starts no EDR node, devnet, Kafka client or child process; one that does lives under test/integration/.',
-      from: { path: `^(src|streams)/.+${notTests}` },
+      from: { path: `^(src|streams|devnet)/.+${notTests}` },
       to: {
         path: [
-          '^src/devnet/(devnet|denim-devnet|edr-chain|rollover)[.]ts$',
+          '^devnet/edr/(devnet|denim-devnet|edr-chain|rollover)[.]ts$',
           '^src/execute/(edr|local)[.]ts$',
           '^src/evm/edr[.]ts$',
           '^src/log/(kafka/kafka|open)[.]ts$',
@@ -166,7 +201,7 @@ module.exports = {
       severity: 'error',
       comment: 'src/derive/ decodes what it is given: no rpc/, view/, log/, source/, devnet/ or prover/, no files or sockets.',
       from: { path: '^src/derive/', pathNot: notTests },
-      to: { path: `^src/(rpc|view|log|source|devnet|prover)/|${io}` },
+      to: { path: `^src/(rpc|view|log|source|prover)/|${io}` },
     },
     // The prover's rooms: host/ (prover_prove, witness collection, enclave routing), enclave/
     // (checks, re-executes, signs), bridge/ (log <-> host). What two of them share (the enclave
@@ -194,7 +229,7 @@ module.exports = {
         'The enclave gets everything as preimages: no HTTP/sockets, upstream client, broker or log of its own (the frame server on the floor carries its bytes).',
       from: { path: '^src/prover/enclave/', pathNot: notTests },
       to: {
-        path: '^(node:)?(http|https|http2|net|tls|dgram|dns)$|node_modules/(ws|kafkajs)/|^src/(log|jsonrpc|rpc|source|devnet)/',
+        path: '^(node:)?(http|https|http2|net|tls|dgram|dns)$|node_modules/(ws|kafkajs)/|^src/(log|jsonrpc|rpc|source)/',
       },
     },
     {

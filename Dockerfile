@@ -6,5 +6,6 @@ RUN npm ci --omit=dev --no-audit --no-fund
 COPY bin ./bin
 COPY src ./src
 COPY streams ./streams
+COPY devnet ./devnet
 ENV NODE_ENV=production
 ENTRYPOINT ["node", "bin/flashlog.js"]

@@ -77,7 +77,7 @@ async function call<T>(url: string, method: string, params: unknown[]): Promise<
 
 /** `count` blocks of a Denim devnet under load (fast blocks, so recording is quick). */
 async function record(count: number): Promise<Recorded> {
-  const { createDevnet } = await import('../src/devnet/devnet.ts');
+  const { createDevnet } = await import('../devnet/edr/devnet.ts');
   const devnet = await createDevnet({ denim: true, blockTimeMs: 60, load: 60 });
   try {
     while (BigInt(await call<string>(devnet.rpcUrl, 'eth_blockNumber', [])) < BigInt(count + 2))

@@ -1,4 +1,4 @@
-import { createDevnet } from '../src/devnet/devnet.ts';
+import { createDevnet } from '../devnet/edr/devnet.ts';
 
 /**
  * The devnet under its own load at the default timing (2 s blocks, 200 ms flashblocks): how many

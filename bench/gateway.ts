@@ -112,7 +112,7 @@ const nowUs = (): Hex => numberToHex(BigInt(Math.round((performance.timeOrigin +
 
 async function startDevnet(): Promise<{ rpcUrl: string; close(): Promise<void> } | { error: string }> {
   try {
-    const module = await import('../src/devnet/devnet.ts');
+    const module = await import('../devnet/edr/devnet.ts');
     return await module.createDevnet({ rpcPort: 0, wsPort: 0 });
   } catch (error) {
     return { error: error instanceof Error ? error.message : String(error) };

@@ -15,7 +15,7 @@ type Row = Record<string, unknown>;
 const seconds = 20;
 
 async function measure(mode: 'denim' | 'flashblocks'): Promise<Row> {
-  const { createDevnet } = await import('../src/devnet/devnet.ts');
+  const { createDevnet } = await import('../devnet/edr/devnet.ts');
   const devnet = await createDevnet(mode === 'denim' ? { denim: true } : {});
   const sealedAt = new Map<bigint, number>();
   const stop =

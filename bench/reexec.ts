@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keccak256, type Hex } from 'viem';
-import { createDevnet } from '../src/devnet/devnet.ts';
+import { createDevnet } from '../devnet/edr/devnet.ts';
 import { createEnclaveCore, zeroHash } from '../src/prover/enclave/core.ts';
 import { createReexecPool, type ReexecPool } from '../src/prover/enclave/reexec-pool.ts';
 import type { BlockJob } from '../src/prover/enclave/reexec-jobs.ts';

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { extendBlock, startBlock, type AssembledBlock } from '../src/chain/assemble.ts';
-import { createDevnet } from '../src/devnet/devnet.ts';
+import { createDevnet } from '../devnet/edr/devnet.ts';
 import { createLocalExecutor, type LocalExecutor, type StateDiffMode } from '../src/execute/local.ts';
 import { createLogger } from '../src/obs/logger.ts';
 import { createMetricsRegistry } from '../src/obs/metrics.ts';

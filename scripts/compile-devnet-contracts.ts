@@ -1,6 +1,6 @@
 /**
- * Compiles the devnet's Solidity (src/devnet/contracts/*.sol) with solc (soljson, a devDependency)
- * and writes src/devnet/contracts/bytecode.ts. Run after editing a .sol file:
+ * Compiles the devnet's Solidity (devnet/contracts/*.sol) with solc (soljson, a devDependency)
+ * and writes devnet/contracts/bytecode.ts. Run after editing a .sol file:
  *
  *   node scripts/compile-devnet-contracts.ts
  *
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const solc = require('solc') as { compile(input: string): string; version(): string };
-const dir = join(import.meta.dirname, '..', 'src', 'devnet', 'contracts');
+const dir = join(import.meta.dirname, '..', 'devnet', 'contracts');
 const sources: Record<string, { content: string }> = {};
 for (const file of readdirSync(dir)
   .filter((name) => name.endsWith('.sol'))

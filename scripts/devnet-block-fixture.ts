@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import type { Hex } from 'viem';
-import { createDevnet } from '../src/devnet/devnet.ts';
+import { createDevnet } from '../devnet/edr/devnet.ts';
 import { devnetRollupConfig } from '../src/op/chains.ts';
 import { fixtureJsonFromRpc } from '../src/prover/host/fixture.ts';
 import { collectBlockWitness } from '../src/prover/host/witness-rpc.ts';

@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
-import { createDevnet } from '../src/devnet/devnet.ts';
+import { createDevnet } from '../devnet/edr/devnet.ts';
 import { releaseDroppedProviders } from '../src/evm/edr.ts';
 import { leastSquaresSlope, selfAnonMiB } from './sample-process.ts';
 

@@ -5,7 +5,7 @@
  *
  *   check   two engines mine the same transactions block by block (same timestamps, prevRandao):
  *           `twin` never rolls over; `rolled` rolls over every K blocks (forked from the fork
- *           source: state mirror + ring of blocks, src/devnet/fork-source.ts) and its old provider
+ *           source: state mirror + ring of blocks, devnet/edr/fork-source.ts) and its old provider
  *           is dropped. After every block, the two must answer the same header (hash, parent hash,
  *           state root, receipts root, base fee) and receipts, and at the end the same balance,
  *           nonce, code and storage for every account and slot the mirror knows, the same
@@ -33,15 +33,15 @@ import { parseArgs } from 'node:util';
 import type { Provider } from '@nomicfoundation/edr';
 import { encodeFunctionData, getContractAddress, hexToBytes, keccak256, numberToHex, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { DevnetToken, DevnetWorkload } from '../src/devnet/contracts/bytecode.ts';
+import { DevnetToken, DevnetWorkload } from '../devnet/contracts/bytecode.ts';
 import { encodeDeposit, sourceHash } from '../src/derive/deposit-tx.ts';
-import { l1AttributesDeposit } from '../src/devnet/deposit.ts';
-import { devnetAccounts, devnetEngineOptions } from '../src/devnet/devnet.ts';
-import { createChainProvider, engineOver, genesisAccounts, type EngineOptions } from '../src/devnet/edr-chain.ts';
-import { startForkSource } from '../src/devnet/fork-source.ts';
-import { createHistoryRing, type RingBlock, type RingReceipt } from '../src/devnet/history-ring.ts';
-import { l1AttributesFor } from '../src/devnet/producer.ts';
-import { addTouched, createStateMirror, emptyTouched, type PrestateDiff } from '../src/devnet/state-mirror.ts';
+import { l1AttributesDeposit } from '../devnet/deposit.ts';
+import { devnetAccounts, devnetEngineOptions } from '../devnet/edr/devnet.ts';
+import { createChainProvider, engineOver, genesisAccounts, type EngineOptions } from '../devnet/edr/edr-chain.ts';
+import { startForkSource } from '../devnet/edr/fork-source.ts';
+import { createHistoryRing, type RingBlock, type RingReceipt } from '../devnet/edr/history-ring.ts';
+import { l1AttributesFor } from '../devnet/edr/producer.ts';
+import { addTouched, createStateMirror, emptyTouched, type PrestateDiff } from '../devnet/edr/state-mirror.ts';
 import { releaseDroppedProviders } from '../src/evm/edr.ts';
 import { selfAnonMiB } from './sample-process.ts';
 

@@ -1,6 +1,6 @@
 /**
  * `node scripts/edr-memory.ts [--blocks N] [--txs M] [--only case,...]`: where a bare EDR provider
- * (the devnet's engine, src/devnet/edr-chain.ts) keeps native memory, one suspect at a time. Each
+ * (the devnet's engine, devnet/edr/edr-chain.ts) keeps native memory, one suspect at a time. Each
  * case runs in a child process of its own (memory is per process, and EDR reads
  * `__EDR_MAX_CACHED_STATES` once, when a provider is made) and mines N blocks of M ETH transfers
  * between ten accounts that already exist, so the chain's state itself does not grow. The child
@@ -22,8 +22,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createEngine, type Engine } from '../src/devnet/edr-chain.ts';
-import { devnetAccounts, devnetEngineOptions } from '../src/devnet/devnet.ts';
+import { createEngine, type Engine } from '../devnet/edr/edr-chain.ts';
+import { devnetAccounts, devnetEngineOptions } from '../devnet/edr/devnet.ts';
 import { selfAnonMiB } from './sample-process.ts';
 
 const { values } = parseArgs({

@@ -5,7 +5,7 @@ import { ConfigError } from '../src/errors.ts';
 
 /**
  * `flashlog devnet --op-geth PATH`: the devnet's L2 is that op-geth, sequenced by flashlog from the
- * L1 of --batcher-l1-rpc (src/devnet/op-geth/devnet.ts). Prints op-geth's JSON-RPC URL (the
+ * L1 of --batcher-l1-rpc (devnet/op-geth/devnet.ts). Prints op-geth's JSON-RPC URL (the
  * devnet's RPC port is op-geth's own), the beacon endpoint, the rollup config's path and the
  * funded keys, and runs until Ctrl-C.
  */
@@ -30,8 +30,8 @@ export async function runOpGethDevnet(ctx: Context, opGeth: string): Promise<num
     );
   const dataDir = join(config.dataDir, 'devnet-op-geth');
   makeDirectory(dataDir);
-  const { startOpGethDevnet } = await import('../src/devnet/op-geth/devnet.ts');
-  const { DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
+  const { startOpGethDevnet } = await import('../devnet/op-geth/devnet.ts');
+  const { DEVNET_MNEMONIC } = await import('../devnet/edr/devnet.ts');
   const batcher = batcherSettings(config, config.batcherL1Rpc, config.batcherKey);
   const devnet = await startOpGethDevnet({
     binary: opGeth,

@@ -68,13 +68,13 @@ export const devnetCommand: Command = {
       throw new ConfigError('--batcher-l1-rpc (FLASHLOG_BATCHER_L1_RPC): not supported with --denim yet; expected the flashblocks devnet');
     }
     const batcher = config.batcherL1Rpc && config.batcherKey ? batcherSettings(config, config.batcherL1Rpc, config.batcherKey) : undefined;
-    const load = (await import('../src/devnet/load.ts')).devnetLoadTps(config);
+    const load = (await import('../devnet/load.ts')).devnetLoadTps(config);
     if (load !== config.load)
       ctx.logger.info(
         { load, reorgEvery: config.reorgEvery },
         `--reorg-every without --load: sending ${load} tx/s so each reorg has a pre-confirmed transaction to withdraw (--load sets the rate)`,
       );
-    const { createDevnet, DEVNET_MNEMONIC } = await import('../src/devnet/devnet.ts');
+    const { createDevnet, DEVNET_MNEMONIC } = await import('../devnet/edr/devnet.ts');
     const devnet = await createDevnet({
       logger: ctx.logger,
       metrics: ctx.metrics,

@@ -14,8 +14,8 @@ export async function startDevnetForRun(ctx: Context, source: SourceKind): Promi
       `--devnet-history-blocks (FLASHLOG_DEVNET_HISTORY_BLOCKS): got ${ctx.config.devnetHistoryBlocks}, expected 0 with --denim (the Denim devnet has no bounded history yet)`,
     );
   }
-  const { createDevnet } = await import('../src/devnet/devnet.ts');
-  const { devnetLoadTps } = await import('../src/devnet/load.ts');
+  const { createDevnet } = await import('../devnet/edr/devnet.ts');
+  const { devnetLoadTps } = await import('../devnet/load.ts');
   const load = devnetLoadTps(ctx.config);
   if (load !== ctx.config.load)
     ctx.logger.info(

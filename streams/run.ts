@@ -167,7 +167,7 @@ export const runCommand: Command = {
       out.write(
         `  devnet: RPC ${handle.devnet.rpcUrl}, ${handle.source === 'blocks' ? 'WebSocket JSON-RPC' : 'flashblocks'} ${handle.devnet.wsUrl}\n`,
       );
-      const { DEVNET_ACCOUNT_BALANCE, DEVNET_MNEMONIC, LOAD_ACCOUNTS, devnetAccounts } = await import('../src/devnet/devnet.ts');
+      const { DEVNET_ACCOUNT_BALANCE, DEVNET_MNEMONIC, LOAD_ACCOUNTS, devnetAccounts } = await import('../devnet/edr/devnet.ts');
       out.write(
         [
           `  mnemonic: ${DEVNET_MNEMONIC}`,

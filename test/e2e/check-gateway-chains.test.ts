@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { startBlocksGateway, type BlocksGateway } from '../helpers/blocks-gateway.ts';
 import { eventually } from '../helpers/context.ts';
 import { spawnFlashlog, type FlashlogProcess } from '../helpers/flashlog-process.ts';

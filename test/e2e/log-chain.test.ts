@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import { readChainStamp } from '../../src/log/chain-stamp.ts';
 import { topics } from '../../src/records/topics.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Address, Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import { withTopicPrefix } from '../../src/log/topic-prefix.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';

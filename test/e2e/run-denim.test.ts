@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { eventually, tempDir } from '../helpers/context.ts';
 import { rpc } from '../helpers/devnet-feed.ts';
 import { spawnFlashlog, type FlashlogProcess } from '../helpers/flashlog-process.ts';

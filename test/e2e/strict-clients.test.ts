@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { encodeFunctionData, parseAbi } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { l1BlockPredeploy } from '../../src/derive/l1-info-deposit.ts';
-import { devnetAccounts, LOAD_ACCOUNTS } from '../../src/devnet/devnet.ts';
+import { devnetAccounts, LOAD_ACCOUNTS } from '../../devnet/edr/devnet.ts';
 import { tempDir } from '../helpers/context.ts';
 import { spawnFlashlog, type FlashlogProcess } from '../helpers/flashlog-process.ts';
 import { goPrograms, pythonWithWeb3, runStrictClient, type StrictClientConfig, type StrictSummary } from '../helpers/strict-clients.ts';

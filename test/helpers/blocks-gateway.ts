@@ -1,4 +1,4 @@
-import { createDevnet, type Devnet, type DevnetOptions } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet, type DevnetOptions } from '../../devnet/edr/devnet.ts';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics } from '../../src/records/topics.ts';

@@ -31,9 +31,9 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { baseTimeDeposit, BASE_TIME_PREDEPLOY } from '../../src/op/basetime.ts';
-import { DevnetBaseTime } from '../../src/devnet/contracts/bytecode.ts';
+import { DevnetBaseTime } from '../../devnet/contracts/bytecode.ts';
 import { denimGasParameters } from '../../src/derive/attributes.ts';
-import { l1BlockStorage } from '../../src/devnet/deposit.ts';
+import { l1BlockStorage } from '../../devnet/deposit.ts';
 import { executeBlock, type PayloadAttributes } from '../../src/evm/op/execute-block.ts';
 import { headerToRpc, type BlockHeader } from '../../src/op/header.ts';
 import type { Receipt } from '../../src/evm/op/receipts.ts';
@@ -59,7 +59,7 @@ const ADMIN_SLOT: Hex = '0xb53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a71
 
 /**
  * The rollup config in kona's serde form, as the fixtures carry it. The BaseTime implementation the
- * activation installs is the Denim devnet's own contract (src/devnet/contracts/DevnetBaseTime.sol):
+ * activation installs is the Denim devnet's own contract (devnet/contracts/DevnetBaseTime.sol):
  * flashlog does not carry Base's.
  */
 export const rollupConfig = {

@@ -1,6 +1,6 @@
 /**
  * The derived test chain's L2 genesis and rollup config (test/helpers/derived-chain.ts), built by
- * src/devnet/op-geth/genesis.ts (which `flashlog devnet --op-geth` uses too): an OP
+ * devnet/op-geth/genesis.ts (which `flashlog devnet --op-geth` uses too): an OP
  * chain config for op-geth's `geth init` with every fork through Isthmus (and Jovian, by choice)
  * at time 0, the OP predeploys from EDR's `opGenesisState` with the oracle chain's L1Block
  * (test/oracle/contracts/OracleL1Block.sol, which takes the Isthmus and Jovian L1-info setters),
@@ -18,7 +18,7 @@ export {
   type DerivedRollupJson,
   type L2GenesisOptions,
   type RollupJsonOptions,
-} from '../../src/devnet/op-geth/genesis.ts';
+} from '../../devnet/op-geth/genesis.ts';
 
 export interface CompiledContract {
   readonly abi: readonly unknown[];

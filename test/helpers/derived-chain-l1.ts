@@ -11,18 +11,18 @@ import {
 } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import type { L1Epoch } from '../../src/derive/attributes.ts';
-import { createL1Reader, type L1BlockRef } from '../../src/devnet/op-geth/l1.ts';
-import { createKzgThread } from '../../src/devnet/kzg-thread.ts';
+import { createL1Reader, type L1BlockRef } from '../../devnet/op-geth/l1.ts';
+import { createKzgThread } from '../../devnet/kzg-thread.ts';
 import { startEdrChain, type EdrChain, type GenesisAccount } from './edr-chain.ts';
 import type { CompiledContract } from './derived-chain-genesis.ts';
 
 /**
  * The derived test chain's L1 (test/helpers/derived-chain.ts): EDR's L1 chain type on Prague
- * (blob transactions, real block hashes) with the deposit contract (src/devnet/contracts/DevnetPortal.sol) in its
+ * (blob transactions, real block hashes) with the deposit contract (devnet/contracts/DevnetPortal.sol) in its
  * genesis, mined by the sequencer at the timestamps it picks; and derivation's view of an L1 block
  * (its header fields and receipts) read back over JSON-RPC.
  */
-export { pragueBlobUpdateFraction, type L1BlockRef } from '../../src/devnet/op-geth/l1.ts';
+export { pragueBlobUpdateFraction, type L1BlockRef } from '../../devnet/op-geth/l1.ts';
 
 /** One deposit through the portal: the L2 transaction's fields, `mint` the ETH sent with it. */
 export interface DepositRequest {

@@ -3,7 +3,7 @@
  * derivation and `flashlog prove` end to end:
  *
  * - the L1: EDR's L1 chain type on Prague (blob transactions), with the deposit contract
- *   (src/devnet/contracts/DevnetPortal.sol: the OptimismPortal's `TransactionDeposited` event) and a
+ *   (devnet/contracts/DevnetPortal.sol: the OptimismPortal's `TransactionDeposited` event) and a
  *   SystemConfig (contracts/DerivedChainSystemConfig.sol: its `ConfigUpdate` event) in its genesis,
  *   and the batcher, the user, the depositor and the SystemConfig's sender funded; one block every
  *   `l1BlockTime` seconds, mined with explicit timestamps, besides the batcher's own blocks;
@@ -19,8 +19,8 @@
  */
 import { concat, keccak256, numberToHex, pad, parseEther, stringToHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { createBatcher, type Batcher, type PostedBatch } from '../../src/devnet/batcher.ts';
-import { startBeaconBlobServer, type BeaconBlobServer } from '../../src/devnet/beacon-blobs.ts';
+import { createBatcher, type Batcher, type PostedBatch } from '../../devnet/batcher.ts';
+import { startBeaconBlobServer, type BeaconBlobServer } from '../../devnet/beacon-blobs.ts';
 import type { BatchKind, BatcherTarget } from '../../src/derive/channel-out.ts';
 import type { CompressionAlgo } from '../../src/derive/channel.ts';
 import type { SystemConfig } from '../../src/derive/system-config.ts';
@@ -28,7 +28,7 @@ import { parseRollupConfig } from '../../src/op/rollup-config.ts';
 import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { createLogger, type Logger } from '../../src/obs/logger.ts';
 import { compileOracleContracts } from '../oracle/chain.ts';
-import { DevnetPortal } from '../../src/devnet/contracts/bytecode.ts';
+import { DevnetPortal } from '../../devnet/contracts/bytecode.ts';
 import {
   compileHelperContract,
   eip1559,

@@ -5,7 +5,7 @@ import type { Hex } from 'viem';
 import { startBlock, extendBlock, type AssembledBlock } from '../../src/chain/assemble.ts';
 import type { Flashblock } from '../../src/schemas/flashblock.ts';
 import { decodeFrame } from '../../src/wire/frame.ts';
-import type { Devnet } from '../../src/devnet/devnet.ts';
+import type { Devnet } from '../../devnet/edr/devnet.ts';
 
 /** Helpers for tests that watch a devnet's flashblocks feed and compare it with its chain. */
 export async function rpc<T = unknown>(url: string, method: string, params: unknown[] = []): Promise<T> {

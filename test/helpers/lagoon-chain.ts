@@ -14,7 +14,7 @@
 import type { MerkleStateManager } from '@ethereumjs/statemanager';
 import { bytesToHex, concat, keccak256, numberToHex, pad, stringToHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { l1BlockStorage } from '../../src/devnet/deposit.ts';
+import { l1BlockStorage } from '../../devnet/deposit.ts';
 import { executeBlock, type PayloadAttributes } from '../../src/evm/op/execute-block.ts';
 import { headerToRpc, type BlockHeader } from '../../src/op/header.ts';
 import { encodePostExecTx } from '../../src/op/post-exec.ts';

@@ -4,7 +4,7 @@ import type { MerkleStateManager } from '@ethereumjs/statemanager';
 import { createAddressFromString } from '@ethereumjs/util';
 import { bytesToHex, numberToHex, pad, type Hex } from 'viem';
 import { pino } from 'pino';
-import { startFeedServer, type FeedServer } from '../../src/devnet/feed-server.ts';
+import { startFeedServer, type FeedServer } from '../../devnet/edr/feed-server.ts';
 import type { StandInBlock, StandInChain } from './lagoon-stand-in-chain.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { type Hex } from 'viem';
-import { startOpGethNode, engineClient, type OpGethNode } from '../../src/devnet/op-geth/node.ts';
+import { startOpGethNode, engineClient, type OpGethNode } from '../../devnet/op-geth/node.ts';
 import { tempDir } from './context.ts';
 
 export {
@@ -9,10 +9,10 @@ export {
   type OpGethNode,
   type OpPayloadAttributes,
   type PayloadStatus,
-} from '../../src/devnet/op-geth/node.ts';
+} from '../../devnet/op-geth/node.ts';
 
 /**
- * op-geth (test/go/build.sh) as the OP Stack oracle (src/devnet/op-geth/node.ts) in a temporary
+ * op-geth (test/go/build.sh) as the OP Stack oracle (devnet/op-geth/node.ts) in a temporary
  * data dir, removed on close.
  *
  * @example const node = await startOpGeth(goPrograms().opGeth, genesis)

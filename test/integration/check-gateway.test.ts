@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { runChecker } from '../../src/checker/checker.ts';
 import { httpEndpoint } from '../../src/checker/endpoint.ts';
 import { createTally } from '../../src/checker/tally.ts';

@@ -9,7 +9,7 @@ import { decodeBatcherData, type BatcherInput } from '../../src/derive/batcher-d
 import type { BatchKind, BatcherTarget } from '../../src/derive/channel-out.ts';
 import type { CompressionAlgo } from '../../src/derive/channel.ts';
 import { derivationRules } from '../../src/derive/rules.ts';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { buildDerivePeer, peerBeacon, peerDecode } from '../helpers/derive-peer.ts';
 import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';
 

@@ -2,7 +2,7 @@ import { decodeFunctionResult, encodeFunctionData, keccak256, type Hex } from 'v
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE_TIME_PREDEPLOY, baseTimeAbi, baseTimeDeposit, baseTimeMillisPart } from '../../src/op/basetime.ts';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { rpc, until } from '../helpers/devnet-feed.ts';
 
 /**

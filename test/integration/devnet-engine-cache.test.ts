@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { numberToHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { createEngine } from '../../src/devnet/edr-chain.ts';
-import { devnetAccounts } from '../../src/devnet/devnet.ts';
-import { l1AttributesFor } from '../../src/devnet/producer.ts';
+import { createEngine } from '../../devnet/edr/edr-chain.ts';
+import { devnetAccounts } from '../../devnet/edr/devnet.ts';
+import { l1AttributesFor } from '../../devnet/edr/producer.ts';
 
 /**
  * The devnet's engine bounds EDR's block state cache (DEVNET_MAX_CACHED_STATES): a state that

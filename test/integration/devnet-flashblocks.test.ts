@@ -6,8 +6,8 @@ import { assemble, caughtUp, rpc, sealedBlocks, sendTransfers, subscribe, until,
 import { keccak256, toHex } from 'viem';
 import { fromRpcReceipt, logsBloom, receiptsRoot, type RpcConsensusReceipt } from '../../src/evm/receipts.ts';
 import { encodeDeposit } from '../../src/derive/deposit-tx.ts';
-import { headerHash, type HeaderFields } from '../../src/devnet/block-building.ts';
-import { createDevnet, type Devnet, type DevnetOptions } from '../../src/devnet/devnet.ts';
+import { headerHash, type HeaderFields } from '../../devnet/edr/block-building.ts';
+import { createDevnet, type Devnet, type DevnetOptions } from '../../devnet/edr/devnet.ts';
 
 /**
  * The devnet against the real parts: EDR underneath, its HTTP and WebSocket servers, the

@@ -1,7 +1,7 @@
 import { createWalletClient, http, keccak256, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { rpc, subscribe, until } from '../helpers/devnet-feed.ts';
 
 /**

@@ -3,8 +3,8 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rpc, type RpcBlock } from '../helpers/devnet-feed.ts';
 import { eventually } from '../helpers/context.ts';
-import { DevnetToken, DevnetWorkload } from '../../src/devnet/contracts/bytecode.ts';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { DevnetToken, DevnetWorkload } from '../../devnet/contracts/bytecode.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 
 /**
  * The bounded history on a real devnet (EDR, the producer, the load, the JSON-RPC server): with

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { rpc, until } from '../helpers/devnet-feed.ts';
 import { schemaErrors } from '../helpers/openrpc-schema.ts';
 

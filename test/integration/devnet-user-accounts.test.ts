@@ -1,6 +1,6 @@
 import type { Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { createDevnet } from '../../src/devnet/devnet.ts';
+import { createDevnet } from '../../devnet/edr/devnet.ts';
 import { eventually } from '../helpers/context.ts';
 import { rpc } from '../helpers/devnet-feed.ts';
 

@@ -2,7 +2,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
 import { flashblockSchema } from '../../src/schemas/flashblock.ts';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { assemble, caughtUp, rpc, sealedBlocks, subscribe, until, type RpcBlock } from '../helpers/devnet-feed.ts';
 import { spawnFlashlog } from '../helpers/flashlog-process.ts';
 

@@ -1,6 +1,6 @@
 import { hexToBytes, keccak256, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { createEnclaveCore, zeroHash, type EnclaveCore } from '../../src/prover/enclave/core.ts';
 import { createReexecPool, type ReexecPool } from '../../src/prover/enclave/reexec-pool.ts';
 import { outputRootV0 } from '../../src/prover/output-root.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hexToBytes, keccak256, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { createEnclaveCore, zeroHash, type EnclaveCore } from '../../src/prover/enclave/core.ts';
 import { createReexecPool } from '../../src/prover/enclave/reexec-pool.ts';
 import { outputRootV0 } from '../../src/prover/output-root.ts';

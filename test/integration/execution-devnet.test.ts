@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { topics } from '../../src/records/topics.ts';
 import { blockRecordSchema, type BlockRecord } from '../../src/records/blocks.ts';
 import { chainRecordSchema, type ChainRecord } from '../../src/records/chain.ts';

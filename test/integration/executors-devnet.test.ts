@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { topics } from '../../src/records/topics.ts';
 import { blockRecordSchema, type BlockRecord } from '../../src/records/blocks.ts';
 import { chainRecordSchema } from '../../src/records/chain.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, getContractAddress, http, webSocket, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { Devnet } from '../../src/devnet/devnet.ts';
+import type { Devnet } from '../../devnet/edr/devnet.ts';
 import type { Serve } from '../../streams/serve.ts';
 import { eventually } from '../helpers/context.ts';
 import { startDevnetGateway, type DevnetGateway } from '../helpers/devnet-gateway.ts';
@@ -188,7 +188,7 @@ describe('the gateway on the devnet, with viem', () => {
       });
       // The size is go-ethereum's (and reth's): rlp([header, transactions, [], withdrawals]), a typed
       // transaction as an RLP string of its envelope. The devnet answers it so (EDR's own `size`
-      // leaves out those strings' headers; src/devnet/op-geth-shape.ts).
+      // leaves out those strings' headers; devnet/edr/op-geth-shape.ts).
       expect(fields.size).toBe(node.result.size);
       compared++;
     }

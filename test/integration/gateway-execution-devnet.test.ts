@@ -13,9 +13,9 @@ import {
   type PublicClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { DevnetToken } from '../../src/devnet/contracts/bytecode.ts';
+import { DevnetToken } from '../../devnet/contracts/bytecode.ts';
 import { TRANSFER_TOPIC } from '../../src/simulate/transfers.ts';
-import type { Devnet } from '../../src/devnet/devnet.ts';
+import type { Devnet } from '../../devnet/edr/devnet.ts';
 import type { Serve } from '../../streams/serve.ts';
 import { eventually } from '../helpers/context.ts';
 import { startDevnetGateway, type DevnetGateway } from '../helpers/devnet-gateway.ts';

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createWalletClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import WebSocket from 'ws';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { createServe, type Serve } from '../../streams/serve.ts';
 import { eventually, testContext } from '../helpers/context.ts';
 import { startFlashlog, type FlashlogUnderTest } from '../helpers/execution-harness.ts';

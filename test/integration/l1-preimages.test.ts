@@ -22,7 +22,7 @@ import { l1SourceFromPreimages } from '../../src/prover/enclave/l1-preimages.ts'
 import type { Preimage } from '../../src/prover/enclave-protocol.ts';
 import { collectL1Witness, derivationL1Witness, l1OriginOf, type L1Witness } from '../../src/prover/host/l1-witness.ts';
 import { collectWitness } from '../../src/prover/host/witness.ts';
-import { createDevnet, type Devnet } from '../../src/devnet/devnet.ts';
+import { createDevnet, type Devnet } from '../../devnet/edr/devnet.ts';
 import { preimageStore, zeroHash } from '../../src/prover/enclave/core.ts';
 import { eventually } from '../helpers/context.ts';
 import { startEdrChain, type EdrChain } from '../helpers/edr-chain.ts';

@@ -1,7 +1,7 @@
 import { encodeFunctionData, numberToHex, parseEther, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DevnetToken } from '../../src/devnet/contracts/bytecode.ts';
+import { DevnetToken } from '../../devnet/contracts/bytecode.ts';
 import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log } from '../../src/log/port.ts';

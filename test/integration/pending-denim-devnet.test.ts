@@ -1,7 +1,7 @@
 import { createPublicClient, createWalletClient, defineChain, http, parseEther, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DevnetBaseTime } from '../../src/devnet/contracts/bytecode.ts';
+import { DevnetBaseTime } from '../../devnet/contracts/bytecode.ts';
 import { startBlocksGateway, type BlocksGateway } from '../helpers/blocks-gateway.ts';
 
 /**

@@ -13,7 +13,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { parseConfig } from '../../src/config/settings.ts';
-import { DevnetToken, DevnetWorkload } from '../../src/devnet/contracts/bytecode.ts';
+import { DevnetToken, DevnetWorkload } from '../../devnet/contracts/bytecode.ts';
 import { eventually } from '../helpers/context.ts';
 import { startDevnetGateway, type DevnetGateway } from '../helpers/devnet-gateway.ts';
 

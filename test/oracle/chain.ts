@@ -25,7 +25,7 @@ import {
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { encodeDeposit, sourceHash } from '../../src/derive/deposit-tx.ts';
 import { l1BlockPredeploy } from '../../src/derive/l1-info-deposit.ts';
-import { l1AttributesCalldata, type L1Attributes } from '../../src/devnet/deposit.ts';
+import { l1AttributesCalldata, type L1Attributes } from '../../devnet/deposit.ts';
 import { forksAtGenesis } from '../../src/op/rollup-config.ts';
 
 export const CHAIN_ID = 901;

@@ -9,7 +9,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { serializeTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
 import { BASE_TIME_IMPLEMENTATION, BASE_TIME_PREDEPLOY, DEPOSITOR_ACCOUNT, baseTimeAbi } from '../../op/basetime.ts';
-import { DevnetBaseTime } from '../../devnet/contracts/bytecode.ts';
+import { DevnetBaseTime } from '../../../devnet/contracts/bytecode.ts';
 import { B20_ACTIVATION_REGISTRY, B20_FACTORY, B20_POLICY_REGISTRY, refuseB20 } from './b20.ts';
 import { baseMainnetRollupConfig } from '../../op/chains.ts';
 import { afterDenimBlock, baseTimeDepositMillis, baseTimeMillisPart, beforeDenimBlock } from './denim.ts';
