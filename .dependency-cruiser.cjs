@@ -195,13 +195,16 @@ module.exports = {
       },
     },
     // Derivation's decoding (src/derive/: frames, blobs, channels, batches) is pure: it reads
-    // bytes it is given and imports no server, log, source, devnet or prover, nor any I/O.
+    // bytes it is given and imports no server, log, source, engine, devnet or prover, nor any I/O.
+    // The chain facts it needs (rollup config, L1 info, header) come from the protocol, src/op/, so a
+    // proof's walk goes prover -> derive -> op and prover -> evm -> op, never derive <-> evm.
     {
       name: 'derive-is-pure',
       severity: 'error',
-      comment: 'src/derive/ decodes what it is given: no rpc/, view/, log/, source/, devnet/ or prover/, no files or sockets.',
+      comment:
+        'src/derive/ decodes what it is given: no rpc/, view/, log/, source/, evm/ (the engines), devnet/ or prover/, no files or sockets.',
       from: { path: '^src/derive/', pathNot: notTests },
-      to: { path: `^src/(rpc|view|log|source|prover)/|${io}` },
+      to: { path: `^src/(rpc|view|log|source|evm|prover)/|${io}` },
     },
     // The prover's rooms: host/ (prover_prove, witness collection, enclave routing), enclave/
     // (checks, re-executes, signs), bridge/ (log <-> host). What two of them share (the enclave
