@@ -52,7 +52,7 @@ const shown = (value: unknown): string => {
 
 /**
  * Parses a fixture's JSON, naming the field that does not fit and what it held. A fixture without
- * `rollupConfig` takes the built-in config of its `chainId` (chains.ts), if flashlog knows it.
+ * `rollupConfig` takes the built-in config of its `chainId` (src/op/chains.ts), if flashlog knows it.
  */
 export function parseBlockFixture(raw: unknown, where = 'fixture'): BlockFixture {
   const parsed = blockFixtureSchema.safeParse(raw, { reportInput: true });
