@@ -84,10 +84,11 @@ module.exports = {
     // (records/ is the log's contract: every topic's schema, value type, fast check and encoder, and
     // the catalogue the JSON Schemas come from. log/ and the domains above read it; it reads none of them.)
     // The OP Stack protocol (src/op/: rollup configs and the chains' fork ladders, the header, the
-    // L1-info deposit, BaseTime, the base fee, the L1 cost, the DA footprint, the receipts' fee
-    // fields, the known transaction types and Lagoon's post-exec codec) is the floor every folder
-    // that speaks OP stands on: derive/, evm/, source/, checker/, execute/, simulate/, prover/,
-    // rpc/, view/ and the devnet. It imports nothing of src/ but the error catalogue, and does no I/O.
+    // deposit transaction, the L1-info deposit's calldata, BaseTime, the base fee, the L1 cost, the
+    // DA footprint, the receipts' fee fields, the known transaction types and Lagoon's post-exec
+    // codec) is the floor every folder that speaks OP stands on: derive/, evm/, source/, checker/,
+    // execute/, simulate/, prover/, rpc/, view/ and the devnet. It imports nothing of src/ but the
+    // error catalogue, and does no I/O.
     {
       name: 'op-is-the-protocol-floor',
       severity: 'error',

@@ -1,5 +1,5 @@
 import type { Hex } from 'viem';
-import { encodeDeposit } from '../src/derive/deposit-tx.ts';
+import { encodeDeposit } from '../src/op/deposit-tx.ts';
 import { l1InfoCalldataOf, l1InfoDeposit, type L1BlockInfo } from '../src/derive/l1-info-deposit.ts';
 
 export interface L1Attributes {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { encodeAbiParameters, encodeFunctionData, getContractAddress, keccak256, numberToHex, toHex, type Hex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { DevnetToken, DevnetWorkload } from './contracts/bytecode.ts';
-import { encodeDeposit, sourceHash } from '../src/derive/deposit-tx.ts';
+import { encodeDeposit, sourceHash } from '../src/op/deposit-tx.ts';
 import type { Engine } from './edr/edr-chain.ts';
 import type { Producer } from './edr/producer.ts';
 

@@ -34,7 +34,7 @@ import type { Provider } from '@nomicfoundation/edr';
 import { encodeFunctionData, getContractAddress, hexToBytes, keccak256, numberToHex, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DevnetToken, DevnetWorkload } from '../devnet/contracts/bytecode.ts';
-import { encodeDeposit, sourceHash } from '../src/derive/deposit-tx.ts';
+import { encodeDeposit, sourceHash } from '../src/op/deposit-tx.ts';
 import { l1AttributesDeposit } from '../devnet/deposit.ts';
 import { devnetAccounts, devnetEngineOptions } from '../devnet/edr/devnet.ts';
 import { createChainProvider, engineOver, genesisAccounts, type EngineOptions } from '../devnet/edr/edr-chain.ts';

@@ -2,7 +2,7 @@ import { bytesToHex, concat, hexToBigInt, numberToHex, slice, type Hex } from 'v
 import { rulesAt, type OpFork, type RollupConfig } from '../op/rollup-config.ts';
 import { FlashlogError } from '../errors.ts';
 import { baseTimeDeposit } from '../op/basetime.ts';
-import { encodeDeposit } from './deposit-tx.ts';
+import { encodeDeposit } from '../op/deposit-tx.ts';
 import { l1BlockInfoOf, l1InfoDeposit, l1InfoFormAt } from './l1-info-deposit.ts';
 import { l2ScheduleOf } from './schedule.ts';
 import { applySystemConfigUpdates, type SkippedUpdate, type SystemConfig } from './system-config.ts';

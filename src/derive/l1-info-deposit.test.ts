@@ -3,7 +3,7 @@ import { parseTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
 import { parseL1Info } from '../op/l1-info.ts';
 import { parseRollupConfig, rulesAt } from '../op/rollup-config.ts';
-import { encodeDeposit, sourceDomain, sourceHash } from './deposit-tx.ts';
+import { encodeDeposit, sourceDomain, sourceHash } from '../op/deposit-tx.ts';
 import { l1BlockInfoOf, l1InfoCalldataOf, l1InfoDeposit, l1InfoFormAt, type L1BlockInfo } from './l1-info-deposit.ts';
 import type { SystemConfig } from './system-config.ts';
 

@@ -2,7 +2,7 @@ import { concat, hexToBigInt, hexToNumber, numberToHex, pad, slice, type Hex } f
 import type { BlockRules } from '../op/rollup-config.ts';
 import { l1InfoSelectors, type L1InfoForm } from '../op/l1-info.ts';
 import { FlashlogError } from '../errors.ts';
-import { sourceDomain, sourceHash, type Deposit } from './deposit-tx.ts';
+import { sourceDomain, sourceHash, type Deposit } from '../op/deposit-tx.ts';
 import { ecotoneScalarError, type SystemConfig } from './system-config.ts';
 
 /**

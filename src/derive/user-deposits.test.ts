@@ -2,7 +2,7 @@ import { concat, encodeAbiParameters, type Hex } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
 import { depositLog, opaqueData, portal, type DepositFields } from '../../test/helpers/l1-logs.ts';
-import { encodeDeposit, sourceDomain, sourceHash } from './deposit-tx.ts';
+import { encodeDeposit, sourceDomain, sourceHash } from '../op/deposit-tx.ts';
 import { decodeDepositLog, userDeposits, type L1Receipt } from './user-deposits.ts';
 
 const parseDeposit = (tx: Hex) => parseTransaction(tx) as ReturnType<typeof parseTransaction> & { isSystemTx?: boolean };

@@ -1,6 +1,6 @@
 import { decodeAbiParameters, hexToBigInt, parseAbiItem, size, slice, toEventSelector, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
-import { sourceDomain, sourceHash, type Deposit } from './deposit-tx.ts';
+import { sourceDomain, sourceHash, type Deposit } from '../op/deposit-tx.ts';
 
 /**
  * User deposits from the OptimismPortal's logs (specs/protocol/deposits.md, "Deposit Contract";

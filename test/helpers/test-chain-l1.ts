@@ -1,6 +1,6 @@
 import { concat, keccak256, numberToHex, pad, slice, stringToHex, toFunctionSelector, type Hex } from 'viem';
 import { DEPOSITOR_ACCOUNT } from '../../src/op/basetime.ts';
-import { encodeDeposit, sourceHash } from '../../src/derive/deposit-tx.ts';
+import { encodeDeposit, sourceHash } from '../../src/op/deposit-tx.ts';
 import { l1AttributesCalldata, type L1Attributes } from '../../devnet/deposit.ts';
 
 /** The L1Block predeploy, which the L1-info deposit calls. */

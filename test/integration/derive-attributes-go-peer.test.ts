@@ -4,7 +4,7 @@ import { bytesToHex, concat, hexToBigInt, numberToHex, pad, slice, type Hex } fr
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDerivePeer } from '../helpers/derive-peer.ts';
 import { attributesFor, l1BlobBaseFee, type PayloadAttributes } from '../../src/derive/attributes.ts';
-import { encodeDeposit } from '../../src/derive/deposit-tx.ts';
+import { encodeDeposit } from '../../src/op/deposit-tx.ts';
 import { l1BlockInfoOf, l1InfoDeposit, l1InfoFormAt } from '../../src/derive/l1-info-deposit.ts';
 import { applyConfigUpdateLog, applySystemConfigUpdates, configUpdateTopic, type SystemConfig } from '../../src/derive/system-config.ts';
 import { decodeDepositLog, transactionDepositedTopic, userDeposits, type L1Log, type L1Receipt } from '../../src/derive/user-deposits.ts';

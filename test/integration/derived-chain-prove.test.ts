@@ -5,7 +5,7 @@ import { bytesToHex, hexToBytes, keccak256, type Hex } from 'viem';
 import { encodeChannelOut } from '../../src/derive/channel-out.ts';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeDeposit } from '../../src/derive/deposit-tx.ts';
+import { encodeDeposit } from '../../src/op/deposit-tx.ts';
 import { encodeHeader, decodeHeaderRlp } from '../../src/op/header.ts';
 import { orderedTrieNodes, orderedTrieRoot } from '../../src/evm/receipts.ts';
 import { digestKey, type Preimage } from '../../src/prover/enclave-protocol.ts';

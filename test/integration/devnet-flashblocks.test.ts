@@ -5,7 +5,7 @@ import { flashblockSchema } from '../../src/schemas/flashblock.ts';
 import { assemble, caughtUp, rpc, sealedBlocks, sendTransfers, subscribe, until, type RpcBlock } from '../helpers/devnet-feed.ts';
 import { keccak256, toHex } from 'viem';
 import { fromRpcReceipt, logsBloom, receiptsRoot, type RpcConsensusReceipt } from '../../src/evm/receipts.ts';
-import { encodeDeposit } from '../../src/derive/deposit-tx.ts';
+import { encodeDeposit } from '../../src/op/deposit-tx.ts';
 import { headerHash, type HeaderFields } from '../../devnet/edr/block-building.ts';
 import { createDevnet, type Devnet, type DevnetOptions } from '../../devnet/edr/devnet.ts';
 

@@ -23,7 +23,7 @@ import {
   type Hex,
 } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { encodeDeposit, sourceHash } from '../../src/derive/deposit-tx.ts';
+import { encodeDeposit, sourceHash } from '../../src/op/deposit-tx.ts';
 import { l1BlockPredeploy } from '../../src/derive/l1-info-deposit.ts';
 import { l1AttributesCalldata, type L1Attributes } from '../../devnet/deposit.ts';
 import { forksAtGenesis } from '../../src/op/rollup-config.ts';

@@ -1,6 +1,6 @@
 import { keccak256, numberToHex, toHex, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { encodeDeposit } from '../../derive/deposit-tx.ts';
+import { encodeDeposit } from '../../op/deposit-tx.ts';
 import { l1BlockInfoOf, l1InfoDeposit } from '../../derive/l1-info-deposit.ts';
 import type { SystemConfig } from '../../derive/system-config.ts';
 import { encodeHeader, headerToRpc } from '../../op/header.ts';
