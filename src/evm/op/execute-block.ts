@@ -108,7 +108,9 @@ export async function executeBlock(input: BlockToExecute, options: { reference?:
   refuseUnknownTxTypes(number, attributes.transactions);
   const [crypto] = await Promise.all([executionCrypto(options.reference ? 'reference' : 'fast'), installJumpAnalysisCache()]);
   const rules = rulesAt(config, attributes.timestamp, parent.timestamp);
-  if (!rules.active('regolith'))
+  // The EVM's fork decides (base/base `BaseSpecId`): a Base config that sets only a Base fork runs
+  // that fork's EVM with no OP fork active in the config (rollup-config.ts `rulesAt`).
+  if (rules.fork === 'bedrock')
     throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
   const parentHash = headerHash(parent);
   const baseFeePerGas = nextBaseFee(parent, config, rules);
@@ -217,7 +219,10 @@ export async function executeBlock(input: BlockToExecute, options: { reference?:
     cumulativeGasUsed += receipt.gasUsed;
     receipts.push({ ...receipt, cumulativeGasUsed });
   }
-  if (cumulativeGasUsed > attributes.gasLimit)
+  // Deposits are held to the block's gas limit only from Regolith on in the config (base/base
+  // `crates/common/evm/src/executor/block_executor.rs` @05a4bfa8: `self.is_regolith || !is_deposit`):
+  // before it a Bedrock L1-info deposit's 150M gas counts in gasUsed over the limit.
+  if (rules.active('regolith') && cumulativeGasUsed > attributes.gasLimit)
     throw new FlashlogError('BLOCK_INVALID', `gas used ${cumulativeGasUsed} exceeds the gas limit ${attributes.gasLimit}`);
   await afterDenimBlock(state, number, millisPart, receipts[1]?.status);
 
