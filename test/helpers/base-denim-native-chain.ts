@@ -176,7 +176,9 @@ class RecordingWitness extends Map<Hex, Uint8Array> {
  * block it just executed (the test captures the state manager `executeBlock` creates): its nodes are
  * the next block's full witness.
  */
-export async function buildBaseDenimChain(stateAfter: () => MerkleStateManager): Promise<{ agreed: BlockHeader; blocks: BaseDenimBlock[] }> {
+export async function buildBaseDenimChain(
+  stateAfter: () => MerkleStateManager,
+): Promise<{ agreed: BlockHeader; blocks: BaseDenimBlock[] }> {
   const start = await genesisState();
   const agreed = await agreedHeader(start.stateRoot);
   let parent = agreed;
@@ -221,7 +223,8 @@ export async function buildBaseDenimChain(stateAfter: () => MerkleStateManager):
 export function fixtureJson(block: BaseDenimBlock, expectedHash: Hex) {
   const { attributes } = block;
   return {
-    source: 'base/base denim_native.rs chain, rebuilt by test/helpers/base-denim-native-chain.ts; the expected hash is the frozen upstream one',
+    source:
+      'base/base denim_native.rs chain, rebuilt by test/helpers/base-denim-native-chain.ts; the expected hash is the frozen upstream one',
     chainId: config.l2_chain_id,
     blockNumber: Number(block.number),
     rollupConfig: inputs.rollupConfig,

@@ -93,7 +93,9 @@ describe('fork ladders', () => {
     // from Azul on). Base's own Denim vectors are such a chain (test/fixtures/base-denim-native).
     const config = parseRollupConfig({
       ...baseMainnetRollupConfig,
-      ...Object.fromEntries(['regolith', 'canyon', 'delta', 'ecotone', 'fjord', 'granite', 'holocene', 'isthmus'].map((f) => [`${f}_time`, null])),
+      ...Object.fromEntries(
+        ['regolith', 'canyon', 'delta', 'ecotone', 'fjord', 'granite', 'holocene', 'isthmus'].map((f) => [`${f}_time`, null]),
+      ),
       jovian_time: null,
       azul_time: null,
       beryl_time: null,

@@ -84,11 +84,7 @@ export async function runDeposit(
   (tx as { getSenderAddress: () => Address }).getSenderAddress = () => from;
   // The receipt's deposit nonce from Regolith on, its version from Canyon on, as the config sets
   // them (base/base `block_executor.rs` @05a4bfa8 `commit_transaction`).
-  const version = rules.active('canyon')
-    ? { depositNonce, depositReceiptVersion: 1n }
-    : rules.active('regolith')
-      ? { depositNonce }
-      : {};
+  const version = rules.active('canyon') ? { depositNonce, depositReceiptVersion: 1n } : rules.active('regolith') ? { depositNonce } : {};
   try {
     // A system transaction is refused by a Regolith EVM (every EVM flashlog runs): a failed deposit
     // (op-geth `ErrSystemTxNotSupported`; op-revm `DepositSystemTxPostRegolith`).
