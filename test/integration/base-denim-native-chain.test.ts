@@ -62,6 +62,17 @@ describe("Base's denim_native.rs chain, rebuilt by flashlog's engine", () => {
     for (const block of frozen) expect(built(block.number).attributes.transactions[1]).toBe(block.baseTimeTransaction);
   });
 
+  it("the L1-info deposit is Bedrock's (no OP fork in the config) and fails under Denim's EVM, using its 150M gas", () => {
+    for (const block of frozen) {
+      const [l1Info, baseTime] = built(block.number).receipts;
+      expect(l1Info).toMatchObject({ type: 0x7e, status: 0, gasUsed: 150_000_000n, cumulativeGasUsed: 150_000_000n });
+      expect([l1Info!.depositNonce, baseTime!.depositNonce, baseTime!.depositReceiptVersion]).toEqual([undefined, undefined, undefined]);
+      // The block's gasUsed is over its 30M limit: deposits are held to it only from Regolith on.
+      expect(built(block.number).header.gasUsed).toBe(baseTime!.cumulativeGasUsed);
+      expect(built(block.number).header.gasUsed).toBeGreaterThan(built(block.number).header.gasLimit);
+    }
+  });
+
   it.each(frozen)('$name: the state root is the frozen one', (block) => {
     expect(built(block.number).header.stateRoot).toBe(block.stateRoot);
   });
