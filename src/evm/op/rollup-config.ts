@@ -119,9 +119,9 @@ export interface BlockRules {
   /** The newest active fork, or 'bedrock'. */
   readonly fork: OpFork | 'bedrock';
   /**
-   * The Ethereum hardfork whose EVM the block runs: Karst (and Lagoon after it; Lagoon's specs name
-   * no EVM change, UNCONFIRMED against a Lagoon client) or Azul → osaka, Isthmus → prague,
-   * Ecotone → cancun, Canyon → shanghai.
+   * The Ethereum hardfork whose EVM the block runs, by its newest active fork (`fork`): Karst (and
+   * Lagoon after it; Lagoon's specs name no EVM change, UNCONFIRMED against a Lagoon client) or
+   * Azul and the Base forks after it → osaka, Isthmus → prague, Ecotone → cancun, Canyon → shanghai.
    */
   readonly evmHardfork: 'paris' | 'shanghai' | 'cancun' | 'prague' | 'osaka';
   readonly denominator: bigint;
