@@ -19,9 +19,8 @@ import { parseRollupConfig } from './rollup-config.ts';
 /**
  * Base's own Denim vectors (test/fixtures/base-denim-native/SOURCE.md): the frozen values of
  * base/base `crates/proof/client/tests/denim_native.rs` @6cf00165, held against flashlog's output
- * root, BaseTime deposit, receipt encoding and scheduleId. Not checked here: the block hashes and
- * state roots as re-execution results (the chain is not rebuilt by flashlog's engine; SOURCE.md
- * says why).
+ * root, BaseTime deposit, receipt encoding and scheduleId, from the values alone. The engine rebuilds
+ * the chain to its block hashes and state roots in test/integration/base-denim-native-chain.test.ts.
  */
 interface Vectors {
   chain: {

@@ -87,9 +87,15 @@ describe('fork ladders', () => {
     expect(at(baseMainnetRollupConfig, baseMainnetRollupConfig.denim_time)).toBe('osaka');
   });
 
-  it('cascades within a ladder: a Base chain that sets only denim_time has Azul, Beryl, Cobalt and Jovian', () => {
+  it("cascades on Base's ladder only up to Jovian: a Base chain that sets only denim_time runs Denim's EVM with no other fork in its config", () => {
+    // base/base crates/common/genesis/src/rollup.rs @01d66da3: `is_jovian_active` and the Base forks
+    // imply nothing earlier; the EVM runs the newest active fork (`BaseUpgrade::from_timestamp`, Osaka
+    // from Azul on). Base's own Denim vectors are such a chain (test/fixtures/base-denim-native).
     const config = parseRollupConfig({
       ...baseMainnetRollupConfig,
+      ...Object.fromEntries(
+        ['regolith', 'canyon', 'delta', 'ecotone', 'fjord', 'granite', 'holocene', 'isthmus'].map((f) => [`${f}_time`, null]),
+      ),
       jovian_time: null,
       azul_time: null,
       beryl_time: null,
@@ -97,15 +103,28 @@ describe('fork ladders', () => {
       denim_time: 500,
     });
     const rules = rulesAt(config, 500n);
-    expect(['jovian', 'azul', 'beryl', 'cobalt', 'denim'].map((fork) => rules.active(fork as OpFork))).toEqual([
-      true,
-      true,
-      true,
-      true,
+    expect(['regolith', 'jovian', 'azul', 'beryl', 'cobalt', 'denim'].map((fork) => rules.active(fork as OpFork))).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
       true,
     ]);
-    expect(rules.active('karst')).toBe(false);
-    expect(rulesAt(config, 499n).active('azul')).toBe(false);
+    expect(rules.fork).toBe('denim');
+    expect(rules.evmHardfork).toBe('osaka');
+    expect(rules.activationBlock('denim')).toBe(true);
+    expect(rulesAt(config, 499n).fork).toBe('bedrock');
+    // The OP forks still cascade among themselves: Jovian alone brings Regolith to Isthmus, not Azul.
+    const jovian = rulesAt(parseRollupConfig({ ...config, denim_time: null, jovian_time: 500 }), 500n);
+    expect(['regolith', 'ecotone', 'isthmus', 'jovian', 'azul'].map((fork) => jovian.active(fork as OpFork))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+    ]);
+    expect(jovian.evmHardfork).toBe('prague');
   });
 
   it('Denim blocks share a second: the activation block is told apart by its parent timestamp', () => {

@@ -119,9 +119,9 @@ export interface BlockRules {
   /** The newest active fork, or 'bedrock'. */
   readonly fork: OpFork | 'bedrock';
   /**
-   * The Ethereum hardfork whose EVM the block runs: Karst (and Lagoon after it; Lagoon's specs name
-   * no EVM change, UNCONFIRMED against a Lagoon client) or Azul → osaka, Isthmus → prague,
-   * Ecotone → cancun, Canyon → shanghai.
+   * The Ethereum hardfork whose EVM the block runs, by its newest active fork (`fork`): Karst (and
+   * Lagoon after it; Lagoon's specs name no EVM change, UNCONFIRMED against a Lagoon client) or
+   * Azul and the Base forks after it → osaka, Isthmus → prague, Ecotone → cancun, Canyon → shanghai.
    */
   readonly evmHardfork: 'paris' | 'shanghai' | 'cancun' | 'prague' | 'osaka';
   readonly denominator: bigint;
@@ -177,17 +177,27 @@ function flattenBaseUpgrades(raw: unknown): unknown {
 }
 
 /**
- * The rules at `timestamp`. A fork is active from its time on, and so is every fork before it in
- * the chain's ladder (kona and op-node cascade: a chain that set only holocene_time has Canyon
- * too; a Base chain that set only denim_time has Azul too). A fork of the other ladder is never
- * active. `parentTimestamp` tells the activation block apart where blocks can share a second
- * (Denim); without it the parent is taken `block_time` earlier.
+ * The rules at `timestamp`. A fork is active from its time on. On OP's ladder so is every fork
+ * before it (kona and op-node cascade: a chain that set only holocene_time has Canyon too). On
+ * Base's ladder the OP forks cascade up to Jovian only, and Azul, Beryl, Cobalt and Denim are each
+ * active from their own time alone: a Base chain that set only denim_time has no Regolith, Canyon
+ * or Azul in its config (base/base `crates/common/genesis/src/rollup.rs` @01d66da3: `is_jovian_active`
+ * and the Base forks imply nothing before them; `base_common_chains::Upgrades` for `RollupConfig`
+ * gives Jovian-and-later `Never` when unset). What such a block runs is the newest active fork,
+ * `fork` and `evmHardfork` (base/base `BaseUpgrade::from_timestamp`, newest first, and
+ * `into_eth_spec`): its EVM has every rule up to Denim's while the config-level rules (the header's
+ * fields, the deposit receipts' nonce, the L1-info form) stay those of the forks it set. A fork of
+ * the other ladder is never active. `parentTimestamp` tells the activation block apart where blocks
+ * can share a second (Denim); without it the parent is taken `block_time` earlier.
  */
 export function rulesAt(config: RollupConfig, timestamp: bigint, parentTimestamp?: bigint): BlockRules {
   const ladder = ladderOf(config);
   const times = ladder.map((fork) => config[`${fork}_time`]);
+  // The forks whose times can make fork `index` active: itself and the later ones it cascades from.
+  const cascadeEnd = (index: number) =>
+    ladder === baseForks ? (index < commonForks.length ? commonForks.length : index + 1) : ladder.length;
   const activeAt = (index: number, at: bigint): boolean =>
-    index >= 0 && times.slice(index).some((forkTime) => isSet(forkTime) && BigInt(forkTime) <= at);
+    index >= 0 && times.slice(index, cascadeEnd(index)).some((forkTime) => isSet(forkTime) && BigInt(forkTime) <= at);
   const active = (fork: OpFork) => activeAt(ladder.indexOf(fork), timestamp);
   const newest = [...ladder].reverse().find(active) ?? 'bedrock';
   const canyon = active('canyon');
@@ -205,17 +215,30 @@ export function rulesAt(config: RollupConfig, timestamp: bigint, parentTimestamp
     active,
     activationBlock: (fork) => active(fork) && (parent < 0n || !activeAt(ladder.indexOf(fork), parent)),
     fork: newest,
-    evmHardfork:
-      active('karst') || active('azul')
-        ? 'osaka'
-        : active('isthmus')
-          ? 'prague'
-          : active('ecotone')
-            ? 'cancun'
-            : canyon
-              ? 'shanghai'
-              : 'paris',
+    evmHardfork: evmHardforkOf(newest),
     denominator: BigInt(denominator),
     elasticity: BigInt(elasticity),
   };
+}
+
+/** The Ethereum hardfork a fork's EVM runs (base/base `BaseUpgrade::into_eth_spec`; op-revm's `OpSpecId`). */
+function evmHardforkOf(fork: OpFork | 'bedrock'): BlockRules['evmHardfork'] {
+  switch (fork) {
+    case 'bedrock':
+    case 'regolith':
+      return 'paris';
+    case 'canyon':
+    case 'delta':
+      return 'shanghai';
+    case 'ecotone':
+    case 'fjord':
+    case 'granite':
+    case 'holocene':
+      return 'cancun';
+    case 'isthmus':
+    case 'jovian':
+      return 'prague';
+    default:
+      return 'osaka';
+  }
 }

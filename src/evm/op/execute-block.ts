@@ -97,6 +97,12 @@ function ancestorHashes(parent: BlockHeader, witness: Witness) {
  * BaseFeeVault instead of being burnt, the L1 fee to the L1FeeVault, the operator fee to the
  * OperatorFeeVault, the priority fee to the fee recipient.
  *
+ * Pre-Regolith blocks are refused, by the EVM's fork (`rules.fork`): a Base config that sets only
+ * a Base fork runs that fork's EVM with no OP fork active in its config (rollup-config.ts `rulesAt`),
+ * so its deposit receipts carry no nonce and its deposits are not held to the block's gas limit
+ * (base/base `crates/common/evm/src/executor/block_executor.rs` @05a4bfa8: `self.is_regolith ||
+ * !is_deposit`; a Bedrock L1-info deposit's 150M gas then counts in gasUsed over the limit).
+ *
  * `options.reference`: run on ethereumjs's own pure-JS crypto and interpreter loop instead of
  * crypto.ts and fast-interpreter.ts (the same results, slower; for comparison).
  *
@@ -108,7 +114,7 @@ export async function executeBlock(input: BlockToExecute, options: { reference?:
   refuseUnknownTxTypes(number, attributes.transactions);
   const [crypto] = await Promise.all([executionCrypto(options.reference ? 'reference' : 'fast'), installJumpAnalysisCache()]);
   const rules = rulesAt(config, attributes.timestamp, parent.timestamp);
-  if (!rules.active('regolith'))
+  if (rules.fork === 'bedrock')
     throw new FlashlogError('FORK_UNSUPPORTED', `block at ${attributes.timestamp}: pre-Regolith blocks are not executed`);
   const parentHash = headerHash(parent);
   const baseFeePerGas = nextBaseFee(parent, config, rules);
@@ -217,7 +223,7 @@ export async function executeBlock(input: BlockToExecute, options: { reference?:
     cumulativeGasUsed += receipt.gasUsed;
     receipts.push({ ...receipt, cumulativeGasUsed });
   }
-  if (cumulativeGasUsed > attributes.gasLimit)
+  if (rules.active('regolith') && cumulativeGasUsed > attributes.gasLimit)
     throw new FlashlogError('BLOCK_INVALID', `gas used ${cumulativeGasUsed} exceeds the gas limit ${attributes.gasLimit}`);
   await afterDenimBlock(state, number, millisPart, receipts[1]?.status);
 

@@ -51,6 +51,7 @@ interface DepositFields {
   readonly mint?: bigint;
   readonly value?: bigint;
   readonly gas: bigint;
+  readonly isSystemTx?: boolean;
   readonly data?: Hex;
 }
 
@@ -81,8 +82,13 @@ export async function runDeposit(
     { common, freeze: false, params: depositTxParams },
   );
   (tx as { getSenderAddress: () => Address }).getSenderAddress = () => from;
-  const version = rules.active('canyon') ? { depositNonce, depositReceiptVersion: 1n } : { depositNonce };
+  // The receipt's deposit nonce from Regolith on, its version from Canyon on, as the config sets
+  // them (base/base `block_executor.rs` @05a4bfa8 `commit_transaction`).
+  const version = rules.active('canyon') ? { depositNonce, depositReceiptVersion: 1n } : rules.active('regolith') ? { depositNonce } : {};
   try {
+    // A system transaction is refused by a Regolith EVM (every EVM flashlog runs): a failed deposit
+    // (op-geth `ErrSystemTxNotSupported`; op-revm `DepositSystemTxPostRegolith`).
+    if (deposit.isSystemTx) throw new Error('system transactions are not supported from Regolith on');
     const result = await runTx(vm, {
       tx,
       block: depositBlock,
