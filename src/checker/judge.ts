@@ -1,4 +1,5 @@
 import { numberToHex, type Hex } from 'viem';
+import { FlashlogError } from '../errors.ts';
 import { compareAnswers, compareKeyedLists, emptyComparison, isPartial, type Answer, type BlockShape, type Comparison } from './compare.ts';
 import { inBatches, resultOf, type Endpoint } from './endpoint.ts';
 import {
@@ -46,7 +47,7 @@ export async function judgeHeight(number: bigint, snapshots: readonly Snapshot[]
     'eth_getBlockByNumber',
     await node.call('eth_getBlockByNumber', [numberToHex(number), false]),
   );
-  if (!sealedBlock) throw new Error(`the node has no block ${number} though its head is past it`);
+  if (!sealedBlock) throw new FlashlogError('UPSTREAM_INVALID', `the node has no block ${number} though its head is past it`);
   const sealed: SealedBlock = { number, hash: sealedBlock.hash, transactions: sealedBlock.transactions };
   const nodeAnswers = new Map<string, Promise<Answer>>();
   const nodeAnswer = (method: string, params: readonly unknown[]) => {

@@ -1,4 +1,5 @@
 import { encodeFunctionData, erc20Abi, numberToHex, toEventSelector, type Hex } from 'viem';
+import { FlashlogError } from '../errors.ts';
 import { BASE_TIME_PREDEPLOY, baseTimeAbi } from '../evm/op/basetime.ts';
 import type { Answer, BlockShape } from './compare.ts';
 
@@ -34,7 +35,8 @@ const ZERO_HASH = /^0x0{64}$/;
 
 /** The identity of a block as `eth_getBlockByNumber` answered it (hashes or full transactions). */
 export function identityOf(block: { number?: unknown; hash?: unknown; transactions?: unknown }): PendingIdentity {
-  if (typeof block.number !== 'string') throw new Error(`pending block without a number: ${JSON.stringify(block).slice(0, 200)}`);
+  if (typeof block.number !== 'string')
+    throw new FlashlogError('UPSTREAM_INVALID', `pending block without a number: ${JSON.stringify(block).slice(0, 200)}`);
   const hash = typeof block.hash === 'string' && !ZERO_HASH.test(block.hash) ? (block.hash.toLowerCase() as Hex) : null;
   const transactions = Array.isArray(block.transactions)
     ? block.transactions.map((tx) => (typeof tx === 'string' ? tx : (tx as { hash: string }).hash).toLowerCase() as Hex)

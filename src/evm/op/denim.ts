@@ -60,14 +60,15 @@ export function baseTimeDepositMillis(transactions: readonly Hex[], number: bigi
   expect('gas', tx.gas, BASE_TIME_DEPOSIT_GAS);
   expect('isSystemTx', tx.isSystemTx ?? false, false);
   const data = ((tx.data as Hex | undefined) ?? '0x').toLowerCase() as Hex;
-  let millis: number;
+  let call: ReturnType<typeof decodeFunctionData<typeof baseTimeAbi>>;
   try {
-    const call = decodeFunctionData({ abi: baseTimeAbi, data });
-    if (call.functionName !== 'setTimestampMillisPart') throw new Error(`calls ${call.functionName}`);
-    millis = Number(call.args[0]);
+    call = decodeFunctionData({ abi: baseTimeAbi, data });
   } catch (error) {
     throw refuse(number, `tx[1] calldata ${data} is not setTimestampMillisPart(uint16): ${(error as Error).message}`);
   }
+  if (call.functionName !== 'setTimestampMillisPart')
+    throw refuse(number, `tx[1] calldata ${data} is not setTimestampMillisPart(uint16): calls ${call.functionName}`);
+  const millis = Number(call.args[0]);
   // 36 bytes exactly, the uint16 left-padded with zeros (the re-encoding is the only accepted form).
   const canonical =
     millis <= 0xffff ? encodeFunctionData({ abi: baseTimeAbi, functionName: 'setTimestampMillisPart', args: [millis] }) : undefined;
