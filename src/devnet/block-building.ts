@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { keccak256, numberToHex, toHex, type Hex } from 'viem';
+import { FlashlogError } from '../errors.ts';
 import { fromRpcReceipt, logsBloom, orderedTrieRoot, receiptsRoot } from '../evm/receipts.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 import { l1AttributesDeposit, type L1Attributes } from './deposit.ts';
@@ -122,7 +123,7 @@ export function createBlockBuilding(options: BuildOptions) {
 
   function rawOf(hash: Hex): Hex {
     const raw = book.rawByHash.get(hash);
-    if (!raw) throw new Error(`transaction ${hash} was mined but its raw bytes are unknown`);
+    if (!raw) throw new FlashlogError('DEVNET_ENGINE_FAILED', `transaction ${hash} was mined but its raw bytes are unknown`);
     return raw;
   }
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { keccak256, numberToHex, parseTransaction, recoverTransactionAddress, type Hex } from 'viem';
-import { JsonRpcError } from '../errors.ts';
+import { JsonRpcError, ServerError } from '../errors.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 import type { Engine } from './edr-chain.ts';
 import { createTickLoop } from './tick-loop.ts';
@@ -220,7 +220,7 @@ export function createProducer(options: ProducerOptions): Producer {
     started: loop.started,
     sealedHead: () => sealedHead,
     async submit(raw) {
-      if (stopped) throw new Error('the devnet is stopping');
+      if (stopped) throw new ServerError('the devnet is stopping');
       return engine.exclusive(async (call) => {
         let hash: Hex;
         try {
