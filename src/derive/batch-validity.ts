@@ -20,12 +20,12 @@ import type { SingularBatch } from './singular-batch.ts';
  */
 export type BatchVerdict = 'accept' | 'drop' | 'undecided' | 'future' | 'past';
 
-export interface L1BlockRef {
+export interface BlockRef {
   readonly hash: Hex;
   readonly number: bigint;
   readonly timestamp: bigint;
 }
-export type L2SafeHead = L1BlockRef;
+export type L2SafeHead = BlockRef;
 
 export interface BatchValidityRules {
   readonly rollup: RollupConfig;
@@ -37,11 +37,11 @@ export interface BatchValidityRules {
 
 export interface BatchCheck {
   /** The L1 blocks from the safe head's L1 origin (the current epoch) on. */
-  readonly l1Blocks: readonly L1BlockRef[];
+  readonly l1Blocks: readonly BlockRef[];
   readonly safeHead: L2SafeHead;
   readonly batch: SingularBatch;
   /** The L1 block whose data held the batch. */
-  readonly inclusion: L1BlockRef;
+  readonly inclusion: BlockRef;
 }
 
 const maxSequencerDriftFjord = 1800n;

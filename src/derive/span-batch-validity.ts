@@ -1,6 +1,6 @@
 import { slice, type Hex } from 'viem';
 import { rulesAt } from '../evm/op/rollup-config.ts';
-import { sequencerTransactionProblem, type BatchValidityRules, type BatchVerdict, type L1BlockRef } from './batch-validity.ts';
+import { sequencerTransactionProblem, type BatchValidityRules, type BatchVerdict, type BlockRef } from './batch-validity.ts';
 import type { SpanBatch } from './span-batch.ts';
 
 /**
@@ -25,10 +25,10 @@ export interface SafeBlock {
 export type SafeBlocks = (number: bigint) => SafeBlock | undefined;
 
 export interface SpanBatchCheck {
-  readonly l1Blocks: readonly L1BlockRef[];
+  readonly l1Blocks: readonly BlockRef[];
   readonly safeHead: L2BlockRef;
   readonly batch: SpanBatch;
-  readonly inclusion: L1BlockRef;
+  readonly inclusion: BlockRef;
 }
 
 const maxSequencerDriftFjord = 1800n;

@@ -20,7 +20,7 @@ import { ZERO32, type SentFlashblock, type MinedBlock } from './sent-flashblock.
  * block-building.ts; the last flashblock's `block_hash` is the sealed block's hash (except on a
  * `--reorg-every` block, which seals without its last pre-confirmed transaction).
  */
-export type { SentFlashblock, MetadataReceipt } from './sent-flashblock.ts';
+export type { SentFlashblock, SentMetadataReceipt } from './sent-flashblock.ts';
 
 /** What the producer tells the world when a block is sealed. */
 export interface SealedBlock {

@@ -1,6 +1,6 @@
 import { hexToBytes, numberToHex, type Hex } from 'viem';
 import { FlashlogError } from '../../errors.ts';
-import { attributesFor, type AttributesRules, type PayloadAttributes } from '../../derive/attributes.ts';
+import { attributesFor, type AttributesRules, type DerivedPayloadAttributes } from '../../derive/attributes.ts';
 import type { SystemConfig } from '../../derive/system-config.ts';
 import type { L1BlockRef, L1Reader } from './l1.ts';
 import { engineClient, type OpGethNode, type OpPayloadAttributes } from './node.ts';
@@ -33,7 +33,7 @@ export interface DerivedL2Block {
   /** How many of `transactions` are user deposits (after the L1-info deposit). */
   readonly userDeposits: number;
   /** The attributes op-geth was given. */
-  readonly attributes: PayloadAttributes;
+  readonly attributes: DerivedPayloadAttributes;
   /** The SystemConfig as of this block (its L1 origin's updates applied on an epoch's first block). */
   readonly systemConfig: SystemConfig;
 }
@@ -49,7 +49,7 @@ export interface Sequencer {
   readonly blocks: readonly DerivedL2Block[];
 }
 
-const engineAttributes = (attributes: PayloadAttributes, pool: boolean): OpPayloadAttributes => ({
+const engineAttributes = (attributes: DerivedPayloadAttributes, pool: boolean): OpPayloadAttributes => ({
   timestamp: numberToHex(attributes.timestamp),
   prevRandao: attributes.prevRandao,
   suggestedFeeRecipient: attributes.suggestedFeeRecipient,

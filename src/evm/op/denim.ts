@@ -94,7 +94,7 @@ function isProtocolSetter(raw: Hex): boolean {
 }
 
 /** BaseTime's `uint16` in slot 0 (byte offset 30, the word's low two bytes). */
-export async function baseTimeMillisPart(state: MerkleStateManager): Promise<number> {
+export async function storedBaseTimeMillisPart(state: MerkleStateManager): Promise<number> {
   const word = await state.getStorage(createAddressFromString(BASE_TIME_PREDEPLOY), hexToBytes(slotKey(0n)));
   return Number(wordValue(word) & 0xffffn);
 }
@@ -134,7 +134,7 @@ export async function beforeDenimBlock(block: DenimBlock): Promise<number | unde
     await installBaseTime(block);
     return millis;
   }
-  const parentMillis = await baseTimeMillisPart(state);
+  const parentMillis = await storedBaseTimeMillisPart(state);
   const parentMs = parentTimestamp * 1000n + BigInt(parentMillis);
   const ms = rules.timestamp * 1000n + BigInt(millis);
   if (ms !== parentMs + 200n)
@@ -154,7 +154,7 @@ export async function afterDenimBlock(
 ) {
   if (millis === undefined) return;
   if (depositStatus !== 1) throw refuse(number, 'the BaseTime deposit (tx[1]) failed');
-  const stored = await baseTimeMillisPart(state);
+  const stored = await storedBaseTimeMillisPart(state);
   if (stored !== millis) throw refuse(number, `BaseTime holds the millisecond part ${stored} after the block, its deposit set ${millis}`);
 }
 

@@ -29,15 +29,15 @@ export interface Caller {
 }
 
 /** A message's answer: the body (null when every call was a notification) and, when no call was served, the policy that refused them. */
-export interface Answer {
+export interface MessageAnswer {
   readonly body: string | null;
   /** Every call refused by the rate limit (`rate-limit`) or the public policy (`public`): HTTP's 429 and 403. */
   readonly refused?: 'rate-limit' | 'public';
 }
 
 /** Answers whole messages (one call or a batch) for every transport. */
-export interface Dispatch {
-  answer(text: string, caller: Caller): Promise<Answer>;
+export interface MessageDispatch {
+  answer(text: string, caller: Caller): Promise<MessageAnswer>;
 }
 
 /** What the gateway's own options (GatewayOptions in ../server.ts) give the dispatch. */
@@ -76,7 +76,7 @@ export function createDispatch(
     readonly hub: SubscriptionHub;
     readonly limiter: RateLimiter;
   },
-): Dispatch {
+): MessageDispatch {
   const { logger, upstream, hub, limiter } = options;
   const table: Record<string, Method> = { ...builtin, ...options.methods };
   const limits = { maxLogsRange: options.maxLogsRange };
