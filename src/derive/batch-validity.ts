@@ -35,17 +35,20 @@ export interface BatchValidityRules {
   readonly maxSequencerDrift: bigint;
 }
 
-export interface BatchCheck {
+/** What a batch (singular or span) is checked against, and the batch. */
+export interface BatchCheckOf<Batch, SafeHead> {
   /** The L1 blocks from the safe head's L1 origin (the current epoch) on. */
   readonly l1Blocks: readonly BlockRef[];
-  readonly safeHead: L2SafeHead;
-  readonly batch: SingularBatch;
+  readonly safeHead: SafeHead;
+  readonly batch: Batch;
   /** The L1 block whose data held the batch. */
   readonly inclusion: BlockRef;
 }
+export type BatchCheck = BatchCheckOf<SingularBatch, L2SafeHead>;
 
-const maxSequencerDriftFjord = 1800n;
-const depositType = 0x7e;
+/** Fjord's fixed max sequencer drift (seconds). */
+export const maxSequencerDriftFjord = 1800n;
+export const depositType = 0x7e;
 const setCodeType = 0x04;
 /**
  * Lagoon's post-exec type (specs lagoon/post-exec.md): a batch may carry it from Lagoon on, as

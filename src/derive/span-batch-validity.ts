@@ -1,6 +1,13 @@
 import { slice, type Hex } from 'viem';
 import { rulesAt } from '../evm/op/rollup-config.ts';
-import { sequencerTransactionProblem, type BatchValidityRules, type BatchVerdict, type BlockRef } from './batch-validity.ts';
+import {
+  depositType,
+  maxSequencerDriftFjord,
+  sequencerTransactionProblem,
+  type BatchCheckOf,
+  type BatchValidityRules,
+  type BatchVerdict,
+} from './batch-validity.ts';
 import type { SpanBatch } from './span-batch.ts';
 
 /**
@@ -24,16 +31,9 @@ export interface SafeBlock {
 }
 export type SafeBlocks = (number: bigint) => SafeBlock | undefined;
 
-export interface SpanBatchCheck {
-  readonly l1Blocks: readonly BlockRef[];
-  readonly safeHead: L2BlockRef;
-  readonly batch: SpanBatch;
-  readonly inclusion: BlockRef;
-}
+export type SpanBatchCheck = BatchCheckOf<SpanBatch, L2BlockRef>;
 
-const maxSequencerDriftFjord = 1800n;
 const check20 = (hash: Hex) => slice(hash, 0, 20).toLowerCase();
-const depositType = 0x7e;
 
 /**
  * The verdict on a span batch, and why.
