@@ -2,7 +2,9 @@ import { slice, type Hex } from 'viem';
 import { rulesAt } from '../evm/op/rollup-config.ts';
 import {
   depositType,
+  futureBatch,
   maxSequencerDriftFjord,
+  pastBatch,
   sequencerTransactionProblem,
   type BatchCheckOf,
   type BatchValidityRules,
@@ -128,14 +130,8 @@ function checkPrefix(
     return verdict('drop', `a span batch on L1 origin ${origin.number}, before Delta`);
   const holocene = rulesAt(rollup, inclusion.timestamp).active('holocene');
   const next = safeHead.timestamp + BigInt(rollup.block_time);
-  if (first.timestamp > next)
-    return holocene
-      ? verdict('drop', `future batch (timestamp ${first.timestamp}, next ${next})`)
-      : verdict('future', `timestamp ${first.timestamp} is after the next ${next}`);
-  if (last.timestamp < next)
-    return holocene
-      ? verdict('past', `its last block ${last.timestamp} is before the next ${next}`)
-      : verdict('drop', `past batch (last timestamp ${last.timestamp}, next ${next})`);
+  if (first.timestamp > next) return futureBatch(holocene, first.timestamp, next);
+  if (last.timestamp < next) return pastBatch(holocene, last.timestamp, next, 'last timestamp');
   let parent = safeHead;
   if (first.timestamp < next) {
     if (first.timestamp > safeHead.timestamp) return verdict('drop', `timestamp ${first.timestamp} falls between safe blocks`);
