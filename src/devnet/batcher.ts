@@ -93,7 +93,10 @@ export function batchBlockOf(block: BatcherL2Block): BatchBlock {
   const calldata = l1InfoCalldata(block.transactions);
   const info = parseL1Info(calldata, `L2 block ${block.number} L1-info deposit`);
   if (info.l1BlockNumber === undefined || info.sequenceNumber === undefined) {
-    throw new RangeError(`L2 block ${block.number}: the L1-info deposit is of the ${info.form} form, expected Ecotone or later`);
+    throw new FlashlogError(
+      'FORK_UNSUPPORTED',
+      `L2 block ${block.number}: the L1-info deposit is of the ${info.form} form, expected Ecotone or later`,
+    );
   }
   return {
     parentHash: block.parentHash,
