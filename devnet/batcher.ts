@@ -15,7 +15,7 @@ import { encodeBlob } from '../src/derive/blob-encoder.ts';
 import { encodeChannelOut, type BatchBlock, type BatchKind, type BatcherTarget } from '../src/derive/channel-out.ts';
 import type { CompressionAlgo } from '../src/derive/channel.ts';
 import type { SpanBatchChain } from '../src/derive/span-batch.ts';
-import { errorMessage } from '../src/errors.ts';
+import { errorMessage, FlashlogError } from '../src/errors.ts';
 import { createKzgThread, type KzgThread } from './kzg-thread.ts';
 import { l1InfoCalldata, parseL1Info } from '../src/op/l1-info.ts';
 import { createUpstream } from '../src/jsonrpc/upstream.ts';
@@ -93,7 +93,10 @@ export function batchBlockOf(block: BatcherL2Block): BatchBlock {
   const calldata = l1InfoCalldata(block.transactions);
   const info = parseL1Info(calldata, `L2 block ${block.number} L1-info deposit`);
   if (info.l1BlockNumber === undefined || info.sequenceNumber === undefined) {
-    throw new RangeError(`L2 block ${block.number}: the L1-info deposit is of the ${info.form} form, expected Ecotone or later`);
+    throw new FlashlogError(
+      'FORK_UNSUPPORTED',
+      `L2 block ${block.number}: the L1-info deposit is of the ${info.form} form, expected Ecotone or later`,
+    );
   }
   return {
     parentHash: block.parentHash,
@@ -133,13 +136,16 @@ export function createBatcher(options: BatcherOptions): Batcher {
     for (let waited = 0; waited < 120_000 && !stopped; waited += 250) {
       const receipt = await call<{ status: Hex; blockNumber: Hex } | null>('eth_getTransactionReceipt', [hash]);
       if (receipt) {
-        if (receipt.status !== '0x1') throw new Error(`L1 transaction ${hash} reverted`);
+        if (receipt.status !== '0x1') throw new FlashlogError('DEVNET_L1_FAILED', `L1 transaction ${hash} reverted`);
         const block = await call<{ timestamp: Hex }>('eth_getBlockByNumber', [receipt.blockNumber, false]);
         return { hash, blockNumber: hexToBigInt(receipt.blockNumber), timestamp: hexToBigInt(block.timestamp) };
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    throw new Error(`L1 transaction ${hash} not included ${stopped ? 'before the batcher stopped' : 'within 120 s'}`);
+    throw new FlashlogError(
+      'DEVNET_L1_FAILED',
+      `L1 transaction ${hash} not included ${stopped ? 'before the batcher stopped' : 'within 120 s'}`,
+    );
   };
 
   /** Posts the oldest `everyBlocks` queued blocks as one channel. */

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Hex } from 'viem';
+import { FlashlogError } from '../src/errors.ts';
 
 /**
  * KZG commitments and proofs of blobs, computed on a thread of their own (kzg-worker.ts), started
@@ -31,7 +32,7 @@ export function createKzgThread(): KzgThread {
       if (worker === started) worker = undefined;
     };
     started.on('error', fail);
-    started.on('exit', (code) => fail(new Error(`the KZG thread exited (code ${code})`)));
+    started.on('exit', (code) => fail(new FlashlogError('WORKER_FAILED', `the KZG thread exited (code ${code})`, { retryable: true })));
     return started;
   };
   return {
@@ -42,7 +43,7 @@ export function createKzgThread(): KzgThread {
         waiting.set(id, { resolve, reject });
         worker!.postMessage({ id, blobs });
       });
-      if ('error' in reply) throw new Error(`KZG: ${reply.error}`);
+      if ('error' in reply) throw new FlashlogError('WORKER_FAILED', `KZG: ${reply.error}`);
       return { commitments: reply.commitments, proofs: reply.proofs };
     },
     async close() {

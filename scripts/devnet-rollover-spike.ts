@@ -41,7 +41,7 @@ import { createChainProvider, engineOver, genesisAccounts, type EngineOptions } 
 import { startForkSource } from '../devnet/edr/fork-source.ts';
 import { createHistoryRing, type RingBlock, type RingReceipt } from '../devnet/edr/history-ring.ts';
 import { l1AttributesFor } from '../devnet/edr/producer.ts';
-import { addTouched, createStateMirror, emptyTouched, type PrestateDiff } from '../devnet/edr/state-mirror.ts';
+import { addTouched, createStateMirror, emptyMirrorTouched, type PrestateDiff } from '../devnet/edr/state-mirror.ts';
 import { releaseDroppedProviders } from '../src/evm/edr.ts';
 import { selfAnonMiB } from './sample-process.ts';
 
@@ -184,7 +184,7 @@ async function rollingChain(keepBlocks: number) {
   const cacheDir = mkdtempSync(join(tmpdir(), 'devnet-rollover-'));
   const stats = { mirrorMs: 0, traced: 0, rollovers: 0, rolloverMs: 0, unforkedMirrorMs: 0, unforkedTraced: 0, pinned: 0 };
   // Genesis: every account EDR was given, read back (EDR's own values, storage included).
-  const genesis = emptyTouched();
+  const genesis = emptyMirrorTouched();
   for (const account of await genesisAccounts(options)) {
     const address = `0x${Buffer.from(account.address).toString('hex')}` as Hex;
     genesis.accounts.add(address);
@@ -202,7 +202,7 @@ async function rollingChain(keepBlocks: number) {
       const receipts: RingReceipt[] = [];
       for (const tx of block.transactions) receipts.push(await call<RingReceipt>('eth_getTransactionReceipt', [tx.hash]));
       const started = performance.now();
-      const touched = emptyTouched();
+      const touched = emptyMirrorTouched();
       for (const tx of block.transactions) {
         addTouched(
           touched,

@@ -23,6 +23,9 @@ export const errorCodes = [
   'DERIVE_L1_MISSING',
   'DERIVE_L1_REORG',
   'DERIVE_UNSUPPORTED',
+  'DEVNET_ENGINE_FAILED',
+  'DEVNET_L1_FAILED',
+  'DEVNET_SETUP_FAILED',
   'ENCLAVE_ABORTED',
   'ENCLAVE_CLOSED',
   'ENCLAVE_ERROR',
@@ -42,6 +45,7 @@ export const errorCodes = [
   'LOG_CHAIN_STAMP_INVALID',
   'LOG_CLOSED',
   'LOG_UNKNOWN_TOPIC',
+  'PATH_INVALID',
   'PREIMAGE_KEY',
   'ROLLUP_CONFIG_INVALID',
   'SIGNATURE_INVALID',
@@ -49,6 +53,7 @@ export const errorCodes = [
   'TRIE_INVALID',
   'TX_INVALID',
   'TX_TYPE_UNSUPPORTED',
+  'UPSTREAM_INVALID',
   'VIEW_SNAPSHOT_MISMATCH',
   'WITNESS_ABORTED',
   'WITNESS_INCOMPLETE',
@@ -57,6 +62,7 @@ export const errorCodes = [
   'WITNESS_RANGE',
   'WITNESS_REORG',
   'WITNESS_RPC',
+  'WORKER_FAILED',
 ] as const;
 export type ErrorCode = (typeof errorCodes)[number] | `RPC_${number}`;
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { keccak256, numberToHex, toHex, type Hex } from 'viem';
+import { FlashlogError } from '../../src/errors.ts';
 import { fromRpcReceipt, logsBloom, orderedTrieRoot, receiptsRoot } from '../../src/evm/receipts.ts';
 import { transactionHash } from '../../src/wire/tx-hash.ts';
 import { l1AttributesDeposit, type L1Attributes } from '../deposit.ts';
@@ -8,11 +9,11 @@ import {
   toFlashblock,
   ZERO32,
   type SentFlashblock,
-  type MetadataReceipt,
+  type SentMetadataReceipt,
   type MinedBlock,
   type MinedReceipt,
 } from './sent-flashblock.ts';
-import { headerFromRpc, headerHash as hashHeader, type HeaderField } from '../../src/op/header.ts';
+import { headerFromRpc, headerHash, type HeaderField } from '../../src/op/header.ts';
 
 /** The header fields of an Isthmus (Prague) block, as EDR answers eth_getBlockByNumber (hex strings). */
 export type HeaderFields = Readonly<Record<HeaderField, Hex>>;
@@ -22,7 +23,7 @@ export type HeaderFields = Readonly<Record<HeaderField, Hex>>;
  * is never mined as such, so no engine gives its hash. The header codec is the stateless
  * executor's (src/op/header.ts); devnet.test.ts checks it against EDR's hashes.
  */
-export const headerHash = (header: HeaderFields): Hex => hashHeader(headerFromRpc(header, 'devnet header'));
+export const rpcHeaderHash = (header: HeaderFields): Hex => headerHash(headerFromRpc(header, 'devnet header'));
 
 /**
  * How the devnet builds one block, flashblock by flashblock, executing each transaction once
@@ -122,13 +123,13 @@ export function createBlockBuilding(options: BuildOptions) {
 
   function rawOf(hash: Hex): Hex {
     const raw = book.rawByHash.get(hash);
-    if (!raw) throw new Error(`transaction ${hash} was mined but its raw bytes are unknown`);
+    if (!raw) throw new FlashlogError('DEVNET_ENGINE_FAILED', `transaction ${hash} was mined but its raw bytes are unknown`);
     return raw;
   }
 
   /** Sends the flashblock of `block` at its index: `added` since the last one, the block so far in `diff`. */
   function send(block: OpenBlock, fields: MinedBlock, added: readonly Hex[], receipts: readonly BlockReceipt[]): void {
-    const metadata: Record<Hex, MetadataReceipt> | undefined = options.metadataReceipts
+    const metadata: Record<Hex, SentMetadataReceipt> | undefined = options.metadataReceipts
       ? Object.fromEntries(added.map((hash, i) => [hash, metadataReceipt(receipts[i]!)]))
       : undefined;
     const flashblock = toFlashblock(block, fields, added.map(rawOf), metadata);
@@ -252,7 +253,7 @@ export function createBlockBuilding(options: BuildOptions) {
       logsBloom: logsBloom(block.receipts.flatMap((receipt) => receipt.logs)),
       gasUsed: numberToHex(block.gasUsed),
     };
-    send(block, { ...fields, hash: headerHash(fields), transactions: all }, mined.transactions, fresh);
+    send(block, { ...fields, hash: rpcHeaderHash(fields), transactions: all }, mined.transactions, fresh);
   }
 
   return { open, trial, mineWhole, send, rawOf };

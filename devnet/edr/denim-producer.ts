@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { keccak256, numberToHex, toHex, type Hex } from 'viem';
+import { ServerError } from '../../src/errors.ts';
 import { baseTimeDeposit } from '../../src/op/basetime.ts';
 import { transactionHash } from '../../src/wire/tx-hash.ts';
 import { l1AttributesDeposit } from '../deposit.ts';
@@ -172,7 +173,7 @@ export function createDenimProducer(options: DenimProducerOptions): DenimProduce
     timestampMs: timestampMsOf,
     head: () => head,
     async submit(raw) {
-      if (stopped) throw new Error('the devnet is stopping');
+      if (stopped) throw new ServerError('the devnet is stopping');
       return engine.exclusive(async (call) => {
         const hash = await call<Hex>('eth_sendRawTransaction', [raw]);
         rawByHash.set(hash, raw);

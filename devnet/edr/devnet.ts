@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { bytesToHex, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
+import { ConfigError } from '../../src/errors.ts';
 import { createEngine, type EngineOptions } from './edr-chain.ts';
 import { createChainHistory } from './rollover.ts';
 import { prunedView } from './pruned-view.ts';
@@ -153,13 +154,13 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   const blockTimeMs = options.blockTimeMs ?? 2000;
   const flashblockMs = options.flashblockMs ?? 200;
   if (!options.denim && !(flashblockMs > 0 && blockTimeMs >= flashblockMs)) {
-    throw new RangeError(`blockTimeMs (${blockTimeMs}) must be at least flashblockMs (${flashblockMs}), and flashblockMs positive`);
+    throw new ConfigError(`blockTimeMs (${blockTimeMs}) must be at least flashblockMs (${flashblockMs}), and flashblockMs positive`);
   }
   const accounts = devnetAccounts();
   if (options.denim && options.historyBlocks) {
-    throw new RangeError('historyBlocks (--devnet-history-blocks) is not supported with denim (--denim) yet: its producer has no rollover');
+    throw new ConfigError('historyBlocks (--devnet-history-blocks) is not supported with denim (--denim): its producer has no rollover');
   }
-  if (options.denim && options.batcher) throw new RangeError('batcher (--batcher-l1-rpc) is not supported with denim (--denim) yet');
+  if (options.denim && options.batcher) throw new ConfigError('batcher (--batcher-l1-rpc) is not supported with denim (--denim) yet');
   if (options.denim) {
     const { createDenimDevnet } = await import('./denim-devnet.ts');
     return createDenimDevnet({

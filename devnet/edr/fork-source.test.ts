@@ -4,7 +4,7 @@ import { JsonRpcError } from '../../src/errors.ts';
 import { forkSourceDispatch } from './fork-source.ts';
 import { createHistoryRing, type RingBlock } from './history-ring.ts';
 import { prunedView } from './pruned-view.ts';
-import { createStateMirror, emptyTouched } from './state-mirror.ts';
+import { createStateMirror, emptyMirrorTouched } from './state-mirror.ts';
 
 const A: Hex = '0x00000000000000000000000000000000000000aa';
 const TOPIC: Hex = `0x${'11'.repeat(32)}`;
@@ -22,7 +22,7 @@ async function fixture() {
   const mirror = createStateMirror();
   for (let n = 1; n <= 6; n++) {
     ring.add(block(n), [receipt(n)]);
-    const touched = emptyTouched();
+    const touched = emptyMirrorTouched();
     touched.accounts.add(A);
     await mirror.update(async <R>(method: string) => (method === 'eth_getBalance' ? numberToHex(n) : '0x0') as R, BigInt(n), touched);
     mirror.prune(ring.oldest()!);

@@ -20,7 +20,7 @@ import type { StateMirror } from './state-mirror.ts';
  *
  * EDR's fork client speaks to it over 127.0.0.1 HTTP (it only takes a URL).
  */
-export interface ForkSource {
+export interface EdrForkSource {
   readonly url: string;
   /** The block forks are made at from now on (the head sealed last). */
   setForkBlock(number: bigint): void;
@@ -133,7 +133,7 @@ export function forkSourceDispatch(
   };
 }
 
-export async function startForkSource(options: ForkSourceOptions): Promise<ForkSource> {
+export async function startForkSource(options: ForkSourceOptions): Promise<EdrForkSource> {
   let forkBlock = 0n;
   const asked = new Map<string, number>();
   let read = { accounts: new Set<Hex>(), slots: new Set<string>() };

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { keccak256, numberToHex, parseTransaction, recoverTransactionAddress, type Hex } from 'viem';
-import { JsonRpcError } from '../../src/errors.ts';
+import { JsonRpcError, ServerError } from '../../src/errors.ts';
 import { transactionHash } from '../../src/wire/tx-hash.ts';
 import type { Engine } from './edr-chain.ts';
 import { createTickLoop } from './tick-loop.ts';
@@ -20,7 +20,7 @@ import { ZERO32, type SentFlashblock, type MinedBlock } from './sent-flashblock.
  * block-building.ts; the last flashblock's `block_hash` is the sealed block's hash (except on a
  * `--reorg-every` block, which seals without its last pre-confirmed transaction).
  */
-export type { SentFlashblock, MetadataReceipt } from './sent-flashblock.ts';
+export type { SentFlashblock, SentMetadataReceipt } from './sent-flashblock.ts';
 
 /** What the producer tells the world when a block is sealed. */
 export interface SealedBlock {
@@ -220,7 +220,7 @@ export function createProducer(options: ProducerOptions): Producer {
     started: loop.started,
     sealedHead: () => sealedHead,
     async submit(raw) {
-      if (stopped) throw new Error('the devnet is stopping');
+      if (stopped) throw new ServerError('the devnet is stopping');
       return engine.exclusive(async (call) => {
         let hash: Hex;
         try {

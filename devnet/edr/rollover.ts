@@ -8,9 +8,9 @@ import { releaseDroppedProviders } from '../../src/evm/edr.ts';
 import { counter, gauge, type Registry } from '../../src/obs/metrics.ts';
 import type { Call } from './block-building.ts';
 import { createChainProvider, genesisAccounts, type EngineOptions, type ReplaceableEngine } from './edr-chain.ts';
-import { startForkSource, type ForkSource } from './fork-source.ts';
+import { startForkSource, type EdrForkSource } from './fork-source.ts';
 import { createHistoryRing, type RingBlock, type RingReceipt } from './history-ring.ts';
-import { addTouched, createStateMirror, emptyTouched, type PrestateDiff } from './state-mirror.ts';
+import { addTouched, createStateMirror, emptyMirrorTouched, type PrestateDiff } from './state-mirror.ts';
 
 /**
  * A bounded history for the devnet's chain (`--devnet-history-blocks K`). EDR keeps every block,
@@ -72,7 +72,7 @@ export async function createChainHistory(options: ChainHistoryOptions): Promise<
   const { engine, logger, historyBlocks } = options;
   const mirror = createStateMirror();
   const ring = createHistoryRing(historyBlocks);
-  const source: ForkSource = await startForkSource({ chainId: Number(options.engineOptions.chainId), ring, mirror });
+  const source: EdrForkSource = await startForkSource({ chainId: Number(options.engineOptions.chainId), ring, mirror });
   // EDR writes what a fork reads at a block it deems safe to files (fork-source.ts says why it
   // does here): in a directory of our own, emptied when the provider that wrote them is dropped.
   const cacheDir = mkdtempSync(join(tmpdir(), 'flashlog-devnet-fork-'));
@@ -104,7 +104,7 @@ export async function createChainHistory(options: ChainHistoryOptions): Promise<
   async function record(call: Call, number: bigint): Promise<void> {
     const block = await call<RingBlock>('eth_getBlockByNumber', [numberToHex(number), true]);
     const receipts: RingReceipt[] = [];
-    const touched = emptyTouched();
+    const touched = emptyMirrorTouched();
     for (const tx of block.transactions) {
       receipts.push(await call<RingReceipt>('eth_getTransactionReceipt', [tx.hash]));
       addTouched(touched, await call<PrestateDiff>('debug_traceTransaction', [tx.hash, TRACER]));
@@ -158,7 +158,7 @@ export async function createChainHistory(options: ChainHistoryOptions): Promise<
 
   return {
     async start(call) {
-      const genesis = emptyTouched();
+      const genesis = emptyMirrorTouched();
       for (const account of await genesisAccounts(options.engineOptions)) {
         const address = bytesToHex(account.address);
         genesis.accounts.add(address);

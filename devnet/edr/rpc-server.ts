@@ -110,7 +110,7 @@ export function asNodeCallError(error: unknown): never {
   throw new ServerError(error.message);
 }
 
-export function createDispatch(engine: Engine, producer: Producer, sendAnswerDelayMs = 0): (call: RpcCall) => Promise<unknown> {
+function createDevnetDispatch(engine: Engine, producer: Producer, sendAnswerDelayMs = 0): (call: RpcCall) => Promise<unknown> {
   const filters = createSealedFilters();
   const shape = createOpGethShape();
   return async (call) => {
@@ -190,7 +190,7 @@ export async function startRpcServer(options: {
   /** Attaches more to the HTTP server (the Denim devnet's WebSocket on the same port); returns its closer. */
   attach?: (server: Server, dispatch: (call: RpcCall) => Promise<unknown>) => () => Promise<void>;
 }): Promise<RpcServer> {
-  const plain = createDispatch(options.engine, options.producer, options.sendAnswerDelayMs ?? 0);
+  const plain = createDevnetDispatch(options.engine, options.producer, options.sendAnswerDelayMs ?? 0);
   const dispatch = options.wrap ? options.wrap(plain) : plain;
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     if (options.metrics && answerMetrics(options.metrics, request, response)) return;

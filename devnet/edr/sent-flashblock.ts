@@ -29,11 +29,11 @@ export interface SentFlashblock {
   readonly metadata: {
     readonly block_number: number;
     readonly access_list?: null;
-    readonly receipts?: Record<Hex, MetadataReceipt>;
+    readonly receipts?: Record<Hex, SentMetadataReceipt>;
   };
 }
 
-export interface MetadataReceipt {
+export interface SentMetadataReceipt {
   readonly type: Hex;
   readonly status: Hex;
   readonly cumulativeGasUsed: Hex;
@@ -75,7 +75,7 @@ export interface MinedReceipt {
 export const ZERO32: Hex = `0x${'0'.repeat(64)}`;
 
 /** The feed's receipt for one mined receipt: type, status, cumulative gas, logs, OP deposit fields. */
-export function metadataReceipt(receipt: MinedReceipt): MetadataReceipt {
+export function metadataReceipt(receipt: MinedReceipt): SentMetadataReceipt {
   return {
     type: receipt.type,
     status: receipt.status,
@@ -97,7 +97,7 @@ export function toFlashblock(
   at: { readonly payloadId: Hex; readonly index: number; readonly number: bigint },
   mined: MinedBlock,
   added: readonly Hex[],
-  receipts: Record<Hex, MetadataReceipt> | undefined,
+  receipts: Record<Hex, SentMetadataReceipt> | undefined,
 ): SentFlashblock {
   return {
     payload_id: at.payloadId,

@@ -1,6 +1,6 @@
 import { numberToHex, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { addTouched, createStateMirror, emptyTouched } from './state-mirror.ts';
+import { addTouched, createStateMirror, emptyMirrorTouched } from './state-mirror.ts';
 
 const A: Hex = '0x00000000000000000000000000000000000000aa';
 const B: Hex = '0x00000000000000000000000000000000000000bb';
@@ -22,7 +22,7 @@ function engineWith(states: Map<bigint, { balances: Record<Hex, bigint>; storage
 
 describe('state mirror', () => {
   it('takes the accounts and slots a diff names, with their values at the block read back', async () => {
-    const touched = emptyTouched();
+    const touched = emptyMirrorTouched();
     addTouched(touched, {
       pre: { [A.toUpperCase().replace('0X', '0x')]: { storage: { [slot(1)]: slot(5) } } },
       post: { [B]: { code: '0x6000' } },
@@ -50,16 +50,16 @@ describe('state mirror', () => {
     const call = engineWith(states);
     const mirror = createStateMirror();
     const touchedA = () => {
-      const touched = emptyTouched();
+      const touched = emptyMirrorTouched();
       touched.accounts.add(A);
       touched.slots.add(`${A}|${slot(1)}`);
       return touched;
     };
     await mirror.update(call, 1n, touchedA());
-    const balanceOnly = emptyTouched();
+    const balanceOnly = emptyMirrorTouched();
     balanceOnly.accounts.add(A);
     await mirror.update(call, 2n, balanceOnly);
-    const slotOnly = emptyTouched();
+    const slotOnly = emptyMirrorTouched();
     slotOnly.slots.add(`${A}|${slot(1)}`);
     await mirror.update(call, 3n, slotOnly);
 

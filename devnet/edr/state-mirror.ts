@@ -35,7 +35,7 @@ export interface PrestateDiff {
 }
 
 /** Accounts and slots a block changed, to be read at its end. */
-export interface Touched {
+export interface MirrorTouched {
   readonly accounts: Set<Hex>;
   /** Accounts whose code the block may have set. */
   readonly code: Set<Hex>;
@@ -43,13 +43,13 @@ export interface Touched {
   readonly slots: Set<string>;
 }
 
-export const emptyTouched = (): Touched => ({ accounts: new Set(), code: new Set(), slots: new Set() });
+export const emptyMirrorTouched = (): MirrorTouched => ({ accounts: new Set(), code: new Set(), slots: new Set() });
 
 const ZERO_WORD = `0x${'0'.repeat(64)}` as Hex;
 const word = (value: string): Hex => numberToHex(BigInt(value), { size: 32 });
 
 /** Adds what one transaction's diff names to `into`. */
-export function addTouched(into: Touched, diff: PrestateDiff): void {
+export function addTouched(into: MirrorTouched, diff: PrestateDiff): void {
   for (const side of [diff.pre, diff.post]) {
     for (const [address, account] of Object.entries(side)) {
       const key = address.toLowerCase() as Hex;
@@ -71,7 +71,7 @@ type Call = <R = unknown>(method: string, params?: readonly unknown[]) => Promis
 
 export interface StateMirror {
   /** Reads every touched account and slot from `call` at `block` and keeps them. */
-  update(call: Call, block: bigint, touched: Touched): Promise<void>;
+  update(call: Call, block: bigint, touched: MirrorTouched): Promise<void>;
   /**
    * Reads as of sealed block `block`, from the newest update back to the oldest block kept (see
    * `prune`): a provider forked at a block reads it lazily, however long after, and so does a

@@ -7,6 +7,7 @@
  * op-node's rollup.json form (which src/op/rollup-config.ts reads).
  */
 import { execFileSync } from 'node:child_process';
+import { FlashlogError } from '../../src/errors.ts';
 import { bytesToHex, concat, keccak256, numberToHex, pad, stringToHex, type Address, type Hex } from 'viem';
 import { l1BlockPredeploy } from '../../src/derive/l1-info-deposit.ts';
 import type { SystemConfig } from '../../src/derive/system-config.ts';
@@ -66,7 +67,7 @@ export async function l2Genesis(opGeth: string, options: L2GenesisOptions): Prom
   };
   for (const address of systemContracts) {
     const account = Object.entries(dev.alloc).find(([key]) => `0x${key.replace(/^0x/, '')}`.toLowerCase() === address)?.[1];
-    if (!account?.code) throw new Error(`op-geth --dev dumpgenesis: no code at ${address}`);
+    if (!account?.code) throw new FlashlogError('DEVNET_SETUP_FAILED', `op-geth --dev dumpgenesis: no code at ${address}`);
     alloc[address] = account;
   }
   // As on a live chain , the L2ToL1MessagePasser has

@@ -1,4 +1,5 @@
 import { hexToBigInt, hexToNumber, numberToHex, type Hex } from 'viem';
+import { FlashlogError } from '../../src/errors.ts';
 import { l1BlobBaseFee, type L1Epoch } from '../../src/derive/attributes.ts';
 import type { L1Receipt } from '../../src/derive/user-deposits.ts';
 
@@ -59,7 +60,7 @@ export function createL1Reader(request: L1Request): L1Reader {
   return {
     async head() {
       const block = await rpcBlock('latest');
-      if (!block) throw new Error('the L1 has no latest block');
+      if (!block) throw new FlashlogError('DERIVE_L1_MISSING', 'the L1 has no latest block');
       return refOf(block);
     },
     async block(number) {
@@ -68,7 +69,7 @@ export function createL1Reader(request: L1Request): L1Reader {
     },
     async epoch(number) {
       const block = await rpcBlock(numberToHex(number));
-      if (!block) throw new Error(`L1 block ${number} does not exist`);
+      if (!block) throw new FlashlogError('DERIVE_L1_MISSING', `L1 block ${number} does not exist`);
       const receipts: L1Receipt[] = [];
       for (const hash of block.transactions) {
         const receipt = await request<RpcReceipt>('eth_getTransactionReceipt', [hash]);

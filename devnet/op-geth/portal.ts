@@ -1,5 +1,6 @@
 import { hexToBigInt, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { FlashlogError } from '../../src/errors.ts';
 import { DevnetPortal } from '../contracts/bytecode.ts';
 import type { L1Request } from './l1.ts';
 
@@ -35,10 +36,14 @@ export async function deployPortal(
     ]);
     if (receipt) {
       if (receipt.status !== '0x1' || !receipt.contractAddress)
-        throw new Error(`the deposit contract's deployment ${transactionHash} from ${account.address} failed on the L1`);
+        throw new FlashlogError(
+          'DEVNET_L1_FAILED',
+          `the deposit contract's deployment ${transactionHash} from ${account.address} failed on the L1`,
+        );
       return { address: receipt.contractAddress, blockNumber: hexToBigInt(receipt.blockNumber), transactionHash };
     }
-    if (Date.now() > deadline) throw new Error(`the deposit contract's deployment ${transactionHash} was not mined in time`);
+    if (Date.now() > deadline)
+      throw new FlashlogError('DEVNET_L1_FAILED', `the deposit contract's deployment ${transactionHash} was not mined in time`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

@@ -1,5 +1,6 @@
 import { hexToBytes, numberToHex, type Hex } from 'viem';
-import { attributesFor, type AttributesRules, type PayloadAttributes } from '../../src/derive/attributes.ts';
+import { FlashlogError } from '../../src/errors.ts';
+import { attributesFor, type AttributesRules, type DerivedPayloadAttributes } from '../../src/derive/attributes.ts';
 import type { SystemConfig } from '../../src/derive/system-config.ts';
 import type { L1BlockRef, L1Reader } from './l1.ts';
 import { engineClient, type OpGethNode, type OpPayloadAttributes } from './node.ts';
@@ -32,7 +33,7 @@ export interface DerivedL2Block {
   /** How many of `transactions` are user deposits (after the L1-info deposit). */
   readonly userDeposits: number;
   /** The attributes op-geth was given. */
-  readonly attributes: PayloadAttributes;
+  readonly attributes: DerivedPayloadAttributes;
   /** The SystemConfig as of this block (its L1 origin's updates applied on an epoch's first block). */
   readonly systemConfig: SystemConfig;
 }
@@ -48,7 +49,7 @@ export interface Sequencer {
   readonly blocks: readonly DerivedL2Block[];
 }
 
-const engineAttributes = (attributes: PayloadAttributes, pool: boolean): OpPayloadAttributes => ({
+const engineAttributes = (attributes: DerivedPayloadAttributes, pool: boolean): OpPayloadAttributes => ({
   timestamp: numberToHex(attributes.timestamp),
   prevRandao: attributes.prevRandao,
   suggestedFeeRecipient: attributes.suggestedFeeRecipient,
@@ -86,7 +87,8 @@ export function createSequencer(options: {
   const pickOrigin = async (timestamp: bigint) => {
     const next = await options.l1.block(origin.number + 1n);
     if (next && next.timestamp <= timestamp) {
-      if (next.parentHash !== origin.hash) throw new Error(`L1 block ${next.number} does not extend the L1 origin ${origin.hash}`);
+      if (next.parentHash !== origin.hash)
+        throw new FlashlogError('DERIVE_L1_REORG', `L1 block ${next.number} does not extend the L1 origin ${origin.hash}`);
       return { origin: next, sequenceNumber: 0n, pastDrift: false };
     }
     return { origin, sequenceNumber: sequenceNumber + 1n, pastDrift: timestamp > origin.timestamp + options.maxSequencerDrift };
@@ -99,12 +101,14 @@ export function createSequencer(options: {
       const number = head.number + 1n;
       const picked = await pickOrigin(timestamp);
       if (picked.pastDrift && userTransactions.length)
-        throw new Error(
+        throw new FlashlogError(
+          'ATTRIBUTES_INVALID',
           `L2 block at ${timestamp} is past the sequencer drift of L1 origin ${picked.origin.number} (${picked.origin.timestamp})`,
         );
       const pool = (buildOptions.pool ?? false) && !picked.pastDrift;
       const epoch = await options.l1.epoch(picked.origin.number);
-      if (epoch.header.hash !== picked.origin.hash) throw new Error(`L1 block ${picked.origin.number} changed while read`);
+      if (epoch.header.hash !== picked.origin.hash)
+        throw new FlashlogError('DERIVE_L1_REORG', `L1 block ${picked.origin.number} changed while read`);
       const built = attributesFor(
         { timestamp, transactions: userTransactions.map((tx) => hexToBytes(tx)) },
         picked.sequenceNumber === 0n ? epoch : { header: epoch.header, receipts: [] },
@@ -113,7 +117,10 @@ export function createSequencer(options: {
         options.rules,
       );
       if (built.skippedUpdates.length)
-        throw new Error(`L2 block ${number}: SystemConfig updates skipped: ${JSON.stringify(built.skippedUpdates)}`);
+        throw new FlashlogError(
+          'ATTRIBUTES_INVALID',
+          `L2 block ${number}: SystemConfig updates skipped: ${JSON.stringify(built.skippedUpdates)}`,
+        );
       const { attributes } = built;
       const payloadId = await engine.startBuilding(head.hash, engineAttributes(attributes, pool));
       if (pool) await new Promise((resolve) => setTimeout(resolve, options.poolFillMs ?? 200));
@@ -121,12 +128,17 @@ export function createSequencer(options: {
       const got = payload.transactions.map((tx) => tx.toLowerCase());
       const sent = attributes.transactions.map((tx) => tx.toLowerCase());
       if (JSON.stringify(got.slice(0, sent.length)) !== JSON.stringify(sent) || (!pool && got.length !== sent.length))
-        throw new Error(`op-geth built L2 block ${number} with ${got.length} transactions, not the ${sent.length} of its attributes`);
+        throw new FlashlogError(
+          'DEVNET_ENGINE_FAILED',
+          `op-geth built L2 block ${number} with ${got.length} transactions, not the ${sent.length} of its attributes`,
+        );
       const fromPool = payload.transactions.slice(sent.length);
       const status = await engine.newPayload(payload, attributes.parentBeaconBlockRoot!);
-      if (status.status !== 'VALID') throw new Error(`engine_newPayloadV4 of L2 block ${number}: ${JSON.stringify(status)}`);
+      if (status.status !== 'VALID')
+        throw new FlashlogError('DEVNET_ENGINE_FAILED', `engine_newPayloadV4 of L2 block ${number}: ${JSON.stringify(status)}`);
       const adopted = await engine.setHead(payload.blockHash);
-      if (adopted.status !== 'VALID') throw new Error(`engine_forkchoiceUpdatedV3 to L2 block ${number}: ${JSON.stringify(adopted)}`);
+      if (adopted.status !== 'VALID')
+        throw new FlashlogError('DEVNET_ENGINE_FAILED', `engine_forkchoiceUpdatedV3 to L2 block ${number}: ${JSON.stringify(adopted)}`);
       const block: DerivedL2Block = {
         number,
         hash: payload.blockHash,

@@ -151,7 +151,7 @@ export async function runChecker(options: CheckerOptions): Promise<Summary> {
           judged++;
           health.judged(Date.now());
         } catch (error) {
-          fail('a height could not be judged', new Error(`height ${number}: ${errorMessage(error)}`));
+          fail('a height could not be judged', `height ${number}: ${errorMessage(error)}`);
           chains.recheck();
         }
       }

@@ -1,5 +1,5 @@
 import { answeredOf, exchange } from '../jsonrpc/upstream.ts';
-import { errorMessage } from '../errors.ts';
+import { JsonRpcError, ServerError, errorMessage } from '../errors.ts';
 import type { Answer } from './compare.ts';
 
 /** One side the checker talks to (the gateway or the node): an answer, or a throw when there was none. */
@@ -20,11 +20,11 @@ export function httpEndpoint(url: string, timeoutMs: number, signal?: AbortSigna
         case 'error':
           return answeredOf(answer);
         case 'timeout':
-          throw new Error(`${url} did not answer ${method} within ${timeoutMs} ms`);
+          throw new ServerError(`${url} did not answer ${method} within ${timeoutMs} ms`, { retryable: true });
         case 'unreachable':
-          throw new Error(`${url} unreachable: ${errorMessage(answer.cause)}`);
+          throw new ServerError(`${url} unreachable: ${errorMessage(answer.cause)}`, { retryable: true, cause: answer.cause });
         case 'malformed':
-          throw new Error(`${url} answered ${method} with HTTP ${answer.status} ${answer.detail}`);
+          throw new ServerError(`${url} answered ${method} with HTTP ${answer.status} ${answer.detail}`, { retryable: true });
       }
     },
   };
@@ -32,7 +32,7 @@ export function httpEndpoint(url: string, timeoutMs: number, signal?: AbortSigna
 
 /** The result of an answer, or a throw naming the method and the error. */
 export function resultOf<T>(method: string, answer: Answer): T {
-  if ('error' in answer) throw new Error(`${method}: error ${answer.error.code}: ${answer.error.message}`);
+  if ('error' in answer) throw new JsonRpcError(answer.error.code, `${method}: error ${answer.error.code}: ${answer.error.message}`);
   return answer.result as T;
 }
 

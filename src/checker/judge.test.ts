@@ -135,3 +135,17 @@ describe('judgeHeight: a pending post-exec (0x7d) transaction', () => {
     expect(Object.keys(tally.summary().mismatchesByField).sort()).toEqual(['eth_getBlockReceipts.length', 'eth_getTransactionReceipt']);
   });
 });
+
+describe('judgeHeight: a node without the height', () => {
+  it('is an upstream error naming the height, not a mismatch', async () => {
+    const tally = createTally();
+    const empty = endpoint('node', { eth_getBlockByNumber: () => null });
+    await expect(
+      judgeHeight(9n, [replacedSnapshot], { gateway: endpoint('gateway', {}), node: empty, tally, concurrency: 4 }),
+    ).rejects.toMatchObject({
+      code: 'UPSTREAM_INVALID',
+      message: 'the node has no block 9 though its head is past it',
+    });
+    expect(tally.summary()).toMatchObject({ replaced: 0, mismatchesByField: {} });
+  });
+});

@@ -1,4 +1,5 @@
 import { numberToHex, type Hex } from 'viem';
+import { FlashlogError } from '../errors.ts';
 import { compareAnswers, compareKeyedLists, emptyComparison, isPartial, type Answer, type BlockShape, type Comparison } from './compare.ts';
 import { inBatches, resultOf, type Endpoint } from './endpoint.ts';
 import {
@@ -10,7 +11,7 @@ import {
   POST_EXEC_RECEIPT_NOT_STREAMED,
   relate,
   type RecordedCall,
-  type SealedBlock,
+  type SealedAtHeight,
   type Snapshot,
 } from './snapshot.ts';
 import type { Tally } from './tally.ts';
@@ -46,8 +47,8 @@ export async function judgeHeight(number: bigint, snapshots: readonly Snapshot[]
     'eth_getBlockByNumber',
     await node.call('eth_getBlockByNumber', [numberToHex(number), false]),
   );
-  if (!sealedBlock) throw new Error(`the node has no block ${number} though its head is past it`);
-  const sealed: SealedBlock = { number, hash: sealedBlock.hash, transactions: sealedBlock.transactions };
+  if (!sealedBlock) throw new FlashlogError('UPSTREAM_INVALID', `the node has no block ${number} though its head is past it`);
+  const sealed: SealedAtHeight = { number, hash: sealedBlock.hash, transactions: sealedBlock.transactions };
   const nodeAnswers = new Map<string, Promise<Answer>>();
   const nodeAnswer = (method: string, params: readonly unknown[]) => {
     const key = `${method} ${JSON.stringify(params)}`;
@@ -78,7 +79,7 @@ export async function judgeHeight(number: bigint, snapshots: readonly Snapshot[]
 async function compareCall(
   call: RecordedCall,
   shape: BlockShape,
-  sealed: SealedBlock,
+  sealed: SealedAtHeight,
   nodeAnswer: (method: string, params: readonly unknown[]) => Promise<Answer>,
   out: Comparison,
 ): Promise<void> {
@@ -139,7 +140,7 @@ async function compareCall(
 async function judgeReplaced(
   block: string,
   snapshot: Snapshot,
-  sealed: SealedBlock,
+  sealed: SealedAtHeight,
   dropped: readonly Hex[],
   options: JudgeOptions,
 ): Promise<void> {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decodeFunctionData, erc20Abi, keccak256, numberToHex, toHex, type Hex } from 'viem';
 import { BASE_TIME_PREDEPLOY } from '../op/basetime.ts';
-import { firstTransactionsOf, identityKey, identityOf, relate, statePlan, TRANSFER_TOPIC } from './snapshot.ts';
+import { TRANSFER_TOPIC } from '../simulate/transfers.ts';
+import { firstTransactionsOf, identityKey, identityOf, relate, statePlan } from './snapshot.ts';
 
 const h = (label: string): Hex => keccak256(toHex(label));
 const tx = (label: string) => h(`tx ${label}`);

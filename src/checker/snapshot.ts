@@ -1,5 +1,7 @@
-import { encodeFunctionData, erc20Abi, numberToHex, toEventSelector, type Hex } from 'viem';
+import { encodeFunctionData, erc20Abi, numberToHex, type Hex } from 'viem';
+import { FlashlogError } from '../errors.ts';
 import { BASE_TIME_PREDEPLOY, baseTimeAbi } from '../op/basetime.ts';
+import { TRANSFER_TOPIC } from '../simulate/transfers.ts';
 import type { Answer, BlockShape } from './compare.ts';
 
 /**
@@ -34,7 +36,8 @@ const ZERO_HASH = /^0x0{64}$/;
 
 /** The identity of a block as `eth_getBlockByNumber` answered it (hashes or full transactions). */
 export function identityOf(block: { number?: unknown; hash?: unknown; transactions?: unknown }): PendingIdentity {
-  if (typeof block.number !== 'string') throw new Error(`pending block without a number: ${JSON.stringify(block).slice(0, 200)}`);
+  if (typeof block.number !== 'string')
+    throw new FlashlogError('UPSTREAM_INVALID', `pending block without a number: ${JSON.stringify(block).slice(0, 200)}`);
   const hash = typeof block.hash === 'string' && !ZERO_HASH.test(block.hash) ? (block.hash.toLowerCase() as Hex) : null;
   const transactions = Array.isArray(block.transactions)
     ? block.transactions.map((tx) => (typeof tx === 'string' ? tx : (tx as { hash: string }).hash).toLowerCase() as Hex)
@@ -46,7 +49,7 @@ export const identityKey = (identity: PendingIdentity): string =>
   `${identity.number}/${identity.hash ?? 'building'}/${identity.transactions.length}/${identity.transactions.at(-1) ?? ''}`;
 
 /** The node's sealed block at the pending block's height. */
-export interface SealedBlock {
+export interface SealedAtHeight {
   readonly number: bigint;
   readonly hash: Hex;
   readonly transactions: readonly Hex[];
@@ -61,7 +64,7 @@ export type Relation =
  * Whether the pending block the gateway served is the node's sealed block (or its first
  * transactions, for a block being built), or a block the node never sealed.
  */
-export function relate(identity: PendingIdentity, sealed: SealedBlock): Relation {
+export function relate(identity: PendingIdentity, sealed: SealedAtHeight): Relation {
   const sealedTxs = sealed.transactions.map((hash) => hash.toLowerCase());
   const dropped = identity.transactions.filter((hash) => !sealedTxs.includes(hash));
   if (identity.hash !== null && identity.hash !== sealed.hash.toLowerCase()) {
@@ -109,8 +112,6 @@ export interface StatePlanOptions {
   /** The chain has BaseTime (0x4200…0030): call `timestampMs()`. */
   readonly baseTime: boolean;
 }
-
-export const TRANSFER_TOPIC = toEventSelector('Transfer(address,address,uint256)');
 
 /** A state read: a method, its params without the block, and the field prefix. */
 export interface StateRead {
@@ -173,7 +174,7 @@ export interface BlockRead {
   readonly label: string;
   readonly method: string;
   readonly params: readonly unknown[];
-  nodeCall(sealed: SealedBlock): { method: string; params: readonly unknown[] };
+  nodeCall(sealed: SealedAtHeight): { method: string; params: readonly unknown[] };
 }
 
 export const blockReads: readonly BlockRead[] = [

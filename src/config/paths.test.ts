@@ -26,7 +26,7 @@ describe('makeDirectory', () => {
   it('refuses a file and a directory it cannot write', () => {
     const file = join(root, 'file');
     writeFileSync(file, 'x');
-    expect(() => makeDirectory(file)).toThrow(/not a directory/);
+    expect(() => makeDirectory(file)).toThrow(expect.objectContaining({ code: 'PATH_INVALID', message: `${file} is not a directory` }));
     if (process.getuid?.() === 0) return; // root writes anywhere
     const locked = join(root, 'locked');
     makeDirectory(locked);

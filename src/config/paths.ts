@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { ConfigError, errorMessage } from '../errors.ts';
+import { ConfigError, FlashlogError, errorMessage } from '../errors.ts';
 import { envOf, flagOf, type Config, type SettingKey } from './settings.ts';
 
 /**
@@ -26,7 +26,7 @@ export function makeDirectory(path: string): void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
   }
-  if (!statSync(path).isDirectory()) throw new Error(`${path} is not a directory`);
+  if (!statSync(path).isDirectory()) throw new FlashlogError('PATH_INVALID', `${path} is not a directory`);
   accessSync(path, constants.W_OK);
 }
 

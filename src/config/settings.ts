@@ -1,17 +1,17 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
-import { serviceSettings } from './settings/service.ts';
-import { logSettings, tailSettings } from './settings/log.ts';
-import { sourceSettings } from './settings/source.ts';
-import { executionSettings } from './settings/execution.ts';
-import { gatewaySettings } from './settings/gateway.ts';
-import { devnetSettings } from './settings/devnet.ts';
-import { batcherSettings } from './settings/batcher.ts';
-import { opGethSettings } from './settings/op-geth.ts';
-import { proverSettings } from './settings/prover.ts';
-import { nodeSettings } from './settings/node.ts';
-import { checkerSettings } from './settings/checker.ts';
-import { deriveSettings } from './settings/derive.ts';
+import { serviceSettingSpecs } from './settings/service.ts';
+import { logSettingSpecs, tailSettingSpecs } from './settings/log.ts';
+import { sourceSettingSpecs } from './settings/source.ts';
+import { executionSettingSpecs } from './settings/execution.ts';
+import { gatewaySettingSpecs } from './settings/gateway.ts';
+import { devnetSettingSpecs } from './settings/devnet.ts';
+import { batcherSettingSpecs } from './settings/batcher.ts';
+import { opGethSettingSpecs } from './settings/op-geth.ts';
+import { proverSettingSpecs } from './settings/prover.ts';
+import { nodeSettingSpecs } from './settings/node.ts';
+import { checkerSettingSpecs } from './settings/checker.ts';
+import { deriveSettingSpecs } from './settings/derive.ts';
 import type { SettingSpec } from './settings/spec.ts';
 
 export type { SettingSpec } from './settings/spec.ts';
@@ -25,19 +25,19 @@ export type { SettingSpec } from './settings/spec.ts';
  * It is an invariant that keys are camelCase and their flag is the kebab-case of the key.
  */
 export const settings = {
-  ...serviceSettings,
-  ...logSettings,
-  ...sourceSettings,
-  ...tailSettings,
-  ...executionSettings,
-  ...gatewaySettings,
-  ...devnetSettings,
-  ...batcherSettings,
-  ...opGethSettings,
-  ...proverSettings,
-  ...nodeSettings,
-  ...checkerSettings,
-  ...deriveSettings,
+  ...serviceSettingSpecs,
+  ...logSettingSpecs,
+  ...sourceSettingSpecs,
+  ...tailSettingSpecs,
+  ...executionSettingSpecs,
+  ...gatewaySettingSpecs,
+  ...devnetSettingSpecs,
+  ...batcherSettingSpecs,
+  ...opGethSettingSpecs,
+  ...proverSettingSpecs,
+  ...nodeSettingSpecs,
+  ...checkerSettingSpecs,
+  ...deriveSettingSpecs,
 } satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof settings;

@@ -40,7 +40,7 @@ export interface L1Epoch {
 }
 
 /** What a batch contributes to one L2 block: a singular batch, or one block of a span batch. */
-export interface BatchBlock {
+export interface BlockFromBatch {
   readonly timestamp: bigint;
   readonly transactions: readonly Uint8Array[];
   /**
@@ -59,7 +59,7 @@ export interface AttributesRules {
   readonly systemConfig: Hex;
 }
 
-export interface PayloadAttributes {
+export interface DerivedPayloadAttributes {
   readonly timestamp: bigint;
   readonly prevRandao: Hex;
   readonly suggestedFeeRecipient: Hex;
@@ -96,12 +96,12 @@ const forksWithUpgradeDeposits: readonly OpFork[] = ['ecotone', 'fjord', 'isthmu
  * @example attributesFor(batch, { header, receipts }, 0n, parentConfig, { rollup, depositContract, systemConfig }).attributes
  */
 export function attributesFor(
-  batch: BatchBlock,
+  batch: BlockFromBatch,
   epoch: L1Epoch,
   sequenceNumber: bigint,
   systemConfig: SystemConfig,
   rules: AttributesRules,
-): { attributes: PayloadAttributes; systemConfig: SystemConfig; skippedUpdates: SkippedUpdate[] } {
+): { attributes: DerivedPayloadAttributes; systemConfig: SystemConfig; skippedUpdates: SkippedUpdate[] } {
   const { header } = epoch;
   const l2 = rulesAt(rules.rollup, batch.timestamp, batch.parent?.timestamp);
   const where = `L2 block ${batch.parent ? `${batch.parent.number + 1n} ` : ''}at ${batch.timestamp} (L1 origin ${header.number} ${header.hash})`;
@@ -140,7 +140,7 @@ export function attributesFor(
     ...deposits.map(encodeDeposit),
     ...batch.transactions.map((tx) => bytesToHex(tx)),
   ];
-  const attributes: PayloadAttributes = {
+  const attributes: DerivedPayloadAttributes = {
     timestamp: batch.timestamp,
     prevRandao: header.mixHash,
     suggestedFeeRecipient: sequencerFeeVault,
@@ -175,7 +175,7 @@ export function denimGasParameters<T extends Pick<SystemConfig, 'gasLimit' | 'ei
 }
 
 /** A Denim block's BaseTime deposit: its number and its scheduled millisecond part. */
-function baseTimeOf(batch: BatchBlock, rollup: RollupConfig, where: string): Hex {
+function baseTimeOf(batch: BlockFromBatch, rollup: RollupConfig, where: string): Hex {
   if (!batch.parent) throw new FlashlogError('ATTRIBUTES_INVALID', `${where}: a Denim block needs its parent's number`);
   const number = batch.parent.number + 1n;
   const schedule = l2ScheduleOf(rollup);

@@ -20,12 +20,12 @@ import type { SingularBatch } from './singular-batch.ts';
  */
 export type BatchVerdict = 'accept' | 'drop' | 'undecided' | 'future' | 'past';
 
-export interface L1BlockRef {
+export interface BlockRef {
   readonly hash: Hex;
   readonly number: bigint;
   readonly timestamp: bigint;
 }
-export type L2SafeHead = L1BlockRef;
+export type L2SafeHead = BlockRef;
 
 export interface BatchValidityRules {
   readonly rollup: RollupConfig;
@@ -35,17 +35,39 @@ export interface BatchValidityRules {
   readonly maxSequencerDrift: bigint;
 }
 
-export interface BatchCheck {
+/** What a batch (singular or span) is checked against, and the batch. */
+export interface BatchCheckOf<Batch, SafeHead> {
   /** The L1 blocks from the safe head's L1 origin (the current epoch) on. */
-  readonly l1Blocks: readonly L1BlockRef[];
-  readonly safeHead: L2SafeHead;
-  readonly batch: SingularBatch;
+  readonly l1Blocks: readonly BlockRef[];
+  readonly safeHead: SafeHead;
+  readonly batch: Batch;
   /** The L1 block whose data held the batch. */
-  readonly inclusion: L1BlockRef;
+  readonly inclusion: BlockRef;
+}
+export type BatchCheck = BatchCheckOf<SingularBatch, L2SafeHead>;
+
+/** A batch after the next L2 block's time: dropped from Holocene on; before, kept for later (`future`). */
+export function futureBatch(holocene: boolean, timestamp: bigint, next: bigint): { verdict: BatchVerdict; reason: string } {
+  return holocene
+    ? { verdict: 'drop', reason: `future batch (timestamp ${timestamp}, next ${next})` }
+    : { verdict: 'future', reason: `timestamp ${timestamp} is after the next ${next}` };
 }
 
-const maxSequencerDriftFjord = 1800n;
-const depositType = 0x7e;
+/** A batch before the next L2 block's time: `past` from Holocene on (skipped, the next is read); before, dropped. */
+export function pastBatch(
+  holocene: boolean,
+  timestamp: bigint,
+  next: bigint,
+  what = 'timestamp',
+): { verdict: BatchVerdict; reason: string } {
+  return holocene
+    ? { verdict: 'past', reason: `${what} ${timestamp} is before the next ${next}` }
+    : { verdict: 'drop', reason: `past batch (${what} ${timestamp}, next ${next})` };
+}
+
+/** Fjord's fixed max sequencer drift (seconds). */
+export const maxSequencerDriftFjord = 1800n;
+export const depositType = 0x7e;
 const setCodeType = 0x04;
 /**
  * Lagoon's post-exec type (specs lagoon/post-exec.md): a batch may carry it from Lagoon on, as
@@ -70,14 +92,8 @@ export function checkSingularBatch(check: BatchCheck, rules: BatchValidityRules)
   const holocene = rulesAt(rollup, inclusion.timestamp).active('holocene');
   // Base's Denim: the next block's time is the schedule's (several blocks share a second).
   const next = nextTimestamp(rollup, safeHead);
-  if (batch.timestamp > next)
-    return holocene
-      ? verdict('drop', `future batch (timestamp ${batch.timestamp}, next ${next})`)
-      : verdict('future', `timestamp ${batch.timestamp} is after the next ${next}`);
-  if (batch.timestamp < next)
-    return holocene
-      ? verdict('past', `timestamp ${batch.timestamp} is before the next ${next}`)
-      : verdict('drop', `past batch (timestamp ${batch.timestamp}, next ${next})`);
+  if (batch.timestamp > next) return futureBatch(holocene, batch.timestamp, next);
+  if (batch.timestamp < next) return pastBatch(holocene, batch.timestamp, next);
   if (batch.parentHash.toLowerCase() !== safeHead.hash.toLowerCase())
     return verdict('drop', `parent hash ${batch.parentHash} is not the safe head ${safeHead.hash}`);
   if (batch.epochNumber + rules.seqWindowSize < inclusion.number)

@@ -74,7 +74,7 @@ async function fromTransaction(input: BatcherInput): Promise<{ report: InputRepo
   try {
     tx = parseTransaction(serialized);
   } catch (error) {
-    throw new Error(notATransaction(input.bytes, error));
+    throw new FlashlogError('TX_INVALID', notATransaction(input.bytes, error), { cause: error });
   }
   const data = hexToBytes(('data' in tx && tx.data) || '0x');
   let from: Hex | undefined = 'from' in tx ? (tx.from as Hex) : undefined;

@@ -144,7 +144,10 @@ export function encodeChannelOut(blocks: readonly BatchBlock[], options: Channel
   const frameBytes = options.target === 'blob' ? blobFrameBytes : (options.maxFrameBytes ?? defaultCalldataFrameBytes);
   const dataPerFrame = Math.min(frameBytes - frameOverheadBytes, maxFrameDataLength);
   if (!(dataPerFrame > 0))
-    throw new RangeError(`maxFrameBytes: got ${frameBytes}, expected more than the ${frameOverheadBytes}-byte frame header`);
+    throw new FlashlogError(
+      'DERIVE_FRAME_INVALID',
+      `maxFrameBytes: got ${frameBytes}, expected more than the ${frameOverheadBytes}-byte frame header`,
+    );
   const count = Math.max(1, Math.ceil(compressed.length / dataPerFrame));
   if (count > 0xffff)
     throw new FlashlogError('DERIVE_FRAME_INVALID', `channel: ${count} frames, expected at most 65,535 (frame_number is a u16)`);

@@ -88,6 +88,7 @@ export function encodeFrames(frames: readonly Pick<Frame, 'channelId' | 'frameNu
 }
 
 function hexBytes16(id: `0x${string}`): Uint8Array {
-  if (!isHex(id, { strict: true }) || size(id) !== 16) throw new RangeError(`channel id: expected 16 bytes of hex, got ${id}`);
+  if (!isHex(id, { strict: true }) || size(id) !== 16)
+    throw new FlashlogError('DERIVE_FRAME_INVALID', `channel id: expected 16 bytes of hex, got ${id}`);
   return hexToBytes(id);
 }

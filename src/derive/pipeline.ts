@@ -1,7 +1,7 @@
 import { hexToBytes, type Hex } from 'viem';
 import { FlashlogError } from '../errors.ts';
 import { rulesAt, type RollupConfig } from '../op/rollup-config.ts';
-import { attributesFor, l1BlobBaseFee, type PayloadAttributes } from './attributes.ts';
+import { attributesFor, l1BlobBaseFee, type DerivedPayloadAttributes } from './attributes.ts';
 import { batcherFramesOf } from './batcher-txs.ts';
 import { createChannelBank, type ChannelBank, type ChannelEvent } from './channel-bank.ts';
 import { decompressChannel, readChannelBatches, type ChannelBatch } from './channel.ts';
@@ -34,7 +34,7 @@ import { applySystemConfigUpdates, type SystemConfig } from './system-config.ts'
  */
 export interface DerivedBlock {
   readonly number: bigint;
-  readonly attributes: PayloadAttributes;
+  readonly attributes: DerivedPayloadAttributes;
   readonly l1Origin: L1BlockHeader;
   readonly sequenceNumber: bigint;
   readonly systemConfig: SystemConfig;

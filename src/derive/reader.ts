@@ -131,7 +131,8 @@ export function encodeBitlist(bits: readonly boolean[]): Uint8Array {
 
 /** The uvarint encoding of a 64-bit unsigned integer (the inverse of `ByteReader.uvarint`). */
 export function encodeUvarint(value: bigint): Uint8Array {
-  if (value < 0n || value >= 1n << 64n) throw new RangeError(`uvarint: ${value} is not a 64-bit unsigned integer`);
+  if (value < 0n || value >= 1n << 64n)
+    throw new FlashlogError('DERIVE_BATCH_INVALID', `uvarint: ${value} is not a 64-bit unsigned integer`);
   const out: number[] = [];
   let rest = value;
   while (rest >= 0x80n) {

@@ -1,6 +1,15 @@
 import { slice, type Hex } from 'viem';
 import { rulesAt } from '../op/rollup-config.ts';
-import { sequencerTransactionProblem, type BatchValidityRules, type BatchVerdict, type L1BlockRef } from './batch-validity.ts';
+import {
+  depositType,
+  futureBatch,
+  maxSequencerDriftFjord,
+  pastBatch,
+  sequencerTransactionProblem,
+  type BatchCheckOf,
+  type BatchValidityRules,
+  type BatchVerdict,
+} from './batch-validity.ts';
 import type { SpanBatch } from './span-batch.ts';
 
 /**
@@ -24,16 +33,9 @@ export interface SafeBlock {
 }
 export type SafeBlocks = (number: bigint) => SafeBlock | undefined;
 
-export interface SpanBatchCheck {
-  readonly l1Blocks: readonly L1BlockRef[];
-  readonly safeHead: L2BlockRef;
-  readonly batch: SpanBatch;
-  readonly inclusion: L1BlockRef;
-}
+export type SpanBatchCheck = BatchCheckOf<SpanBatch, L2BlockRef>;
 
-const maxSequencerDriftFjord = 1800n;
 const check20 = (hash: Hex) => slice(hash, 0, 20).toLowerCase();
-const depositType = 0x7e;
 
 /**
  * The verdict on a span batch, and why.
@@ -128,14 +130,8 @@ function checkPrefix(
     return verdict('drop', `a span batch on L1 origin ${origin.number}, before Delta`);
   const holocene = rulesAt(rollup, inclusion.timestamp).active('holocene');
   const next = safeHead.timestamp + BigInt(rollup.block_time);
-  if (first.timestamp > next)
-    return holocene
-      ? verdict('drop', `future batch (timestamp ${first.timestamp}, next ${next})`)
-      : verdict('future', `timestamp ${first.timestamp} is after the next ${next}`);
-  if (last.timestamp < next)
-    return holocene
-      ? verdict('past', `its last block ${last.timestamp} is before the next ${next}`)
-      : verdict('drop', `past batch (last timestamp ${last.timestamp}, next ${next})`);
+  if (first.timestamp > next) return futureBatch(holocene, first.timestamp, next);
+  if (last.timestamp < next) return pastBatch(holocene, last.timestamp, next, 'last timestamp');
   let parent = safeHead;
   if (first.timestamp < next) {
     if (first.timestamp > safeHead.timestamp) return verdict('drop', `timestamp ${first.timestamp} falls between safe blocks`);

@@ -1,6 +1,7 @@
 import type { AccountOverride, Provider } from '@nomicfoundation/edr';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { FlashlogError } from '../errors.ts';
 
 /**
  * An EDR provider of the OP chain type as a JSON-RPC caller. EDR answers `{result}` or `{error}`
@@ -18,10 +19,11 @@ export interface EdrCaller {
   batch<T = unknown>(calls: readonly (readonly [method: string, params: readonly unknown[]])[]): Promise<T[]>;
 }
 
-export class EdrError extends Error {
+/** An error EDR answered a call with (its JSON-RPC code in `rpcCode`). */
+export class EdrError extends FlashlogError {
   readonly rpcCode: number;
   constructor(method: string, rpcCode: number, message: string) {
-    super(`EDR ${method}: ${message}`);
+    super('EXECUTION_FAILED', `EDR ${method}: ${message}`);
     this.name = 'EdrError';
     this.rpcCode = rpcCode;
   }

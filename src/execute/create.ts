@@ -14,7 +14,7 @@ import type { ExecutionOutput, Executor } from './port.ts';
  * `local` and `node` need the upstream RPC (`--rpc`); `auto` without it can only use metadata.
  * EDR is imported only when `local` is used.
  */
-export type ExecutorKind = 'auto' | 'local' | 'metadata' | 'node';
+export type ExecutorChoice = 'auto' | 'local' | 'metadata' | 'node';
 
 export interface ExecutorDeps {
   readonly rpcUrl: string | undefined;
@@ -38,7 +38,7 @@ async function localExecutor(deps: ExecutorDeps, why: string): Promise<Executor>
   });
 }
 
-export async function createExecutor(kind: ExecutorKind, deps: ExecutorDeps): Promise<Executor> {
+export async function createExecutor(kind: ExecutorChoice, deps: ExecutorDeps): Promise<Executor> {
   switch (kind) {
     case 'local':
       return localExecutor(deps, '--executor local');

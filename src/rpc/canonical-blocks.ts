@@ -19,7 +19,7 @@ import type { Upstream } from '../jsonrpc/upstream.ts';
  * nothing, and its blocks are not announced again. An upstream failure skips that block, with one
  * log line.
  */
-export interface CanonicalBlock {
+export interface AnnouncedBlock {
   readonly header: Record<string, unknown>;
   readonly logs: readonly RpcLog[];
 }
@@ -31,7 +31,7 @@ export function canonicalBlocks$(options: {
   /** What the subscribers want right now (nothing: the upstream is not asked). */
   readonly wanted: () => { readonly heads: boolean; readonly logs: boolean };
   readonly maxCatchUp?: number;
-}): Observable<CanonicalBlock> {
+}): Observable<AnnouncedBlock> {
   const maxCatchUp = BigInt(options.maxCatchUp ?? 16);
   let last: bigint | undefined;
   return options.states$.pipe(
@@ -51,7 +51,7 @@ export function canonicalBlocks$(options: {
     }),
     concatMap(({ number, wanted }) =>
       from(read(options.upstream, number, wanted.logs)).pipe(
-        filter((block): block is CanonicalBlock => {
+        filter((block): block is AnnouncedBlock => {
           if (block instanceof Error) {
             options.logger.warn(
               { block: Number(number), err: errorMessage(block) },
@@ -66,7 +66,7 @@ export function canonicalBlocks$(options: {
   );
 }
 
-async function read(upstream: Upstream, number: bigint, withLogs: boolean): Promise<CanonicalBlock | Error | null> {
+async function read(upstream: Upstream, number: bigint, withLogs: boolean): Promise<AnnouncedBlock | Error | null> {
   try {
     const tag = numberToHex(number);
     const [header, logs] = await Promise.all([

@@ -1,5 +1,6 @@
 import { filter, firstValueFrom, map, race, startWith, timer, type Observable } from 'rxjs';
 import { numberToHex } from 'viem';
+import { ServerError } from '../errors.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
 import type { NodeHead } from './node-head.ts';
 import { pendingAccount, type PendingBlock, type ViewState } from '../view/state.ts';
@@ -123,7 +124,7 @@ function askedPerRead(upstream: Pick<Upstream, 'call'>): PendingHeads {
 async function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
   let timeout: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timeout = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timeout = setTimeout(() => reject(new ServerError(`the node did not answer within ${ms} ms`, { retryable: true })), ms);
   });
   try {
     return await Promise.race([work, late]);

@@ -1,4 +1,5 @@
 import { Common, Hardfork, Mainnet, createCommonFromGethGenesis, type GethGenesis } from '@ethereumjs/common';
+import { FlashlogError } from '../errors.ts';
 import { customCrypto, rip7212 } from '../evm/ethereumjs.ts';
 import type { RollupConfig } from '../op/rollup-config.ts';
 import { rollupConfigOfChain, rollupConfigOfGenesis } from './op-fees.ts';
@@ -61,7 +62,11 @@ export function genesisRules(genesis: GethGenesis & { config: { blobSchedule?: B
     atFork.setHardfork(fork);
     const builtIn = [atFork.param('target'), atFork.param('max'), atFork.param('blobGasPriceUpdateFraction')].join();
     const wanted = [schedule.target, schedule.max, schedule.baseFeeUpdateFraction].map(BigInt).join();
-    if (builtIn !== wanted) throw new Error(`genesis ${fork} blob schedule ${wanted} differs from the one ethereumjs knows (${builtIn})`);
+    if (builtIn !== wanted)
+      throw new FlashlogError(
+        'FORK_UNSUPPORTED',
+        `genesis ${fork} blob schedule ${wanted} differs from the one ethereumjs knows (${builtIn})`,
+      );
   }
   // An OP Stack genesis (fjordTime set) has RIP-7212's P256VERIFY, from Fjord on: simulated
   // blocks are far past it, so it is served for every block.

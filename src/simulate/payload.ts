@@ -12,7 +12,7 @@ import { stateOverridesSchema } from '../schemas/state-overrides.ts';
 export const simulateCallSchema = callObjectSchema;
 export type SimulateCall = z.output<typeof simulateCallSchema>;
 
-export const withdrawalSchema = z.object({ index: quantity, validatorIndex: quantity, address, amount: quantity });
+const withdrawalSchema = z.object({ index: quantity, validatorIndex: quantity, address, amount: quantity });
 
 export const blockOverridesSchema = z.looseObject({
   number: quantity.optional(),

@@ -14,7 +14,7 @@
  * This file is the port: a pool of worker threads running simulate-blocks.ts.
  */
 import { Worker } from 'node:worker_threads';
-import { ExecutionTimeoutError, JsonRpcError, LimitExceededError, ServerError } from '../errors.ts';
+import { ExecutionTimeoutError, FlashlogError, JsonRpcError, LimitExceededError, ServerError } from '../errors.ts';
 import type { StateOverrides } from '../schemas/state-overrides.ts';
 import type { RulesSpec } from './chain-rules.ts';
 import type { SimulationBase } from './simulate-blocks.ts';
@@ -70,7 +70,7 @@ function startWorker(slot: Slot): Worker {
   slot.ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void worker.terminate();
-      reject(new Error(`did not load the engine within ${START_TIMEOUT_MS} ms`));
+      reject(new FlashlogError('WORKER_FAILED', `did not load the engine within ${START_TIMEOUT_MS} ms`, { retryable: true }));
     }, START_TIMEOUT_MS);
     worker.once('message', () => {
       clearTimeout(timer);
@@ -82,7 +82,7 @@ function startWorker(slot: Slot): Worker {
     });
     worker.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`exited with code ${code} while starting`));
+      reject(new FlashlogError('WORKER_FAILED', `exited with code ${code} while starting`, { retryable: true }));
     });
   });
   slot.ready.catch(() => {});
@@ -192,7 +192,7 @@ export function createSimulationPool(options: { readonly workers: number }): Sim
       finish();
       queued.reject(new ServerError(`eth_simulateV1: the simulation thread failed: ${error.message}`, { cause: error }));
     };
-    const onExit = (code: number) => onError(new Error(`exited with code ${code}`));
+    const onExit = (code: number) => onError(new FlashlogError('WORKER_FAILED', `exited with code ${code}`, { retryable: true }));
     const timer = setTimeout(() => {
       slot.worker = undefined;
       void worker.terminate();

@@ -1,11 +1,11 @@
 import type { EVM, EVMResult, InterpreterStep, Message } from '@ethereumjs/evm';
 import { bytesToHex } from '@ethereumjs/util';
-import { padHex, toHex, type Hex } from 'viem';
+import { padHex, toEventSelector, toHex, type Hex } from 'viem';
 
 /** ERC-7528's address for the native asset: traced ETH transfers are logs "emitted" by it. */
 export const NATIVE_ASSET_ADDRESS = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
 /** keccak256("Transfer(address,address,uint256)"), the ERC-20 event the transfers are shaped as. */
-export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+export const TRANSFER_TOPIC = toEventSelector('Transfer(address,address,uint256)');
 
 export interface TracedLog {
   readonly address: Hex;

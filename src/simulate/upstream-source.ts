@@ -1,4 +1,5 @@
 import type { Hex } from 'viem';
+import { ServerError } from '../errors.ts';
 import type { ForkAccount, ForkSource } from './fork-state.ts';
 import type { CallRpc } from '../jsonrpc/protocol.ts';
 
@@ -73,7 +74,7 @@ export function createStateReads(maxBytes = 64 * 1024 * 1024): StateReads {
     blockHash: (base, blockNumber, call) =>
       remember(`${base}/hash/${blockNumber}`, async () => {
         const block = (await call('eth_getBlockByNumber', [`0x${blockNumber.toString(16)}`, false])) as { hash?: Hex } | null;
-        if (!block?.hash) throw new Error(`block ${blockNumber} not found upstream`);
+        if (!block?.hash) throw new ServerError(`block ${blockNumber} not found upstream`);
         return block.hash;
       }),
     at({ hash }, call) {

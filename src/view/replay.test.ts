@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LogRecord, ProduceRecord } from '../log/port.ts';
 import { topics } from '../records/topics.ts';
 import { blockBuilder, chainRecord, signedTransfers } from '../../test/helpers/view-records.ts';
-import { blockNumberOf, createDeferredReplay } from './replay.ts';
+import { blockNumberOfRecordText, createDeferredReplay } from './replay.ts';
 import { apply, initialViewState, type ViewInput, type ViewState } from './state.ts';
 
 type Tx = { hash: `0x${string}`; raw: `0x${string}` };
@@ -201,20 +201,20 @@ describe('deferred replay', () => {
   });
 });
 
-describe('blockNumberOf', () => {
+describe('blockNumberOfRecordText', () => {
   const record = (value: object) => JSON.stringify(value);
   it('reads the number when every blockNumber in the text is the same', () => {
-    expect(blockNumberOf(record({ v: 1, blockNumber: '0x1f', receipts: [{ blockNumber: '0x1f' }] }))).toBe(31n);
-    expect(blockNumberOf('{"v":1,"blockNumber":"0x1f"')).toBe(31n); // not JSON: invalid wherever applied
+    expect(blockNumberOfRecordText(record({ v: 1, blockNumber: '0x1f', receipts: [{ blockNumber: '0x1f' }] }))).toBe(31n);
+    expect(blockNumberOfRecordText('{"v":1,"blockNumber":"0x1f"')).toBe(31n); // not JSON: invalid wherever applied
   });
   it('declines what JSON.parse could read as another number', () => {
     // A later duplicate key wins in JSON.parse.
-    expect(blockNumberOf('{"blockNumber":"0x1","receipts":[],"blockNumber":"0x2"}')).toBeUndefined();
-    expect(blockNumberOf('{"blockNumber":"0x1","x":"\\u0022","block\\u004eumber":"0x2"}')).toBeUndefined();
-    expect(blockNumberOf('{"blockNumber": "0x1"}')).toBeUndefined();
-    expect(blockNumberOf('{"blockNumber":1}')).toBeUndefined();
-    expect(blockNumberOf('{"blockNumber":"0x1","receipts":[{"blockNumber":2}]}')).toBeUndefined();
-    expect(blockNumberOf('{"blockNumber":"12"}')).toBeUndefined();
-    expect(blockNumberOf('{"number":"0x1"}')).toBeUndefined();
+    expect(blockNumberOfRecordText('{"blockNumber":"0x1","receipts":[],"blockNumber":"0x2"}')).toBeUndefined();
+    expect(blockNumberOfRecordText('{"blockNumber":"0x1","x":"\\u0022","block\\u004eumber":"0x2"}')).toBeUndefined();
+    expect(blockNumberOfRecordText('{"blockNumber": "0x1"}')).toBeUndefined();
+    expect(blockNumberOfRecordText('{"blockNumber":1}')).toBeUndefined();
+    expect(blockNumberOfRecordText('{"blockNumber":"0x1","receipts":[{"blockNumber":2}]}')).toBeUndefined();
+    expect(blockNumberOfRecordText('{"blockNumber":"12"}')).toBeUndefined();
+    expect(blockNumberOfRecordText('{"number":"0x1"}')).toBeUndefined();
   });
 });

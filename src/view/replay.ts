@@ -15,7 +15,7 @@ import { apply, initialViewState, type PendingBlock, type ViewChange, type ViewI
  * something needs the block's content:
  * - a flashlog.chain record other than sealed/safe/finalized (a reorg or a replaced unsafe block
  *   reads the block's logs or hash): every tail is applied first;
- * - a block record whose number cannot be read safely from its text (`blockNumberOf`): every tail
+ * - a block record whose number cannot be read safely from its text (`blockNumberOfRecordText`): every tail
  *   is applied first, and the record goes the usual way;
  * - the end of the replay (`finish`): the tails of the blocks still pending or dropped.
  * A block that leaves the view (out of the pending window, or out of the dropped list) takes its
@@ -108,7 +108,7 @@ export function createDeferredReplay(start: ViewState): DeferredReplay {
       if (finished) throw new Error('the replay is finished');
       if (input.type === 'record' && input.record.topic === topics.blocks) {
         const { record } = input;
-        const number = blockNumberOf(record.value);
+        const number = blockNumberOfRecordText(record.value);
         if (number !== undefined && number <= state.canonical) {
           // `apply` validates such a record and changes nothing else.
           skipped++;
@@ -164,7 +164,7 @@ const blockNumberKey = '"blockNumber"';
  * undefined for goes the usual way. A text that is no valid record may still get a number: it is
  * then invalid whenever it is applied, as it would have been.
  */
-export function blockNumberOf(text: string): bigint | undefined {
+export function blockNumberOfRecordText(text: string): bigint | undefined {
   let at = text.indexOf(blockNumberKey);
   if (at < 0 || text.indexOf('\\') >= 0) return undefined;
   const start = at + blockNumberKey.length + 2;

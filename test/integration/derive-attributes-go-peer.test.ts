@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { bytesToHex, concat, hexToBigInt, numberToHex, pad, slice, type Hex } from 'viem';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDerivePeer } from '../helpers/derive-peer.ts';
-import { attributesFor, l1BlobBaseFee, type PayloadAttributes } from '../../src/derive/attributes.ts';
+import { attributesFor, l1BlobBaseFee, type DerivedPayloadAttributes } from '../../src/derive/attributes.ts';
 import { encodeDeposit } from '../../src/op/deposit-tx.ts';
 import { l1BlockInfoOf, l1InfoDeposit, l1InfoFormAt } from '../../src/derive/l1-info-deposit.ts';
 import { applyConfigUpdateLog, applySystemConfigUpdates, configUpdateTopic, type SystemConfig } from '../../src/derive/system-config.ts';
@@ -96,8 +96,8 @@ const fromPeer = (config: PeerConfig): SystemConfig => ({
   minBaseFee: hexToBigInt(config.minBaseFee),
 });
 
-/** flashlog's attributes in op-node's `eth.PayloadAttributes` JSON. */
-const attributesJson = (attributes: PayloadAttributes) => ({
+/** flashlog's attributes in op-node's `eth.DerivedPayloadAttributes` JSON. */
+const attributesJson = (attributes: DerivedPayloadAttributes) => ({
   timestamp: numberToHex(attributes.timestamp),
   prevRandao: attributes.prevRandao,
   suggestedFeeRecipient: attributes.suggestedFeeRecipient,

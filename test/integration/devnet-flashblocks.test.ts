@@ -6,7 +6,7 @@ import { assemble, caughtUp, rpc, sealedBlocks, sendTransfers, subscribe, until,
 import { keccak256, toHex } from 'viem';
 import { fromRpcReceipt, logsBloom, receiptsRoot, type RpcConsensusReceipt } from '../../src/evm/receipts.ts';
 import { encodeDeposit } from '../../src/op/deposit-tx.ts';
-import { headerHash, type HeaderFields } from '../../devnet/edr/block-building.ts';
+import { rpcHeaderHash, type HeaderFields } from '../../devnet/edr/block-building.ts';
 import { createDevnet, type Devnet, type DevnetOptions } from '../../devnet/edr/devnet.ts';
 
 /**
@@ -55,7 +55,7 @@ describe('flashlog devnet', () => {
       expect(last.state_root).toBe(canonical.stateRoot);
       expect(last.withdrawals_root).toBe(canonical.withdrawalsRoot);
       expect(last.block_hash).toBe(canonical.hash);
-      expect(headerHash(canonical as unknown as HeaderFields), 'the header hash the middle flashblocks use, checked on EDR').toBe(
+      expect(rpcHeaderHash(canonical as unknown as HeaderFields), 'the header hash the middle flashblocks use, checked on EDR').toBe(
         canonical.hash,
       );
       // Every flashblock's receipts_root, gas_used and logs_bloom are those of the block so far (the

@@ -1,7 +1,8 @@
 import { hexToBytes, keccak256, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEnclaveCore } from '../../src/prover/enclave/core.ts';
-import { accountStorageRoot, emptyTrieRoot } from '../../src/prover/enclave/mpt.ts';
+import { accountStorageRoot } from '../../src/prover/enclave/mpt.ts';
+import { emptyTrieRoot } from '../../src/evm/op/witness-state.ts';
 import { messagePasserAddress, outputRootV0 } from '../../src/prover/output-root.ts';
 import type { ProofRequest } from '../../src/prover/request.ts';
 import { collectWitness } from '../../src/prover/host/witness.ts';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { address, enumOf, httpUrlSetting, integer, port, setting, type SettingSpec } from './spec.ts';
 
 /** The devnet's batcher (`flashlog devnet --batcher-l1-rpc URL --batcher-key KEY`): posts the L2's blocks to an L1. */
-export const batcherSettings = {
+export const batcherSettingSpecs = {
   batcherL1Rpc: httpUrlSetting('devnet: the L1 JSON-RPC the batcher posts the L2 blocks to (the batcher is off without it)'),
   batcherKey: setting({
     schema: z

@@ -1,7 +1,7 @@
 import { integer, decimal, httpUrlSetting, setting, type SettingSpec } from './spec.ts';
 
 /** The gateway checker (check-gateway). */
-export const checkerSettings = {
+export const checkerSettingSpecs = {
   gateway: httpUrlSetting("check-gateway: the flashlog gateway's JSON-RPC to hold against --node"),
   node: httpUrlSetting("check-gateway: the node the gateway stands in for (its upstream's JSON-RPC)"),
   minutes: setting({

@@ -2,7 +2,7 @@ import { decodingForks } from '../../derive/rules.ts';
 import { enumOf, integer, setting, type SettingSpec } from './spec.ts';
 
 /** The operator's batch decoder (decode-batch). */
-export const deriveSettings = {
+export const deriveSettingSpecs = {
   batchInput: setting({
     schema: enumOf(['auto', 'transaction', 'calldata', 'blob', 'channel']),
     default: 'auto',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { integer, decimal, port, bool, address, enumOf, setting, type SettingSpec } from './spec.ts';
 
 /** The local devnet (`flashlog devnet`, issue 3). */
-export const devnetSettings = {
+export const devnetSettingSpecs = {
   devnetHost: setting({
     schema: z.string().min(1),
     default: '127.0.0.1',

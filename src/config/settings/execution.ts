@@ -1,7 +1,7 @@
 import { integer, enumOf, httpUrlSetting, setting, type SettingSpec } from './spec.ts';
 
 /** Upstream RPC, and the execution and reconciliation of pre-confirmed blocks. */
-export const executionSettings = {
+export const executionSettingSpecs = {
   rpc: httpUrlSetting('upstream JSON-RPC (canonical state)'),
   rpcTimeoutMs: setting({ schema: integer(1), default: '10000', expects: 'milliseconds', describe: 'timeout of one upstream RPC request' }),
 

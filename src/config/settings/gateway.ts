@@ -5,7 +5,7 @@ import { networks, type NetworkName } from '../networks.ts';
 const networkNames = Object.keys(networks) as [NetworkName, ...NetworkName[]];
 
 /** Gateway: the view and the JSON-RPC server (issue 4). */
-export const gatewaySettings = {
+export const gatewaySettingSpecs = {
   port: setting({
     schema: port,
     default: '8547',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { integer, port, bool, hostPortList, enumOf, setting, type SettingSpec } from './spec.ts';
 
 /** The log. */
-export const logSettings = {
+export const logSettingSpecs = {
   log: setting({
     schema: enumOf(['embedded', 'kafka']),
     default: 'embedded',
@@ -59,7 +59,7 @@ export const logSettings = {
 } satisfies Record<string, SettingSpec>;
 
 /** Tail. */
-export const tailSettings = {
+export const tailSettingSpecs = {
   fromBeginning: setting({
     schema: bool,
     boolean: true,

@@ -1,7 +1,7 @@
 import { integer, decimal, port, bool, httpUrlSetting, setting, type SettingSpec } from './spec.ts';
 
 /** Node operation (issue 7). */
-export const nodeSettings = {
+export const nodeSettingSpecs = {
   consensusRpc: httpUrlSetting(
     'the consensus client RPC (optimism_syncStatus, port 7545): node-status, and the safe/finalized heads of ingest and run',
   ),

@@ -13,7 +13,7 @@ function isExecutableFile(path: string): boolean {
 }
 
 /** `flashlog devnet --op-geth`: the devnet's L2 is an op-geth binary the user gives, derivable from an L1. */
-export const opGethSettings = {
+export const opGethSettingSpecs = {
   opGeth: setting({
     schema: z.string().min(1).refine(isExecutableFile, 'expected the path of an executable op-geth binary').optional(),
     expects: 'the path of an executable op-geth binary (built from the Go module proxy: docs/prover.md)',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { url, integer, decimal, port, address, httpUrlSetting, setting, type SettingSpec } from './spec.ts';
 
 /** Proofs: prover host, enclave, bridge, prove (issue 6). */
-export const proverSettings = {
+export const proverSettingSpecs = {
   listen: setting({
     schema: z.string().regex(/^(tcp:\/\/[^/]+:\d{1,5}|unix:.+)$/),
     default: 'tcp://127.0.0.1:8000',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { port, bool, address, enumOf, setting, type SettingSpec } from './spec.ts';
 
 /** Shared by every long-running command. */
-export const serviceSettings = {
+export const serviceSettingSpecs = {
   logLevel: setting({
     schema: enumOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
     default: 'info',

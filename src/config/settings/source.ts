@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { url, integer, bytes, enumOf, setting, type SettingSpec } from './spec.ts';
 
 /** Ingest. */
-export const sourceSettings = {
+export const sourceSettingSpecs = {
   ws: setting({
     schema: z
       .array(url(['ws:', 'wss:']))

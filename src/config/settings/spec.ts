@@ -58,7 +58,7 @@ export const hostPortList = z
       .filter(Boolean),
   )
   .pipe(z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/)).min(1));
-export const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
+export { address } from '../../schemas/hex.ts';
 export const enumOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values);
 
 export function setting<T extends z.ZodType>(spec: SettingSpec<T>): SettingSpec<T> {

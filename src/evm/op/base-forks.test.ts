@@ -12,7 +12,7 @@ import { BASE_TIME_IMPLEMENTATION, BASE_TIME_PREDEPLOY, DEPOSITOR_ACCOUNT, baseT
 import { DevnetBaseTime } from '../../../devnet/contracts/bytecode.ts';
 import { B20_ACTIVATION_REGISTRY, B20_FACTORY, B20_POLICY_REGISTRY, refuseB20 } from './b20.ts';
 import { baseMainnetRollupConfig } from '../../op/chains.ts';
-import { afterDenimBlock, baseTimeDepositMillis, baseTimeMillisPart, beforeDenimBlock } from './denim.ts';
+import { afterDenimBlock, baseTimeDepositMillis, storedBaseTimeMillisPart, beforeDenimBlock } from './denim.ts';
 import { slotKey } from '../../op/l1-cost.ts';
 import { parseRollupConfig, rulesAt, type RollupConfig } from '../../op/rollup-config.ts';
 import { runDeposit } from './transactions.ts';
@@ -217,7 +217,7 @@ describe('Denim (Base): tx[1] the BaseTime deposit, 200 ms steps, BaseTime insta
   it('after the block: the deposit succeeded and BaseTime holds its millisecond part', async () => {
     const { state, proxy } = await denimChain(devnet);
     await state.putStorage(proxy, hexToBytes(slotKey(0n)), hexToBytes(numberToHex(400)));
-    expect(await baseTimeMillisPart(state)).toBe(400);
+    expect(await storedBaseTimeMillisPart(state)).toBe(400);
     await expect(afterDenimBlock(state, 9n, 400, 1)).resolves.toBeUndefined();
     await expect(afterDenimBlock(state, 9n, 400, 0)).rejects.toThrow('Denim block 9: the BaseTime deposit (tx[1]) failed');
     await expect(afterDenimBlock(state, 9n, 600, 1)).rejects.toThrow(

@@ -21,7 +21,7 @@
  */
 import type { CustomCrypto } from '@ethereumjs/common';
 import { RustBN254, type EVMOpts } from '@ethereumjs/evm';
-import { calculateSigRecovery, ecrecover as referenceEcrecover, setLengthLeft } from '@ethereumjs/util';
+import { EthereumJSErrorWithoutCode, calculateSigRecovery, ecrecover as referenceEcrecover, setLengthLeft } from '@ethereumjs/util';
 import { createRequire } from 'node:module';
 
 export type CryptoKind = 'fast' | 'reference';
@@ -66,7 +66,7 @@ async function loadFast(): Promise<ExecutionCrypto> {
     ? (msgHash, v, r, s, chainId) => {
         // The same checks as ethereumjs's ecrecover: a recovery id of 0 or 1 after EIP-155.
         const recovery = calculateSigRecovery(v, chainId);
-        if (recovery !== 0n && recovery !== 1n) throw new Error('Invalid signature v value');
+        if (recovery !== 0n && recovery !== 1n) throw EthereumJSErrorWithoutCode('Invalid signature v value');
         const signature = new Uint8Array(64);
         signature.set(setLengthLeft(r, 32), 0);
         signature.set(setLengthLeft(s, 32), 32);

@@ -60,14 +60,15 @@ export function baseTimeDepositMillis(transactions: readonly Hex[], number: bigi
   expect('gas', tx.gas, BASE_TIME_DEPOSIT_GAS);
   expect('isSystemTx', tx.isSystemTx ?? false, false);
   const data = ((tx.data as Hex | undefined) ?? '0x').toLowerCase() as Hex;
-  let millis: number;
+  let call: ReturnType<typeof decodeFunctionData<typeof baseTimeAbi>>;
   try {
-    const call = decodeFunctionData({ abi: baseTimeAbi, data });
-    if (call.functionName !== 'setTimestampMillisPart') throw new Error(`calls ${call.functionName}`);
-    millis = Number(call.args[0]);
+    call = decodeFunctionData({ abi: baseTimeAbi, data });
   } catch (error) {
     throw refuse(number, `tx[1] calldata ${data} is not setTimestampMillisPart(uint16): ${(error as Error).message}`);
   }
+  if (call.functionName !== 'setTimestampMillisPart')
+    throw refuse(number, `tx[1] calldata ${data} is not setTimestampMillisPart(uint16): calls ${call.functionName}`);
+  const millis = Number(call.args[0]);
   // 36 bytes exactly, the uint16 left-padded with zeros (the re-encoding is the only accepted form).
   const canonical =
     millis <= 0xffff ? encodeFunctionData({ abi: baseTimeAbi, functionName: 'setTimestampMillisPart', args: [millis] }) : undefined;
@@ -93,7 +94,7 @@ function isProtocolSetter(raw: Hex): boolean {
 }
 
 /** BaseTime's `uint16` in slot 0 (byte offset 30, the word's low two bytes). */
-export async function baseTimeMillisPart(state: MerkleStateManager): Promise<number> {
+export async function storedBaseTimeMillisPart(state: MerkleStateManager): Promise<number> {
   const word = await state.getStorage(createAddressFromString(BASE_TIME_PREDEPLOY), hexToBytes(slotKey(0n)));
   return Number(wordValue(word) & 0xffffn);
 }
@@ -133,7 +134,7 @@ export async function beforeDenimBlock(block: DenimBlock): Promise<number | unde
     await installBaseTime(block);
     return millis;
   }
-  const parentMillis = await baseTimeMillisPart(state);
+  const parentMillis = await storedBaseTimeMillisPart(state);
   const parentMs = parentTimestamp * 1000n + BigInt(parentMillis);
   const ms = rules.timestamp * 1000n + BigInt(millis);
   if (ms !== parentMs + 200n)
@@ -153,7 +154,7 @@ export async function afterDenimBlock(
 ) {
   if (millis === undefined) return;
   if (depositStatus !== 1) throw refuse(number, 'the BaseTime deposit (tx[1]) failed');
-  const stored = await baseTimeMillisPart(state);
+  const stored = await storedBaseTimeMillisPart(state);
   if (stored !== millis) throw refuse(number, `BaseTime holds the millisecond part ${stored} after the block, its deposit set ${millis}`);
 }
 

@@ -16,6 +16,7 @@ import { RLP } from '@ethereumjs/rlp';
 import { Caches, MerkleStateManager } from '@ethereumjs/statemanager';
 import {
   Account,
+  EthereumJSErrorWithoutCode,
   ValueEncoding,
   createAccountFromRLP,
   equalsBytes,
@@ -73,7 +74,7 @@ function witnessDb(witness: Witness, written = new Map<string, Uint8Array>()): D
       const k = keyOf(key);
       // The empty trie has no node (a proof may still carry its RLP, 0x80): answer as the library
       // does for an absent node, which it reads as "empty".
-      if (`0x${k}` === emptyTrieRoot) throw new Error('Missing node in DB');
+      if (`0x${k}` === emptyTrieRoot) throw EthereumJSErrorWithoutCode('Missing node in DB');
       const value = written.get(k) ?? witness.get(`0x${k}`);
       if (value === undefined) throw new WitnessIncompleteError(`0x${k}`);
       return value;

@@ -1,8 +1,6 @@
 import { fromRlp, keccak256, type Hex } from 'viem';
 import { FlashlogError } from '../../errors.ts';
-
-/** keccak256 of RLP(""), the root of an empty trie (an absent account has this storage root). */
-export const emptyTrieRoot: Hex = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421';
+import { emptyTrieRoot } from '../../evm/op/witness-state.ts';
 
 type RlpItem = Hex | RlpItem[];
 

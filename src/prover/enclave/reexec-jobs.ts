@@ -1,5 +1,5 @@
 import { bytesToHex, type Hex } from 'viem';
-import { errorMessage } from '../../errors.ts';
+import { errorMessage, FlashlogError } from '../../errors.ts';
 import type { PayloadAttributes } from '../../evm/op/execute-block.ts';
 import type { RollupConfig } from '../../op/rollup-config.ts';
 import type { Witness } from '../../evm/op/witness-state.ts';
@@ -43,7 +43,7 @@ export type FromWorker =
 export function packWitness(witness: Witness): PackedWitness {
   let size = 0;
   for (const value of witness.values()) size += value.length;
-  if (size > 0xffff_ffff) throw new RangeError(`witness of ${size} bytes is over 4 GiB`);
+  if (size > 0xffff_ffff) throw new FlashlogError('WITNESS_INVALID', `witness of ${size} bytes is over 4 GiB`);
   const keys = new Uint8Array(witness.size * 32);
   const values = new Uint8Array(size);
   const ends = new Uint32Array(witness.size);

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { FlashlogError } from '../../errors.ts';
 import type { RollupConfig } from '../../op/rollup-config.ts';
 import type { Witness } from '../../evm/op/witness-state.ts';
 import { EnclaveRefusal } from './refusal.ts';
@@ -69,11 +70,17 @@ function startWorker(slot: Slot, workerUrl: URL, workerData: unknown, startTimeo
   slot.ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void worker.terminate();
-      reject(new Error(`did not load the executor within ${startTimeoutMs} ms`));
+      reject(new FlashlogError('WORKER_FAILED', `did not load the executor within ${startTimeoutMs} ms`, { retryable: true }));
     }, startTimeoutMs);
     worker.once('message', () => (clearTimeout(timer), resolve()));
     worker.once('error', (error) => (clearTimeout(timer), reject(error)));
-    worker.once('exit', (code) => (clearTimeout(timer), reject(new Error(`exited with code ${code} while starting`))));
+    worker.once(
+      'exit',
+      (code) => (
+        clearTimeout(timer),
+        reject(new FlashlogError('WORKER_FAILED', `exited with code ${code} while starting`, { retryable: true }))
+      ),
+    );
   });
   slot.ready.catch(() => {});
   worker.on('error', () => {}); // reported to the job it was running (runOn); a thread dying idle is replaced on its next job
@@ -114,7 +121,7 @@ export function createReexecPool(options: ReexecPoolOptions): ReexecPool {
     try {
       worker = slot.worker ?? startWorker(slot, workerUrl, options.workerData, startTimeoutMs);
       await slot.ready;
-      if (slot.worker !== worker) throw new Error('it exited before its first job');
+      if (slot.worker !== worker) throw new FlashlogError('WORKER_FAILED', 'it exited before its first job', { retryable: true });
     } catch (error) {
       slot.worker = undefined;
       slot.busy = false;
@@ -155,7 +162,7 @@ export function createReexecPool(options: ReexecPoolOptions): ReexecPool {
       finish();
       queued.reject(new EnclaveRefusal(`L2 block ${job.number}: the re-execution thread failed: ${error.message}`));
     };
-    const onExit = (code: number) => onError(new Error(`it exited with code ${code}`));
+    const onExit = (code: number) => onError(new FlashlogError('WORKER_FAILED', `it exited with code ${code}`, { retryable: true }));
     worker.on('message', onMessage);
     worker.on('error', onError);
     worker.on('exit', onExit);

@@ -45,7 +45,8 @@ export function beaconBlobReader(beaconUrl: string, signal?: AbortSignal) {
     let body: unknown;
     try {
       const response = await fetch(`${base}${path}`, { signal: signal ?? null, headers: { accept: 'application/json' } });
-      if (!response.ok) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`);
+      if (!response.ok)
+        throw new FlashlogError('WITNESS_RPC', `HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`, { retryable: true });
       body = await response.json();
     } catch (error) {
       throw new FlashlogError('WITNESS_RPC', `beacon GET ${path}: ${(error as Error).message}`, { retryable: true });

@@ -1,18 +1,15 @@
-import type { Observable } from 'rxjs';
 import type { WebSocket } from 'ws';
 import { errorMessage, JsonRpcError, LimitExceededError, MethodNotFoundError, ResourceUnavailableError } from '../../errors.ts';
 import { errorResponse, handleText, type RpcCall } from '../../jsonrpc/protocol.ts';
-import type { Upstream } from '../../jsonrpc/upstream.ts';
 import type { Logger } from '../../obs/logger.ts';
 import { counter, histogram, type Registry } from '../../obs/metrics.ts';
-import type { ViewState } from '../../view/state.ts';
 import type { TransactionFormatter } from '../format.ts';
 import type { Method, MethodContext, Transport } from '../method.ts';
 import { paramsArray } from '../params.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { methodSpecs, registry } from '../registry.ts';
 import type { SubscriptionHub } from '../subscriptions/hub.ts';
-import { latestNamedBy, type NodeHead } from '../node-head.ts';
+import { latestNamedBy } from '../node-head.ts';
 
 /** The registry's methods that need nothing beyond the view (the executing ones come in `methods`). */
 const builtin: Readonly<Record<string, Method>> = Object.fromEntries(
@@ -29,26 +26,22 @@ export interface Caller {
 }
 
 /** A message's answer: the body (null when every call was a notification) and, when no call was served, the policy that refused them. */
-export interface Answer {
+export interface MessageAnswer {
   readonly body: string | null;
   /** Every call refused by the rate limit (`rate-limit`) or the public policy (`public`): HTTP's 429 and 403. */
   readonly refused?: 'rate-limit' | 'public';
 }
 
 /** Answers whole messages (one call or a batch) for every transport. */
-export interface Dispatch {
-  answer(text: string, caller: Caller): Promise<Answer>;
+export interface MessageDispatch {
+  answer(text: string, caller: Caller): Promise<MessageAnswer>;
 }
 
-/** What the gateway's own options (GatewayOptions in ../server.ts) give the dispatch. */
-export interface DispatchSettings {
-  /** The current view (read per call). */
-  readonly view: () => ViewState;
-  /** Every new view state, for subscriptions (the first one seen is not notified). */
-  readonly states$: Observable<ViewState>;
-  readonly upstream: Upstream;
-  /** The node's head as followed by this process: pending reads are held against it, forwarded `latest` answers raise it. */
-  readonly nodeHead?: NodeHead | undefined;
+/**
+ * What the gateway's own options (GatewayOptions in ../server.ts) give the dispatch: the view, its
+ * states, the upstream and the followed node head pass on to every method as they are.
+ */
+export interface DispatchSettings extends Pick<MethodContext, 'view' | 'states$' | 'upstream' | 'nodeHead'> {
   readonly logger: Logger;
   readonly metrics: Registry;
   readonly public: boolean;
@@ -76,7 +69,7 @@ export function createDispatch(
     readonly hub: SubscriptionHub;
     readonly limiter: RateLimiter;
   },
-): Dispatch {
+): MessageDispatch {
   const { logger, upstream, hub, limiter } = options;
   const table: Record<string, Method> = { ...builtin, ...options.methods };
   const limits = { maxLogsRange: options.maxLogsRange };

@@ -5,10 +5,10 @@ import { errorResponse } from '../../jsonrpc/protocol.ts';
 import type { Logger } from '../../obs/logger.ts';
 import { answerMetrics, type Registry } from '../../obs/metrics.ts';
 import type { ViewState } from '../../view/state.ts';
-import type { Answer, Dispatch } from './dispatch.ts';
+import type { MessageAnswer, MessageDispatch } from './dispatch.ts';
 
 /** HTTP's status for an answer: 429 when the rate limit refused every call of it, 403 when the public policy did. */
-const statusOf = (answer: Answer): number => (answer.refused === 'rate-limit' ? 429 : answer.refused === 'public' ? 403 : 200);
+const statusOf = (answer: MessageAnswer): number => (answer.refused === 'rate-limit' ? 429 : answer.refused === 'public' ? 403 : 200);
 
 /**
  * The gateway over HTTP: JSON-RPC as POST (through the one JSON-RPC edge: body limit), CORS for
@@ -18,7 +18,7 @@ const statusOf = (answer: Answer): number => (answer.refused === 'rate-limit' ? 
  */
 export function createHttpHandler(options: {
   readonly view: () => ViewState;
-  readonly dispatch: Dispatch;
+  readonly dispatch: MessageDispatch;
   readonly public: boolean;
   readonly maxBodyBytes: number;
   readonly exposeMetrics?: boolean;

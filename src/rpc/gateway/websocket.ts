@@ -4,7 +4,7 @@ import { errorMessage } from '../../errors.ts';
 import type { Logger } from '../../obs/logger.ts';
 import { counter, gauge, type Registry } from '../../obs/metrics.ts';
 import type { SubscriptionHub } from '../subscriptions/hub.ts';
-import type { Dispatch } from './dispatch.ts';
+import type { MessageDispatch } from './dispatch.ts';
 
 /**
  * The gateway over WebSocket, on the HTTP server's port: the connection limit (503 on upgrade),
@@ -17,7 +17,7 @@ import type { Dispatch } from './dispatch.ts';
 export function attachWebSocket(
   server: Server,
   options: {
-    readonly dispatch: Dispatch;
+    readonly dispatch: MessageDispatch;
     readonly hub: SubscriptionHub;
     readonly maxBodyBytes: number;
     readonly maxConnections: number;

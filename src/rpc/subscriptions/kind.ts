@@ -2,7 +2,7 @@ import type { WebSocket } from 'ws';
 import type { z } from 'zod';
 import type { SourceKind } from '../../config/source-mode.ts';
 import type { ViewChange } from '../../view/state.ts';
-import type { CanonicalBlock } from '../canonical-blocks.ts';
+import type { AnnouncedBlock } from '../canonical-blocks.ts';
 import type { TransactionFormatter } from '../format.ts';
 import type { LogFilter } from '../params.ts';
 
@@ -67,7 +67,7 @@ export interface KindDefinition<Options> {
   /** `canonical`: what of a canonical block it needs (the upstream is asked only for what someone wants). */
   readonly canonical?: {
     readonly wants: 'header' | 'logs';
-    notify(block: CanonicalBlock, subscribers: ReadonlySet<Subscriber<Options>>, out: Notifier): void;
+    notify(block: AnnouncedBlock, subscribers: ReadonlySet<Subscriber<Options>>, out: Notifier): void;
   };
 }
 
