@@ -9,7 +9,8 @@ import type { WebSocketEvent } from '../src/rx/upstream-socket.ts';
 import { createSource, type SourceEndpoints } from '../src/source/create.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { warnIfUpstreamBehind } from './node-status.ts';
-import { openChainLog, writerGuards, type WriterGuards } from './log-chain.ts';
+import { openChainLog } from '../src/log/open-chain-log.ts';
+import { writerGuards, type WriterGuards } from './log-chain.ts';
 import { createSourceIngest, type Ingest } from './source-ingest.ts';
 
 export type { Ingest };

@@ -12,7 +12,7 @@ import { createReplyProducer } from '../src/prover/bridge/reply-producer.ts';
 import { readRequestRecord } from '../src/prover/bridge/request-record.ts';
 import { abortableSleep, createSlots } from '../src/prover/bridge/slots.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
-import { openChainLog } from './log-chain.ts';
+import { openChainLog } from '../src/log/open-chain-log.ts';
 
 /**
  * The prover-bridge topology:
