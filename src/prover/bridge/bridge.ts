@@ -15,7 +15,7 @@ import { retryUntilAborted } from './retry.ts';
 import { createSlots } from './slots.ts';
 
 /**
- * The prover-bridge topology:
+ * The proof bridge (`flashlog prover-bridge`, wired by streams/prover-bridge.ts):
  *
  *   flashlog.proofs.requests (consumer group) -> read request -> reply (stored | joined | prove via the host)
  *        -> produce to the request's reply topic, keyed by request id -> commit up to the first unfinished record
