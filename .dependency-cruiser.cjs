@@ -130,6 +130,14 @@ module.exports = {
       to: { path: '^src/(chain|view|execute|simulate|rpc|source|node|prover)/' },
     },
     {
+      name: 'log-chain-rules-do-no-io',
+      severity: 'error',
+      comment:
+        "src/log/chain-log.ts holds the rules of opening a log against its node's chain (the place, the check's line, asking again, a fresh devnet log); src/log/open-chain-log.ts applies them with I/O. The rules import no I/O, no log adapter or factory and no upstream client.",
+      from: { path: '^src/log/chain-log[.]ts$' },
+      to: { path: `${io}|^src/log/(open|open-chain-log)[.]ts$|^src/log/(embedded|kafka)/|^src/jsonrpc/` },
+    },
+    {
       name: 'no-folder-loop:jsonrpc-is-the-bottom',
       severity: 'error',
       comment: 'The JSON-RPC edge (framing, body reader, the one client) depends on nothing but errors.',

@@ -1,4 +1,4 @@
-import type { Observable } from 'rxjs';
+import { Subject, type Observable } from 'rxjs';
 import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
 import { sourceModeOf } from '../src/config/source-mode.ts';
@@ -7,9 +7,11 @@ import type { Executor } from '../src/execute/port.ts';
 import type { Log } from '../src/log/port.ts';
 import type { WebSocketEvent } from '../src/rx/upstream-socket.ts';
 import { createSource, type SourceEndpoints } from '../src/source/create.ts';
+import type { SourceExecution } from '../src/source/port.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { warnIfUpstreamBehind } from './node-status.ts';
-import { openChainLog, writerGuards, type WriterGuards } from './log-chain.ts';
+import { openChainLog } from '../src/log/open-chain-log.ts';
+import { writerGuards, type WriterGuards } from './log-chain.ts';
 import { createSourceIngest, type Ingest } from './source-ingest.ts';
 
 export type { Ingest };
@@ -19,6 +21,7 @@ export type { Ingest };
  * (source-ingest.ts), the one road from either source to the log. `run` composes the same.
  *
  *   flashblocks: ws (1..n) + canonical heads (--rpc) -> source -> grew | lifecycle | replaced -> execute (grew) -> publish
+ *                                                       ^---------------- executions$ ----------------'
  *   blocks:      node newHeads / poll (--rpc, --rpc-ws)  -> source -> grew | lifecycle | replaced --------------> publish
  *
  * A flashblocks chain is reconciled with its canonical heads (sealed / reorg records) when its
@@ -39,13 +42,16 @@ export interface IngestDeps {
 
 export function createIngest(ctx: Context, deps: IngestDeps): Ingest {
   const executor = deps.endpoints.source === 'flashblocks' ? deps.executor : undefined;
+  // The ingest's executions, as they start, back into the source (its canonical heads wait for them).
+  const executions$ = new Subject<SourceExecution>();
   const source = createSource(ctx, deps.endpoints, {
     reconcile: executor !== undefined,
     frames$: deps.frames$,
     resume: deps.guards?.resume,
     verifyChain: deps.guards?.verifyChain,
+    executions$,
   });
-  return createSourceIngest(ctx, { log: deps.log, source, executor });
+  return createSourceIngest(ctx, { log: deps.log, source, executor, executions: executions$ });
 }
 
 /** The executor of the settings (--executor, --state-diff), closed at shutdown after the ingest. */

@@ -1,27 +1,26 @@
 import { readFileSync } from 'node:fs';
 import type { Address } from 'viem';
 import { ConfigError, errorMessage } from '../src/errors.ts';
-import { chainNames, configHashOfChain, configHashOfRollup } from '../src/prover/config-hash.ts';
-import { derivationConfigOf, type DerivationConfig } from '../src/derive/derivation-config.ts';
-import { priorBlocksNeeded } from '../src/derive/schedule.ts';
+import { chainNames } from '../src/prover/config-hash.ts';
 import { createEnclaveClient } from '../src/prover/host/enclave-client.ts';
 import { createProverHost } from '../src/prover/host/host.ts';
 import { createSignerRegistry } from '../src/prover/host/signer-registry.ts';
 import { parseEndpoint } from '../src/prover/transport.ts';
 import { collectWitness } from '../src/prover/host/witness.ts';
 import { createScheduleCheck } from '../src/prover/host/schedule-check.ts';
-import type { DerivationSources } from '../src/prover/host/l1-witness.ts';
+import { derivationSources, resolveHostChain } from '../src/prover/host/host-chain.ts';
 import { httpCallRpc } from '../src/jsonrpc/protocol.ts';
-import { knownRollupConfigs } from '../src/op/chains.ts';
-import { parseRollupConfig, type RollupConfig } from '../src/op/rollup-config.ts';
 import { serviceSettings, type Command } from './command.ts';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /**
  * `flashlog prover-host`: the JSON-RPC prover host in front of one or more enclaves. Startup
- * resolves the L2 chain (from --l2-chain-id or the L2 RPC) and refuses chains the enclave has no
- * config hash for. Ctrl-C stops accepting and drains in-flight requests.
+ * resolves the L2 chain (src/prover/host/host-chain.ts: from --l2-chain-id or the L2 RPC, with its
+ * rollup config) and refuses chains the enclave has no config hash for. Ctrl-C stops accepting and
+ * drains in-flight requests.
+ *
+ *   settings -> resolveHostChain -> createProverHost(enclaves, registry, schedule check, witness) -> listen
  */
 export const proverHostCommand: Command = {
   name: 'prover-host',
@@ -61,51 +60,7 @@ export const proverHostCommand: Command = {
     }
     const l1 = httpCallRpc(config.l1Rpc, config.rpcTimeoutMs);
     const l2 = httpCallRpc(config.l2Rpc, config.rpcTimeoutMs);
-    let chainId = config.l2ChainId;
-    if (chainId === undefined) {
-      try {
-        chainId = Number(BigInt((await l2('eth_chainId', [])) as string));
-      } catch (error) {
-        throw new ConfigError(
-          `--l2-rpc (FLASHLOG_L2_RPC): cannot read eth_chainId from ${config.l2Rpc}: ${errorMessage(error)}; set --l2-chain-id`,
-        );
-      }
-    }
-    const l2ChainId = chainId;
-    let rollupConfigJson: string | undefined;
-    let rollup: RollupConfig | undefined;
-    let derivation: DerivationConfig | undefined;
-    if (config.rollupConfig) {
-      try {
-        rollupConfigJson = readFileSync(config.rollupConfig, 'utf8');
-        rollup = parseRollupConfig(JSON.parse(rollupConfigJson), config.rollupConfig);
-      } catch (error) {
-        throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): ${errorMessage(error)}`);
-      }
-    }
-    if (!configHashOfChain(chainId) && !(rollup && configHashOfRollup(rollup))) {
-      throw new ConfigError(
-        `--l2-chain-id (FLASHLOG_L2_CHAIN_ID): unknown chain ${chainId}, expected one of ${[...chainNames].map(([id, name]) => `${id} (${name})`).join(', ')}, or a --rollup-config with op-node's genesis and derivation fields`,
-      );
-    }
-    if (config.enclaveCheck === 'derive') {
-      // A chain flashlog knows carries its derivation fields built in (the enclave uses the same).
-      const derivationRollup = rollup ?? knownRollupConfigs.get(l2ChainId);
-      if (!derivationRollup)
-        throw new ConfigError(
-          '--rollup-config (FLASHLOG_ROLLUP_CONFIG): --enclave-check derive needs the rollup config with its derivation fields',
-        );
-      try {
-        derivation = derivationConfigOf(derivationRollup);
-      } catch (error) {
-        throw new ConfigError(`--rollup-config (FLASHLOG_ROLLUP_CONFIG): ${errorMessage(error)}`);
-      }
-    }
-    if (!rollup && config.enclaveCheck === 'reexecute' && !knownRollupConfigs.has(l2ChainId)) {
-      throw new ConfigError(
-        `--rollup-config (FLASHLOG_ROLLUP_CONFIG): required to re-execute chain ${l2ChainId}, whose rollup config flashlog does not know (or --enclave-check headers)`,
-      );
-    }
+    const { l2ChainId, rollup, rollupConfigJson, derivation } = await resolveHostChain(config, () => l2('eth_chainId', []));
     const check = config.enclaveCheck;
     const registry = config.registry ? createSignerRegistry({ address: config.registry as Address, l1RpcUrl: config.l1Rpc }) : undefined;
     const host = createProverHost({
@@ -116,7 +71,7 @@ export const proverHostCommand: Command = {
             l1,
             l2,
             protocolVersions: config.protocolVersions as Address,
-            rollup: rollup ?? knownRollupConfigs.get(l2ChainId),
+            rollup,
           })
         : undefined,
       witness: (request, signal) =>
@@ -167,18 +122,3 @@ export const proverHostCommand: Command = {
     return 0;
   },
 };
-
-/**
- * What the host collects of L1 for derivation: back from the L1 head to the agreed block's L1
- * origin less the channel timeout (Granite's 50 L1 blocks on a chain with Granite from genesis,
- * else the rollup config's longer pre-Granite timeout, which covers both).
- */
-function derivationSources(derivation: DerivationConfig, beaconUrl: string | undefined): DerivationSources {
-  return {
-    beaconUrl,
-    batchInbox: derivation.batchInbox,
-    channelTimeout: derivation.rollup.granite_time === 0 ? 50 : derivation.channelTimeoutBedrock,
-    genesisL1Number: derivation.genesisL1Number,
-    priorBlocksLimit: (agreedNumber) => priorBlocksNeeded(derivation.rollup, agreedNumber),
-  };
-}

@@ -1,7 +1,8 @@
 import { formatEther } from 'viem';
 import { ConfigError } from '../src/errors.ts';
 import type { Context } from '../src/context.ts';
-import { openChainLog, writerGuards } from './log-chain.ts';
+import { openChainLog } from '../src/log/open-chain-log.ts';
+import { writerGuards } from './log-chain.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
 import { blocksSettings, createIngest, createIngestExecutor } from './ingest.ts';
 import { createServe, gatewaySettings } from './serve.ts';

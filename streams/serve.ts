@@ -5,7 +5,7 @@ import type { Context } from '../src/context.ts';
 import { ConfigError } from '../src/errors.ts';
 import { sourceModeOf, sourceModeSettings, viewBlocksAreCanonical, type SourceKind } from '../src/config/source-mode.ts';
 import type { Log } from '../src/log/port.ts';
-import { openChainLog } from './log-chain.ts';
+import { openChainLog } from '../src/log/open-chain-log.ts';
 import type { Method } from '../src/rpc/method.ts';
 import { createExecutionMethods } from '../src/rpc/execution.ts';
 import { createGateway, type Gateway } from '../src/rpc/server.ts';

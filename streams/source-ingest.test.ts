@@ -6,7 +6,7 @@ import type { AssembledBlock } from '../src/chain/assemble.ts';
 import { initialSequencerState, step } from '../src/chain/sequencer.ts';
 import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
 import { allTopics, topics } from '../src/records/topics.ts';
-import type { SourceEvent } from '../src/source/port.ts';
+import type { SourceEvent, SourceExecution } from '../src/source/port.ts';
 import { blockRecordSchema } from '../src/records/blocks.ts';
 import { chainRecordSchema } from '../src/records/chain.ts';
 import { flashblockRecordSchema } from '../src/records/flashblocks.ts';
@@ -219,12 +219,10 @@ describe('the ingest topology and a source that reconciles', () => {
       onReorg: (n) => heard.push(`reorg ${n}`),
     };
     const told: { index: number; output: Promise<unknown> }[] = [];
-    const source = {
-      kind: 'flashblocks' as const,
-      events$,
-      executing: (block: AssembledBlock, output: Promise<unknown>) => told.push({ index: block.index, output }),
-    };
-    const ingest = createSourceIngest(ctx, { log, source, executor });
+    // The source's executions$ input, as streams/ingest.ts connects it.
+    const executions$ = new Subject<SourceExecution>();
+    executions$.subscribe(({ block, output }) => told.push({ index: block.index, output }));
+    const ingest = createSourceIngest(ctx, { log, source: { kind: 'flashblocks', events$ }, executor, executions: executions$ });
     const done = ingest.run();
     const { block } = unichainBlock();
     const n = block.blockNumber;

@@ -1,4 +1,4 @@
-import { filter, lastValueFrom, tap, type Observable } from 'rxjs';
+import { filter, lastValueFrom, tap, type Observable, type Observer } from 'rxjs';
 import { mergeGrowth } from '../src/chain/assemble.ts';
 import { blockRecords, type BlockRecord } from '../src/records/blocks.ts';
 import { flashblockRecord } from '../src/records/flashblocks.ts';
@@ -12,14 +12,14 @@ import { createOnceLogger } from '../src/obs/logger.ts';
 import { concatMapCoalescing } from '../src/rx/coalescing-concat.ts';
 import { counter, histogram } from '../src/obs/metrics.ts';
 import { sourceEventRecords } from '../src/source/event-records.ts';
-import type { Source, SourceEvent } from '../src/source/port.ts';
+import type { Source, SourceEvent, SourceExecution } from '../src/source/port.ts';
 
 /**
  * The ingest topology, the same for every Source adapter (src/source/create.ts):
  *
  *   source -> grew: flashlog.flashblocks (the feed's message, if any)
  *                   -> with receipts (or no executor): flashlog.blocks, flashlog.logs
- *                   -> without: the execution queue -> execute (the source is told) -> flashlog.blocks, flashlog.logs
+ *                   -> without: the execution queue -> execute (-> executions: the source's input) -> flashlog.blocks, flashlog.logs
  *          -> replaced: flashlog.chain reorg, flashlog.logs removed: true; the executor hears of it
  *          -> lifecycle: flashlog.chain sealed (a canonical block that sealed a pre-confirmation), safe, finalized;
  *             the executor hears of canonical blocks
@@ -47,6 +47,11 @@ export interface SourceIngestDeps {
   readonly source: Source;
   /** Finds receipts for `grew` events that carry none (the flashblocks feed). */
   readonly executor?: Executor | undefined;
+  /**
+   * Where each execution goes as it starts: the input of a source that reconciles
+   * (`executions$`, src/source/create.ts), connected by the wiring (streams/ingest.ts).
+   */
+  readonly executions?: Pick<Observer<SourceExecution>, 'next'> | undefined;
 }
 
 export interface Ingest {
@@ -109,7 +114,7 @@ function supersedeFor(executor: Executor | undefined, skip: (event: Grew) => voi
 
 export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest {
   const { config, logger, metrics } = ctx;
-  const { source, executor } = deps;
+  const { source, executor, executions } = deps;
   const { latency, executionErrors, coalesced, superseded, gaps, gapBlocks } = ingestMetrics(metrics, source.kind);
   const warnOnce = createOnceLogger(logger);
   /** Each block record pushed, with when its block was received; observed once appended. */
@@ -131,7 +136,7 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
   async function execute(running: Executor, block: Extract<SourceEvent, { type: 'grew' }>['block']): Promise<ExecutionOutput | null> {
     try {
       const output = (async () => running.execute(block))();
-      source.executing?.(block, output);
+      executions?.next({ block, output });
       return await output;
     } catch (error) {
       executionErrors.inc();
@@ -204,7 +209,7 @@ export function createSourceIngest(ctx: Context, deps: SourceIngestDeps): Ingest
     );
     executor?.onReorg?.(event.block.blockNumber);
     // The source still learns its transactions (no receipts), so reconciling the sealed block compares them all.
-    source.executing?.(event.block, Promise.resolve({ receipts: [], stateDiff: null }));
+    executions?.next({ block: event.block, output: Promise.resolve({ receipts: [], stateDiff: null }) });
     publishBlock(event, null, null);
   }
 

@@ -2,7 +2,7 @@ import { take, takeUntil, timer, fromEvent, lastValueFrom, defaultIfEmpty, tap, 
 import { ConfigError } from '../src/errors.ts';
 import { allTopics } from '../src/records/topics.ts';
 import { logSettings, type Command } from './command.ts';
-import { openChainLog } from './log-chain.ts';
+import { openChainLog } from '../src/log/open-chain-log.ts';
 
 /**
  * `flashlog tail TOPIC`: prints records as JSON lines, one per record:

@@ -1,10 +1,11 @@
-import { Subject, firstValueFrom, take, toArray } from 'rxjs';
+import { ReplaySubject, Subject, firstValueFrom, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { AssembledBlock } from '../chain/assemble.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
 import { createLogger } from '../obs/logger.ts';
 import { createMetricsRegistry } from '../obs/metrics.ts';
 import { createCanonicalHeads } from './canonical-heads.ts';
+import type { SourceExecution } from './port.ts';
 
 const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as const;
 const hex = (n: number) => `0x${n.toString(16)}`;
@@ -34,10 +35,24 @@ const preconfirmed = (n: number, transactions: `0x${string}`[]) =>
 
 const done = async () => ({ receipts: [], stateDiff: null });
 
+/**
+ * Canonical heads polled every 5 ms; `execute` tells them of an execution as the ingest does (on
+ * their `executions$` input, replayed to the test's first subscription, which starts the polls).
+ */
 function heads(rpc: Upstream, metrics = createMetricsRegistry({ defaults: false })) {
   const stop$ = new Subject<void>();
-  const canonical = createCanonicalHeads({ rpc, pollMs: 5, prefixGraceMs: 0, stop$, logger: createLogger({ level: 'silent' }), metrics });
-  return { canonical, stop: () => stop$.next(), metrics };
+  const executions$ = new ReplaySubject<SourceExecution>();
+  const canonical = createCanonicalHeads({
+    rpc,
+    pollMs: 5,
+    prefixGraceMs: 0,
+    executions$,
+    stop$,
+    logger: createLogger({ level: 'silent' }),
+    metrics,
+  });
+  const execute = (block: AssembledBlock, output: SourceExecution['output']) => executions$.next({ block, output });
+  return { canonical, execute, stop: () => stop$.next(), metrics };
 }
 
 /** The `replaced` event of canonical block `n` (scripted hash 1000 + n) that withdrew a pre-confirmation. */
@@ -55,11 +70,11 @@ const replaced = (n: number, transactions: string[], removedTransactions: string
 describe('the canonical heads of a flashblocks chain', () => {
   it('seals a matching block, rides out an outage, then reads every block it missed, in order', async () => {
     const { rpc, script } = scriptedUpstream();
-    const { canonical, stop, metrics } = heads(rpc);
+    const { canonical, execute, stop, metrics } = heads(rpc);
     script.blocks.set(10, [hash(1)]);
     script.blocks.set(12, [hash(2)]);
-    canonical.executing(preconfirmed(10, [hash(1)]), done());
-    canonical.executing(preconfirmed(12, [hash(3)]), done());
+    execute(preconfirmed(10, [hash(1)]), done());
+    execute(preconfirmed(12, [hash(3)]), done());
     script.head = 10;
     const steps = firstValueFrom(canonical.steps$.pipe(take(4), toArray()));
     await firstValueFrom(canonical.steps$); // block 10, the head at the first poll
@@ -89,7 +104,7 @@ describe('the canonical heads of a flashblocks chain', () => {
 
   it('waits for an execution in flight, and withdraws the logs it found that the canonical block does not hold', async () => {
     const { rpc, script } = scriptedUpstream();
-    const { canonical, stop } = heads(rpc);
+    const { canonical, execute, stop } = heads(rpc);
     let finish!: () => void;
     const log = {
       transactionHash: hash(7),
@@ -102,7 +117,7 @@ describe('the canonical heads of a flashblocks chain', () => {
     const output = new Promise<{ receipts: never[]; stateDiff: null }>((resolve) => {
       finish = () => resolve({ receipts: [{ logs: [log] }] as never[], stateDiff: null });
     });
-    canonical.executing({ ...preconfirmed(20, [hash(7)]), index: 2 } as AssembledBlock, output);
+    execute({ ...preconfirmed(20, [hash(7)]), index: 2 } as AssembledBlock, output);
     script.blocks.set(20, [hash(8)]);
     script.head = 20;
     const step = firstValueFrom(canonical.steps$);

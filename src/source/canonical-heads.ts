@@ -1,8 +1,6 @@
-import { Observable, share, takeUntil } from 'rxjs';
+import { EMPTY, Observable, ignoreElements, merge, share, takeUntil, tap } from 'rxjs';
 import { z } from 'zod';
-import type { AssembledBlock } from '../chain/assemble.ts';
 import { catchUpRange, outageStep, waitForPrefix, type Outage } from '../chain/canonical-follow.ts';
-import type { ExecutionOutput } from '../chain/execution-output.ts';
 import { needsLogs, type ReconcileState } from '../chain/reconcile.ts';
 import { errorMessage } from '../errors.ts';
 import type { Upstream } from '../jsonrpc/upstream.ts';
@@ -10,7 +8,7 @@ import type { Logger } from '../obs/logger.ts';
 import { counter, gauge, type Registry } from '../obs/metrics.ts';
 import { hash32 } from '../schemas/hex.ts';
 import { rpcLogSchema, type RpcLog } from '../records/logs.ts';
-import type { SourceEvent } from './port.ts';
+import type { SourceEvent, SourceExecution } from './port.ts';
 import { createPreconfirmedBlocks, type Reconciled } from './preconfirmed-blocks.ts';
 
 /**
@@ -24,9 +22,9 @@ import { createPreconfirmedBlocks, type Reconciled } from './preconfirmed-blocks
  *        -> steps$: one step per canonical block: lifecycle canonical (sealing its pre-confirmation,
  *           when one was held) or replaced (a reorg: the pre-confirmed logs it does not hold withdrawn)
  *
- * A pre-confirmed block is recorded when its execution starts (`executing`, told by the ingest),
- * so a canonical head polled while the executor works does not look like a reorg: the poll waits
- * for the execution in flight. A canonical block that merely extends the pre-confirmed list (its
+ * A pre-confirmed block is recorded when its execution starts (`executions$`, from the ingest, read
+ * while `steps$` is subscribed), so a canonical head polled while the executor works does not look
+ * like a reorg: the poll waits for the execution in flight. A canonical block that merely extends the pre-confirmed list (its
  * last flashblocks are still on the way) is looked at again at the next poll, for up to `prefixGraceMs`.
  *
  * The upstream may be down: a failed poll is counted and logged once, and the next poll starts
@@ -37,6 +35,8 @@ export interface CanonicalHeadsOptions {
   /** 0 turns polling off. */
   readonly pollMs: number;
   readonly prefixGraceMs: number;
+  /** Each execution as it starts: the block's transactions are recorded, then the logs it finds. */
+  readonly executions$?: Observable<SourceExecution> | undefined;
   /** Emits at shutdown: polling stops and `steps$` completes. */
   readonly stop$: Observable<unknown>;
   readonly logger: Logger;
@@ -50,10 +50,11 @@ export interface CanonicalStep {
 }
 
 export interface CanonicalHeads {
-  /** One step per canonical block, in order; polls while subscribed (shared), completes at `stop$`. */
+  /**
+   * One step per canonical block, in order; polls and reads `executions$` while subscribed
+   * (shared), completes at `stop$`.
+   */
   readonly steps$: Observable<CanonicalStep>;
-  /** Told of each execution as it starts: records the block's transactions, then the logs it finds. */
-  executing(block: AssembledBlock, output: Promise<ExecutionOutput>): void;
   /** Reconciliation state, for tests and stats. */
   state(): ReconcileState;
 }
@@ -151,7 +152,7 @@ export function createCanonicalHeads(options: CanonicalHeadsOptions): CanonicalH
     }
   }
 
-  const steps$ = new Observable<CanonicalStep>((subscriber) => {
+  const polled$ = new Observable<CanonicalStep>((subscriber) => {
     if (options.pollMs === 0) return undefined;
     let timer: NodeJS.Timeout | undefined;
     stopped = false;
@@ -168,7 +169,13 @@ export function createCanonicalHeads(options: CanonicalHeadsOptions): CanonicalH
       stopped = true;
       if (timer) clearTimeout(timer);
     };
-  }).pipe(takeUntil(options.stop$), share());
+  });
+  // Executions first: one told as the first poll starts is recorded before that poll compares.
+  const recorded$ = (options.executions$ ?? EMPTY).pipe(
+    tap(({ block, output }) => book.executing(block, output)),
+    ignoreElements(),
+  );
+  const steps$ = merge(recorded$, polled$).pipe(takeUntil(options.stop$), share());
 
-  return { steps$, executing: book.executing, state: book.state };
+  return { steps$, state: book.state };
 }

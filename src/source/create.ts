@@ -8,7 +8,7 @@ import type { WebSocketEvent } from '../rx/upstream-socket.ts';
 import { createBlocksSource } from './blocks.ts';
 import { createCanonicalHeads } from './canonical-heads.ts';
 import { createFlashblocksSource } from './flashblocks.ts';
-import type { Source, SourceEvent } from './port.ts';
+import type { Source, SourceEvent, SourceExecution } from './port.ts';
 import { safeHeads$ } from './safe-heads.ts';
 
 /**
@@ -17,7 +17,7 @@ import { safeHeads$ } from './safe-heads.ts';
  * `replaced` events; streams/ingest.ts publishes them the same way.
  *
  *   flashblocks: ws (1..n) -> flashblocks.ts -> grew (receipts: the ingest's executor)
- *                --rpc canonical heads -> canonical-heads.ts -> lifecycle canonical (sealed) | replaced
+ *                --rpc canonical heads + executions$ -> canonical-heads.ts -> lifecycle canonical (sealed) | replaced
  *                                                            -> the feed's sequencer (held flashblocks released)
  *   blocks:      node newHeads / poll -> blocks.ts -> grew (receipts from the node) | replaced
  *   both:        node safe/finalized tags (or optimism_syncStatus) -> safe-heads.ts -> lifecycle safe | finalized
@@ -54,6 +54,11 @@ export interface CreateSourceOptions {
    * that went backwards, a deep reorg or a long gap. The source's events then error with it.
    */
   readonly verifyChain?: (() => Promise<void>) | undefined;
+  /**
+   * Flashblocks with `reconcile`: each execution of a `grew` block as it starts (the ingest's), read by
+   * the canonical heads while the source's events are subscribed. Other sources take none.
+   */
+  readonly executions$?: Observable<SourceExecution> | undefined;
 }
 
 /** How often the node's chain (chain id, genesis hash) is held against the log's while ingesting. */
@@ -116,7 +121,15 @@ export function createSource(ctx: Context, endpoints: SourceEndpoints, options: 
 
   const heads =
     rpc && options.reconcile
-      ? createCanonicalHeads({ rpc, pollMs: config.canonicalPollMs, prefixGraceMs: options.prefixGraceMs ?? 3000, stop$, logger, metrics })
+      ? createCanonicalHeads({
+          rpc,
+          pollMs: config.canonicalPollMs,
+          prefixGraceMs: options.prefixGraceMs ?? 3000,
+          executions$: options.executions$,
+          stop$,
+          logger,
+          metrics,
+        })
       : undefined;
   const feed = createFlashblocksSource({
     urls: endpoints.feedUrls ?? [],
@@ -133,9 +146,5 @@ export function createSource(ctx: Context, endpoints: SourceEndpoints, options: 
   // A canonical step's events first, then its number to the sequencer (which may release held
   // flashblocks): `merge` subscribes in this order, and the shared steps reach subscribers in it.
   const reconciled$ = heads ? heads.steps$.pipe(concatMap((step) => from(step.events))) : EMPTY;
-  return {
-    kind: 'flashblocks',
-    events$: merge(reconciled$, feed.events$, lifecycle$, watch$).pipe(share()),
-    ...(heads ? { executing: heads.executing } : {}),
-  };
+  return { kind: 'flashblocks', events$: merge(reconciled$, feed.events$, lifecycle$, watch$).pipe(share()) };
 }

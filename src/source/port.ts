@@ -10,7 +10,8 @@ import type { RpcReceipt } from '../records/blocks.ts';
  * The Source port: where pre-confirmations come from. Adapters: the flashblocks feed reconciled
  * with the upstream's canonical heads (`flashblocks.ts`, `canonical-heads.ts`) and the 200 ms
  * blocks of a node after Denim (`blocks.ts`); `create.ts` picks one by the source mode, and
- * streams/ingest.ts wires either into the log the same way. Every adapter speaks one tagged union:
+ * streams/ingest.ts wires either into the log the same way. Every adapter speaks one tagged union
+ * (and a flashblocks source reconciled with canonical heads reads one input, `SourceExecution`):
  *
  *   grew      a pre-confirmed block grew: new transactions, their receipts when known
  *   lifecycle a block became canonical (sealing its pre-confirmation, when one was held), safe or finalized
@@ -61,10 +62,17 @@ export interface Source {
   readonly kind: SourceKind;
   /** Never completes on its own; completes at shutdown. */
   readonly events$: Observable<SourceEvent>;
-  /**
-   * Told of each execution of a `grew` block that came without receipts, as it starts (a source
-   * that reconciles compares canonical blocks with what was executed, and waits for an execution
-   * in flight). Absent on sources that need none.
-   */
-  readonly executing?: (block: AssembledBlock, output: Promise<ExecutionOutput>) => void;
+}
+
+/**
+ * An input of a source (`executions$`, src/source/create.ts): the execution of a `grew` block
+ * that came without receipts, as it starts. A source that reconciles (a flashblocks chain with its
+ * canonical heads) compares canonical blocks with what was executed, and waits for an execution in
+ * flight; the others take no executions. The ingest topology emits one per execution it starts, the
+ * wiring (streams/ingest.ts) hands them to the source; they are read while `events$` is subscribed.
+ */
+export interface SourceExecution {
+  readonly block: AssembledBlock;
+  /** The execution's receipts (and state diff) once it finishes. */
+  readonly output: Promise<ExecutionOutput>;
 }

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import type { Log, LogRecord } from '../../src/log/port.ts';
-import { createProofBridge, type ProofBridge } from '../../streams/prover-bridge.ts';
+import { createProofBridge, type ProofBridge } from '../../src/prover/bridge/bridge.ts';
 import type { ProveOutcome } from '../../src/prover/bridge/host-client.ts';
 import { proofReplyRecordSchema } from '../../src/records/proofs.ts';
 import { eventually, kafkaBrokers, tempDir } from '../helpers/context.ts';

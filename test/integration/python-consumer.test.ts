@@ -7,7 +7,7 @@ import { createKafkaLog } from '../../src/log/kafka/kafka.ts';
 import { withTopicPrefix } from '../../src/log/topic-prefix.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics, topics } from '../../src/records/topics.ts';
-import { createProofBridge } from '../../streams/prover-bridge.ts';
+import { createProofBridge } from '../../src/prover/bridge/bridge.ts';
 import { proofRequestToWire } from '../../src/prover/request.ts';
 import { eventually, kafkaBrokers, tempDir } from '../helpers/context.ts';
 import { spawnFlashlog, type FlashlogProcess } from '../helpers/flashlog-process.ts';
