@@ -16,9 +16,10 @@
 // On an error (a ${VAR:?} whose VAR is unset or empty, a malformed file) it prints Compose's
 // message to stderr and exits 1.
 //
-// The order of the options follows docker compose's own loader (docker/compose v5.6.0,
-// cmd/compose/compose.go, ProjectOptions.toProjectOptions): the shell first (it always wins),
-// then the project's .env, then profiles and the name.
+// The order of the options follows docker compose's own loader (docker/compose
+// cmd/compose/compose.go, ProjectOptions.toProjectOptions, at
+// 0144eb2e7096bdb6adef10b73bf2055ace318526): the shell first (it always wins), then the
+// project's .env, then profiles and the name.
 package main
 
 import (
