@@ -96,7 +96,7 @@ describe('concatMapCoalescing', () => {
     let finish: () => void = () => undefined;
     const done = lastValueFrom(
       source.pipe(
-        concatMapCoalescing(
+        concatMapCoalescing<Value>(
           (value) => {
             worked.push(value);
             return new Promise<void>((resolve) => (finish = resolve));
