@@ -46,10 +46,15 @@ interface ComposeGoService {
 
 let binary: string | undefined;
 
-function compose(args: string[]): string {
+/** The path of test/go/compose-config, built by test/go/build.sh on first use (minutes cold, a second warm). */
+export function composeConfigProgram(): string {
   binary ??= goPrograms().composeConfig;
+  return binary;
+}
+
+function compose(args: string[]): string {
   try {
-    return execFileSync(binary, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync(composeConfigProgram(), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr?.trim();
     if (stderr) throw new ComposeError(stderr);

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { readEnvFile, renderCompose, type Rendered } from '../helpers/compose-config.ts';
+import { composeConfigProgram, readEnvFile, renderCompose, type Rendered } from '../helpers/compose-config.ts';
 
 /**
  * infra/node held against the upstream Base node stack, without Docker: the compose file is
@@ -107,6 +107,11 @@ function departures(rendered: Rendered, networkFile: string): string[] {
 
 const render = (shell: Record<string, string>, files: Record<string, string> = {}) => renderCompose(dir, { ...operator, ...shell }, files);
 
+// compose-go's program (test/go/build.sh): built once, minutes on a cold machine, or found at once.
+beforeAll(() => {
+  composeConfigProgram();
+});
+
 describe('infra/node against upstream (upstream-variables.json)', () => {
   it('names a repository, a commit and a file for every variable, rule and network', () => {
     for (const [name, variable] of Object.entries(upstream.variables))
@@ -160,8 +165,12 @@ describe('infra/node against upstream (upstream-variables.json)', () => {
 
 describe("what a base/base release publishes (upstream-variables.json's release, from its release workflow)", () => {
   const docs = readFileSync(fileURLToPath(new URL('../../docs/node.md', import.meta.url)), 'utf8');
-  const tag = readEnvFile(`${dir}.env`).get('NODE_TAG')!;
-  const [major, minor] = version(tag);
+  let tag = '';
+  let [major, minor] = [0, 0];
+  beforeAll(() => {
+    tag = readEnvFile(`${dir}.env`).get('NODE_TAG')!;
+    [major = 0, minor = 0] = version(tag);
+  });
   const fill = (pattern: string, values: Record<string, string>) =>
     pattern.replace(/\{(\w+)\}/g, (_, key: string) => values[key] ?? `{${key}}`);
 
@@ -186,7 +195,10 @@ describe("what a base/base release publishes (upstream-variables.json's release,
 describe('infra/node as an operator meets it', () => {
   const compose = read('docker-compose.yml');
   const dotEnvText = read('.env');
-  const dotEnv = readEnvFile(`${dir}.env`);
+  let dotEnv = new Map<string, string>();
+  beforeAll(() => {
+    dotEnv = readEnvFile(`${dir}.env`);
+  });
 
   it('.env holds every setting, each with a comment above it, each used by the compose file', () => {
     const lines = dotEnvText.split('\n');
