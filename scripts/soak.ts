@@ -26,7 +26,7 @@
  * after in one run, side by side (`--only run-devnet,run-devnet-30 --baseline main --parallel`).
  *
  * Besides RSS and its own part (RssAnon), each row splits the own memory into EDR's native memory
- * (its allocator's arenas: the devnet's chain, the executor's forks; see sample-process.ts) and V8's
+ * (its allocator's arenas: the devnet's chain, the executor's forks; see test/helpers/sample-process.ts) and V8's
  * committed heap (what V8 holds, in use or not yet collected).
  */
 import { randomUUID } from 'node:crypto';
@@ -43,7 +43,7 @@ import { proofRequestToWire } from '../src/prover/request.ts';
 import { startEdrChain } from '../test/helpers/edr-chain.ts';
 import { spawnFlashlog, type FlashlogProcess } from '../test/helpers/flashlog-process.ts';
 import { buildHeaderChain, serveHeaderChain } from '../test/helpers/header-chain.ts';
-import { sampleProcess, slopePerMinute, type ProcessSample } from './sample-process.ts';
+import { sampleProcess, slopePerMinute, type ProcessSample } from '../test/helpers/sample-process.ts';
 
 const { values } = parseArgs({
   options: {

@@ -1,7 +1,7 @@
 import { Subject } from 'rxjs';
 import type { Executor } from '../src/execute/port.ts';
 import { createLogger } from '../src/obs/logger.ts';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AssembledBlock } from '../src/chain/assemble.ts';
 import { initialSequencerState, step } from '../src/chain/sequencer.ts';
 import { createEmbeddedLog } from '../src/log/embedded/embedded.ts';
@@ -61,6 +61,16 @@ async function histogramCount(ctx: ReturnType<typeof testContext>, name: string)
   const data = metric ? await metric.get() : { values: [] };
   return data.values.find((sample) => (sample as { metricName?: string }).metricName === `${name}_count`)?.value ?? 0;
 }
+
+/**
+ * Fake time for the timers (setTimeout, Date): a wait of the topology's is moved through by the
+ * test (`vi.advanceTimersByTimeAsync`), not slept. setImmediate stays real: the log's batch queue
+ * drains on it, as it does in production.
+ */
+const fakeTime = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: 1_000_000 });
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('the ingest topology, fed by a Source adapter', () => {
   it('publishes grew, replaced and lifecycle events as records, and measures latency once per appended block record', async () => {
@@ -156,6 +166,7 @@ describe('the ingest topology, fed by a Source adapter', () => {
   });
 
   it('executes the flashblocks that queued behind a busy executor once, as the block so far, and keeps every feed message', async () => {
+    fakeTime();
     const ctx = testContext();
     const log = await openMemoryLog();
     const events$ = new Subject<SourceEvent>();
@@ -165,7 +176,7 @@ describe('the ingest topology, fed by a Source adapter', () => {
     // As an era C feed sends them (no receipts in the metadata: they must be executed).
     const flashblocks = unichainFlashblocks().map(({ block, message }) => ({ block: { ...block, metadataReceipts: null }, message }));
     for (const { block, message } of flashblocks) events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now(), message });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.advanceTimersByTimeAsync(20);
     // Index 0 is executing; 1..4 wait behind it.
     expect(held.calls.map((block) => block.index)).toEqual([0]);
     held.release();
@@ -208,6 +219,7 @@ describe('the ingest topology, fed by a Source adapter', () => {
 
 describe('the ingest topology and a source that reconciles', () => {
   it('tells the source of each execution as it starts; seals, reorgs and safe heads do not wait behind it, and the executor hears of them', async () => {
+    fakeTime();
     const ctx = testContext();
     const log = await openMemoryLog();
     const events$ = new Subject<SourceEvent>();
@@ -239,7 +251,7 @@ describe('the ingest topology and a source that reconciles', () => {
       removedLogs: [],
     });
     events$.next({ type: 'lifecycle', level: 'safe', blockNumber: n - 2n, blockHash: `0x${'33'.repeat(32)}` });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.advanceTimersByTimeAsync(20);
     // The execution holds the queue: the source was told of it; the seal, the reorg and the safe
     // head did not wait behind it, and the executor heard of the canonical and the replaced block.
     expect(told.map((entry) => entry.index)).toEqual([block.index]);
@@ -285,6 +297,7 @@ describe('the ingest topology at shutdown (issue 19: an ingest that did not exit
   }
 
   it('abandons an execution that does not finish within --drain-timeout-ms, with one log line', async () => {
+    fakeTime();
     const { ctx, lines, executor, calls } = setUp();
     const log = createEmbeddedLog({ path: ':memory:' });
     await log.ensureTopics(allTopics.map((name) => ({ name, partitions: 1, retentionMs: -1, replication: 1 })));
@@ -294,10 +307,16 @@ describe('the ingest topology at shutdown (issue 19: an ingest that did not exit
     const { block } = unichainBlock();
     events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now() });
     expect(calls).toHaveLength(1);
-    await ctx.shutdown.run('SIGTERM');
+    const shutdown = ctx.shutdown.run('SIGTERM');
     events$.complete(); // the source stops on shutdown
+    const abandoned = () => lines.filter((line) => String(line.msg).includes('--drain-timeout-ms'));
+    await vi.advanceTimersByTimeAsync(49);
+    expect(abandoned()).toHaveLength(0); // still within --drain-timeout-ms (50)
+    await vi.advanceTimersByTimeAsync(1);
+    expect(abandoned()).toEqual([expect.objectContaining({ drainTimeoutMs: 50 })]);
     await done; // without the bound, this never resolves (the execution never finishes)
-    expect(lines.filter((line) => String(line.msg).includes('--drain-timeout-ms'))).toHaveLength(1);
+    await shutdown;
+    expect(abandoned()).toHaveLength(1);
     await log.close();
   });
 
@@ -335,6 +354,7 @@ describe('createSourceIngest behind the chain', () => {
     // The timings CI met on a loaded machine, driven: block N's execution is still running when
     // its last flashblock and the next block's first arrive. Executed in turn, N's last records
     // would reach the log after N is sealed (the view drops them) and N+1 would wait behind it.
+    fakeTime();
     const ctx = testContext();
     const log = await openMemoryLog();
     const events$ = new Subject<SourceEvent>();
@@ -346,7 +366,7 @@ describe('createSourceIngest behind the chain', () => {
     const [first, second] = unichainFlashblocks().map(({ block }) => ({ ...block, metadataReceipts: null }));
     const next = { ...first!, blockNumber: first!.blockNumber + 1n };
     for (const block of [first!, second!, next]) events$.next({ type: 'grew', block, receipts: null, receivedAt: Date.now() });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await vi.advanceTimersByTimeAsync(20);
     expect(held.calls.map((block) => [block.blockNumber, block.index])).toEqual([[first!.blockNumber, first!.index]]);
     held.release();
     events$.complete();

@@ -102,8 +102,8 @@ export function devnetAccounts(count = 10): DevnetAccount[] {
 
 /**
  * The flashblocks devnet's engine options: genesis now unless given, every account funded with
- * `balance`. The scripts that measure the devnet's engine (scripts/edr-memory.ts,
- * devnet-rollover-spike.ts) run it with these too.
+ * `balance`. The bench that measures the devnet's engine (`npm run bench -- edr-memory`) runs it
+ * with these too.
  */
 export function devnetEngineOptions(
   chainId: number | bigint,

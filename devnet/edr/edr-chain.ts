@@ -41,7 +41,7 @@ export interface EngineOptions {
 /**
  * How many whole states the devnet's EDR provider keeps in its block state cache (see
  * withMaxCachedStates in src/execute/edr.ts for why it is bounded: without a bound the devnet grew
- * by every block it ever mined, trial blocks included; scripts/edr-memory.ts: 7-8.5 MiB per 1,000
+ * by every block it ever mined, trial blocks included; `npm run bench -- edr-memory`: 7-8.5 MiB per 1,000
  * transactions executed in the devnet's pattern, 2.2 with this bound). A state that falls out is
  * recomputed from genesis when asked for, replaying every block's state diff: a cost that grows
  * with the chain, so the bound must hold every state read often. The cache is an LRU and a read

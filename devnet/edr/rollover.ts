@@ -33,7 +33,7 @@ import { addTouched, createStateMirror, emptyMirrorTouched, type PrestateDiff } 
  * blocks' hashes are not what the same chain without rollovers would have, and no stateless
  * re-execution (the prover) can check their state root. Everything else (numbers, parent hashes,
  * transactions and receipts roots, base fees, receipts, state, BLOCKHASH) is as without rollovers:
- * scripts/devnet-rollover-spike.ts compares a rolled-over chain with one that is not.
+ * a spike compared a rolled-over chain with one that is not (its result: bench/results/HISTORY.md).
  *
  * Cost: tracing every transaction (EDR's debug_traceTransaction replays the block's earlier
  * transactions first, so it grows with the block's size): 2 ms a transaction in blocks of 10,

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { Subject, firstValueFrom, tap, toArray } from 'rxjs';
 import { keccak256, toHex, type Hex } from 'viem';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LoggedBlock } from '../chain/resume.ts';
 import { ConfigError, ServerError } from '../errors.ts';
 import { createLogger } from '../obs/logger.ts';
@@ -111,16 +111,26 @@ function start(
       toArray(),
     ),
   );
-  events.catch(() => undefined);
-  return { events, seen, stop: () => stop$.next(), lines, metrics };
+  let settled = false;
+  events.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  return { events, seen, stop: () => stop$.next(), lines, metrics, settled: () => settled };
 }
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Waits until `condition` holds (the source polls every 5 ms), at most 10 s. */
+
+// Fake time: the source's polls (every 5 ms) run on the clock `until` moves, not the wall's.
+beforeEach(() => {
+  vi.useFakeTimers({ now: 1_000_000 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+/** Moves fake time on one poll (5 ms) at a time until `condition` holds, at most 10 s of it. */
 async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
-    await sleep(5);
+  for (let elapsedMs = 0; !(await condition()); elapsedMs += 5) {
+    if (elapsedMs >= 10_000) throw new Error('condition not met within 10 s of polling');
+    await vi.advanceTimersByTimeAsync(5);
   }
 }
 const headHeld = (run: ReturnType<typeof start>, n: number) => async () => {
@@ -311,6 +321,7 @@ describe('blocks source: the chain is checked all the time', () => {
     for (let n = 1; n <= 3; n++) node.add(block(n, 'z', 'z'));
     genesis = 'z';
     node.script.head = hashOf('z3');
+    await until(run.settled);
     await expect(run.events).rejects.toThrow(/genesis A, but the node is chain id 1337, genesis B/);
     expect(grown(run.seen)).toEqual([11, 12]);
     expect(run.seen.filter((event) => event.type === 'replaced')).toEqual([]);
@@ -329,6 +340,7 @@ describe('blocks source: the chain is checked all the time', () => {
     for (let n = 1; n <= 30; n++) node.add(block(n, 'z', 'z'));
     genesis = 'z';
     node.script.head = hashOf('z30');
+    await until(run.settled);
     await expect(run.events).rejects.toThrow(/another chain/);
     expect(grown(run.seen)).toEqual([6]);
   });

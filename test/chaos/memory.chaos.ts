@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { tempDir } from '../helpers/context.ts';
-import { sampleProcess, slopePerMinute, type ProcessSample } from '../../scripts/sample-process.ts';
+import { sampleProcess, slopePerMinute, type ProcessSample } from '../helpers/sample-process.ts';
 import { managed, report, rpcCall, sleep, stopAll } from './harness.ts';
 
 /**

@@ -3,11 +3,13 @@
 # geth (`go install` from the Go module proxy, keyed by its version) for the execution-apis replay,
 # test/go/strictclient (keyed by a hash of its sources, so it is rebuilt only when they change), and
 # op-geth (Optimism's geth, the OP Stack oracle; built from test/go/op-geth, keyed by a hash of its
-# go.mod and go.sum, which pin the op-geth release). Modules land in Go's own cache (GOMODCACHE,
-# ~/go/pkg/mod by default). Prints three lines:
+# go.mod and go.sum, which pin the op-geth release) and test/go/compose-config (compose-go, the
+# Compose reference implementation, rendering infra/node's templates; keyed by a hash of its
+# sources). Modules land in Go's own cache (GOMODCACHE, ~/go/pkg/mod by default). Prints four lines:
 #   geth <path>
 #   strictclient <path>
 #   op-geth <path>
+#   compose-config <path>
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bin="$root/.ci/work/bin"
@@ -37,6 +39,13 @@ if [ ! -x "$op_dir/geth" ]; then
   # cmd/geth is resolved through the module's replace (go-ethereum => op-geth).
   (cd "$op_src" && go build -buildvcs=false -o "$op_dir/geth.tmp" github.com/ethereum/go-ethereum/cmd/geth && mv "$op_dir/geth.tmp" "$op_dir/geth") >&2
 fi
+compose_src="$root/test/go/compose-config"
+compose_key="$(cat "$compose_src/go.mod" "$compose_src/go.sum" "$compose_src"/*.go | sha256sum | cut -c1-16)"
+compose_dir="$bin/compose-config-$compose_key"
+if [ ! -x "$compose_dir/compose-config" ]; then
+  (cd "$compose_src" && go build -buildvcs=false -o "$compose_dir/compose-config.tmp" . && mv "$compose_dir/compose-config.tmp" "$compose_dir/compose-config") >&2
+fi
 echo "geth $geth_dir/geth"
 echo "strictclient $client_dir/strictclient"
 echo "op-geth $op_dir/geth"
+echo "compose-config $compose_dir/compose-config"

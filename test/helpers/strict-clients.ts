@@ -13,6 +13,8 @@ export interface GoPrograms {
   readonly strictclient: string;
   /** op-geth, Optimism's geth (test/go/op-geth): the OP Stack oracle. */
   readonly opGeth: string;
+  /** test/go/compose-config: compose-go rendering a compose project (test/helpers/compose-config.ts). */
+  readonly composeConfig: string;
 }
 
 /** Builds (or finds) the Go programs; a cold build takes minutes, a warm one a second. */
@@ -24,8 +26,9 @@ export function goPrograms(): GoPrograms {
       .split('\n')
       .map((line) => line.split(' ') as [string, string]),
   );
-  if (!paths.geth || !paths.strictclient || !paths['op-geth']) throw new Error(`test/go/build.sh printed no paths: ${out}`);
-  return { geth: paths.geth, strictclient: paths.strictclient, opGeth: paths['op-geth'] };
+  if (!paths.geth || !paths.strictclient || !paths['op-geth'] || !paths['compose-config'])
+    throw new Error(`test/go/build.sh printed no paths: ${out}`);
+  return { geth: paths.geth, strictclient: paths.strictclient, opGeth: paths['op-geth'], composeConfig: paths['compose-config'] };
 }
 
 /** The venv's Python with web3.py (test/python/setup.sh). */

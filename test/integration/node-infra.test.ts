@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ComposeError, interpolate, parseEnvFile, renderCompose, type Rendered } from '../helpers/compose.ts';
+import { composeConfigProgram, readEnvFile, renderCompose, type Rendered } from '../helpers/compose-config.ts';
 
 /**
  * infra/node held against the upstream Base node stack, without Docker: the compose file is
- * rendered the way `docker compose config` would (the project's .env, the network env file,
- * compose's interpolation rules), and every container's environment is checked against
+ * rendered by compose-go, the Compose reference implementation (test/go/compose-config: the
+ * project's .env, the network env file, Compose's interpolation rules), and every container's
+ * environment is checked against
  * infra/node/upstream-variables.json, the one list of what base/base's entrypoints and
  * base-consensus read, each name with the repository, commit and file it was read from.
  */
@@ -106,6 +107,11 @@ function departures(rendered: Rendered, networkFile: string): string[] {
 
 const render = (shell: Record<string, string>, files: Record<string, string> = {}) => renderCompose(dir, { ...operator, ...shell }, files);
 
+// compose-go's program (test/go/build.sh): built once, minutes on a cold machine, or found at once.
+beforeAll(() => {
+  composeConfigProgram();
+});
+
 describe('infra/node against upstream (upstream-variables.json)', () => {
   it('names a repository, a commit and a file for every variable, rule and network', () => {
     for (const [name, variable] of Object.entries(upstream.variables))
@@ -159,8 +165,12 @@ describe('infra/node against upstream (upstream-variables.json)', () => {
 
 describe("what a base/base release publishes (upstream-variables.json's release, from its release workflow)", () => {
   const docs = readFileSync(fileURLToPath(new URL('../../docs/node.md', import.meta.url)), 'utf8');
-  const tag = parseEnvFile(read('.env'), '.env').get('NODE_TAG')!;
-  const [major, minor] = version(tag);
+  let tag = '';
+  let [major, minor] = [0, 0];
+  beforeAll(() => {
+    tag = readEnvFile(`${dir}.env`).get('NODE_TAG')!;
+    [major = 0, minor = 0] = version(tag);
+  });
   const fill = (pattern: string, values: Record<string, string>) =>
     pattern.replace(/\{(\w+)\}/g, (_, key: string) => values[key] ?? `{${key}}`);
 
@@ -185,7 +195,10 @@ describe("what a base/base release publishes (upstream-variables.json's release,
 describe('infra/node as an operator meets it', () => {
   const compose = read('docker-compose.yml');
   const dotEnvText = read('.env');
-  const dotEnv = parseEnvFile(dotEnvText, '.env');
+  let dotEnv = new Map<string, string>();
+  beforeAll(() => {
+    dotEnv = readEnvFile(`${dir}.env`);
+  });
 
   it('.env holds every setting, each with a comment above it, each used by the compose file', () => {
     const lines = dotEnvText.split('\n');
@@ -200,9 +213,9 @@ describe('infra/node as an operator meets it', () => {
 
   it('maps the seed names onto upstream names in one block, used by both services', () => {
     const rendered = render({});
-    expect(rendered.services.node!.environment).toEqual(rendered.services.execution!.environment);
+    expect(rendered.services.node!.containerEnv).toEqual(rendered.services.execution!.containerEnv);
     const mapping = Object.fromEntries(
-      [...compose.matchAll(/^ {2}([A-Z_0-9]+): \$\{([A-Z_0-9]+)/gm)].map(([, upstreamName, seedName]) => [seedName, upstreamName]),
+      [...compose.matchAll(/^ {2}([A-Z_0-9]+): \$\{([A-Z_0-9]+)/gm)].map(([, upstreamName, seedName]) => [seedName!, upstreamName!]),
     );
     expect(mapping).toEqual({
       NODE_L1_ETH_RPC: 'BASE_NODE_L1_ETH_RPC',
@@ -213,6 +226,12 @@ describe('infra/node as an operator meets it', () => {
       EXEC_HISTORICAL_PROOFS_STORAGE_PATH: 'RETH_HISTORICAL_PROOFS_STORAGE_PATH',
       EXEC_PRUNING_ARGS: 'RETH_PRUNING_ARGS',
     });
+    // Each seed value reaches both containers under its upstream name.
+    const probes = Object.fromEntries(Object.keys(mapping).map((seedName) => [seedName, `probe-${seedName}`]));
+    const probed = render(probes);
+    for (const [seedName, upstreamName] of Object.entries(mapping))
+      for (const service of ['execution', 'node'])
+        expect(probed.services[service]!.containerEnv.get(upstreamName), `${service}: ${upstreamName}`).toBe(`probe-${seedName}`);
     // Seed names with nothing upstream to map onto stay out (see docs/node.md).
     for (const gone of ['PROFILE', 'EXEC_FB_WEBSOCKET_URL', 'EXEC_PROOFS_HISTORY_WINDOW', 'OP_NODE_']) {
       expect(compose).not.toContain(gone);
@@ -237,41 +256,5 @@ describe('infra/node as an operator meets it', () => {
     const { execution, node } = render({}).services;
     expect(execution!.ports).toEqual(['8545:8545', '8546:8546', '30303:30303', '30303:30303/udp']);
     expect(node!.ports).toEqual(['7545:8545', '9222:9222', '9222:9222/udp']);
-  });
-});
-
-describe('compose interpolation (the test helper)', () => {
-  const env = new Map([
-    ['SET', 'value'],
-    ['EMPTY', ''],
-  ]);
-  const lookup = (name: string) => env.get(name);
-
-  it('follows the compose-spec rules for unset and empty variables', () => {
-    expect(interpolate('${SET} $SET ${UNSET}|', lookup)).toBe('value value |');
-    expect(interpolate('${UNSET:-d} ${EMPTY:-d} ${SET:-d}', lookup)).toBe('d d value');
-    expect(interpolate('${UNSET-d} ${EMPTY-d}|', lookup)).toBe('d |');
-    expect(interpolate('${SET:+r} ${EMPTY:+r}|${EMPTY+r} ${UNSET+r}|', lookup)).toBe('r |r |');
-    expect(interpolate('${UNSET:-${SET}}/${UNSET:-${ALSO_UNSET:-deep}}', lookup)).toBe('value/deep');
-    expect(interpolate('$$HOME costs $$5 and $${SET}', lookup)).toBe('$HOME costs $5 and ${SET}');
-  });
-
-  it('stops on ${VAR:?} when unset or empty and on ${VAR?} only when unset, with the message given', () => {
-    expect(() => interpolate('${EMPTY:?fill EMPTY in}', lookup)).toThrow('required variable EMPTY is missing a value: fill EMPTY in');
-    expect(interpolate('${EMPTY?never}|', lookup)).toBe('|');
-    expect(() => interpolate('${UNSET?set UNSET}', lookup)).toThrow(ComposeError);
-    expect(() => interpolate('${SET', lookup)).toThrow(/unclosed/);
-    expect(() => interpolate('a $ b', lookup)).toThrow(/lone "\$"/);
-  });
-
-  it('reads env files literally and refuses what it would have to guess', () => {
-    expect([...parseEnvFile('# c\nA=1\nB="two words"\nC=\'$x\'\nD=3 # note\n\n', 'f')]).toEqual([
-      ['A', '1'],
-      ['B', 'two words'],
-      ['C', '$x'],
-      ['D', '3'],
-    ]);
-    expect(() => parseEnvFile('A=${B}\n', 'f')).toThrow('f:1: A holds a "$"');
-    expect(() => parseEnvFile('not a line\n', 'f')).toThrow('f:1: expected KEY=VALUE');
   });
 });

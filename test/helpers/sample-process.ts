@@ -54,9 +54,6 @@ function arenaMiB(pid: number): number {
   }
 }
 
-/** This process's own memory (RssAnon), for the scripts that measure an engine in-process. */
-export const selfAnonMiB = (): number => Number(/^RssAnon:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
-
 function procFigures(pid: number): { rssMiB: number; anonMiB: number; fileMiB: number; cpuS: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -106,7 +103,7 @@ export function slopePerMinute(samples: readonly ProcessSample[], value: (sample
 }
 
 /** Least-squares slope of y over x (NaN for fewer than two points or a single x). */
-export function leastSquaresSlope(points: readonly (readonly [x: number, y: number])[]): number {
+function leastSquaresSlope(points: readonly (readonly [x: number, y: number])[]): number {
   if (points.length < 2) return Number.NaN;
   const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
   const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
