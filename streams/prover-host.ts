@@ -11,7 +11,7 @@ import { parseEndpoint } from '../src/prover/transport.ts';
 import { collectWitness } from '../src/prover/host/witness.ts';
 import { createScheduleCheck } from '../src/prover/host/schedule-check.ts';
 import type { DerivationSources } from '../src/prover/host/l1-witness.ts';
-import { httpCallRpc } from '../src/jsonrpc/protocol.ts';
+import { httpCallRpc } from '../src/jsonrpc/upstream.ts';
 import { knownRollupConfigs } from '../src/evm/op/chains.ts';
 import { parseRollupConfig, type RollupConfig } from '../src/evm/op/rollup-config.ts';
 import { serviceSettings, type Command } from './command.ts';

@@ -1,5 +1,5 @@
-import { answeredOf, exchange } from '../jsonrpc/upstream.ts';
-import { errorMessage } from '../errors.ts';
+import { answeredOf, exchange, exchangeError } from '../jsonrpc/upstream.ts';
+import { JsonRpcError } from '../errors.ts';
 import type { Answer } from './compare.ts';
 
 /** One side the checker talks to (the gateway or the node): an answer, or a throw when there was none. */
@@ -15,24 +15,15 @@ export function httpEndpoint(url: string, timeoutMs: number, signal?: AbortSigna
     url,
     async call(method, params) {
       const answer = await exchange(target, method, params, { timeoutMs, signal });
-      switch (answer.kind) {
-        case 'result':
-        case 'error':
-          return answeredOf(answer);
-        case 'timeout':
-          throw new Error(`${url} did not answer ${method} within ${timeoutMs} ms`);
-        case 'unreachable':
-          throw new Error(`${url} unreachable: ${errorMessage(answer.cause)}`);
-        case 'malformed':
-          throw new Error(`${url} answered ${method} with HTTP ${answer.status} ${answer.detail}`);
-      }
+      if (answer.kind === 'result' || answer.kind === 'error') return answeredOf(answer);
+      throw exchangeError(answer, method, { label: url, timeoutMs });
     },
   };
 }
 
 /** The result of an answer, or a throw naming the method and the error. */
 export function resultOf<T>(method: string, answer: Answer): T {
-  if ('error' in answer) throw new Error(`${method}: error ${answer.error.code}: ${answer.error.message}`);
+  if ('error' in answer) throw new JsonRpcError(answer.error.code, `${method}: error ${answer.error.code}: ${answer.error.message}`);
   return answer.result as T;
 }
 

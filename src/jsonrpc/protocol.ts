@@ -1,4 +1,3 @@
-import { createClient, http } from 'viem';
 import { InvalidRequestError, JsonRpcError, ParseError, errorMessage, InternalError } from '../errors.ts';
 
 /**
@@ -17,12 +16,6 @@ export type Dispatch = (call: RpcCall) => Promise<unknown>;
 
 /** A JSON-RPC client reduced to one call: method and params in, the result out (errors thrown). */
 export type CallRpc = (method: string, params: readonly unknown[]) => Promise<unknown>;
-
-/** A CallRpc over HTTP to `url` (viem's client: `timeoutMs` per call, two retries), for the prover's node reads. */
-export function httpCallRpc(url: string, timeoutMs: number): CallRpc {
-  const client = createClient({ transport: http(url, { timeout: timeoutMs, retryCount: 2 }) });
-  return (method, params) => client.request({ method: method as never, params: params as never });
-}
 
 export interface ProtocolLimits {
   readonly maxBatch: number;
