@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { z } from 'zod';
 import { errorMessage } from '../errors.ts';
 import { listenOnLoopback } from '../jsonrpc/edge.ts';
+import { exchange, exchangeBatch, exchangeError, upstreamLabel } from '../jsonrpc/upstream.ts';
 
 /**
  * A caching, de-duplicating JSON-RPC proxy between EDR's fork client and the upstream.
@@ -47,7 +48,6 @@ const requestSchema = z.object({
   params: z.array(z.unknown()).optional(),
 });
 type JsonRpcRequest = z.output<typeof requestSchema>;
-type JsonRpcReply = { jsonrpc: '2.0'; id: unknown; result?: unknown; error?: unknown };
 
 const pinned = (tag: unknown): boolean =>
   (typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag)) ||
@@ -137,25 +137,26 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
   const stats = { hits: 0, misses: 0, shared: 0, upstreamRequests: 0, byMethod: new Map<string, number>() };
   let requestedAccounts = new Set<string>();
   let requestedSlots = new Set<string>();
-  let nextId = 1;
-
   async function upstream(batch: readonly JsonRpcRequest[]): Promise<{ result?: unknown; error?: unknown }[]> {
     stats.upstreamRequests++;
-    const ids = batch.map(() => nextId++);
-    const body = batch.map((request, i) => ({ jsonrpc: '2.0', id: ids[i], method: request.method, params: request.params ?? [] }));
-    const response = await fetch(options.upstreamUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body.length === 1 ? body[0] : body),
-      signal: AbortSignal.timeout(options.timeoutMs),
-    });
-    const parsed = (await response.json()) as JsonRpcReply | JsonRpcReply[];
-    const replies = Array.isArray(parsed) ? parsed : [parsed];
-    const byId = new Map(replies.map((reply) => [reply.id, reply]));
-    return ids.map((id) => {
-      const reply = byId.get(id) ?? (replies.length === 1 && batch.length === 1 ? replies[0] : undefined);
-      if (!reply) return { error: { code: -32603, message: `upstream answered no reply for request ${id}` } };
-      return reply.error !== undefined ? { error: reply.error } : { result: reply.result };
+    const calls = batch.map((request) => ({ method: request.method, params: request.params ?? [] }));
+    // One call goes as itself, not as a batch of one (what EDR's single reads are).
+    const answers =
+      calls.length === 1
+        ? [await exchange(options.upstreamUrl, calls[0]!.method, calls[0]!.params, { timeoutMs: options.timeoutMs })]
+        : await exchangeBatch(options.upstreamUrl, calls, { timeoutMs: options.timeoutMs });
+    return answers.map((answer, i) => {
+      if (answer.kind === 'result') return { result: answer.result };
+      if (answer.kind === 'error')
+        return {
+          error:
+            answer.data === undefined
+              ? { code: answer.code, message: answer.message }
+              : { code: answer.code, message: answer.message, data: answer.data },
+        };
+      // EDR's fork client reads an error object; a failure of the whole batch is every call's.
+      const failure = exchangeError(answer, calls[i]!.method, { label: upstreamLabel(options.upstreamUrl), timeoutMs: options.timeoutMs });
+      return { error: { code: failure.rpcCode, message: failure.message } };
     });
   }
 

@@ -38,7 +38,7 @@ export type BatchItem = { readonly result: unknown } | { readonly error: JsonRpc
 /** An Upstream that also sends batches. */
 export interface UpstreamClient extends Upstream {
   /**
-   * Sends `calls` as one JSON-RPC batch (a batch of one as a single call) and answers each in
+   * Sends `calls` as one JSON-RPC batch and answers each in
    * order, matched by id. Throws (like `call`) when the batch as a whole got no JSON-RPC answer.
    */
   batch(calls: readonly RpcRequest[]): Promise<BatchItem[]>;
@@ -166,10 +166,6 @@ async function batchOutcome(
   calls: readonly RpcRequest[],
   options: ExchangeOptions,
 ): Promise<{ readonly whole: FailedExchange } | { readonly items: Exchange[] }> {
-  if (calls.length === 1) {
-    const answer = await exchange(url, calls[0]!.method, calls[0]!.params, options);
-    return answer.kind === 'result' || answer.kind === 'error' ? { items: [answer] } : { whole: answer };
-  }
   const ids = calls.map(() => nextId++);
   const answer = await post(
     url,
@@ -201,7 +197,7 @@ async function batchOutcome(
  * Sends `calls` as one JSON-RPC batch and gives each call's outcome in order, matched by id: a
  * call the node answered no reply for is `malformed`; a failure of the whole batch (a timeout, a
  * transport failure, a body that is not JSON, one error object for the whole batch as a node
- * that refuses batches answers) is every call's outcome. A batch of one is sent as a single call.
+ * that refuses batches answers) is every call's outcome.
  *
  * @example const [chainId, head] = await exchangeBatch(url, [{ method: 'eth_chainId', params: [] }, { method: 'eth_blockNumber', params: [] }], { timeoutMs: 5000 })
  */
@@ -218,8 +214,8 @@ export async function exchangeBatch(url: string | URL, calls: readonly RpcReques
 export const publicUpstreamLabel = 'upstream RPC';
 
 /** The upstream's name in errors: the URL's origin (no credentials, path or query). */
-function labelOf(target: URL): string {
-  return `upstream RPC ${target.origin}`;
+export function upstreamLabel(url: string | URL): string {
+  return `upstream RPC ${(typeof url === 'string' ? new URL(url) : url).origin}`;
 }
 
 /** A failed exchange as the catalogue error `createUpstream` throws, naming the endpoint and the method. */
@@ -266,7 +262,7 @@ function mayPass(error: JsonRpcError): boolean {
  */
 export function createUpstream(url: string, options: UpstreamOptions): UpstreamClient {
   const target = new URL(url);
-  const where = { label: options.label ?? labelOf(target), timeoutMs: options.timeoutMs, namedErrors: options.namedErrors };
+  const where = { label: options.label ?? upstreamLabel(target), timeoutMs: options.timeoutMs, namedErrors: options.namedErrors };
   const retries = options.retries ?? 0;
   const retryDelayMs = options.retryDelayMs ?? 150;
 

@@ -3,6 +3,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytesToHex, type Hex } from 'viem';
+import { createUpstream } from '../../jsonrpc/upstream.ts';
 
 /**
  * op-geth (Optimism's geth; a binary the user gives, never built or shipped by flashlog) as an L2
@@ -33,21 +34,13 @@ export function engineJwt(secret: Uint8Array, nowSeconds = Math.floor(Date.now()
   return `${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`;
 }
 
+/** op-geth answers a call on a local devnet within this (a block's engine calls included). */
+const nodeCallTimeoutMs = 120_000;
+
+/** One call on op-geth's HTTP or engine port; its errors name the method (and carry the node's data). */
 async function call<T>(url: string, method: string, params: readonly unknown[], headers: Record<string, string> = {}): Promise<T> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const text = await response.text();
-  let body: { result?: T; error?: { code: number; message: string; data?: unknown } };
-  try {
-    body = JSON.parse(text) as typeof body;
-  } catch {
-    throw new Error(`${method}: HTTP ${response.status}: ${text.slice(0, 500)}`);
-  }
-  if (body.error) throw new Error(`${method}: ${body.error.message}${body.error.data ? ` (${JSON.stringify(body.error.data)})` : ''}`);
-  return body.result as T;
+  const node = createUpstream(url, { timeoutMs: nodeCallTimeoutMs, headers, label: `op-geth ${new URL(url).origin}`, namedErrors: true });
+  return (await node.call(method, params)) as T;
 }
 
 /** Where and how op-geth runs. */
