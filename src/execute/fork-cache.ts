@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { z } from 'zod';
-import { errorMessage } from '../errors.ts';
+import { InvalidRequestError, JsonRpcError, ParseError, errorMessage } from '../errors.ts';
+import { errorResponse, parseMessage, readableId } from '../jsonrpc/protocol.ts';
 import { listenOnLoopback } from '../jsonrpc/edge.ts';
 import { exchange, exchangeBatch, exchangeError, upstreamLabel } from '../jsonrpc/upstream.ts';
 
@@ -41,13 +41,11 @@ export interface ForkCacheOptions {
   readonly stateBlocks?: number;
 }
 
-const requestSchema = z.object({
-  jsonrpc: z.literal('2.0').optional(),
-  id: z.union([z.number(), z.string(), z.null()]).optional(),
-  method: z.string(),
-  params: z.array(z.unknown()).optional(),
-});
-type JsonRpcRequest = z.output<typeof requestSchema>;
+/** A call EDR's fork client makes (its envelope read by jsonrpc/protocol.ts, params an array). */
+interface JsonRpcRequest {
+  readonly method: string;
+  readonly params?: readonly unknown[] | undefined;
+}
 
 const pinned = (tag: unknown): boolean =>
   (typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag)) ||
@@ -220,15 +218,26 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
         try {
           body = JSON.parse(text);
         } catch {
-          response
-            .writeHead(200, { 'content-type': 'application/json' })
-            .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } }));
+          response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(errorResponse(null, new ParseError())));
+          return;
+        }
+        // The one envelope parser; the calls are then answered together, so the misses of a batch
+        // go upstream as one batch.
+        const calls = parseMessage(body, { maxBatch: Number.POSITIVE_INFINITY });
+        if (calls instanceof JsonRpcError) {
+          response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(errorResponse(readableId(body), calls)));
           return;
         }
         const batch = Array.isArray(body);
         const items = (batch ? body : [body]) as unknown[];
-        const parsed = items.map((item) => requestSchema.safeParse(item));
-        const valid = parsed.flatMap((result) => (result.success ? [result.data] : []));
+        const parsed = calls.map((call) =>
+          call instanceof JsonRpcError || call.params === undefined || Array.isArray(call.params)
+            ? call
+            : new InvalidRequestError(`invalid request: params: expected an array, got ${JSON.stringify(call.params).slice(0, 40)}`),
+        );
+        const valid = parsed.flatMap((call) =>
+          call instanceof JsonRpcError ? [] : [{ method: call.method, params: call.params as readonly unknown[] | undefined }],
+        );
         let replies: { result?: unknown; error?: unknown }[];
         try {
           replies = await answer(valid);
@@ -236,10 +245,9 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
           replies = valid.map(() => ({ error: { code: -32000, message: `upstream RPC unreachable: ${errorMessage(error)}` } }));
         }
         let next = 0;
-        const out = parsed.map((result, i) => {
-          const id = (items[i] as { id?: unknown } | null)?.id ?? null;
-          if (!result.success) return { jsonrpc: '2.0', id, error: { code: -32600, message: 'invalid request' } };
-          return { jsonrpc: '2.0', id, ...replies[next++] };
+        const out = parsed.map((call, i) => {
+          if (call instanceof JsonRpcError) return errorResponse(readableId(items[i]), call);
+          return { jsonrpc: '2.0', id: call.id ?? null, ...replies[next++] };
         });
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(batch ? out : out[0]));
       })
