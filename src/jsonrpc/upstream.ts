@@ -106,7 +106,7 @@ let nextId = 1;
 function unanswered(outcome: Exclude<PostOutcome, { kind: 'answered' }>): FailedExchange {
   switch (outcome.kind) {
     case 'aborted':
-      return { kind: 'unreachable', cause: new Error('the operation was aborted') };
+      return { kind: 'unreachable', cause: new DOMException('the operation was aborted', 'AbortError') };
     default:
       return outcome;
   }

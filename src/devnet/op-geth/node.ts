@@ -3,6 +3,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytesToHex, type Hex } from 'viem';
+import { FlashlogError } from '../../errors.ts';
 import { createUpstream } from '../../jsonrpc/upstream.ts';
 
 /**
@@ -73,7 +74,7 @@ export async function startOpGethNode(options: OpGethNodeOptions): Promise<OpGet
   } catch (error) {
     const { stdout, stderr, message } = error as { stdout?: string; stderr?: string; message: string };
     options.onClose?.();
-    throw new Error(`op-geth init (${binary}): ${stdout ?? ''}${(stderr ?? message).slice(-2000)}`);
+    throw new FlashlogError('OP_GETH_FAILED', `op-geth init (${binary}): ${stdout ?? ''}${(stderr ?? message).slice(-2000)}`);
   }
   const secret = randomBytes(32);
   const jwtPath = join(options.dataDir, 'jwt.hex');
@@ -111,8 +112,11 @@ export async function startOpGethNode(options: OpGethNodeOptions): Promise<OpGet
       clearInterval(poll);
       reject(error);
     };
-    const timer = setTimeout(() => fail(new Error(`op-geth did not start in 60 s: ${output.slice(-2000)}`)), 60_000);
-    child.once('exit', (code) => fail(new Error(`op-geth exited ${code}: ${output.slice(-2000)}`)));
+    const timer = setTimeout(
+      () => fail(new FlashlogError('OP_GETH_FAILED', `op-geth did not start in 60 s: ${output.slice(-2000)}`)),
+      60_000,
+    );
+    child.once('exit', (code) => fail(new FlashlogError('OP_GETH_FAILED', `op-geth exited ${code}: ${output.slice(-2000)}`)));
     const poll = setInterval(() => {
       const http = /HTTP server started\s+endpoint=(\S+) auth=false/.exec(output)?.[1];
       const auth = /HTTP server started\s+endpoint=(\S+) auth=true/.exec(output)?.[1];
@@ -177,7 +181,7 @@ export function engineClient(node: OpGethNode) {
         attributes,
       ]);
       if (result.payloadStatus.status !== 'VALID' || !result.payloadId)
-        throw new Error(`engine_forkchoiceUpdatedV3: ${JSON.stringify(result.payloadStatus)}`);
+        throw new FlashlogError('OP_GETH_FAILED', `engine_forkchoiceUpdatedV3: ${JSON.stringify(result.payloadStatus)}`);
       return result.payloadId;
     },
     /** engine_getPayloadV4: the built block (execution payload fields, hex). */
