@@ -27,7 +27,10 @@ export interface ProtocolLimits {
  * `flashlog` says what was wrong and where (`invalid request[1]: jsonrpc: expected "2.0", got
  * "1.0"`). `jsonrpsee` answers as Base's prover host does (jsonrpsee's fixed texts "Parse error",
  * "Invalid request", "Internal error"; any string is a method name and any JSON value params, as
- * jsonrpsee's `Request` reads them), so a client of Base's host reads the same wire.
+ * jsonrpsee's `Request` reads them), so a client of Base's host reads the same wire. From
+ * paritytech/jsonrpsee `types/src/error.rs` (c09bd57b03369ef23f02cad07b41c1996509566d: the
+ * `*_MSG` texts) and `types/src/request.rs` (824c36914860f46c7a434d2fef550a3454f08864: `params`
+ * an optional `RawValue`, `method` any string).
  */
 export type Wording = 'flashlog' | 'jsonrpsee';
 

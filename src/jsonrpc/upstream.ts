@@ -313,6 +313,8 @@ function batchName(calls: readonly RpcRequest[]): string {
  * naming the node and the method (the prover's node reads).
  */
 export function httpCallRpc(url: string, timeoutMs: number): CallRpc {
-  const upstream = createUpstream(url, { timeoutMs, retries: 2, namedErrors: true });
+  // A large block's execution witness is tens of MB; the limit here is about the longest string
+  // V8 makes (2^29 - 24 characters), so only what could not be read anyway is refused.
+  const upstream = createUpstream(url, { timeoutMs, retries: 2, namedErrors: true, maxReplyBytes: 512 * 1024 * 1024 - 24 });
   return (method, params) => upstream.call(method, params);
 }
