@@ -4,7 +4,7 @@ import { errorMessage } from '../errors.ts';
 import { counter, type Registry } from '../obs/metrics.ts';
 import { rpcLogSchema } from '../records/logs.ts';
 import { rpcReceiptSchema, type RpcReceipt } from '../records/blocks.ts';
-import { exchangeBatch, exchangeError, upstreamLabel } from '../jsonrpc/upstream.ts';
+import { createUpstream } from '../jsonrpc/upstream.ts';
 import { ExecutionError } from './local.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
 import { pendingReceipt } from './pending-receipt.ts';
@@ -38,28 +38,21 @@ export function createNodeExecutor(options: NodeExecutorOptions): Executor {
     'flashlog_executor_node_retries_total',
     'receipt batches asked again because some receipts were not visible yet',
   );
-  const label = upstreamLabel(options.upstreamUrl);
+  const upstream = createUpstream(options.upstreamUrl, { timeoutMs: options.timeoutMs, namedErrors: true });
 
   async function batch(hashes: readonly string[]): Promise<Map<string, Record<string, unknown> | null>> {
     const out = new Map<string, Record<string, unknown> | null>();
     for (let start = 0; start < hashes.length; start += batchSize) {
       const slice = hashes.slice(start, start + batchSize);
-      const answers = await exchangeBatch(
-        options.upstreamUrl,
-        slice.map((hash) => ({ method: 'eth_getTransactionReceipt', params: [hash] })),
-        { timeoutMs: options.timeoutMs },
-      );
+      const items = await upstream
+        .batch(slice.map((hash) => ({ method: 'eth_getTransactionReceipt', params: [hash] })))
+        .catch((error: unknown) => {
+          throw new ExecutionError(`receipt batch: ${errorMessage(error)}`, { retryable: true, cause: error });
+        });
       slice.forEach((hash, i) => {
-        const answer = answers[i]!;
-        if (answer.kind !== 'result') {
-          const failure = exchangeError(answer, `eth_getTransactionReceipt(${hash})`, {
-            label,
-            timeoutMs: options.timeoutMs,
-            namedErrors: true,
-          });
-          throw new ExecutionError(failure.message, { retryable: true, cause: failure });
-        }
-        out.set(hash, (answer.result ?? null) as Record<string, unknown> | null);
+        const item = items[i]!;
+        if ('error' in item) throw new ExecutionError(`${item.error.message} (${hash})`, { retryable: true, cause: item.error });
+        out.set(hash, (item.result ?? null) as Record<string, unknown> | null);
       });
     }
     return out;
