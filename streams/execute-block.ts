@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { createClient, http } from 'viem';
 import { ConfigError, errorMessage, FlashlogError } from '../src/errors.ts';
 import type { Config } from '../src/config/settings.ts';
 import { knownRollupConfigs } from '../src/op/chains.ts';
@@ -7,12 +6,12 @@ import { compareHeaders, fieldWidth, formatComparison } from '../src/evm/op/comp
 import { executeBlock } from '../src/evm/op/execute-block.ts';
 import { fixtureFromRpc, readBlockFixture, type BlockFixture } from '../src/prover/host/fixture.ts';
 import { collectBlockWitness } from '../src/prover/host/witness-rpc.ts';
+import { httpCallRpc } from '../src/jsonrpc/upstream.ts';
 import type { Command } from './command.ts';
 
 /** The block from an L2 node (--l2-rpc, --block-number), with the chain's rules built in or from --rollup-config. */
 async function fixtureFromNode(config: Config): Promise<BlockFixture> {
-  const client = createClient({ transport: http(config.l2Rpc!, { timeout: config.rpcTimeoutMs, retryCount: 2 }) });
-  const call = (method: string, params: readonly unknown[]) => client.request({ method: method as never, params: params as never });
+  const call = httpCallRpc(config.l2Rpc!, config.rpcTimeoutMs);
   const chainId = Number(BigInt((await call('eth_chainId', [])) as string));
   let rollupConfig: unknown;
   if (config.rollupConfig) {

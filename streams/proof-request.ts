@@ -1,5 +1,5 @@
 import { ConfigError } from '../src/errors.ts';
-import { httpCallRpc } from '../src/jsonrpc/protocol.ts';
+import { httpCallRpc } from '../src/jsonrpc/upstream.ts';
 import { proofRequestFromChains } from '../src/prover/request-from-chain.ts';
 import { proofRequestToWire } from '../src/prover/request.ts';
 import type { Command } from './command.ts';

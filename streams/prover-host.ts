@@ -9,7 +9,7 @@ import { parseEndpoint } from '../src/prover/transport.ts';
 import { collectWitness } from '../src/prover/host/witness.ts';
 import { createScheduleCheck } from '../src/prover/host/schedule-check.ts';
 import { derivationSources, resolveHostChain } from '../src/prover/host/host-chain.ts';
-import { httpCallRpc } from '../src/jsonrpc/protocol.ts';
+import { httpCallRpc } from '../src/jsonrpc/upstream.ts';
 import { serviceSettings, type Command } from './command.ts';
 
 const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;

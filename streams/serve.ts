@@ -9,7 +9,7 @@ import { openChainLog } from '../src/log/open-chain-log.ts';
 import type { Method } from '../src/rpc/method.ts';
 import { createExecutionMethods } from '../src/rpc/execution.ts';
 import { createGateway, type Gateway } from '../src/rpc/server.ts';
-import { createUpstream, type Upstream } from '../src/jsonrpc/upstream.ts';
+import { createUpstream, publicUpstreamLabel, type Upstream } from '../src/jsonrpc/upstream.ts';
 import { createNodeHead, type NodeHead } from '../src/rpc/node-head.ts';
 import { createPendingWatch } from '../src/rpc/pending-watch.ts';
 import { logSettings, serviceSettings, type Command } from './command.ts';
@@ -68,7 +68,7 @@ export const gatewaySettings = [
 
 export async function createServe(ctx: Context, deps: ServeDeps): Promise<Serve> {
   const { config, logger } = ctx;
-  const upstream = createUpstream(deps.rpcUrl, { timeoutMs: config.rpcTimeoutMs });
+  const upstream = createUpstream(deps.rpcUrl, { timeoutMs: config.rpcTimeoutMs, label: publicUpstreamLabel });
   const snapshot =
     config.viewSnapshot === 'off'
       ? undefined

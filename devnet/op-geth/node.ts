@@ -3,6 +3,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytesToHex, type Hex } from 'viem';
+import { FlashlogError } from '../../src/errors.ts';
+import { createUpstream } from '../../src/jsonrpc/upstream.ts';
 
 /**
  * op-geth (Optimism's geth; a binary the user gives, never built or shipped by flashlog) as an L2
@@ -33,21 +35,13 @@ export function engineJwt(secret: Uint8Array, nowSeconds = Math.floor(Date.now()
   return `${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`;
 }
 
+/** op-geth answers a call on a local devnet within this (a block's engine calls included). */
+const nodeCallTimeoutMs = 120_000;
+
+/** One call on op-geth's HTTP or engine port; its errors name the method (and carry the node's data). */
 async function call<T>(url: string, method: string, params: readonly unknown[], headers: Record<string, string> = {}): Promise<T> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const text = await response.text();
-  let body: { result?: T; error?: { code: number; message: string; data?: unknown } };
-  try {
-    body = JSON.parse(text) as typeof body;
-  } catch {
-    throw new Error(`${method}: HTTP ${response.status}: ${text.slice(0, 500)}`);
-  }
-  if (body.error) throw new Error(`${method}: ${body.error.message}${body.error.data ? ` (${JSON.stringify(body.error.data)})` : ''}`);
-  return body.result as T;
+  const node = createUpstream(url, { timeoutMs: nodeCallTimeoutMs, headers, label: `op-geth ${new URL(url).origin}`, namedErrors: true });
+  return (await node.call(method, params)) as T;
 }
 
 /** Where and how op-geth runs. */
@@ -80,7 +74,7 @@ export async function startOpGethNode(options: OpGethNodeOptions): Promise<OpGet
   } catch (error) {
     const { stdout, stderr, message } = error as { stdout?: string; stderr?: string; message: string };
     options.onClose?.();
-    throw new Error(`op-geth init (${binary}): ${stdout ?? ''}${(stderr ?? message).slice(-2000)}`);
+    throw new FlashlogError('OP_GETH_FAILED', `op-geth init (${binary}): ${stdout ?? ''}${(stderr ?? message).slice(-2000)}`);
   }
   const secret = randomBytes(32);
   const jwtPath = join(options.dataDir, 'jwt.hex');
@@ -118,8 +112,11 @@ export async function startOpGethNode(options: OpGethNodeOptions): Promise<OpGet
       clearInterval(poll);
       reject(error);
     };
-    const timer = setTimeout(() => fail(new Error(`op-geth did not start in 60 s: ${output.slice(-2000)}`)), 60_000);
-    child.once('exit', (code) => fail(new Error(`op-geth exited ${code}: ${output.slice(-2000)}`)));
+    const timer = setTimeout(
+      () => fail(new FlashlogError('OP_GETH_FAILED', `op-geth did not start in 60 s: ${output.slice(-2000)}`)),
+      60_000,
+    );
+    child.once('exit', (code) => fail(new FlashlogError('OP_GETH_FAILED', `op-geth exited ${code}: ${output.slice(-2000)}`)));
     const poll = setInterval(() => {
       const http = /HTTP server started\s+endpoint=(\S+) auth=false/.exec(output)?.[1];
       const auth = /HTTP server started\s+endpoint=(\S+) auth=true/.exec(output)?.[1];
@@ -184,7 +181,7 @@ export function engineClient(node: OpGethNode) {
         attributes,
       ]);
       if (result.payloadStatus.status !== 'VALID' || !result.payloadId)
-        throw new Error(`engine_forkchoiceUpdatedV3: ${JSON.stringify(result.payloadStatus)}`);
+        throw new FlashlogError('OP_GETH_FAILED', `engine_forkchoiceUpdatedV3: ${JSON.stringify(result.payloadStatus)}`);
       return result.payloadId;
     },
     /** engine_getPayloadV4: the built block (execution payload fields, hex). */

@@ -1,5 +1,5 @@
-import { answeredOf, exchange } from '../jsonrpc/upstream.ts';
-import { JsonRpcError, ServerError, errorMessage } from '../errors.ts';
+import { answeredOf, exchange, exchangeError } from '../jsonrpc/upstream.ts';
+import { JsonRpcError } from '../errors.ts';
 import type { Answer } from './compare.ts';
 
 /** One side the checker talks to (the gateway or the node): an answer, or a throw when there was none. */
@@ -15,17 +15,8 @@ export function httpEndpoint(url: string, timeoutMs: number, signal?: AbortSigna
     url,
     async call(method, params) {
       const answer = await exchange(target, method, params, { timeoutMs, signal });
-      switch (answer.kind) {
-        case 'result':
-        case 'error':
-          return answeredOf(answer);
-        case 'timeout':
-          throw new ServerError(`${url} did not answer ${method} within ${timeoutMs} ms`, { retryable: true });
-        case 'unreachable':
-          throw new ServerError(`${url} unreachable: ${errorMessage(answer.cause)}`, { retryable: true, cause: answer.cause });
-        case 'malformed':
-          throw new ServerError(`${url} answered ${method} with HTTP ${answer.status} ${answer.detail}`, { retryable: true });
-      }
+      if (answer.kind === 'result' || answer.kind === 'error') return answeredOf(answer);
+      throw exchangeError(answer, method, { label: url, timeoutMs });
     },
   };
 }

@@ -131,7 +131,7 @@ describe('fork cache', () => {
         await fetch(dead.url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }) })
       ).json()) as { error?: { code: number; message: string } };
       expect(reply.error?.code).toBe(-32000);
-      expect(reply.error?.message).toMatch(/upstream RPC unreachable/);
+      expect(reply.error?.message).toMatch(/^upstream RPC http:\/\/127\.0\.0\.1:1 unreachable: .* \(eth_chainId\)$/);
       const parse = (await (await fetch(dead.url, { method: 'POST', body: '{nope' })).json()) as { error?: { code: number } };
       expect(parse.error?.code).toBe(-32700);
     } finally {

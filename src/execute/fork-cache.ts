@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { z } from 'zod';
-import { errorMessage } from '../errors.ts';
+import { InvalidRequestError, JsonRpcError, ParseError, errorMessage } from '../errors.ts';
+import { errorResponse, parseMessage, readableId } from '../jsonrpc/protocol.ts';
 import { listenOnLoopback } from '../jsonrpc/edge.ts';
+import { exchange, exchangeBatch, exchangeError, upstreamLabel } from '../jsonrpc/upstream.ts';
 
 /**
  * A caching, de-duplicating JSON-RPC proxy between EDR's fork client and the upstream.
@@ -40,14 +41,11 @@ export interface ForkCacheOptions {
   readonly stateBlocks?: number;
 }
 
-const requestSchema = z.object({
-  jsonrpc: z.literal('2.0').optional(),
-  id: z.union([z.number(), z.string(), z.null()]).optional(),
-  method: z.string(),
-  params: z.array(z.unknown()).optional(),
-});
-type JsonRpcRequest = z.output<typeof requestSchema>;
-type JsonRpcReply = { jsonrpc: '2.0'; id: unknown; result?: unknown; error?: unknown };
+/** A call EDR's fork client makes (its envelope read by jsonrpc/protocol.ts, params an array). */
+interface JsonRpcRequest {
+  readonly method: string;
+  readonly params?: readonly unknown[] | undefined;
+}
 
 const pinned = (tag: unknown): boolean =>
   (typeof tag === 'string' && /^0x[0-9a-fA-F]+$/.test(tag)) ||
@@ -137,25 +135,26 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
   const stats = { hits: 0, misses: 0, shared: 0, upstreamRequests: 0, byMethod: new Map<string, number>() };
   let requestedAccounts = new Set<string>();
   let requestedSlots = new Set<string>();
-  let nextId = 1;
-
   async function upstream(batch: readonly JsonRpcRequest[]): Promise<{ result?: unknown; error?: unknown }[]> {
     stats.upstreamRequests++;
-    const ids = batch.map(() => nextId++);
-    const body = batch.map((request, i) => ({ jsonrpc: '2.0', id: ids[i], method: request.method, params: request.params ?? [] }));
-    const response = await fetch(options.upstreamUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body.length === 1 ? body[0] : body),
-      signal: AbortSignal.timeout(options.timeoutMs),
-    });
-    const parsed = (await response.json()) as JsonRpcReply | JsonRpcReply[];
-    const replies = Array.isArray(parsed) ? parsed : [parsed];
-    const byId = new Map(replies.map((reply) => [reply.id, reply]));
-    return ids.map((id) => {
-      const reply = byId.get(id) ?? (replies.length === 1 && batch.length === 1 ? replies[0] : undefined);
-      if (!reply) return { error: { code: -32603, message: `upstream answered no reply for request ${id}` } };
-      return reply.error !== undefined ? { error: reply.error } : { result: reply.result };
+    const calls = batch.map((request) => ({ method: request.method, params: request.params ?? [] }));
+    // One call goes as itself, not as a batch of one (what EDR's single reads are).
+    const answers =
+      calls.length === 1
+        ? [await exchange(options.upstreamUrl, calls[0]!.method, calls[0]!.params, { timeoutMs: options.timeoutMs })]
+        : await exchangeBatch(options.upstreamUrl, calls, { timeoutMs: options.timeoutMs });
+    return answers.map((answer, i) => {
+      if (answer.kind === 'result') return { result: answer.result };
+      if (answer.kind === 'error')
+        return {
+          error:
+            answer.data === undefined
+              ? { code: answer.code, message: answer.message }
+              : { code: answer.code, message: answer.message, data: answer.data },
+        };
+      // EDR's fork client reads an error object; a failure of the whole batch is every call's.
+      const failure = exchangeError(answer, calls[i]!.method, { label: upstreamLabel(options.upstreamUrl), timeoutMs: options.timeoutMs });
+      return { error: { code: failure.rpcCode, message: failure.message } };
     });
   }
 
@@ -219,15 +218,26 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
         try {
           body = JSON.parse(text);
         } catch {
-          response
-            .writeHead(200, { 'content-type': 'application/json' })
-            .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } }));
+          response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(errorResponse(null, new ParseError())));
+          return;
+        }
+        // The one envelope parser; the calls are then answered together, so the misses of a batch
+        // go upstream as one batch.
+        const calls = parseMessage(body, { maxBatch: Number.POSITIVE_INFINITY });
+        if (calls instanceof JsonRpcError) {
+          response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(errorResponse(readableId(body), calls)));
           return;
         }
         const batch = Array.isArray(body);
         const items = (batch ? body : [body]) as unknown[];
-        const parsed = items.map((item) => requestSchema.safeParse(item));
-        const valid = parsed.flatMap((result) => (result.success ? [result.data] : []));
+        const parsed = calls.map((call) =>
+          call instanceof JsonRpcError || call.params === undefined || Array.isArray(call.params)
+            ? call
+            : new InvalidRequestError(`invalid request: params: expected an array, got ${JSON.stringify(call.params).slice(0, 40)}`),
+        );
+        const valid = parsed.flatMap((call) =>
+          call instanceof JsonRpcError ? [] : [{ method: call.method, params: call.params as readonly unknown[] | undefined }],
+        );
         let replies: { result?: unknown; error?: unknown }[];
         try {
           replies = await answer(valid);
@@ -235,10 +245,9 @@ export async function createForkCache(options: ForkCacheOptions): Promise<ForkCa
           replies = valid.map(() => ({ error: { code: -32000, message: `upstream RPC unreachable: ${errorMessage(error)}` } }));
         }
         let next = 0;
-        const out = parsed.map((result, i) => {
-          const id = (items[i] as { id?: unknown } | null)?.id ?? null;
-          if (!result.success) return { jsonrpc: '2.0', id, error: { code: -32600, message: 'invalid request' } };
-          return { jsonrpc: '2.0', id, ...replies[next++] };
+        const out = parsed.map((call, i) => {
+          if (call instanceof JsonRpcError) return errorResponse(readableId(items[i]), call);
+          return { jsonrpc: '2.0', id: call.id ?? null, ...replies[next++] };
         });
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(batch ? out : out[0]));
       })

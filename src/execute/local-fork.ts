@@ -1,6 +1,7 @@
 import { errorMessage } from '../errors.ts';
 import type { Logger } from '../obs/logger.ts';
 import { releaseDroppedProviders, type EdrCaller } from '../evm/edr.ts';
+import { createUpstream } from '../jsonrpc/upstream.ts';
 import { createForkProvider } from './edr.ts';
 import { ExecutionError } from './execution-error.ts';
 import type { ForkCache } from './fork-cache.ts';
@@ -42,16 +43,13 @@ export function createForkLifecycle(options: ForkLifecycleOptions) {
   });
   let replacedSinceRelease = false;
 
+  const upstreamClient = createUpstream(forkCache.url, {
+    timeoutMs: options.timeoutMs,
+    label: 'upstream RPC (through the fork cache)',
+    namedErrors: true,
+  });
   async function upstream<T>(method: string, params: unknown[]): Promise<T> {
-    const response = await fetch(forkCache.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-      signal: AbortSignal.timeout(options.timeoutMs),
-    });
-    const body = (await response.json()) as { result?: T; error?: { message?: string } };
-    if (body.error) throw new ExecutionError(`upstream ${method}: ${body.error.message ?? 'error'}`, { retryable: true });
-    return body.result as T;
+    return (await upstreamClient.call(method, params)) as T;
   }
 
   /** Waits (bounded) for canonical `parent` upstream. */

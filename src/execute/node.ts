@@ -4,6 +4,7 @@ import { errorMessage } from '../errors.ts';
 import { counter, type Registry } from '../obs/metrics.ts';
 import { rpcLogSchema } from '../records/logs.ts';
 import { rpcReceiptSchema, type RpcReceipt } from '../records/blocks.ts';
+import { createUpstream } from '../jsonrpc/upstream.ts';
 import { ExecutionError } from './local.ts';
 import type { ExecutionOutput, Executor } from './port.ts';
 import { pendingReceipt } from './pending-receipt.ts';
@@ -28,11 +29,6 @@ export interface NodeExecutorOptions {
 
 /** An upstream's receipt: logs may lack blockTimestamp and removed (older nodes); the pending shape adds them. */
 const upstreamReceiptSchema = rpcReceiptSchema.extend({ logs: z.array(rpcLogSchema.partial({ blockTimestamp: true, removed: true })) });
-const replySchema = z.object({
-  id: z.number(),
-  result: z.unknown().optional(),
-  error: z.object({ code: z.number(), message: z.string() }).optional(),
-});
 
 export function createNodeExecutor(options: NodeExecutorOptions): Executor {
   const visibleWithinMs = options.visibleWithinMs ?? 5000;
@@ -42,36 +38,21 @@ export function createNodeExecutor(options: NodeExecutorOptions): Executor {
     'flashlog_executor_node_retries_total',
     'receipt batches asked again because some receipts were not visible yet',
   );
-  let nextId = 1;
+  const upstream = createUpstream(options.upstreamUrl, { timeoutMs: options.timeoutMs, namedErrors: true });
 
   async function batch(hashes: readonly string[]): Promise<Map<string, Record<string, unknown> | null>> {
     const out = new Map<string, Record<string, unknown> | null>();
     for (let start = 0; start < hashes.length; start += batchSize) {
       const slice = hashes.slice(start, start + batchSize);
-      const ids = slice.map(() => nextId++);
-      const response = await fetch(options.upstreamUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(slice.map((hash, i) => ({ jsonrpc: '2.0', id: ids[i], method: 'eth_getTransactionReceipt', params: [hash] }))),
-        signal: AbortSignal.timeout(options.timeoutMs),
-      });
-      if (!response.ok) throw new ExecutionError(`upstream answered HTTP ${response.status} to a receipt batch`, { retryable: true });
-      const body = (await response.json()) as unknown;
-      const replies = z.array(replySchema).safeParse(body);
-      if (!replies.success)
-        throw new ExecutionError(
-          `upstream receipt batch: expected an array of JSON-RPC replies, got ${JSON.stringify(body).slice(0, 120)}`,
-          { retryable: true },
-        );
-      const byId = new Map(replies.data.map((reply) => [reply.id, reply]));
+      const items = await upstream
+        .batch(slice.map((hash) => ({ method: 'eth_getTransactionReceipt', params: [hash] })))
+        .catch((error: unknown) => {
+          throw new ExecutionError(`receipt batch: ${errorMessage(error)}`, { retryable: true, cause: error });
+        });
       slice.forEach((hash, i) => {
-        const reply = byId.get(ids[i]!);
-        if (!reply) throw new ExecutionError(`upstream receipt batch: no reply for ${hash}`, { retryable: true });
-        if (reply.error)
-          throw new ExecutionError(`upstream eth_getTransactionReceipt(${hash}): ${reply.error.message} (${reply.error.code})`, {
-            retryable: true,
-          });
-        out.set(hash, (reply.result ?? null) as Record<string, unknown> | null);
+        const item = items[i]!;
+        if ('error' in item) throw new ExecutionError(`${item.error.message} (${hash})`, { retryable: true, cause: item.error });
+        out.set(hash, (item.result ?? null) as Record<string, unknown> | null);
       });
     }
     return out;

@@ -4,9 +4,8 @@ import type { AddressInfo } from 'node:net';
 /**
  * The HTTP edge every JSON-RPC server of the project shares (the gateway, the prover host, the
  * devnet): reading a body under a size limit and answering JSON. Parsing, batches, codes and id
- * echo are protocol.ts's `handleText` (the gateway and the devnet) or, for the prover host, its
- * jsonrpsee-worded dispatcher over the body read here. zod failures become -32602 messages with
- * `parseParam` (src/schemas/issue.ts).
+ * echo are protocol.ts's `handleText` for all of them (the prover host in jsonrpsee's wording).
+ * zod failures become -32602 messages with `parseParam` (src/schemas/issue.ts).
  */
 
 /** Sends a JSON text (or an empty 204 when `body` is null). */

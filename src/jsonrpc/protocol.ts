@@ -1,4 +1,3 @@
-import { createClient, http } from 'viem';
 import { InvalidRequestError, JsonRpcError, ParseError, errorMessage, InternalError } from '../errors.ts';
 
 /**
@@ -18,15 +17,22 @@ export type Dispatch = (call: RpcCall) => Promise<unknown>;
 /** A JSON-RPC client reduced to one call: method and params in, the result out (errors thrown). */
 export type CallRpc = (method: string, params: readonly unknown[]) => Promise<unknown>;
 
-/** A CallRpc over HTTP to `url` (viem's client: `timeoutMs` per call, two retries), for the prover's node reads. */
-export function httpCallRpc(url: string, timeoutMs: number): CallRpc {
-  const client = createClient({ transport: http(url, { timeout: timeoutMs, retryCount: 2 }) });
-  return (method, params) => client.request({ method: method as never, params: params as never });
-}
-
 export interface ProtocolLimits {
   readonly maxBatch: number;
+  /** How the framing's own errors read (default `flashlog`). */
+  readonly wording?: Wording | undefined;
 }
+
+/**
+ * `flashlog` says what was wrong and where (`invalid request[1]: jsonrpc: expected "2.0", got
+ * "1.0"`). `jsonrpsee` answers as Base's prover host does (jsonrpsee's fixed texts "Parse error",
+ * "Invalid request", "Internal error"; any string is a method name and any JSON value params, as
+ * jsonrpsee's `Request` reads them), so a client of Base's host reads the same wire. From
+ * paritytech/jsonrpsee `types/src/error.rs` (c09bd57b03369ef23f02cad07b41c1996509566d: the
+ * `*_MSG` texts) and `types/src/request.rs` (824c36914860f46c7a434d2fef550a3454f08864: `params`
+ * an optional `RawValue`, `method` any string).
+ */
+export type Wording = 'flashlog' | 'jsonrpsee';
 
 /** The body of a response: a JSON text, or null when every call was a notification. */
 export async function handleText(text: string, dispatch: Dispatch, limits: ProtocolLimits): Promise<string | null> {
@@ -34,26 +40,45 @@ export async function handleText(text: string, dispatch: Dispatch, limits: Proto
   try {
     message = JSON.parse(text);
   } catch (error) {
-    return JSON.stringify(errorResponse(null, new ParseError(`parse error: ${errorMessage(error)}`)));
+    const parseError =
+      limits.wording === 'jsonrpsee' ? new ParseError('Parse error') : new ParseError(`parse error: ${errorMessage(error)}`);
+    return JSON.stringify(errorResponse(null, parseError));
   }
+  const response = await handleMessage(message, dispatch, limits);
+  return response === null ? null : JSON.stringify(response);
+}
+
+/**
+ * The response to a parsed JSON-RPC message (one call or a batch): an object, an array, or null
+ * when every call was a notification.
+ */
+export async function handleMessage(message: unknown, dispatch: Dispatch, limits: ProtocolLimits): Promise<object | null> {
+  const wording = limits.wording ?? 'flashlog';
   if (deeperThan(message, MAX_DEPTH)) {
-    return JSON.stringify(
-      errorResponse(readableId(message), new InvalidRequestError(`invalid request: JSON nested deeper than ${MAX_DEPTH} levels`)),
+    return errorResponse(
+      readableId(message),
+      worded(new InvalidRequestError(`invalid request: JSON nested deeper than ${MAX_DEPTH} levels`), wording),
     );
   }
   const calls = parseMessage(message, limits);
-  if (calls instanceof JsonRpcError) return JSON.stringify(errorResponse(readableId(message), calls));
+  if (calls instanceof JsonRpcError) return errorResponse(readableId(message), worded(calls, wording));
   const items = Array.isArray(message) ? message : [message];
   const responses = await Promise.all(
     calls.map(async (call, i) => {
-      if (call instanceof JsonRpcError) return errorResponse(readableId(items[i]), call);
-      const response = await run(call, dispatch);
+      if (call instanceof JsonRpcError) return errorResponse(readableId(items[i]), worded(call, wording));
+      const response = await run(call, dispatch, wording);
       return call.id === undefined ? null : response;
     }),
   );
   const answered = responses.filter((response) => response !== null);
-  if (!Array.isArray(message)) return answered[0] === undefined ? null : JSON.stringify(answered[0]);
-  return answered.length ? JSON.stringify(answered) : null;
+  if (!Array.isArray(message)) return answered[0] ?? null;
+  return answered.length ? answered : null;
+}
+
+/** A framing error in jsonrpsee's words (its code kept). */
+function worded(error: JsonRpcError, wording: Wording): JsonRpcError {
+  if (wording === 'flashlog') return error;
+  return error instanceof InvalidRequestError ? new InvalidRequestError('Invalid request') : error;
 }
 
 /**
@@ -90,13 +115,13 @@ export function parseMessage(message: unknown, limits: ProtocolLimits): (RpcCall
     if (message.length > limits.maxBatch) {
       return new InvalidRequestError(`invalid request: batch of ${message.length} calls exceeds the limit of ${limits.maxBatch}`);
     }
-    return message.map((item, i) => parseCall(item, `[${i}]`));
+    return message.map((item, i) => parseCall(item, `[${i}]`, limits.wording ?? 'flashlog'));
   }
-  const call = parseCall(message, '');
+  const call = parseCall(message, '', limits.wording ?? 'flashlog');
   return call instanceof JsonRpcError ? call : [call];
 }
 
-function parseCall(value: unknown, where: string): RpcCall | JsonRpcError {
+function parseCall(value: unknown, where: string, wording: Wording): RpcCall | JsonRpcError {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return new InvalidRequestError(
       `invalid request${where ? ` ${where}` : ''}: expected a JSON-RPC request object, got ${JSON.stringify(value)?.slice(0, 40)}`,
@@ -105,7 +130,7 @@ function parseCall(value: unknown, where: string): RpcCall | JsonRpcError {
   const call = value as Record<string, unknown>;
   if (call.jsonrpc !== '2.0')
     return new InvalidRequestError(`invalid request${where}: jsonrpc: expected "2.0", got ${JSON.stringify(call.jsonrpc) ?? 'nothing'}`);
-  if (typeof call.method !== 'string' || call.method.length === 0) {
+  if (typeof call.method !== 'string' || (call.method.length === 0 && wording === 'flashlog')) {
     return new InvalidRequestError(
       `invalid request${where}: method: expected a method name, got ${JSON.stringify(call.method) ?? 'nothing'}`,
     );
@@ -114,22 +139,26 @@ function parseCall(value: unknown, where: string): RpcCall | JsonRpcError {
   if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') {
     return new InvalidRequestError(`invalid request${where}: id: expected a string, number or null, got ${JSON.stringify(id)}`);
   }
-  if (call.params !== undefined && (typeof call.params !== 'object' || call.params === null)) {
+  if (wording === 'flashlog' && call.params !== undefined && (typeof call.params !== 'object' || call.params === null)) {
     return new InvalidRequestError(`invalid request${where}: params: expected an array or object, got ${JSON.stringify(call.params)}`);
   }
   return { id: id as RpcId | undefined, method: call.method, params: call.params };
 }
 
-async function run(call: RpcCall, dispatch: Dispatch): Promise<Record<string, unknown>> {
+async function run(call: RpcCall, dispatch: Dispatch, wording: Wording): Promise<Record<string, unknown>> {
   try {
     const result = await dispatch(call);
     return { jsonrpc: '2.0', id: call.id ?? null, result: result === undefined ? null : result };
   } catch (error) {
-    return errorResponse(call.id ?? null, error);
+    return errorResponse(call.id ?? null, error, wording);
   }
 }
 
-export function errorResponse(id: RpcId, error: unknown): Record<string, unknown> {
-  const rpcError = error instanceof JsonRpcError ? error : new InternalError(`internal error: ${errorMessage(error)}`);
+/** An error response; anything thrown that is not a JsonRpcError is -32603 (its message kept in flashlog's wording only). */
+export function errorResponse(id: RpcId, error: unknown, wording: Wording = 'flashlog'): Record<string, unknown> {
+  const rpcError =
+    error instanceof JsonRpcError
+      ? error
+      : new InternalError(wording === 'jsonrpsee' ? 'Internal error' : `internal error: ${errorMessage(error)}`);
   return { jsonrpc: '2.0', id, error: rpcError.toJSON() };
 }

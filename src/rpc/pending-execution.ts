@@ -4,7 +4,7 @@ import { ServerError } from '../errors.ts';
 import { callerOverridesSchema, layerOverrides, type StateOverrides } from '../schemas/state-overrides.ts';
 import type { ViewState } from '../view/state.ts';
 import type { ExecutionLimits, MethodContext } from './method.ts';
-import { createUpstream, type Upstream } from '../jsonrpc/upstream.ts';
+import { createUpstream, publicUpstreamLabel, type Upstream } from '../jsonrpc/upstream.ts';
 import { isPending, latest, orDefault, required, stateBlockParam, type StateBlockParam } from './params.ts';
 import { pendingStateBase, pendingView, type BlockHashParam } from './pending.ts';
 
@@ -97,7 +97,7 @@ export function deadlineUpstream(upstream: Upstream, method: string, timeoutMs: 
       const left = deadline - Date.now();
       if (left <= 0)
         return Promise.reject(new ServerError(`${method}: execution took longer than the ${timeoutMs} ms limit (--call-timeout-ms)`));
-      return createUpstream(upstream.url, { timeoutMs: left })
+      return createUpstream(upstream.url, { timeoutMs: left, label: publicUpstreamLabel })
         .call(name, params)
         .catch((error: unknown) => {
           if (Date.now() >= deadline && error instanceof ServerError && error.retryable) {

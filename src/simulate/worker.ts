@@ -3,7 +3,7 @@ import { JsonRpcError } from '../errors.ts';
 import type { Hex } from 'viem';
 import type { RollupConfig } from '../op/rollup-config.ts';
 import type { CallRpc } from '../jsonrpc/protocol.ts';
-import { createUpstream } from '../jsonrpc/upstream.ts';
+import { createUpstream, publicUpstreamLabel } from '../jsonrpc/upstream.ts';
 import { loadRules, type ChainRules, type RulesSpec } from './chain-rules.ts';
 import { simulate } from './simulate-blocks.ts';
 import type { SimulationJob, SimulationReply } from './pool.ts';
@@ -47,7 +47,7 @@ function l1InfoTxOf(job: SimulationJob, rollup: RollupConfig | undefined, call: 
 async function run(job: SimulationJob): Promise<unknown> {
   const { common, scheduled, precompiles, rollup } = await rulesFor(job.rules);
   const call = (method: string, params: readonly unknown[]) =>
-    createUpstream(job.upstreamUrl, { timeoutMs: Math.max(1, job.deadline - Date.now()) }).call(method, params);
+    createUpstream(job.upstreamUrl, { timeoutMs: Math.max(1, job.deadline - Date.now()), label: publicUpstreamLabel }).call(method, params);
   const l1InfoTx = await l1InfoTxOf(job, rollup, call);
   return simulate(job.payload, {
     base: l1InfoTx ? { ...job.base, l1InfoTx } : job.base,

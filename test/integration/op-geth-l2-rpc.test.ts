@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpCallRpc } from '../../src/jsonrpc/protocol.ts';
+import { httpCallRpc } from '../../src/jsonrpc/upstream.ts';
 import { collectBlockWitness } from '../../src/prover/host/witness-rpc.ts';
 import { tempDir } from '../helpers/context.ts';
 import { replayOracleChain, startOpGeth, type OpGethNode, type OracleFixture } from '../helpers/op-geth.ts';

@@ -29,6 +29,8 @@ export async function callProverHost(
         error: { code: hostUnavailableCode, message: `prover host ${url} unreachable: ${errorMessage(answer.cause)}` },
         unreachable: true,
       };
+    case 'too_large':
+      return { error: { code: hostUnavailableCode, message: `prover host ${url}: a reply over ${answer.limitBytes} bytes` } };
     case 'malformed':
       return answer.json
         ? { error: { code: hostUnavailableCode, message: `prover host ${url}: HTTP ${answer.status}, not a JSON-RPC response` } }

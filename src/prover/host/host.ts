@@ -6,6 +6,7 @@ import {
   ResourceUnavailableError,
   ServerError,
 } from '../../errors.ts';
+import { handleMessage, handleText, type RpcCall } from '../../jsonrpc/protocol.ts';
 import type { Logger } from '../../obs/logger.ts';
 import { counter, gauge, histogram, type Registry } from '../../obs/metrics.ts';
 import type { EnclaveClient } from './enclave-client.ts';
@@ -27,8 +28,8 @@ import { createSignerRoute } from './signer-route.ts';
  * -32602 bad params (user_data or nonce over 512 bytes is checked before any enclave is called).
  *
  * Its pieces: the HTTP side (`http-server.ts`), enclave choice by the signer registry
- * (`signer-route.ts`), prover_prove with its timeout (`prove-call.ts`); here, the methods and
- * JSON-RPC framing as jsonrpsee answers it.
+ * (`signer-route.ts`), prover_prove with its timeout (`prove-call.ts`), the JSON-RPC framing in
+ * jsonrpsee's wording (`jsonrpc/protocol.ts`); here, the methods.
  */
 export interface ProverHostOptions {
   readonly enclaves: readonly EnclaveClient[];
@@ -59,11 +60,8 @@ export interface ProverHost {
 
 export const maxAttestationFieldBytes = 512;
 
-interface RpcFailure {
-  code: number;
-  message: string;
-}
-const failure = (code: number, message: string): RpcFailure => ({ code, message });
+/** jsonrpsee's framing: its fixed error texts, no limit on a batch (its default). */
+const hostProtocol = { maxBatch: Number.POSITIVE_INFINITY, wording: 'jsonrpsee' } as const;
 
 /** A byte vector param: JSON array of integers (serde Vec<u8>), or 0x-hex, or null/absent. */
 function byteParam(value: unknown, name: string): Uint8Array | undefined {
@@ -154,38 +152,31 @@ export function createProverHost(options: ProverHostOptions): ProverHost {
     }
   }
 
-  async function one(body: unknown): Promise<unknown> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body))
-      return { jsonrpc: '2.0', id: null, error: failure(-32600, 'Invalid request') };
-    const { jsonrpc, method, params, id } = body as Record<string, unknown>;
-    const validId = id === undefined || id === null || typeof id === 'string' || typeof id === 'number';
-    if (jsonrpc !== '2.0' || typeof method !== 'string' || !validId)
-      return { jsonrpc: '2.0', id: validId ? (id ?? null) : null, error: failure(-32600, 'Invalid request') };
-    let response: unknown;
+  /** One call, counted and logged by method and outcome; the framing around it is protocol.ts's, in jsonrpsee's wording. */
+  async function dispatch(request: RpcCall): Promise<unknown> {
     try {
-      response = { jsonrpc: '2.0', id: id ?? null, result: await call(method, params) };
-      requests?.inc({ method, outcome: 'ok' });
+      const result = await call(request.method, request.params);
+      requests?.inc({ method: request.method, outcome: 'ok' });
+      return result;
     } catch (error) {
-      const rpc = error instanceof JsonRpcError ? failure(error.rpcCode, error.message) : failure(-32603, 'Internal error');
-      if (!(error instanceof JsonRpcError)) logger?.error({ err: error, method }, 'unexpected prover host error');
-      requests?.inc({ method: rpc.code === -32601 ? 'unknown' : method, outcome: String(rpc.code) });
-      if (rpc.code !== -32601) logger?.warn({ method, code: rpc.code, error: rpc.message }, 'JSON-RPC error');
-      response = { jsonrpc: '2.0', id: id ?? null, error: rpc };
+      const code = error instanceof JsonRpcError ? error.rpcCode : -32603;
+      if (!(error instanceof JsonRpcError)) logger?.error({ err: error, method: request.method }, 'unexpected prover host error');
+      requests?.inc({ method: code === -32601 ? 'unknown' : request.method, outcome: String(code) });
+      if (code !== -32601)
+        logger?.warn(
+          { method: request.method, code, error: error instanceof JsonRpcError ? error.message : 'Internal error' },
+          'JSON-RPC error',
+        );
+      throw error;
     }
-    return id === undefined ? undefined : response;
   }
 
   async function handle(body: unknown): Promise<unknown> {
-    if (Array.isArray(body)) {
-      if (body.length === 0) return { jsonrpc: '2.0', id: null, error: failure(-32600, 'Invalid request') };
-      const out = (await Promise.all(body.map(one))).filter((item) => item !== undefined);
-      return out.length ? out : undefined;
-    }
-    return one(body);
+    return (await handleMessage(body, dispatch, hostProtocol)) ?? undefined;
   }
 
   const http = createHostHttp({
-    handle,
+    answer: (text) => handleText(text, dispatch, hostProtocol),
     health,
     version: options.version,
     maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,

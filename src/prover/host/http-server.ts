@@ -5,13 +5,13 @@ import type { Logger } from '../../obs/logger.ts';
 import { answerMetrics, type Registry } from '../../obs/metrics.ts';
 
 /**
- * The prover host's HTTP side: `POST /` carries JSON-RPC (a body over `maxBodyBytes` is -32600,
- * unparsable JSON -32700), `GET /healthz` answers 200 {"version"} or 500, `GET /metrics` when
+ * The prover host's HTTP side: `POST /` carries JSON-RPC (a body over `maxBodyBytes` is -32600;
+ * the rest is `answer`'s), `GET /healthz` answers 200 {"version"} or 500, `GET /metrics` when
  * asked. Closing stops accepting and waits for the requests in flight (proofs included).
  */
 export interface HostHttpOptions {
-  /** Answers one parsed JSON-RPC body; undefined for notifications only. */
-  readonly handle: (body: unknown) => Promise<unknown>;
+  /** Answers one JSON-RPC body (its text): the response's text, or null for notifications only. */
+  readonly answer: (text: string) => Promise<string | null>;
   readonly health: () => Promise<{ ok: true } | { ok: false; message: string }>;
   readonly version: string;
   readonly maxBodyBytes: number;
@@ -59,15 +59,8 @@ export function createHostHttp(options: HostHttpOptions): HostHttp {
     track(
       readBody(request, response, maxBodyBytes, tooLarge).then((text) => {
         if (text === undefined) return;
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          send(response, 200, rpcError(-32700, 'Parse error'));
-          return;
-        }
-        return options.handle(body).then(
-          (out) => send(response, 200, out),
+        return options.answer(text).then(
+          (out) => response.writeHead(200, { 'content-type': 'application/json' }).end(out ?? ''),
           (error: unknown) => {
             logger?.error({ err: error }, 'prover host request failed');
             send(response, 500, rpcError(-32603, 'Internal error'));
