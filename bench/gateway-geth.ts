@@ -1,0 +1,217 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { encodeFunctionData, type Hex } from 'viem';
+import { DevnetToken } from '../src/devnet/contracts/bytecode.ts';
+import { spawnFlashlog } from '../test/helpers/flashlog-process.ts';
+import { loadWorker, runWorker } from './gateway.ts';
+import { gethBinary, gethVersion, startGethDev } from './peers/geth-dev.ts';
+
+/**
+ * The gateway beside geth, in one run (`npm run bench -- gateway`): geth `--dev` (a block a
+ * second, about 93 logs a block: bench/peers/geth-dev.ts) with `flashlog run --source blocks`
+ * over it, each in its own process. The same load generator (a worker thread, 16 keep-alive
+ * connections, 3 s) asks flashlog for `pending` and geth for `latest`:
+ * `eth_getBlockByNumber(…, false)`, `eth_getLogs` of that one block, and `eth_call` of a view
+ * function (an ERC-20 `balanceOf`). Three rounds, the order of the two servers alternating each
+ * round; medians. Between rounds, samples check that flashlog's pending logs are the node's logs
+ * of that block (same count and content) and that its pending block is never older than the
+ * geth `latest` read just before it.
+ * Targets (flashlog pending / geth latest): block ≥ 1.2x, logs ≥ 1.2x, eth_call ≥ 0.4x.
+ */
+type Row = Record<string, unknown>;
+type Json = Record<string, unknown>;
+const ROUNDS = 3;
+const DURATION_MS = 3000;
+const CONCURRENCY = 16;
+const SAMPLES = 20;
+
+async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+
+/**
+ * Whether flashlog's logs are the node's: the same count, and every field the node gives equal
+ * (flashlog adds `blockTimestampMs` where the node leaves it out: docs/ingest.md); the fields
+ * flashlog adds are collected in `extra`.
+ */
+function sameAsNode(ours: Json[], node: Json[], extra: Set<string>): boolean {
+  if (ours.length !== node.length) return false;
+  return node.every((log, i) => {
+    const mine = ours[i]!;
+    for (const key of Object.keys(mine)) if (!(key in log)) extra.add(key);
+    return Object.keys(log).every((key) => isDeepStrictEqual(mine[key], log[key]));
+  });
+}
+
+/** flashlog's pending logs against geth's logs of the same block, and pending against geth's latest just before. */
+async function checkAnswers(gateway: string, geth: string, extra: Set<string>) {
+  let same = 0;
+  let different = 0;
+  let empty = 0;
+  let older = 0;
+  const counts: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const latest = BigInt(await rpc<Hex>(geth, 'eth_blockNumber', []));
+    const pending = await rpc<{ number: Hex; hash: Hex }>(gateway, 'eth_getBlockByNumber', ['pending', false]);
+    if (BigInt(pending.number) < latest) older++;
+    const logs = await rpc<Json[]>(gateway, 'eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }]);
+    const hash = logs[0]?.blockHash as Hex | undefined;
+    if (!hash) {
+      empty++;
+      continue;
+    }
+    counts.push(logs.length);
+    const nodeLogs = await rpc<Json[]>(geth, 'eth_getLogs', [{ blockHash: hash }]);
+    if (nodeLogs.length > 0 && sameAsNode(logs, nodeLogs, extra)) same++;
+    else different++;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { same, different, empty, older, logsPerAnswer: median(counts) };
+}
+
+export async function besideGeth(): Promise<Row[]> {
+  const binary = gethBinary();
+  if ('skip' in binary) {
+    process.stderr.write(`${binary.skip}\n`);
+    return [{ bench: `beside geth ${gethVersion}`, skipped: binary.skip }];
+  }
+  const rows: Row[] = [];
+  const geth = await startGethDev(binary.path, { periodS: 1, logsPerBlock: 93 });
+  const dir = mkdtempSync(join(tmpdir(), 'flashlog-bench-gateway-geth-'));
+  const flashlog = spawnFlashlog([
+    'run',
+    '--source',
+    'blocks',
+    '--rpc',
+    geth.url,
+    '--rpc-ws',
+    geth.wsUrl,
+    '--port',
+    '0',
+    '--data-dir',
+    dir,
+    '--view-snapshot',
+    'off',
+    '--no-metrics',
+    '--log-level',
+    'info',
+  ]);
+  try {
+    const gateway = String((await flashlog.waitFor((line) => line.msg === 'gateway listening', 60_000)).url);
+    // Blocks with the load's logs in the view before measuring.
+    const deadline = Date.now() + 60_000;
+    while ((await rpc<Json[]>(gateway, 'eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }])).length === 0) {
+      if (Date.now() > deadline) throw new Error('flashlog over geth --dev: no pending logs in 60 s');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const balanceOf = encodeFunctionData({ abi: DevnetToken.abi, functionName: 'balanceOf', args: [geth.account] });
+    const cases: { bench: string; target: number; flashlog: unknown[]; geth: unknown[]; method: string }[] = [
+      { bench: 'eth_getBlockByNumber(…, false)', method: 'eth_getBlockByNumber', target: 1.2, flashlog: ['pending', false], geth: ['latest', false] },
+      {
+        bench: 'eth_getLogs of the newest block',
+        method: 'eth_getLogs',
+        target: 1.2,
+        flashlog: [{ fromBlock: 'pending', toBlock: 'pending' }],
+        geth: [{ fromBlock: 'latest', toBlock: 'latest' }],
+      },
+      {
+        bench: 'eth_call of a view function (ERC-20 balanceOf)',
+        method: 'eth_call',
+        target: 0.4,
+        flashlog: [{ to: geth.token, data: balanceOf }, 'pending'],
+        geth: [{ to: geth.token, data: balanceOf }, 'latest'],
+      },
+    ];
+    type Measured = { perSecond: number; p50: number; p99: number; errors: number; done: number };
+    const measured = new Map<string, Measured[]>();
+    const extra = new Set<string>();
+    const checks: Awaited<ReturnType<typeof checkAnswers>>[] = [await checkAnswers(gateway, geth.url, extra)];
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const test of cases) {
+        const order = round % 2 === 0 ? (['flashlog', 'geth'] as const) : (['geth', 'flashlog'] as const);
+        for (const server of order) {
+          const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: test.method, params: test[server] });
+          const result = await runWorker<Measured>(loadWorker, {
+            url: server === 'flashlog' ? gateway : geth.url,
+            body,
+            concurrency: CONCURRENCY,
+            durationMs: DURATION_MS,
+          });
+          const key = `${test.bench}|${server}`;
+          measured.set(key, [...(measured.get(key) ?? []), result]);
+        }
+      }
+      checks.push(await checkAnswers(gateway, geth.url, extra));
+    }
+    for (const test of cases) {
+      const of = (server: 'flashlog' | 'geth') => {
+        const results = measured.get(`${test.bench}|${server}`) ?? [];
+        return {
+          perSecond: median(results.map((result) => result.perSecond)),
+          rounds: results.map((result) => Math.round(result.perSecond)).join(' / '),
+          p50: median(results.map((result) => result.p50)),
+          p99: median(results.map((result) => result.p99)),
+          errors: results.reduce((sum, result) => sum + result.errors, 0),
+          requests: results.reduce((sum, result) => sum + result.done, 0),
+        };
+      };
+      const [ours, theirs] = [of('flashlog'), of('geth')];
+      const ratio = ours.perSecond / theirs.perSecond;
+      for (const [server, figures] of [
+        ['flashlog pending', ours],
+        [`geth ${gethVersion} latest`, theirs],
+      ] as const)
+        rows.push({
+          bench: `beside geth: ${test.bench}`,
+          server,
+          requests: figures.requests,
+          errors: figures.errors,
+          'req/s (median)': Math.round(figures.perSecond),
+          'req/s rounds': figures.rounds,
+          'p50 ms': figures.p50,
+          'p99 ms': figures.p99,
+          ...(server.startsWith('flashlog') ? { 'x geth': ratio, target: `≥ ${test.target}x`, met: ratio >= test.target } : {}),
+        });
+    }
+    const total = checks.reduce(
+      (sum, check) => ({
+        same: sum.same + check.same,
+        different: sum.different + check.different,
+        empty: sum.empty + check.empty,
+        older: sum.older + check.older,
+      }),
+      { same: 0, different: 0, empty: 0, older: 0 },
+    );
+    rows.push({
+      bench: 'beside geth: answers checked',
+      server: 'flashlog pending vs geth',
+      samples: checks.length * SAMPLES,
+      'logs = node logs of that block': total.same,
+      'logs differ': total.different,
+      'no pending logs': total.empty,
+      'pending older than geth latest': total.older,
+      'fields flashlog adds': [...extra].join(', '),
+      'logs per answer (median)': median(checks.map((check) => check.logsPerAnswer)),
+      'load txs sent / failed': `${geth.sent().transactions} / ${geth.sent().failed}${geth.sent().firstFailure ? ` (${geth.sent().firstFailure})` : ''}`,
+    });
+  } finally {
+    await flashlog.stop();
+    await geth.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
