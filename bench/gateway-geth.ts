@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -18,6 +20,8 @@ import { gethBinary, gethVersion, startGethDev } from './peers/geth-dev.ts';
  * round; medians. Between rounds, samples check that flashlog's pending logs are the node's logs
  * of that block (same count and content) and that its pending block is never older than the
  * geth `latest` read just before it.
+ * Then what the node carries for those reads: a second flashlog over the same log, its `--rpc`
+ * through a relay that counts the calls by method, read by the same load for 3 s per call.
  * Targets (flashlog pending / geth latest): block ≥ 1.2x, logs ≥ 1.2x, eth_call ≥ 0.4x.
  */
 type Row = Record<string, unknown>;
@@ -83,23 +87,55 @@ async function checkAnswers(gateway: string, geth: string, extra: Set<string>) {
   return { same, different, empty, older, logsPerAnswer: median(counts) };
 }
 
-export async function besideGeth(): Promise<Row[]> {
-  const binary = gethBinary();
-  if ('skip' in binary) {
-    process.stderr.write(`${binary.skip}\n`);
-    return [{ bench: `beside geth ${gethVersion}`, skipped: binary.skip }];
-  }
-  const rows: Row[] = [];
-  const geth = await startGethDev(binary.path, { periodS: 1, logsPerBlock: 93 });
-  const dir = mkdtempSync(join(tmpdir(), 'flashlog-bench-gateway-geth-'));
-  const flashlog = spawnFlashlog([
+/** A node:http pass-through to `target` over keep-alive connections that counts the JSON-RPC calls by method. */
+async function countingRelay(target: string): Promise<{ url: string; calls: Map<string, number>; close(): Promise<void> }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const { hostname, port } = new URL(target);
+  const calls = new Map<string, number>();
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks);
+      try {
+        const parsed = JSON.parse(body.toString('utf8')) as { method?: string } | { method?: string }[];
+        for (const { method } of Array.isArray(parsed) ? parsed : [parsed]) calls.set(String(method), (calls.get(String(method)) ?? 0) + 1);
+      } catch {
+        calls.set('(unparsed)', (calls.get('(unparsed)') ?? 0) + 1);
+      }
+      const upstream = httpRequest(
+        { host: hostname, port, method: 'POST', path: '/', agent, headers: { 'content-type': 'application/json' } },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json' });
+          answer.pipe(response);
+        },
+      );
+      upstream.on('error', () => response.writeHead(502).end());
+      upstream.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+        agent.destroy();
+      }),
+  };
+}
+
+function startFlashlog(dir: string, rpcUrl: string, wsUrl: string) {
+  return spawnFlashlog([
     'run',
     '--source',
     'blocks',
     '--rpc',
-    geth.url,
+    rpcUrl,
     '--rpc-ws',
-    geth.wsUrl,
+    wsUrl,
     '--port',
     '0',
     '--data-dir',
@@ -110,14 +146,32 @@ export async function besideGeth(): Promise<Row[]> {
     '--log-level',
     'info',
   ]);
+}
+
+/** The gateway's URL once it listens and its pending block carries the load's logs. */
+async function gatewayWithLogs(flashlog: ReturnType<typeof spawnFlashlog>): Promise<string> {
+  const gateway = String((await flashlog.waitFor((line) => line.msg === 'gateway listening', 60_000)).url);
+  const deadline = Date.now() + 60_000;
+  while ((await rpc<Json[]>(gateway, 'eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }])).length === 0) {
+    if (Date.now() > deadline) throw new Error('flashlog over geth --dev: no pending logs in 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return gateway;
+}
+
+export async function besideGeth(): Promise<Row[]> {
+  const binary = gethBinary();
+  if ('skip' in binary) {
+    process.stderr.write(`${binary.skip}\n`);
+    return [{ bench: `beside geth ${gethVersion}`, skipped: binary.skip }];
+  }
+  const rows: Row[] = [];
+  const geth = await startGethDev(binary.path, { periodS: 1, logsPerBlock: 93 });
+  const dir = mkdtempSync(join(tmpdir(), 'flashlog-bench-gateway-geth-'));
+  let flashlog = startFlashlog(dir, geth.url, geth.wsUrl);
+  let relay: Awaited<ReturnType<typeof countingRelay>> | undefined;
   try {
-    const gateway = String((await flashlog.waitFor((line) => line.msg === 'gateway listening', 60_000)).url);
-    // Blocks with the load's logs in the view before measuring.
-    const deadline = Date.now() + 60_000;
-    while ((await rpc<Json[]>(gateway, 'eth_getLogs', [{ fromBlock: 'pending', toBlock: 'pending' }])).length === 0) {
-      if (Date.now() > deadline) throw new Error('flashlog over geth --dev: no pending logs in 60 s');
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    let gateway = await gatewayWithLogs(flashlog);
     const balanceOf = encodeFunctionData({ abi: DevnetToken.abi, functionName: 'balanceOf', args: [geth.account] });
     const cases: { bench: string; target: number; flashlog: unknown[]; geth: unknown[]; method: string }[] = [
       { bench: 'eth_getBlockByNumber(…, false)', method: 'eth_getBlockByNumber', target: 1.2, flashlog: ['pending', false], geth: ['latest', false] },
@@ -208,8 +262,34 @@ export async function besideGeth(): Promise<Row[]> {
       'logs per answer (median)': median(checks.map((check) => check.logsPerAnswer)),
       'load txs sent / failed': `${geth.sent().transactions} / ${geth.sent().failed}${geth.sent().firstFailure ? ` (${geth.sent().firstFailure})` : ''}`,
     });
+    // What the node carries: the same reads through a second flashlog whose --rpc is counted.
+    await flashlog.stop();
+    relay = await countingRelay(geth.url);
+    flashlog = startFlashlog(dir, relay.url, geth.wsUrl);
+    gateway = await gatewayWithLogs(flashlog);
+    for (const test of cases) {
+      relay.calls.clear();
+      const result = await runWorker<Measured>(loadWorker, {
+        url: gateway,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: test.method, params: test.flashlog }),
+        concurrency: CONCURRENCY,
+        durationMs: DURATION_MS,
+      });
+      const calls = [...relay.calls].sort(([, a], [, b]) => b - a);
+      const total = calls.reduce((sum, [, count]) => sum + count, 0);
+      rows.push({
+        bench: `beside geth: node calls per pending read, ${test.bench}`,
+        server: 'flashlog pending (its --rpc counted)',
+        requests: result.done,
+        errors: result.errors,
+        'node calls': total,
+        'node calls per read': total / Math.max(1, result.done),
+        'node calls by method': calls.map(([method, count]) => `${method} ${count}`).join(', '),
+      });
+    }
   } finally {
     await flashlog.stop();
+    await relay?.close();
     await geth.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { encodeDeployData, encodeFunctionData, type Hex } from 'viem';
+import { encodeDeployData, encodeFunctionData, numberToHex, parseGwei, type Hex } from 'viem';
 import { DevnetToken, DevnetWorkload } from '../../src/devnet/contracts/bytecode.ts';
 
 /**
@@ -74,6 +74,8 @@ export async function startGethDev(
     [
       '--dev',
       `--dev.period=${periodS}`,
+      // emitMany(30) takes about 3.6 Mgas (a storage write per log): under half of this, so the base fee does not climb.
+      '--dev.gaslimit=60000000',
       `--datadir=${dir}`,
       '--nodiscover',
       '--maxpeers=0',
@@ -117,7 +119,10 @@ export async function startGethDev(
     const { url } = endpoints;
     const [account] = await rpc<Hex[]>(url, 'eth_accounts', []);
     if (!account) throw new Error('geth --dev has no dev account');
-    const send = (data: Hex, to?: Hex) => rpc<Hex>(url, 'eth_sendTransaction', [{ from: account, ...(to ? { to } : {}), data }]);
+    // Gas and fees set here: geth's own choice can pass its 1 ether fee cap (`--rpc.txfeecap`) on the dev chain.
+    const fees = { gas: numberToHex(4_000_000), maxFeePerGas: numberToHex(parseGwei('100')), maxPriorityFeePerGas: numberToHex(parseGwei('1')) };
+    const send = (data: Hex, to?: Hex) =>
+      rpc<Hex>(url, 'eth_sendTransaction', [{ from: account, ...(to ? { to } : {}), data, ...fees }]);
     const deployed = async (data: Hex) => {
       const receipt = await receiptOf(url, await send(data));
       if (receipt.status !== '0x1' || !receipt.contractAddress) throw new Error('geth --dev: a bench contract failed to deploy');
