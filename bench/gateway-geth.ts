@@ -7,7 +7,6 @@ import { isDeepStrictEqual } from 'node:util';
 import { encodeFunctionData, type Hex } from 'viem';
 import { DevnetToken } from '../src/devnet/contracts/bytecode.ts';
 import { spawnFlashlog } from '../test/helpers/flashlog-process.ts';
-import { loadWorker, runWorker } from './gateway.ts';
 import { gethBinary, gethVersion, startGethDev } from './peers/geth-dev.ts';
 
 /**
@@ -159,7 +158,18 @@ async function gatewayWithLogs(flashlog: ReturnType<typeof spawnFlashlog>): Prom
   return gateway;
 }
 
-export async function besideGeth(): Promise<Row[]> {
+/** What the load generator measures of one server (bench/gateway.ts's worker). */
+export interface Measured {
+  readonly done: number;
+  readonly errors: number;
+  readonly perSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+}
+/** Runs the load generator: `concurrency` keep-alive connections posting `body` to `url` for `durationMs`. */
+export type Load = (options: { url: string; body: string; concurrency: number; durationMs: number }) => Promise<Measured>;
+
+export async function besideGeth(load: Load): Promise<Row[]> {
   const binary = gethBinary();
   if ('skip' in binary) {
     process.stderr.write(`${binary.skip}\n`);
@@ -174,7 +184,13 @@ export async function besideGeth(): Promise<Row[]> {
     let gateway = await gatewayWithLogs(flashlog);
     const balanceOf = encodeFunctionData({ abi: DevnetToken.abi, functionName: 'balanceOf', args: [geth.account] });
     const cases: { bench: string; target: number; flashlog: unknown[]; geth: unknown[]; method: string }[] = [
-      { bench: 'eth_getBlockByNumber(…, false)', method: 'eth_getBlockByNumber', target: 1.2, flashlog: ['pending', false], geth: ['latest', false] },
+      {
+        bench: 'eth_getBlockByNumber(…, false)',
+        method: 'eth_getBlockByNumber',
+        target: 1.2,
+        flashlog: ['pending', false],
+        geth: ['latest', false],
+      },
       {
         bench: 'eth_getLogs of the newest block',
         method: 'eth_getLogs',
@@ -190,7 +206,6 @@ export async function besideGeth(): Promise<Row[]> {
         geth: [{ to: geth.token, data: balanceOf }, 'latest'],
       },
     ];
-    type Measured = { perSecond: number; p50: number; p99: number; errors: number; done: number };
     const measured = new Map<string, Measured[]>();
     const extra = new Set<string>();
     const checks: Awaited<ReturnType<typeof checkAnswers>>[] = [await checkAnswers(gateway, geth.url, extra)];
@@ -199,7 +214,7 @@ export async function besideGeth(): Promise<Row[]> {
         const order = round % 2 === 0 ? (['flashlog', 'geth'] as const) : (['geth', 'flashlog'] as const);
         for (const server of order) {
           const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: test.method, params: test[server] });
-          const result = await runWorker<Measured>(loadWorker, {
+          const result = await load({
             url: server === 'flashlog' ? gateway : geth.url,
             body,
             concurrency: CONCURRENCY,
@@ -269,7 +284,7 @@ export async function besideGeth(): Promise<Row[]> {
     gateway = await gatewayWithLogs(flashlog);
     for (const test of cases) {
       relay.calls.clear();
-      const result = await runWorker<Measured>(loadWorker, {
+      const result = await load({
         url: gateway,
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: test.method, params: test.flashlog }),
         concurrency: CONCURRENCY,

@@ -285,6 +285,6 @@ export async function run(): Promise<Row[]> {
     await stub.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  rows.push(...(await besideGeth()));
+  rows.push(...(await besideGeth((options) => runWorker(loadWorker, options))));
   return rows;
 }

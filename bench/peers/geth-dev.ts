@@ -120,9 +120,12 @@ export async function startGethDev(
     const [account] = await rpc<Hex[]>(url, 'eth_accounts', []);
     if (!account) throw new Error('geth --dev has no dev account');
     // Gas and fees set here: geth's own choice can pass its 1 ether fee cap (`--rpc.txfeecap`) on the dev chain.
-    const fees = { gas: numberToHex(4_000_000), maxFeePerGas: numberToHex(parseGwei('100')), maxPriorityFeePerGas: numberToHex(parseGwei('1')) };
-    const send = (data: Hex, to?: Hex) =>
-      rpc<Hex>(url, 'eth_sendTransaction', [{ from: account, ...(to ? { to } : {}), data, ...fees }]);
+    const fees = {
+      gas: numberToHex(4_000_000),
+      maxFeePerGas: numberToHex(parseGwei('100')),
+      maxPriorityFeePerGas: numberToHex(parseGwei('1')),
+    };
+    const send = (data: Hex, to?: Hex) => rpc<Hex>(url, 'eth_sendTransaction', [{ from: account, ...(to ? { to } : {}), data, ...fees }]);
     const deployed = async (data: Hex) => {
       const receipt = await receiptOf(url, await send(data));
       if (receipt.status !== '0x1' || !receipt.contractAddress) throw new Error('geth --dev: a bench contract failed to deploy');
@@ -133,7 +136,11 @@ export async function startGethDev(
       deployed(DevnetWorkload.bytecode as Hex),
     ]);
     // The load: `transactionsPerBlock` emitMany calls a period, spread over it.
-    const emit = encodeFunctionData({ abi: DevnetWorkload.abi, functionName: 'emitMany', args: [BigInt(logsPerTransaction - 1), '0x6265'] });
+    const emit = encodeFunctionData({
+      abi: DevnetWorkload.abi,
+      functionName: 'emitMany',
+      args: [BigInt(logsPerTransaction - 1), '0x6265'],
+    });
     let transactions = 0;
     let failed = 0;
     let firstFailure: string | undefined;
