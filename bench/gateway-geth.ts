@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -39,6 +39,20 @@ async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T
   const body = (await response.json()) as { result?: T; error?: { message: string } };
   if (body.error) throw new Error(`${method}: ${body.error.message}`);
   return body.result as T;
+}
+
+/**
+ * CPU seconds a process has used (user + system), from Linux's /proc/<pid>/stat (fields 14 and 15,
+ * in clock ticks of 1/100 s, Linux's USER_HZ); undefined where there is no /proc.
+ */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 const median = (values: number[]) => {
@@ -214,7 +228,7 @@ export async function besideGeth(load: Load): Promise<Row[]> {
         geth: [{ to: geth.token, data: balanceOf }, 'latest'],
       },
     ];
-    const measured = new Map<string, Measured[]>();
+    const measured = new Map<string, (Measured & { flashlogCpuUs: number; gethCpuUs: number })[]>();
     const extra = new Set<string>();
     const checks: Awaited<ReturnType<typeof checkAnswers>>[] = [await checkAnswers(gateway, geth.url, extra)];
     for (let round = 0; round < ROUNDS; round++) {
@@ -222,14 +236,21 @@ export async function besideGeth(load: Load): Promise<Row[]> {
         const order = round % 2 === 0 ? (['flashlog', 'geth'] as const) : (['geth', 'flashlog'] as const);
         for (const server of order) {
           const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: test.method, params: test[server] });
+          const cpuBefore = [cpuSeconds(flashlog.child.pid), cpuSeconds(geth.pid)];
           const result = await load({
             url: server === 'flashlog' ? gateway : geth.url,
             body,
             concurrency: CONCURRENCY,
             durationMs: DURATION_MS,
           });
+          const cpuAfter = [cpuSeconds(flashlog.child.pid), cpuSeconds(geth.pid)];
+          // CPU µs per request of each process over the round (each also does its own background work).
+          const perRequest = (i: number) =>
+            cpuBefore[i] === undefined || cpuAfter[i] === undefined
+              ? Number.NaN
+              : ((cpuAfter[i]! - cpuBefore[i]!) * 1e6) / Math.max(1, result.done);
           const key = `${test.bench}|${server}`;
-          measured.set(key, [...(measured.get(key) ?? []), result]);
+          measured.set(key, [...(measured.get(key) ?? []), { ...result, flashlogCpuUs: perRequest(0), gethCpuUs: perRequest(1) }]);
         }
       }
       checks.push(await checkAnswers(gateway, geth.url, extra));
@@ -244,6 +265,8 @@ export async function besideGeth(load: Load): Promise<Row[]> {
           p99: median(results.map((result) => result.p99)),
           errors: results.reduce((sum, result) => sum + result.errors, 0),
           requests: results.reduce((sum, result) => sum + result.done, 0),
+          flashlogCpuUs: median(results.map((result) => result.flashlogCpuUs)),
+          gethCpuUs: median(results.map((result) => result.gethCpuUs)),
         };
       };
       const [ours, theirs] = [of('flashlog'), of('geth')];
@@ -261,6 +284,8 @@ export async function besideGeth(load: Load): Promise<Row[]> {
           'req/s rounds': figures.rounds,
           'p50 ms': figures.p50,
           'p99 ms': figures.p99,
+          'flashlog CPU µs/request': figures.flashlogCpuUs,
+          'geth CPU µs/request': figures.gethCpuUs,
           ...(server.startsWith('flashlog') ? { 'x geth': ratio, target: `≥ ${test.target}x`, met: ratio >= test.target } : {}),
         });
     }

@@ -16,6 +16,8 @@ import { DevnetToken, DevnetWorkload } from '../../src/devnet/contracts/bytecode
  */
 export interface GethDev {
   readonly url: string;
+  /** geth's process id (its CPU time is read from /proc by the bench). */
+  readonly pid: number;
   readonly wsUrl: string;
   /** The dev account (funded, unlocked): sends the load and holds the token supply. */
   readonly account: Hex;
@@ -157,6 +159,7 @@ export async function startGethDev(
     );
     return {
       ...endpoints,
+      pid: child.pid!,
       account,
       token,
       workload,
