@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -140,6 +141,42 @@ async function countingRelay(target: string): Promise<{ url: string; calls: Map<
   };
 }
 
+/**
+ * The ceiling of a Node server on this machine: a bare node:http server in its own process that
+ * answers every POST with `answer` (flashlog's own answer to the case, read once), with no JSON-RPC
+ * work at all.
+ */
+const bareServer = `
+const http = require('node:http');
+const chunks = []; process.stdin.on('data', (c) => chunks.push(c));
+process.stdin.on('end', () => {
+  const answer = Buffer.concat(chunks);
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length }).end(answer));
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
+});`;
+
+async function startBare(answer: string): Promise<{ url: string; pid: number | undefined; close(): Promise<void> }> {
+  const child = spawn(process.execPath, ['-e', bareServer], { stdio: ['pipe', 'pipe', 'inherit'] });
+  child.stdin.end(answer);
+  const port = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`bare node:http server exited ${code}`)));
+    child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 function startFlashlog(dir: string, rpcUrl: string, wsUrl: string) {
   return spawnFlashlog([
     'run',
@@ -228,35 +265,56 @@ export async function besideGeth(load: Load): Promise<Row[]> {
         geth: [{ to: geth.token, data: balanceOf }, 'latest'],
       },
     ];
-    const measured = new Map<string, (Measured & { flashlogCpuUs: number; gethCpuUs: number })[]>();
+    const measured = new Map<string, (Measured & { flashlogCpuUs: number; gethCpuUs: number; bareCpuUs: number })[]>();
     const extra = new Set<string>();
     const checks: Awaited<ReturnType<typeof checkAnswers>>[] = [await checkAnswers(gateway, geth.url, extra)];
     for (let round = 0; round < ROUNDS; round++) {
       for (const test of cases) {
-        const order = round % 2 === 0 ? (['flashlog', 'geth'] as const) : (['geth', 'flashlog'] as const);
-        for (const server of order) {
-          const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: test.method, params: test[server] });
-          const cpuBefore = [cpuSeconds(flashlog.child.pid), cpuSeconds(geth.pid)];
-          const result = await load({
-            url: server === 'flashlog' ? gateway : geth.url,
-            body,
-            concurrency: CONCURRENCY,
-            durationMs: DURATION_MS,
-          });
-          const cpuAfter = [cpuSeconds(flashlog.child.pid), cpuSeconds(geth.pid)];
-          // CPU µs per request of each process over the round (each also does its own background work).
-          const perRequest = (i: number) =>
-            cpuBefore[i] === undefined || cpuAfter[i] === undefined
-              ? Number.NaN
-              : ((cpuAfter[i]! - cpuBefore[i]!) * 1e6) / Math.max(1, result.done);
-          const key = `${test.bench}|${server}`;
-          measured.set(key, [...(measured.get(key) ?? []), { ...result, flashlogCpuUs: perRequest(0), gethCpuUs: perRequest(1) }]);
+        const order = round % 2 === 0 ? (['flashlog', 'geth', 'bare'] as const) : (['bare', 'geth', 'flashlog'] as const);
+        // The bare server answers flashlog's answer to this case, as read now.
+        const bare = await startBare(
+          await fetch(gateway, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: test.method, params: test.flashlog }),
+          }).then((response) => response.text()),
+        );
+        try {
+          for (const server of order) {
+            const body = JSON.stringify({
+              jsonrpc: '2.0',
+              id: 1,
+              method: test.method,
+              params: test[server === 'bare' ? 'flashlog' : server],
+            });
+            const pids = [flashlog.child.pid, geth.pid, bare.pid];
+            const cpuBefore = pids.map(cpuSeconds);
+            const result = await load({
+              url: server === 'flashlog' ? gateway : server === 'geth' ? geth.url : bare.url,
+              body,
+              concurrency: CONCURRENCY,
+              durationMs: DURATION_MS,
+            });
+            const cpuAfter = pids.map(cpuSeconds);
+            // CPU µs per request of each process over the round (each also does its own background work).
+            const perRequest = (i: number) =>
+              cpuBefore[i] === undefined || cpuAfter[i] === undefined
+                ? Number.NaN
+                : ((cpuAfter[i]! - cpuBefore[i]!) * 1e6) / Math.max(1, result.done);
+            const key = `${test.bench}|${server}`;
+            measured.set(key, [
+              ...(measured.get(key) ?? []),
+              { ...result, flashlogCpuUs: perRequest(0), gethCpuUs: perRequest(1), bareCpuUs: perRequest(2) },
+            ]);
+          }
+        } finally {
+          await bare.close();
         }
       }
       checks.push(await checkAnswers(gateway, geth.url, extra));
     }
     for (const test of cases) {
-      const of = (server: 'flashlog' | 'geth') => {
+      const of = (server: 'flashlog' | 'geth' | 'bare') => {
         const results = measured.get(`${test.bench}|${server}`) ?? [];
         return {
           perSecond: median(results.map((result) => result.perSecond)),
@@ -267,6 +325,7 @@ export async function besideGeth(load: Load): Promise<Row[]> {
           requests: results.reduce((sum, result) => sum + result.done, 0),
           flashlogCpuUs: median(results.map((result) => result.flashlogCpuUs)),
           gethCpuUs: median(results.map((result) => result.gethCpuUs)),
+          bareCpuUs: median(results.map((result) => result.bareCpuUs)),
         };
       };
       const [ours, theirs] = [of('flashlog'), of('geth')];
@@ -274,6 +333,7 @@ export async function besideGeth(load: Load): Promise<Row[]> {
       for (const [server, figures] of [
         ['flashlog pending', ours],
         [`geth ${gethVersion} latest`, theirs],
+        ["bare node:http, flashlog's answer, no JSON-RPC work (ceiling)", of('bare')],
       ] as const)
         rows.push({
           bench: `beside geth: ${test.bench}`,
@@ -286,6 +346,9 @@ export async function besideGeth(load: Load): Promise<Row[]> {
           'p99 ms': figures.p99,
           'flashlog CPU µs/request': figures.flashlogCpuUs,
           'geth CPU µs/request': figures.gethCpuUs,
+          ...(server.startsWith('bare')
+            ? { 'bare CPU µs/request': figures.bareCpuUs, 'x geth': figures.perSecond / theirs.perSecond }
+            : {}),
           ...(server.startsWith('flashlog') ? { 'x geth': ratio, target: `≥ ${test.target}x`, met: ratio >= test.target } : {}),
         });
     }
