@@ -17,6 +17,7 @@ import { createServe } from '../streams/serve.ts';
 import { materialize } from '../streams/materialize.ts';
 import { blockBuilder, signedTransfers } from '../test/helpers/view-records.ts';
 import { createRpcStub } from '../test/helpers/rpc-stub.ts';
+import { besideGeth } from './gateway-geth.ts';
 
 /**
  * The gateway, side by side in one run:
@@ -27,7 +28,10 @@ import { createRpcStub } from '../test/helpers/rpc-stub.ts';
  *    worker): from the block record's append call to the notification parsed by the client.
  *    (The executor is not in this path; ingest adds decode+sequence+execute before the append.)
  * 3. view replay rate (records/s) of a log of 300 blocks x 10 flashblocks.
- * Targets: >= 10,000 req/s pending getLogs; p99 <= 20 ms at 1,000 subscribers (embedded log).
+ * 4. beside geth (bench/gateway-geth.ts): `flashlog run --source blocks` over geth `--dev`, pending
+ *    reads of flashlog against geth's `latest`, side by side; skipped with one line without geth.
+ * Targets: >= 10,000 req/s pending getLogs; p99 <= 20 ms at 1,000 subscribers (embedded log);
+ * beside geth: pending block >= 1.2x, pending logs >= 1.2x (the same logs), eth_call >= 0.4x.
  */
 type Row = Record<string, unknown>;
 const require = createRequire(import.meta.url);
@@ -281,5 +285,6 @@ export async function run(): Promise<Row[]> {
     await stub.close();
     rmSync(dir, { recursive: true, force: true });
   }
+  rows.push(...(await besideGeth((options) => runWorker(loadWorker, options))));
   return rows;
 }

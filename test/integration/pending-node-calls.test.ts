@@ -12,7 +12,8 @@ import { blockBuilder, sender, signedTransfers } from '../helpers/view-records.t
  * per process (src/rpc/node-head.ts), so a pending read answered from a view at or past that head
  * asks the node nothing. A stub node counts the calls it receives while clients read `pending` as
  * fast as they can over a window; the node's own polls (one `eth_blockNumber` every
- * `--head-poll-ms`) are all it may see, however many reads there were.
+ * `--head-poll-ms`) are all it may see, however many reads there were. At the head (a blocks
+ * source's newest block) the node is asked its head, by one call the reads of a turn share.
  */
 let dir: ReturnType<typeof tempDir>;
 let log: Log;
@@ -112,39 +113,77 @@ describe('pending reads and the node', () => {
   });
 });
 
+/** A blocks source's log holding block 10 complete (its header carries its hash), and a gateway over it that polls the node once a minute. */
+async function blocksGateway(): Promise<{ serve: Serve; read: () => Promise<{ number: string; hash: string }>; close(): Promise<void> }> {
+  const blocksDir = tempDir();
+  const blocksLog = createEmbeddedLog({ path: `${blocksDir.path}/flashlog.db` });
+  await blocksLog.ensureTopics(allTopics.map((name) => ({ name })));
+  const [tx] = await signedTransfers(1);
+  const records = blockBuilder(10n)
+    .flashblock([tx!])
+    .map((record) => {
+      if (record.topic !== 'flashlog.blocks') return record;
+      const value = JSON.parse(record.value) as { header: Record<string, unknown> };
+      value.header.hash = `0x${'0a'.repeat(32)}`;
+      return { ...record, value: JSON.stringify(value) };
+    });
+  await blocksLog.produce(records);
+  const blocksServe = await createServe(testContext({ port: 0, rpc: stub.url, rpcTimeoutMs: 2000, headPollMs: 60_000 }), {
+    log: blocksLog,
+    rpcUrl: stub.url,
+    source: 'blocks',
+  });
+  const read = async () => {
+    const response = await fetch(blocksServe.gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['pending', false] }),
+    });
+    return ((await response.json()) as { result: { number: string; hash: string } }).result;
+  };
+  await eventually(async () => ((await read()).hash === `0x${'0a'.repeat(32)}` ? true : undefined), 5000, 'block 10 served');
+  return {
+    serve: blocksServe,
+    read,
+    async close() {
+      await blocksServe.close();
+      await blocksLog.close();
+      blocksDir.remove();
+    },
+  };
+}
+
 describe('pending at the node head (blocks source)', () => {
-  it('a node that moved past the newest held block without the gateway hearing of it: pending reads see it at once, sharing their asks', async () => {
-    const blocksDir = tempDir();
-    const blocksLog = createEmbeddedLog({ path: `${blocksDir.path}/flashlog.db` });
-    let blocksServe: Serve | undefined;
+  it('the view at the node head: the node is asked only its head, one eth_blockNumber shared by the reads of a turn', async () => {
+    head = 10n;
+    const gateway = await blocksGateway();
     try {
-      await blocksLog.ensureTopics(allTopics.map((name) => ({ name })));
-      const [tx] = await signedTransfers(1);
-      // A complete 200 ms block: its header carries its hash.
-      const records = blockBuilder(10n)
-        .flashblock([tx!])
-        .map((record) => {
-          if (record.topic !== 'flashlog.blocks') return record;
-          const value = JSON.parse(record.value) as { header: Record<string, unknown> };
-          value.header.hash = `0x${'0a'.repeat(32)}`;
-          return { ...record, value: JSON.stringify(value) };
-        });
-      await blocksLog.produce(records);
-      head = 10n;
-      blocksServe = await createServe(testContext({ port: 0, rpc: stub.url, rpcTimeoutMs: 2000, headPollMs: 60_000 }), {
-        log: blocksLog,
-        rpcUrl: stub.url,
-        source: 'blocks',
-      });
-      const read = async () => {
-        const response = await fetch(blocksServe!.gateway.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['pending', false] }),
-        });
-        return ((await response.json()) as { result: { number: string; hash: string } }).result;
-      };
-      await eventually(async () => ((await read()).hash === `0x${'0a'.repeat(32)}` ? true : undefined), 5000, 'block 10 served');
+      const before = stub.calls.length;
+      let reads = 0;
+      const answers: string[] = [];
+      for (let round = 0; round < 40; round++) {
+        const batch = await Promise.all(Array.from({ length: 8 }, gateway.read));
+        reads += batch.length;
+        answers.push(...batch.map((block) => block.hash));
+      }
+      const calls = stub.calls.slice(before);
+      // Every answer is the held block 10, from the view; the node is asked its head and nothing else.
+      expect(new Set(answers)).toEqual(new Set([`0x${'0a'.repeat(32)}`]));
+      expect([...new Set(calls.map((call) => call.method))]).toEqual(['eth_blockNumber']);
+      // Not none (the blocks source's newest block is a node head: the node may have made the next),
+      // but shared by the reads that arrive in one turn: well under one per read (about one per six here).
+      expect(calls.length).toBeGreaterThan(0);
+      expect(calls.length).toBeLessThan(reads / 2);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('a node that moved past the newest held block without the gateway hearing of it: pending reads see it at once, sharing their asks', async () => {
+    head = 10n;
+    const gateway = await blocksGateway();
+    const read = gateway.read;
+    try {
       // The node makes block 11; the gateway polls only once a minute and hears of nothing.
       head = 11n;
       const before = stub.calls.length;
@@ -155,9 +194,7 @@ describe('pending at the node head (blocks source)', () => {
       expect(asked).toBeGreaterThanOrEqual(1);
       expect(asked).toBeLessThan(32);
     } finally {
-      await blocksServe?.close();
-      await blocksLog.close();
-      blocksDir.remove();
+      await gateway.close();
     }
   });
 });
