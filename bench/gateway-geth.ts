@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { encodeFunctionData, type Hex } from 'viem';
-import { DevnetToken } from '../src/devnet/contracts/bytecode.ts';
+import { DevnetToken } from '../devnet/contracts/bytecode.ts';
 import { spawnFlashlog } from '../test/helpers/flashlog-process.ts';
 import { gethBinary, gethVersion, startGethDev } from './peers/geth-dev.ts';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeDeployData, encodeFunctionData, numberToHex, parseGwei, type Hex } from 'viem';
-import { DevnetToken, DevnetWorkload } from '../../src/devnet/contracts/bytecode.ts';
+import { DevnetToken, DevnetWorkload } from '../../devnet/contracts/bytecode.ts';
 
 /**
  * go-ethereum's geth as a bench peer: `geth --dev` (its own one-account chain, a block every

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeFunctionResult, encodeFunctionData, type Hex } from 'viem';
-import { DevnetToken } from '../../src/devnet/contracts/bytecode.ts';
+import { DevnetToken } from '../../devnet/contracts/bytecode.ts';
 import { gethBinary, startGethDev, type GethDev } from '../../bench/peers/geth-dev.ts';
 import { eventually } from '../helpers/context.ts';
 import { goPrograms } from '../helpers/strict-clients.ts';
