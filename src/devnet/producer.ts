@@ -3,6 +3,7 @@ import { keccak256, numberToHex, parseTransaction, recoverTransactionAddress, ty
 import { JsonRpcError } from '../errors.ts';
 import { transactionHash } from '../wire/tx-hash.ts';
 import type { Engine } from './edr-chain.ts';
+import { createReorgHold } from './reorg-hold.ts';
 import { createTickLoop } from './tick-loop.ts';
 import type { L1Attributes } from './deposit.ts';
 import { createBlockBuilding, mineNext, type Call, type OpenBlock, type TxBook } from './block-building.ts';
@@ -20,12 +21,8 @@ import { ZERO32, type SentFlashblock, type MinedBlock } from './sent-flashblock.
  * block-building.ts; the last flashblock's `block_hash` is the sealed block's hash (except on a
  * `--reorg-every` block, which seals without its last pre-confirmed transaction).
  *
- * A `--reorg-every` block takes no new transaction in the second half of its flashblocks: a
- * transaction submitted then waits (its eth_sendRawTransaction answers once the next block has
- * opened). So the transaction the block leaves out was pre-confirmed at least half a block before
- * the seal, and a gateway serves the version it will withdraw for that long (with 2 s blocks, 1 s),
- * instead of the last 200 ms or less: a checker polling the gateway observes the replacement by
- * design, not by luck (test/e2e/check-gateway-devnets.test.ts).
+ * A `--reorg-every` block takes no new transaction in the second half of its flashblocks
+ * (reorg-hold.ts).
  */
 export type { SentFlashblock, MetadataReceipt } from './sent-flashblock.ts';
 
@@ -117,31 +114,29 @@ async function keyOf(raw: Hex): Promise<string | null> {
   }
 }
 
+/**
+ * What to answer for a raw transaction the engine refused. A pre-confirmed transaction is already
+ * executed (in a trial block), so one with its sender and nonce is refused as a low nonce: say why,
+ * in geth's words, which clients match (viem: NonceTooLowError; any other -32000 message is its
+ * "Missing or invalid parameters").
+ */
+async function submitError(error: unknown, raw: Hex, announcedKeys: ReadonlyMap<string, Hex> | undefined): Promise<unknown> {
+  const key = await keyOf(raw);
+  const preconfirmed = key ? announcedKeys?.get(key) : undefined;
+  if (!preconfirmed) return error;
+  return new JsonRpcError(
+    -32000,
+    `nonce too low: replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`,
+  );
+}
+
 export function createProducer(options: ProducerOptions): Producer {
   const { engine, logger } = options;
   const perBlock = Math.max(1, Math.round(options.blockTimeMs / options.flashblockMs));
   const book: TxBook = { rawByHash: new Map(), keyByHash: new Map(), queuedDeposits: [] };
   let stopped = false;
   let current: OpenBlock | undefined;
-  // --reorg-every: the flashblocks at the end of a block to be replaced that take no new transaction.
-  const reorgHoldFlashblocks = Math.floor(perBlock / 2);
-  let held: { readonly released: Promise<void>; release(): void } | undefined;
-  const holdsTail = (block: OpenBlock) =>
-    options.reorgEvery > 0 &&
-    reorgHoldFlashblocks > 0 &&
-    block.number % BigInt(options.reorgEvery) === 0n &&
-    block.index >= perBlock - reorgHoldFlashblocks;
-  const hold = () => {
-    if (held) return;
-    let release = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    held = { released, release };
-  };
-  const releaseHeld = () => {
-    const was = held;
-    held = undefined;
-    was?.release();
-  };
+  const reorgHold = createReorgHold({ flashblocksPerBlock: perBlock, reorgEvery: options.reorgEvery });
   let sealedHead = 0n;
   let stepStarted = 0;
   const building = createBlockBuilding({
@@ -232,16 +227,13 @@ export function createProducer(options: ProducerOptions): Producer {
       if (!current) current = await open(call);
       else if (current.index < perBlock) {
         await building.trial(call, current);
-        if (holdsTail(current)) hold();
+        reorgHold.afterFlashblock(current.number, current.index);
       } else {
         // From here on the block is sealed whatever fails, so the next tick opens a new one.
         const block = current;
         current = undefined;
-        try {
-          current = await seal(call, block);
-        } finally {
-          releaseHeld();
-        }
+        current = await seal(call, block);
+        reorgHold.release();
       }
     });
   }
@@ -252,13 +244,9 @@ export function createProducer(options: ProducerOptions): Producer {
     started: loop.started,
     sealedHead: () => sealedHead,
     async submit(raw) {
-      for (;;) {
-        if (stopped) throw new Error('the devnet is stopping');
-        // The tail of a --reorg-every block takes nothing new: wait for the next block.
-        if (held) await held.released;
-        const hash = await submitNow(raw);
-        if (hash !== null) return hash;
-      }
+      if (stopped) throw new Error('the devnet is stopping');
+      // The tail of a --reorg-every block takes nothing new: sent once the next block has opened.
+      return reorgHold.whenTaking(() => submitNow(raw));
     },
     submitDeposit(raw) {
       book.queuedDeposits.push(raw);
@@ -266,7 +254,7 @@ export function createProducer(options: ProducerOptions): Producer {
     },
     async stop() {
       stopped = true;
-      releaseHeld();
+      reorgHold.release();
       await loop.stop();
     },
   };
@@ -274,24 +262,10 @@ export function createProducer(options: ProducerOptions): Producer {
   /** Sends `raw` to the engine now; null when the block's tail is held (checked inside the exclusive section). */
   function submitNow(raw: Hex): Promise<Hex | null> {
     return engine.exclusive(async (call) => {
-      if (held) return null;
-      let hash: Hex;
-      try {
-        hash = await call<Hex>('eth_sendRawTransaction', [raw]);
-      } catch (error) {
-        // A pre-confirmed transaction is already executed (in a trial block), so one with its sender
-        // and nonce is refused as a low nonce: say why, in geth's words, which clients match (viem:
-        // NonceTooLowError; any other -32000 message is its "Missing or invalid parameters").
-        const key = await keyOf(raw);
-        const preconfirmed = key ? current?.announcedKeys.get(key) : undefined;
-        if (preconfirmed) {
-          throw new JsonRpcError(
-            -32000,
-            `nonce too low: replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`,
-          );
-        }
-        throw error;
-      }
+      if (reorgHold.holding()) return null;
+      const hash = await call<Hex>('eth_sendRawTransaction', [raw]).catch(async (error: unknown) => {
+        throw await submitError(error, raw, current?.announcedKeys);
+      });
       book.rawByHash.set(hash, raw);
       if (current) current.changed = true;
       const tx = await call<{ from: Hex; nonce: Hex } | null>('eth_getTransactionByHash', [hash]);
