@@ -32,11 +32,38 @@ export const tailCommand: Command = {
     const caughtUp = () => [...remaining.values()].every((offset) => offset <= 0n);
     // Reading from the beginning stops at the end unless --follow; reading from the end follows.
     const stopAtEnd = ctx.config.fromBeginning && !ctx.config.follow;
+    // Backpressure: a reader slower than the log (a pipe into a consumer) pauses the log's
+    // consumer whenever stdout's buffer is full (write answers false) and resumes it on 'drain', so
+    // the process holds about one buffer of output, not the whole topic.
+    const stdout = process.stdout;
     let printed = 0;
-    const out: string[] = [];
-    const flush = () => {
-      if (out.length) process.stdout.write(out.join(''));
-      out.length = 0;
+    let paused = false;
+    // Records handed to stdout and not yet written out to the OS: now, and the most at once.
+    let buffered = 0;
+    let mostBuffered = 0;
+    let mostBufferedBytes = 0;
+    let corked = false;
+    const print = (line: string) => {
+      // Lines handed over in one turn of the event loop go out as one write (writev).
+      if (!corked) {
+        corked = true;
+        stdout.cork();
+        process.nextTick(() => {
+          corked = false;
+          stdout.uncork();
+        });
+      }
+      buffered++;
+      mostBuffered = Math.max(mostBuffered, buffered);
+      const more = stdout.write(line, () => buffered--);
+      mostBufferedBytes = Math.max(mostBufferedBytes, stdout.writableLength);
+      if (more || paused) return;
+      paused = true;
+      consumer.pause();
+      stdout.once('drain', () => {
+        paused = false;
+        consumer.resume();
+      });
     };
     const records$ = consumer.records$.pipe(
       ctx.config.limit ? take(ctx.config.limit) : tap(),
@@ -52,11 +79,10 @@ export const tailCommand: Command = {
           } catch {
             /* not JSON: print as a string */
           }
-          out.push(
+          print(
             `${JSON.stringify({ topic: record.topic, partition: record.partition, offset: Number(record.offset), key: record.key, timestamp: record.timestamp, value })}\n`,
           );
           printed++;
-          if (out.length >= 256) flush();
           const end = remaining.get(record.partition);
           if (end !== undefined && record.offset + 1n >= end) remaining.set(record.partition, 0n);
         }),
@@ -64,8 +90,9 @@ export const tailCommand: Command = {
         defaultIfEmpty(undefined),
       ),
     );
-    flush();
-    ctx.logger.debug({ printed }, 'tail done');
+    // mostBuffered: the records read from the log ahead of what the reader took (bounded by the
+    // backpressure above; cli-pipe.test.ts holds it to a bound).
+    ctx.logger.debug({ printed, mostBuffered, mostBufferedBytes }, 'tail done');
     return 0;
   },
 };

@@ -3,6 +3,7 @@ import { keccak256, numberToHex, parseTransaction, recoverTransactionAddress, ty
 import { JsonRpcError, ServerError } from '../../src/errors.ts';
 import { transactionHash } from '../../src/wire/tx-hash.ts';
 import type { Engine } from './edr-chain.ts';
+import { createReorgHold } from './reorg-hold.ts';
 import { createTickLoop } from './tick-loop.ts';
 import type { L1Attributes } from '../deposit.ts';
 import { createBlockBuilding, mineNext, type Call, type OpenBlock, type TxBook } from './block-building.ts';
@@ -19,6 +20,9 @@ import { ZERO32, type SentFlashblock, type MinedBlock } from './sent-flashblock.
  * How each flashblock is computed, executing each transaction once before the seal, is in
  * block-building.ts; the last flashblock's `block_hash` is the sealed block's hash (except on a
  * `--reorg-every` block, which seals without its last pre-confirmed transaction).
+ *
+ * A `--reorg-every` block takes no new transaction in the second half of its flashblocks
+ * (reorg-hold.ts).
  */
 export type { SentFlashblock, SentMetadataReceipt } from './sent-flashblock.ts';
 
@@ -110,12 +114,29 @@ async function keyOf(raw: Hex): Promise<string | null> {
   }
 }
 
+/**
+ * What to answer for a raw transaction the engine refused. A pre-confirmed transaction is already
+ * executed (in a trial block), so one with its sender and nonce is refused as a low nonce: say why,
+ * in geth's words, which clients match (viem: NonceTooLowError; any other -32000 message is its
+ * "Missing or invalid parameters").
+ */
+async function submitError(error: unknown, raw: Hex, announcedKeys: ReadonlyMap<string, Hex> | undefined): Promise<unknown> {
+  const key = await keyOf(raw);
+  const preconfirmed = key ? announcedKeys?.get(key) : undefined;
+  if (!preconfirmed) return error;
+  return new JsonRpcError(
+    -32000,
+    `nonce too low: replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`,
+  );
+}
+
 export function createProducer(options: ProducerOptions): Producer {
   const { engine, logger } = options;
   const perBlock = Math.max(1, Math.round(options.blockTimeMs / options.flashblockMs));
   const book: TxBook = { rawByHash: new Map(), keyByHash: new Map(), queuedDeposits: [] };
   let stopped = false;
   let current: OpenBlock | undefined;
+  const reorgHold = createReorgHold({ flashblocksPerBlock: perBlock, reorgEvery: options.reorgEvery });
   let sealedHead = 0n;
   let stepStarted = 0;
   const building = createBlockBuilding({
@@ -204,12 +225,15 @@ export function createProducer(options: ProducerOptions): Producer {
     await engine.exclusive(async (call) => {
       stepStarted = performance.now();
       if (!current) current = await open(call);
-      else if (current.index < perBlock) await building.trial(call, current);
-      else {
+      else if (current.index < perBlock) {
+        await building.trial(call, current);
+        reorgHold.afterFlashblock(current.number, current.index);
+      } else {
         // From here on the block is sealed whatever fails, so the next tick opens a new one.
         const block = current;
         current = undefined;
         current = await seal(call, block);
+        reorgHold.release();
       }
     });
   }
@@ -221,34 +245,8 @@ export function createProducer(options: ProducerOptions): Producer {
     sealedHead: () => sealedHead,
     async submit(raw) {
       if (stopped) throw new ServerError('the devnet is stopping');
-      return engine.exclusive(async (call) => {
-        let hash: Hex;
-        try {
-          hash = await call<Hex>('eth_sendRawTransaction', [raw]);
-        } catch (error) {
-          // A pre-confirmed transaction is already executed (in a trial block), so one with its sender
-          // and nonce is refused as a low nonce: say why, in geth's words, which clients match (viem:
-          // NonceTooLowError; any other -32000 message is its "Missing or invalid parameters").
-          const key = await keyOf(raw);
-          const preconfirmed = key ? current?.announcedKeys.get(key) : undefined;
-          if (preconfirmed) {
-            throw new JsonRpcError(
-              -32000,
-              `nonce too low: replacement transaction refused: ${preconfirmed} has the same sender and nonce and is already pre-confirmed`,
-            );
-          }
-          throw error;
-        }
-        book.rawByHash.set(hash, raw);
-        if (current) current.changed = true;
-        const tx = await call<{ from: Hex; nonce: Hex } | null>('eth_getTransactionByHash', [hash]);
-        if (tx) book.keyByHash.set(hash, `${tx.from.toLowerCase()}:${BigInt(tx.nonce)}`);
-        if (options.preconfirmOnSubmit && current && current.index > 0 && current.index < perBlock) {
-          stepStarted = performance.now();
-          await building.trial(call, current);
-        }
-        return hash;
-      });
+      // The tail of a --reorg-every block takes nothing new: sent once the next block has opened.
+      return reorgHold.whenTaking(() => submitNow(raw));
     },
     submitDeposit(raw) {
       book.queuedDeposits.push(raw);
@@ -256,7 +254,27 @@ export function createProducer(options: ProducerOptions): Producer {
     },
     async stop() {
       stopped = true;
+      reorgHold.release();
       await loop.stop();
     },
   };
+
+  /** Sends `raw` to the engine now; null when the block's tail is held (checked inside the exclusive section). */
+  function submitNow(raw: Hex): Promise<Hex | null> {
+    return engine.exclusive(async (call) => {
+      if (reorgHold.holding()) return null;
+      const hash = await call<Hex>('eth_sendRawTransaction', [raw]).catch(async (error: unknown) => {
+        throw await submitError(error, raw, current?.announcedKeys);
+      });
+      book.rawByHash.set(hash, raw);
+      if (current) current.changed = true;
+      const tx = await call<{ from: Hex; nonce: Hex } | null>('eth_getTransactionByHash', [hash]);
+      if (tx) book.keyByHash.set(hash, `${tx.from.toLowerCase()}:${BigInt(tx.nonce)}`);
+      if (options.preconfirmOnSubmit && current && current.index > 0 && current.index < perBlock) {
+        stepStarted = performance.now();
+        await building.trial(call, current);
+      }
+      return hash;
+    });
+  }
 }

@@ -57,4 +57,26 @@ describe('the batch queue between a reader and its subscriber', () => {
     await turn();
     expect(delivered).toEqual([]);
   });
+
+  it('delivers nothing while paused (even mid-slice), lets pushes through, and goes on in order after resume', async () => {
+    const delivered: number[] = [];
+    const queue = createBatchQueue<number>(
+      (item) => {
+        delivered.push(item);
+        if (item === 2) queue.pause();
+      },
+      { sliceItems: 100, highWaterBatches: 2 },
+    );
+    await queue.push([1, 2, 3]);
+    await turn();
+    expect(delivered).toEqual([1, 2]);
+    // Past the high-water mark, but paused: the reader is not held (it stops fetching by itself).
+    await queue.push([4]);
+    await queue.push([5]);
+    await turn();
+    expect(delivered).toEqual([1, 2]);
+    queue.resume();
+    await turn();
+    expect(delivered).toEqual([1, 2, 3, 4, 5]);
+  });
 });

@@ -20,6 +20,13 @@ export interface BatchQueue<T> {
   push(batch: readonly T[] | LazyBatch<T>): Promise<void>;
   /** Drops what waits and releases every waiting push (the subscriber has gone). */
   clear(): void;
+  /**
+   * Delivers nothing until resume() (the subscriber's output is full). A push while paused
+   * resolves at once: the reader must stop reading by itself (a paused Kafka consumer fetches no
+   * more), and a reader held inside its callback would miss its heartbeats.
+   */
+  pause(): void;
+  resume(): void;
 }
 
 export function createBatchQueue<T>(
@@ -32,6 +39,7 @@ export function createBatchQueue<T>(
   let next = 0;
   let scheduled = false;
   let held: (() => void)[] = [];
+  let paused = false;
   const release = () => {
     const waiters = held;
     held = [];
@@ -39,7 +47,8 @@ export function createBatchQueue<T>(
   };
   const drain = () => {
     scheduled = false;
-    for (let budget = sliceItems; budget > 0 && batches.length > 0; budget--) {
+    if (paused) return;
+    for (let budget = sliceItems; budget > 0 && batches.length > 0 && !paused; budget--) {
       const batch = batches[0]!;
       const item = Array.isArray(batch) ? (batch as readonly T[])[next++]! : (batch as LazyBatch<T>).item(next++);
       if (next === batch.length) {
@@ -49,6 +58,7 @@ export function createBatchQueue<T>(
       }
       deliver(item);
     }
+    if (paused) return;
     if (batches.length <= highWaterBatches / 2) release();
     if (batches.length > 0) schedule();
   };
@@ -62,12 +72,21 @@ export function createBatchQueue<T>(
       if (batch.length === 0) return Promise.resolve();
       batches.push(batch);
       schedule();
-      return batches.length < highWaterBatches ? Promise.resolve() : new Promise<void>((resume) => held.push(resume));
+      return batches.length < highWaterBatches || paused ? Promise.resolve() : new Promise<void>((resume) => held.push(resume));
     },
     clear() {
       batches.length = 0;
       next = 0;
       release();
+    },
+    pause() {
+      paused = true;
+      release();
+    },
+    resume() {
+      if (!paused) return;
+      paused = false;
+      schedule();
     },
   };
 }

@@ -63,6 +63,15 @@ export interface LogConsumer {
   readonly records$: Observable<LogRecord>;
   /** Commits, for each position, the next offset the group should read. */
   commit(positions: readonly RecordPosition[]): Promise<void>;
+  /**
+   * Backpressure: stop delivering records until `resume()` (a subscriber whose output is full,
+   * `flashlog tail` into a slow pipe). It is an invariant that no record reaches the subscriber while
+   * paused: the embedded log stops at the next record, Kafka stops fetching (kafkajs
+   * `consumer.pause`) and holds what it has already fetched, so what a paused consumer holds is
+   * bounded by one fetch. Pausing twice, or resuming an unpaused consumer, does nothing.
+   */
+  pause(): void;
+  resume(): void;
   close(): Promise<void>;
 }
 

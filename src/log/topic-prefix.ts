@@ -32,6 +32,8 @@ export function withTopicPrefix(log: Log, prefix: string): Log {
       return {
         records$: consumer.records$.pipe(map((record) => ({ ...record, topic: back(record.topic) }))),
         commit: (positions) => consumer.commit(positions.map((position) => ({ ...position, topic: to(position.topic) }))),
+        pause: () => consumer.pause(),
+        resume: () => consumer.resume(),
         close: () => consumer.close(),
       };
     },

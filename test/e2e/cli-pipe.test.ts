@@ -53,6 +53,9 @@ function throughSlowPipe(args: readonly string[], pauseMs = 25): Promise<Output>
 const logDir = join(dir.path, 'log');
 /** Records of ~4 KB each: the topic prints ~2 MB, far more than a pipe's buffer (64 KiB). */
 const recordCount = 500;
+/** A longer topic for the backpressure test: 5,000 records of ~1 KB. */
+const longLogDir = join(dir.path, 'long-log');
+const longRecordCount = 5000;
 
 beforeAll(async () => {
   mkdirSync(logDir, { recursive: true });
@@ -67,6 +70,18 @@ beforeAll(async () => {
     })),
   );
   await log.close();
+  mkdirSync(longLogDir, { recursive: true });
+  const long = createEmbeddedLog({ path: join(longLogDir, embeddedLogFile) });
+  await long.ensureTopics([{ name: topics.blocks, partitions: 1, replication: 1, retentionMs: -1 }]);
+  const shortPadding = 'y'.repeat(1000);
+  await long.produce(
+    Array.from({ length: longRecordCount }, (_, index) => ({
+      topic: topics.blocks,
+      key: String(index),
+      value: JSON.stringify({ index, padding: shortPadding }),
+    })),
+  );
+  await long.close();
 });
 
 const cases: { name: string; args: () => string[]; minBytes: number }[] = [
@@ -116,6 +131,30 @@ describe('flashlog CLI output through a slow pipe', () => {
     expect(lines).toHaveLength(recordCount);
     expect(lines.map((line) => (JSON.parse(line) as { offset: number }).offset)).toEqual(lines.map((_, index) => index));
   }, 60_000);
+
+  it('tail into a slow reader reads the log only as fast as the reader takes it: few records held at once, the same bytes', async () => {
+    const args = ['tail', topics.blocks, '--from-beginning', '--data-dir', longLogDir, '--log-level', 'debug'];
+    const file = await toFile(args, 'tail-long');
+    expect(file.code, file.stderr).toBe(0);
+    const piped = await throughSlowPipe(args, 10);
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stdout.equals(file.stdout)).toBe(true);
+    expect(piped.stdout.toString('utf8').trimEnd().split('\n')).toHaveLength(longRecordCount);
+    // What the process says it held: records handed to stdout before the reader had taken them.
+    const done = piped.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg?: string; printed?: number; mostBuffered?: number; mostBufferedBytes?: number })
+      .find((line) => line.msg === 'tail done');
+    expect(done, piped.stderr.slice(0, 2000)).toBeDefined();
+    expect(done!.printed).toBe(longRecordCount);
+    // stdout's buffer holds 64 KiB (Node 24's default high-water mark, about 64 of these records)
+    // before write() answers false, then one record more; without backpressure every record of the
+    // topic (5,000, 5 MB) was held at once.
+    expect(done!.mostBuffered).toBeGreaterThan(0);
+    expect(done!.mostBuffered).toBeLessThanOrEqual(128);
+    expect(done!.mostBufferedBytes).toBeLessThanOrEqual(128 * 1024);
+  }, 120_000);
 
   it('a reader that closes early (| head) stops the command quietly with exit 0', async () => {
     const child = spawn(process.execPath, [bin, 'tail', topics.blocks, '--from-beginning', '--data-dir', logDir], {

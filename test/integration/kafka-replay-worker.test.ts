@@ -121,6 +121,33 @@ describe.each(engines)('log replay in a worker thread: $name', (engine) => {
     }
   }, 90_000);
 
+  it('a paused replay delivers nothing until resumed, then every record once, in order (backpressure through the worker)', async () => {
+    // What topicB holds now (1,200 at start, 1,500 after the first test).
+    const total = Number((await log.endOffsets(topicB))[0]!.offset);
+    expect(total).toBeGreaterThan(1000);
+    const consumer = log.consumer({ topics: [topicB], replayInWorker: true });
+    const got: LogRecord[] = [];
+    const all = new Promise<void>((resolve, reject) => {
+      consumer.records$.subscribe({
+        next: (one) => {
+          got.push(one);
+          // Paused inside delivery, as `tail` does when stdout is full.
+          if (got.length === 100) consumer.pause();
+          if (got.length === total) resolve();
+        },
+        error: reject,
+      });
+    });
+    const deadline = Date.now() + 30_000;
+    while (got.length < 100 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(got).toHaveLength(100);
+    consumer.resume();
+    await all;
+    await consumer.close();
+    expect(got.map(index)).toEqual(Array.from({ length: total }, (_, i) => i));
+  }, 60_000);
+
   it('loses and repeats nothing when the worker dies mid-replay: this thread reads on from there', async () => {
     // 30 MB in one partition: several fetches of at most 8 MiB, so the worker is killed mid-replay.
     const topic = `replay-worker.${run}.big`;

@@ -111,6 +111,48 @@ describe.each(engines)('log contract: $name', (engine) => {
     }
   });
 
+  it('delivers nothing while paused, then the rest once and in order after resume (backpressure)', async () => {
+    const log = engine.open();
+    try {
+      const consumer = log.consumer({ topics: [topicA] });
+      // Paused before the reader has begun (Kafka: before kafkajs runs): nothing arrives.
+      consumer.pause();
+      const got: LogRecord[] = [];
+      let pauses = 0;
+      const all = new Promise<void>((resolve, reject) => {
+        consumer.records$.subscribe({
+          next: (record) => {
+            got.push(record);
+            // Paused inside delivery, as `tail` does when stdout is full: no next record until resumed.
+            if (got.length === 10 || got.length === 30) {
+              pauses++;
+              consumer.pause();
+            }
+            if (got.length === 50) resolve();
+          },
+          error: reject,
+        });
+      });
+      const settle = () => new Promise((resolve) => setTimeout(resolve, engine.name === 'kafka' ? 3000 : 300));
+      await settle();
+      expect(got).toHaveLength(0);
+      consumer.resume();
+      for (const held of [10, 30]) {
+        const deadline = Date.now() + 30_000;
+        while (got.length < held && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+        await settle();
+        expect(got).toHaveLength(held);
+        consumer.resume();
+      }
+      await all;
+      await consumer.close();
+      expect(pauses).toBe(2);
+      expect(got.map((record) => Number(record.offset))).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    } finally {
+      await log.close();
+    }
+  }, 60_000);
+
   it('delivers records produced while a consumer is live, in order', async () => {
     const log = engine.open();
     try {

@@ -20,6 +20,9 @@ export function createEmbeddedConsumer(store: EmbeddedDb, consume: ConsumeOption
   const { group } = consume;
   let stop: (() => void) | undefined;
   let consumerClosed = false;
+  // Backpressure (LogConsumer.pause): the drain stops before the next record and reads on from it.
+  let paused = false;
+  let wakeUp: (() => void) | undefined;
   const records$ = new Observable<LogRecord>((subscriber) => {
     const positions = new Map<string, bigint>();
     for (const topic of consume.topics) {
@@ -32,28 +35,42 @@ export function createEmbeddedConsumer(store: EmbeddedDb, consume: ConsumeOption
     }
     let timer: NodeJS.Timeout | undefined;
     let draining = false;
+    // The rest of a read that a pause cut short: delivered first on resume, so a paused reader
+    // holds at most one read (batchSize rows) and never reads the same rows twice.
+    let held: { topic: string; rows: Row[]; next: number } | undefined;
+    /** Delivers rows from `start` until done or paused; the index of the first row not delivered. */
+    const deliver = (topic: string, rows: Row[], start: number): number => {
+      for (let index = start; index < rows.length; index++) {
+        if (subscriber.closed || paused) return index;
+        const [offset, key, value, ts] = rows[index]!;
+        positions.set(topic, offset + 1n);
+        subscriber.next({ topic, partition: 0, offset, key, value, timestamp: Number(ts) });
+      }
+      return rows.length;
+    };
     const drain = () => {
-      if (draining || subscriber.closed || settings.logClosed()) return;
+      if (draining || paused || subscriber.closed || settings.logClosed()) return;
       draining = true;
       // A full batch means a backlog: read the rest of it through the file's memory map, and drop
       // the map once caught up (db.ts says why). The drain is synchronous, so one flag
       // per log is enough: no other consumer reads while this one drains.
       let backlog = false;
       try {
+        if (held) {
+          const { topic, rows } = held;
+          const next = deliver(topic, rows, held.next);
+          held = next < rows.length ? { topic, rows, next } : undefined;
+          if (held) return;
+        }
         let more = true;
-        while (more && !subscriber.closed) {
+        while (more && !subscriber.closed && !paused) {
           more = false;
           for (const [topic, from] of positions) {
-            const rows = statements.read.all(topic, from, settings.batchSize) as unknown as [
-              offset: bigint,
-              key: string | null,
-              value: string,
-              ts: bigint,
-            ][];
-            for (const [offset, key, value, ts] of rows) {
-              if (subscriber.closed) return;
-              positions.set(topic, offset + 1n);
-              subscriber.next({ topic, partition: 0, offset, key, value, timestamp: Number(ts) });
+            const rows = statements.read.all(topic, from, settings.batchSize) as unknown as Row[];
+            const next = deliver(topic, rows, 0);
+            if (next < rows.length) {
+              if (!subscriber.closed) held = { topic, rows, next };
+              return;
             }
             if (rows.length === settings.batchSize) {
               more = true;
@@ -72,6 +89,7 @@ export function createEmbeddedConsumer(store: EmbeddedDb, consume: ConsumeOption
       }
     };
     const wake = () => setImmediate(drain);
+    wakeUp = wake;
     for (const topic of consume.topics) settings.appended.on(topic, wake);
     const poll = () => {
       drain();
@@ -80,6 +98,8 @@ export function createEmbeddedConsumer(store: EmbeddedDb, consume: ConsumeOption
     poll();
     stop = () => subscriber.complete();
     return () => {
+      wakeUp = undefined;
+      held = undefined;
       if (timer) clearTimeout(timer);
       for (const topic of consume.topics) settings.appended.off(topic, wake);
     };
@@ -92,12 +112,23 @@ export function createEmbeddedConsumer(store: EmbeddedDb, consume: ConsumeOption
         for (const position of positions) statements.commit.run(group, position.topic, position.offset);
       });
     },
+    pause() {
+      paused = true;
+    },
+    resume() {
+      if (!paused) return;
+      paused = false;
+      wakeUp?.();
+    },
     async close() {
       consumerClosed = true;
       stop?.();
     },
   };
 }
+
+/** A row of the read statement (db.ts). */
+type Row = [offset: bigint, key: string | null, value: string, ts: bigint];
 
 /** Where a reader starts on `topic`: a sought offset, else the group's commit, else the first or next offset; undefined for no such topic. */
 function startOffset(store: EmbeddedDb, consume: ConsumeOptions, topic: string): bigint | undefined {

@@ -3,7 +3,7 @@ import type { Consumer as KafkaConsumer, Kafka, KafkaMessage } from 'kafkajs';
 import { Observable } from 'rxjs';
 import type { Logger } from '../../obs/logger.ts';
 import { maxRecordBytes } from './admin.ts';
-import { createBatchQueue } from '../batch-queue.ts';
+import { createBatchQueue, type BatchQueue } from '../batch-queue.ts';
 import type { ConsumeOptions, LogConsumer, LogRecord, RecordPosition } from '../port.ts';
 
 export interface KafkaConsumerSettings {
@@ -39,9 +39,19 @@ export function createKafkaConsumer(
   });
   open.add(client);
   let stop: (() => void) | undefined;
+  // Backpressure (LogConsumer.pause): kafkajs stops fetching the paused topics (consumer.pause, which
+  // it accepts only once run() has begun: a pause before that is applied then), and the queue holds
+  // what was fetched already. kafkajs 2.2.4 src/consumer/index.js (pause/resume) and
+  // src/consumer/runner.js (a paused partition's fetched batch is not handed to eachBatch).
+  let paused = false;
+  let running = false;
+  let queued: BatchQueue<LogRecord> | undefined;
+  const topicsOf = () => consume.topics.map((topic) => ({ topic }));
   const records$ = new Observable<LogRecord>((subscriber) => {
     let done = false;
     const queue = createBatchQueue<LogRecord>((record) => subscriber.next(record));
+    queued = queue;
+    if (paused) queue.pause();
     (async () => {
       await client.connect();
       await client.subscribe({ topics: [...consume.topics], fromBeginning: (consume.from ?? 'earliest') === 'earliest' });
@@ -53,6 +63,8 @@ export function createKafkaConsumer(
           await queue.push(batch.messages.map((message) => toRecord(batch.topic, batch.partition, message)));
         },
       });
+      running = true;
+      if (paused) client.pause(topicsOf());
       for (const position of consume.seek ?? []) {
         client.seek({ topic: position.topic, partition: position.partition, offset: position.offset.toString() });
       }
@@ -76,6 +88,18 @@ export function createKafkaConsumer(
       await client.commitOffsets(
         positions.map((position) => ({ topic: position.topic, partition: position.partition, offset: position.offset.toString() })),
       );
+    },
+    pause() {
+      if (paused) return;
+      paused = true;
+      if (running) client.pause(topicsOf());
+      queued?.pause();
+    },
+    resume() {
+      if (!paused) return;
+      paused = false;
+      if (running) client.resume(topicsOf());
+      queued?.resume();
     },
     async close() {
       stop?.();

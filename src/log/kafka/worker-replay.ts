@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { Observable, type Subscription } from 'rxjs';
 import type { Logger } from '../../obs/logger.ts';
-import { createBatchQueue } from '../batch-queue.ts';
+import { createBatchQueue, type BatchQueue } from '../batch-queue.ts';
 import type { LogConsumer, LogRecord, RecordPosition } from '../port.ts';
 import { decodeReplayBatch, type ReplayAck, type ReplayMessage } from './replay-batch.ts';
 
@@ -33,8 +33,12 @@ export function createWorkerReplayConsumer(
   let live: LogConsumer | undefined;
   let stop: (() => void) | undefined;
   let closed = false;
+  let paused = false;
+  let queued: BatchQueue<LogRecord> | undefined;
   const records$ = new Observable<LogRecord>((subscriber) => {
     const queue = createBatchQueue<LogRecord>((record) => subscriber.next(record));
+    queued = queue;
+    if (paused) queue.pause();
     const worker = start();
     workers.add(worker);
     // The next offset per partition after the batches taken from the worker (queued or delivered).
@@ -44,6 +48,7 @@ export function createWorkerReplayConsumer(
     const handOver = (seek: readonly RecordPosition[]) => {
       handedOver = true;
       live = follow(seek);
+      if (paused) live.pause();
       // Behind the replay's batches still queued: the same queue keeps the order.
       following = live.records$.subscribe({
         next: (record) => void queue.push([record]),
@@ -92,6 +97,19 @@ export function createWorkerReplayConsumer(
     records$,
     // Ephemeral: nothing to commit (a consumer with a group reads in this thread).
     commit: async () => {},
+    // The worker keeps a bounded number of batches unacknowledged, and a batch is acknowledged once
+    // delivered: holding the queue holds the worker. The live follower pauses its fetches.
+    pause() {
+      paused = true;
+      queued?.pause();
+      live?.pause();
+    },
+    resume() {
+      if (!paused) return;
+      paused = false;
+      live?.resume();
+      queued?.resume();
+    },
     async close() {
       closed = true;
       stop?.();
