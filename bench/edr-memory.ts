@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 /**
- * Where a bare EDR provider (the devnet's engine, src/devnet/edr-chain.ts) keeps native memory, one
+ * Where a bare EDR provider (the devnet's engine, devnet/edr/edr-chain.ts) keeps native memory, one
  * way of mining at a time, with EDR's own bound on its block state cache (100,000 states: in effect
  * none) and with the devnet's (DEVNET_MAX_CACHED_STATES, which createEngine sets): the own memory
  * (RssAnon) grown after a warm-up, in MiB per 1,000 transactions executed. Each case is a child

@@ -86,7 +86,7 @@ describe.concurrent(`check-gateway for up to ${MINUTES} minutes on each devnet u
     expect(summary.blocks).toBeGreaterThanOrEqual(40);
     // Pre-confirmations were compared, not the node's own blocks served as pending for want of one.
     expect(summary.versionsBeingBuilt).toBeGreaterThanOrEqual(summary.blocks / 2);
-    // A reorg block takes no new transaction in its second half (src/devnet/producer.ts), so the
+    // A reorg block takes no new transaction in its second half (devnet/edr/producer.ts), so the
     // version it withdraws is served for at least 1 s of its 2 s, not only its last 200 ms: the
     // checker records it at each reorg on a machine with a core to spare (18 of 18 in 92 blocks),
     // and still at about one in three with a load average of 20 on two cores (1-3 of 18 before).
