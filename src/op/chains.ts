@@ -74,6 +74,12 @@ const superchainSepolia = {
 const registryChannelTimeout = 300;
 
 /**
+ * The windows every live chain below shares: `seq_window_size` 3600 and `max_sequencer_drift` 600
+ * (each chain's TOML, the same in all six), and the channel timeout above.
+ */
+const registryWindows = { seq_window_size: 3600, max_sequencer_drift: 600, channel_timeout: registryChannelTimeout } as const;
+
+/**
  * OP Mainnet: ethereum-optimism/superchain-registry @8336d2ae `superchain/configs/mainnet/op.toml`
  * (`[hardforks]`, `[optimism]`). Regolith is not listed there: the registry activates it at
  * genesis for every chain (`ops/internal/manage/validation.go`, `RegolithTime: &genesisActivation`).
@@ -100,9 +106,7 @@ export const opMainnetRollupConfig: RollupConfig = {
   },
   l1_chain_id: 1,
   batch_inbox_address: '0xFF00000000000000000000000000000000000010',
-  seq_window_size: 3600,
-  max_sequencer_drift: 600,
-  channel_timeout: registryChannelTimeout,
+  ...registryWindows,
   deposit_contract_address: '0xbEb5Fc579115071764c7423A4f12eDde41f106Ed',
   l1_system_config_address: '0x229047fed2591dbec1eF1118d64F7aF3dB9EB290',
 };
@@ -128,9 +132,7 @@ export const opSepoliaRollupConfig: RollupConfig = {
   },
   l1_chain_id: 11155111,
   batch_inbox_address: '0xff00000000000000000000000000000011155420',
-  seq_window_size: 3600,
-  max_sequencer_drift: 600,
-  channel_timeout: registryChannelTimeout,
+  ...registryWindows,
   deposit_contract_address: '0x16Fc5058F25648194471939df75CF27A2fdC48BC',
   l1_system_config_address: '0x034edD2A225f7f429A63E0f1D2084B9E0A93b538',
 };
@@ -162,9 +164,7 @@ export const unichainRollupConfig: RollupConfig = {
   },
   l1_chain_id: 1,
   batch_inbox_address: '0xFf00000000000000000000000000000000000130',
-  seq_window_size: 3600,
-  max_sequencer_drift: 600,
-  channel_timeout: registryChannelTimeout,
+  ...registryWindows,
   deposit_contract_address: '0x0bd48f6B86a26D3a217d0Fa6FfE2B491B956A7a2',
   l1_system_config_address: '0xc407398d063f942feBbcC6F80a156b47F3f1BDA6',
 };
@@ -193,9 +193,7 @@ export const unichainSepoliaRollupConfig: RollupConfig = {
   },
   l1_chain_id: 11155111,
   batch_inbox_address: '0xFf00000000000000000000000000000000001301',
-  seq_window_size: 3600,
-  max_sequencer_drift: 600,
-  channel_timeout: registryChannelTimeout,
+  ...registryWindows,
   deposit_contract_address: '0x0d83dab629f0e0F9d36c0Cbc89B69a489f0751bD',
   l1_system_config_address: '0xaeE94b9aB7752D3F7704bDE212c0C6A0b701571D',
 };
@@ -232,9 +230,7 @@ export const baseMainnetRollupConfig: RollupConfig = {
   },
   l1_chain_id: 1,
   batch_inbox_address: '0xFf00000000000000000000000000000000008453',
-  seq_window_size: 3600,
-  max_sequencer_drift: 600,
-  channel_timeout: registryChannelTimeout,
+  ...registryWindows,
   deposit_contract_address: '0x49048044D57e1C92A77f79988d21Fa8fAF74E97e',
   l1_system_config_address: '0x73a79Fab69143498Ed3712e519A88a918e1f4072',
 };
@@ -267,9 +263,7 @@ export const baseSepoliaRollupConfig: RollupConfig = {
   },
   l1_chain_id: 11155111,
   batch_inbox_address: '0xfF00000000000000000000000000000000084532',
-  seq_window_size: 3600,
-  max_sequencer_drift: 600,
-  channel_timeout: registryChannelTimeout,
+  ...registryWindows,
   deposit_contract_address: '0x49f53e41452C74589E85cA1677426Ba426459e85',
   l1_system_config_address: '0xf272670eb55e895584501d564AfEB048bEd26194',
 };

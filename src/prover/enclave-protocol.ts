@@ -135,57 +135,67 @@ function readProposal(r: BincodeReader): Proposal {
   };
 }
 
+/** The serde variant indices (the position in each list), one table for encoder and decoder. */
+const requestVariants = ['prove', 'signerPublicKey', 'signerAttestation'] as const satisfies readonly EnclaveRequest['type'][];
+const responseVariants = ['prove', 'signerPublicKey', 'signerAttestation', 'error'] as const satisfies readonly EnclaveResponse['type'][];
+
 export function encodeEnclaveRequest(request: EnclaveRequest): Uint8Array {
-  const w = bincodeWriter();
-  switch (request.type) {
-    case 'prove':
-      w.varint(0).varint(request.preimages.length);
-      for (const { key, value } of request.preimages) {
-        if (key.data.length !== 31) throw new FlashlogError('PREIMAGE_KEY', `preimage key data: expected 31 bytes, got ${key.data.length}`);
-        w.raw(key.data).varint(preimageKeyTypes.indexOf(key.type)).bytes(value);
-      }
-      break;
-    case 'signerPublicKey':
-      w.varint(1);
-      break;
-    case 'signerAttestation':
-      w.varint(2)
-        .option(request.userData, (v) => w.bytes(v))
-        .option(request.nonce, (v) => w.bytes(v));
-      break;
+  const w = bincodeWriter().varint(requestVariants.indexOf(request.type));
+  if (request.type === 'prove') {
+    w.varint(request.preimages.length);
+    for (const { key, value } of request.preimages) {
+      if (key.data.length !== 31) throw new FlashlogError('PREIMAGE_KEY', `preimage key data: expected 31 bytes, got ${key.data.length}`);
+      w.raw(key.data).varint(preimageKeyTypes.indexOf(key.type)).bytes(value);
+    }
+  } else if (request.type === 'signerAttestation') {
+    w.option(request.userData, (v) => w.bytes(v)).option(request.nonce, (v) => w.bytes(v));
   }
   return w.finish();
 }
 
-export function decodeEnclaveRequest(payload: Uint8Array): EnclaveRequest {
-  const r = bincodeReader(payload);
-  const variant = r.varintNumber('EnclaveRequest variant');
-  let request: EnclaveRequest;
-  if (variant === 0) {
-    const count = r.varintNumber('Prove preimage count');
-    // Each preimage takes at least 33 bytes: a cheap bound before allocating.
-    if (count * 33 > r.remaining())
-      throw new FlashlogError('BINCODE_INVALID', `Prove: ${count} preimages cannot fit in ${r.remaining()} bytes`);
-    const preimages: Preimage[] = [];
-    for (let i = 0; i < count; i++) {
-      const data = r.raw(31);
-      const typeIndex = r.varintNumber(`preimage[${i}].key_type`);
-      const type = preimageKeyTypes[typeIndex];
-      if (type === undefined) throw new FlashlogError('BINCODE_INVALID', `preimage[${i}].key_type: unknown variant ${typeIndex}`);
-      preimages.push({ key: { type, data }, value: r.bytes(`preimage[${i}].value`) });
-    }
-    request = { type: 'prove', preimages };
-  } else if (variant === 1) {
-    request = { type: 'signerPublicKey' };
-  } else if (variant === 2) {
-    const userData = r.option(() => r.bytes('user_data'));
-    const nonce = r.option(() => r.bytes('nonce'));
-    request = { type: 'signerAttestation', userData, nonce };
-  } else {
-    throw new FlashlogError('BINCODE_INVALID', `EnclaveRequest: unknown variant ${variant}`);
+/** Reads a serde variant index and names it from `variants` (an index past the list is BINCODE_INVALID). */
+function readVariant<T extends string>(r: BincodeReader, variants: readonly T[], what: string): T {
+  const variant = r.varintNumber(`${what} variant`);
+  const type = variants[variant];
+  if (type === undefined) throw new FlashlogError('BINCODE_INVALID', `${what}: unknown variant ${variant}`);
+  return type;
+}
+
+function readPreimages(r: BincodeReader): Preimage[] {
+  const count = r.varintNumber('Prove preimage count');
+  // Each preimage takes at least 33 bytes: a cheap bound before allocating.
+  if (count * 33 > r.remaining())
+    throw new FlashlogError('BINCODE_INVALID', `Prove: ${count} preimages cannot fit in ${r.remaining()} bytes`);
+  const preimages: Preimage[] = [];
+  for (let i = 0; i < count; i++) {
+    const data = r.raw(31);
+    const typeIndex = r.varintNumber(`preimage[${i}].key_type`);
+    const type = preimageKeyTypes[typeIndex];
+    if (type === undefined) throw new FlashlogError('BINCODE_INVALID', `preimage[${i}].key_type: unknown variant ${typeIndex}`);
+    preimages.push({ key: { type, data }, value: r.bytes(`preimage[${i}].value`) });
   }
-  r.end('EnclaveRequest');
-  return request;
+  return preimages;
+}
+
+/** A whole payload: its variant, what `read` makes of it, and nothing left over. */
+function decodePayload<T extends string, V>(
+  payload: Uint8Array,
+  variants: readonly T[],
+  what: string,
+  read: (type: T, r: BincodeReader) => V,
+): V {
+  const r = bincodeReader(payload);
+  const value = read(readVariant(r, variants, what), r);
+  r.end(what);
+  return value;
+}
+
+export function decodeEnclaveRequest(payload: Uint8Array): EnclaveRequest {
+  return decodePayload(payload, requestVariants, 'EnclaveRequest', (type, r): EnclaveRequest => {
+    if (type === 'prove') return { type, preimages: readPreimages(r) };
+    if (type === 'signerPublicKey') return { type };
+    return { type, userData: r.option(() => r.bytes('user_data')), nonce: r.option(() => r.bytes('nonce')) };
+  });
 }
 
 export function encodeProofResult(w: BincodeWriter, result: ProofResult): void {
@@ -202,47 +212,28 @@ export function encodeProofResult(w: BincodeWriter, result: ProofResult): void {
 }
 
 function decodeProofResult(r: BincodeReader): ProofResult {
-  const variant = r.varintNumber('ProofResult variant');
-  if (variant === 0) {
-    const aggregateProposal = readProposal(r);
-    const count = r.varintNumber('proposals length');
-    const proposals: Proposal[] = [];
-    for (let i = 0; i < count; i++) proposals.push(readProposal(r));
-    return { type: 'tee', aggregateProposal, proposals, teeSigner: getAddress(readHash(r, 'tee_signer', 20)) };
-  }
-  if (variant === 1) return { type: 'zk', proofBytes: r.bytes('proof_bytes') };
-  throw new FlashlogError('BINCODE_INVALID', `ProofResult: unknown variant ${variant}`);
+  if (readVariant(r, ['tee', 'zk'], 'ProofResult') === 'zk') return { type: 'zk', proofBytes: r.bytes('proof_bytes') };
+  const aggregateProposal = readProposal(r);
+  const count = r.varintNumber('proposals length');
+  const proposals: Proposal[] = [];
+  for (let i = 0; i < count; i++) proposals.push(readProposal(r));
+  return { type: 'tee', aggregateProposal, proposals, teeSigner: getAddress(readHash(r, 'tee_signer', 20)) };
 }
 
 export function encodeEnclaveResponse(response: EnclaveResponse): Uint8Array {
-  const w = bincodeWriter();
-  switch (response.type) {
-    case 'prove':
-      w.varint(0);
-      encodeProofResult(w, response.result);
-      break;
-    case 'signerPublicKey':
-      w.varint(1).bytes(response.publicKey);
-      break;
-    case 'signerAttestation':
-      w.varint(2).bytes(response.document);
-      break;
-    case 'error':
-      w.varint(3).string(response.message);
-      break;
-  }
+  const w = bincodeWriter().varint(responseVariants.indexOf(response.type));
+  if (response.type === 'prove') encodeProofResult(w, response.result);
+  else if (response.type === 'signerPublicKey') w.bytes(response.publicKey);
+  else if (response.type === 'signerAttestation') w.bytes(response.document);
+  else w.string(response.message);
   return w.finish();
 }
 
 export function decodeEnclaveResponse(payload: Uint8Array): EnclaveResponse {
-  const r = bincodeReader(payload);
-  const variant = r.varintNumber('EnclaveResponse variant');
-  let response: EnclaveResponse;
-  if (variant === 0) response = { type: 'prove', result: decodeProofResult(r) };
-  else if (variant === 1) response = { type: 'signerPublicKey', publicKey: r.bytes('public key') };
-  else if (variant === 2) response = { type: 'signerAttestation', document: r.bytes('attestation') };
-  else if (variant === 3) response = { type: 'error', message: r.string('error message') };
-  else throw new FlashlogError('BINCODE_INVALID', `EnclaveResponse: unknown variant ${variant}`);
-  r.end('EnclaveResponse');
-  return response;
+  return decodePayload(payload, responseVariants, 'EnclaveResponse', (type, r): EnclaveResponse => {
+    if (type === 'prove') return { type, result: decodeProofResult(r) };
+    if (type === 'signerPublicKey') return { type, publicKey: r.bytes('public key') };
+    if (type === 'signerAttestation') return { type, document: r.bytes('attestation') };
+    return { type, message: r.string('error message') };
+  });
 }

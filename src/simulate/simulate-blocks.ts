@@ -1,6 +1,7 @@
 import { createBlock, createBlockHeader, genWithdrawalsTrieRoot, type BlockHeader } from '@ethereumjs/block';
 import type { Common } from '@ethereumjs/common';
 import { rulesAt, type RollupConfig } from '../op/rollup-config.ts';
+import type { BlockHeader as HeaderFields } from '../op/header.ts';
 import { Account, createAddressFromString, hexToBytes, type Address, type Withdrawal } from '@ethereumjs/util';
 import { createVM } from '@ethereumjs/vm';
 import type { Hex } from 'viem';
@@ -26,20 +27,16 @@ import { runCalls } from './simulated-call.ts';
  * note evm-simulate.md).
  */
 
-/** The block the simulation starts from: its header fields as the node reports them. */
-export interface SimulationBase {
-  readonly number: bigint;
+/**
+ * The block the simulation starts from: its header fields as the node reports them (the London and
+ * Cancun fields required; extraData, an OP Stack chain's EIP-1559 parameters from Holocene on, optional).
+ */
+export interface SimulationBase
+  extends
+    Pick<HeaderFields, 'number' | 'timestamp' | 'gasLimit' | 'gasUsed' | 'miner' | 'difficulty'>,
+    Required<Pick<HeaderFields, 'baseFeePerGas' | 'excessBlobGas' | 'blobGasUsed'>>,
+    Partial<Pick<HeaderFields, 'extraData'>> {
   readonly hash: Hex;
-  readonly timestamp: bigint;
-  readonly gasLimit: bigint;
-  readonly gasUsed: bigint;
-  readonly baseFeePerGas: bigint;
-  readonly excessBlobGas: bigint;
-  readonly blobGasUsed: bigint;
-  readonly miner: Hex;
-  readonly difficulty: bigint;
-  /** Its extraData: an OP Stack chain's EIP-1559 parameters from Holocene on. */
-  readonly extraData?: Hex | undefined;
   /** An OP Stack chain's: its first transaction, the L1-info deposit (a simulated Jovian block's DA footprint reads its scalar). */
   readonly l1InfoTx?: Hex | undefined;
 }
