@@ -77,17 +77,31 @@ describe('execution and reconciliation on the devnet', () => {
     devnet = await createDevnet({ blockTimeMs: 1000, flashblockMs: 250, load: 30, rpcPort: 0, wsPort: 0 });
     const ctx = testContext({ rpc: devnet.rpcUrl, executor: 'local', canonicalPollMs: 100 });
     flashlog = await startFlashlog(ctx, { wsUrl: devnet.wsUrl, rpcUrl: devnet.rpcUrl });
+    // A block whose successor queued behind a busy executor is published without receipts, by
+    // design (flashlog_ingest_superseded_total, streams/source-ingest.ts): on a loaded machine wait
+    // for as many more sealed blocks, so that 33 are compared whole.
+    const superseded = () => metricValue(ctx, 'flashlog_ingest_superseded_total');
     await eventually(
-      async () => ((await metricValue(ctx, 'flashlog_reconcile_total', { result: 'sealed' })) >= 33 ? true : undefined),
-      75_000,
-      '33 sealed blocks',
+      async () =>
+        (await metricValue(ctx, 'flashlog_reconcile_total', { result: 'sealed' })) >= 33 + (await superseded()) ? true : undefined,
+      120_000,
+      '33 sealed blocks beside those superseded',
     );
+    const supersededBlocks = await superseded();
     await flashlog.stop();
     const { blocks, logs, chain } = await collect(flashlog);
     const complete = completeBlocks(blocks);
-    const sealed = chain.filter(
-      (record): record is Extract<ChainRecord, { type: 'sealed' }> => record.type === 'sealed' && complete.has(BigInt(record.blockNumber)),
+    // Superseded blocks: every record of theirs without receipts, never wrong ones; no more of them
+    // than the metric counted, and at most a third of the blocks (else execution never kept up).
+    const unexecuted = new Set(
+      [...complete].filter(([, records]) => records.some((block) => block.receipts === null)).map(([number]) => number),
     );
+    expect(unexecuted.size).toBeLessThanOrEqual(supersededBlocks);
+    const sealed = chain.filter(
+      (record): record is Extract<ChainRecord, { type: 'sealed' }> =>
+        record.type === 'sealed' && complete.has(BigInt(record.blockNumber)) && !unexecuted.has(BigInt(record.blockNumber)),
+    );
+    expect(unexecuted.size).toBeLessThanOrEqual(sealed.length / 2);
     expect(sealed.length).toBeGreaterThanOrEqual(30);
     expect(chain.filter((record) => record.type === 'reorg')).toEqual([]);
 
