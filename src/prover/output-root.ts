@@ -1,7 +1,7 @@
 import { concat, keccak256, type Hex } from 'viem';
 
 /** The L2ToL1MessagePasser predeploy whose storage root goes into the output root. */
-export const messagePasserAddress = '0x4200000000000000000000000000000000000016' as const;
+export { messagePasserAddress } from '../op/predeploys.ts';
 
 /** Output root v0: keccak256(bytes32(0) ‖ stateRoot ‖ messagePasserStorageRoot ‖ blockHash). */
 export function outputRootV0(stateRoot: Hex, messagePasserStorageRoot: Hex, blockHash: Hex): Hex {

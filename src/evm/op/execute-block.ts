@@ -16,6 +16,7 @@ import { depositCoinbase, hideDepositCoinbase } from './deposit-coinbase.ts';
 import { afterDenimBlock, beforeDenimBlock } from './denim.ts';
 import { encodeHeader, headerHash, type BlockHeader } from '../../op/header.ts';
 import { l1BlockAddress, slotKey, txFees, type TxFees } from '../../op/l1-cost.ts';
+import { messagePasserAddress } from '../../op/predeploys.ts';
 import { postExecReceipt, runDeposit, runUserTx, type TxReceipt } from './transactions.ts';
 import { checkPostExecInBlock, refundOf } from '../../op/post-exec.ts';
 import { refuseUnknownTxTypes } from '../../op/tx-types.ts';
@@ -59,7 +60,7 @@ export interface ExecutedBlock {
   readonly rules: BlockRules;
 }
 
-export const messagePasser = '0x4200000000000000000000000000000000000016' as const;
+const messagePasser = messagePasserAddress;
 const beaconRoots = '0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02' as const;
 const historyStorage = '0x0000F90827F1C53a10cb7A02335B175320002935' as const;
 const emptyRequestsHash = sha256('0x');

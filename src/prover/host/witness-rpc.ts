@@ -3,7 +3,7 @@ import { serializeTransaction } from 'viem/op-stack';
 import { z } from 'zod';
 import { FlashlogError } from '../../errors.ts';
 import { feeVaults, l1BlockAddress, slotKey } from '../../op/l1-cost.ts';
-import { messagePasser } from '../../evm/op/execute-block.ts';
+import { messagePasserAddress as messagePasser } from '../../op/predeploys.ts';
 import { encodeHeader, headerFromRpc } from '../../op/header.ts';
 import type { CallRpc } from '../../jsonrpc/protocol.ts';
 
