@@ -15,6 +15,7 @@ import { startRpcServer } from './rpc-server.ts';
 import { LOAD_ACCOUNTS, type Devnet, type DevnetAccount } from '../handle.ts';
 import { createDevnetBatcher, type DevnetBatcherOptions } from '../devnet-batcher.ts';
 import { counter, gauge, histogram, type Registry } from '../../src/obs/metrics.ts';
+import { sequencerFeeVault } from '../../src/op/predeploys.ts';
 
 /**
  * `flashlog devnet` as a library: a local OP-stack L2 (EDR, OP chain type, Isthmus) with a
@@ -28,7 +29,7 @@ import { counter, gauge, histogram, type Registry } from '../../src/obs/metrics.
 export const DEVNET_MNEMONIC = 'test test test test test test test test test test test junk';
 export const DEVNET_CHAIN_ID = 1337;
 /** Base's fee recipient (SequencerFeeVault), the coinbase of every devnet block. */
-export const DEVNET_COINBASE: Hex = '0x4200000000000000000000000000000000000011';
+export const DEVNET_COINBASE: Hex = sequencerFeeVault;
 export const DEVNET_ACCOUNT_BALANCE = 10_000n * 10n ** 18n;
 
 export interface DevnetOptions {

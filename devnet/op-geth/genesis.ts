@@ -13,6 +13,7 @@ import { l1BlockPredeploy } from '../../src/derive/l1-info-deposit.ts';
 import type { SystemConfig } from '../../src/derive/system-config.ts';
 import { l1BlockStorage, type L1Attributes } from '../deposit.ts';
 import { forksAtGenesis } from '../../src/op/rollup-config.ts';
+import { messagePasserAddress, proxyAdminAddress } from '../../src/op/predeploys.ts';
 
 interface GenesisAccount {
   balance: Hex;
@@ -21,8 +22,8 @@ interface GenesisAccount {
   storage?: Record<Hex, Hex>;
 }
 
-const messagePasser = '0x4200000000000000000000000000000000000016';
-const proxyAdmin: Hex = '0x4200000000000000000000000000000000000018';
+const messagePasser = messagePasserAddress;
+const proxyAdmin: Hex = proxyAdminAddress;
 const systemContracts = ['0x000f3df6d732807ef1319fb7b8bb8522d0beac02', '0x0000f90827f1c53a10cb7a02335b175320002935'];
 /** OP Mainnet's EIP-1559 parameters. */
 export const eip1559 = { elasticity: 6, denominator: 50, denominatorCanyon: 250 } as const;

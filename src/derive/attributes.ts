@@ -7,6 +7,7 @@ import { l1BlockInfoOf, l1InfoDeposit, l1InfoFormAt } from './l1-info-deposit.ts
 import { l2ScheduleOf } from './schedule.ts';
 import { applySystemConfigUpdates, type SkippedUpdate, type SystemConfig } from './system-config.ts';
 import { userDeposits, type L1Receipt } from './user-deposits.ts';
+import { sequencerFeeVault } from '../op/predeploys.ts';
 
 /**
  * Payload attributes for one L2 block (specs/protocol/derivation.md "Building Individual Payload
@@ -76,7 +77,7 @@ export interface DerivedPayloadAttributes {
   readonly minBaseFee?: bigint;
 }
 
-export const sequencerFeeVault: Hex = '0x4200000000000000000000000000000000000011';
+export { sequencerFeeVault };
 const zeroHash: Hex = `0x${'00'.repeat(32)}`;
 /**
  * Forks whose activation block carries upgrade deposits, which this module does not build. Lagoon:

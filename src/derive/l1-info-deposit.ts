@@ -4,6 +4,7 @@ import { l1InfoSelectors, type L1InfoForm } from '../op/l1-info.ts';
 import { FlashlogError } from '../errors.ts';
 import { sourceDomain, sourceHash, type Deposit } from '../op/deposit-tx.ts';
 import { ecotoneScalarError, type SystemConfig } from './system-config.ts';
+import { depositorAccount, l1BlockAddress } from '../op/predeploys.ts';
 
 /**
  * The L1-info deposit that opens every L2 block (specs/protocol/deposits.md "L1 Attributes
@@ -38,8 +39,8 @@ export interface L1BlockInfo {
   readonly daFootprintGasScalar: number;
 }
 
-export const l1InfoDepositor: Hex = '0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001';
-export const l1BlockPredeploy: Hex = '0x4200000000000000000000000000000000000015';
+export const l1InfoDepositor: Hex = depositorAccount;
+export const l1BlockPredeploy: Hex = l1BlockAddress;
 /** Jovian: a DA footprint gas scalar of zero in the SystemConfig means this default. */
 export const daFootprintGasScalarDefault = 400;
 const regolithSystemTxGas = 1_000_000n;

@@ -1,4 +1,5 @@
 import { createOpProvider, edrCaller, type EdrCaller } from '../evm/edr.ts';
+import { sequencerFeeVault } from '../op/predeploys.ts';
 
 /**
  * The local executor's EDR forks: a provider forked from an upstream at the canonical parent, on
@@ -35,7 +36,7 @@ export interface ForkOptions {
 export async function createForkProvider(options: ForkOptions): Promise<EdrCaller> {
   const provider = await createOpProvider({
     chainId: options.chainId,
-    coinbase: options.coinbase ?? '0x4200000000000000000000000000000000000011',
+    coinbase: options.coinbase ?? sequencerFeeVault,
     hardfork: options.hardfork ?? 'isthmus',
     initialBaseFeePerGas: 0n,
     blockGasLimit: options.blockGasLimit,

@@ -5,6 +5,7 @@ import { createUpstream } from '../jsonrpc/upstream.ts';
 import { createForkProvider } from './edr.ts';
 import { ExecutionError } from './execution-error.ts';
 import type { ForkCache } from './fork-cache.ts';
+import { l1BlockAddress } from '../op/predeploys.ts';
 
 /**
  * The local executor's fork of canonical state: opened at a canonical parent (waiting, bounded,
@@ -28,7 +29,7 @@ export interface ForkLifecycleOptions {
   readonly logger: Logger;
 }
 
-const L1_BLOCK = '0x4200000000000000000000000000000000000015';
+const L1_BLOCK = l1BlockAddress;
 const hexNumber = (value: bigint | number) => `0x${value.toString(16)}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -3,6 +3,7 @@ import type { AccountDiff, RpcReceipt } from '../records/blocks.ts';
 import type { Logger } from '../obs/logger.ts';
 import { errorMessage } from '../errors.ts';
 import type { EdrCaller } from '../evm/edr.ts';
+import { feeVaults } from '../op/predeploys.ts';
 
 /**
  * The local executor's state diff of the block so far (`--state-diff`), accumulated in `diff`
@@ -14,11 +15,7 @@ interface PrestateDiff {
 }
 
 /** OP fee vaults credited by every user transaction: base fee, L1 fee, operator fee. */
-const FEE_VAULTS = [
-  '0x4200000000000000000000000000000000000019',
-  '0x420000000000000000000000000000000000001a',
-  '0x420000000000000000000000000000000000001b',
-];
+const FEE_VAULTS: string[] = [feeVaults.baseFee, feeVaults.l1Fee, feeVaults.operatorFee];
 const hexNumber = (value: bigint | number) => `0x${value.toString(16)}`;
 
 /**

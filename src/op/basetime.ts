@@ -1,5 +1,6 @@
 import { concat, decodeFunctionData, encodeFunctionData, keccak256, numberToHex, parseAbi, type Hex } from 'viem';
 import { serializeTransaction } from 'viem/op-stack';
+import { depositorAccount } from './predeploys.ts';
 
 /**
  * Base's Denim block time (docs.base.org, Denim specification): `tx[1]` of every block is the
@@ -8,7 +9,7 @@ import { serializeTransaction } from 'viem/op-stack';
  * 400, 600 or 800). A block's time in milliseconds is `1000 × header.timestamp + millis part`.
  */
 export const BASE_TIME_PREDEPLOY: Hex = '0x4200000000000000000000000000000000000030';
-export const DEPOSITOR_ACCOUNT: Hex = '0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001';
+export const DEPOSITOR_ACCOUNT: Hex = depositorAccount;
 /** The BaseTime deposit's gas limit. */
 export const BASE_TIME_DEPOSIT_GAS = 1_000_000n;
 /** The millisecond parts of a 200 ms block schedule, the only ones a BaseTime deposit sets on Base. */

@@ -13,12 +13,7 @@ import type { BlockRules } from './rollup-config.ts';
  *   - Isthmus operator fee: gas · operatorFeeScalar / 1e6 + operatorFeeConstant (Jovian: · 100 instead of / 1e6)
  * calldataGas counts 4 per zero byte and 16 per other byte of the signed EIP-2718 transaction.
  */
-export const l1BlockAddress = '0x4200000000000000000000000000000000000015' as const;
-export const feeVaults = {
-  baseFee: '0x4200000000000000000000000000000000000019',
-  l1Fee: '0x420000000000000000000000000000000000001a',
-  operatorFee: '0x420000000000000000000000000000000000001b',
-} as const;
+export { feeVaults, l1BlockAddress } from './predeploys.ts';
 
 /** L1Block storage slots (its Solidity layout). */
 const slot = { l1BaseFee: 1n, scalars: 3n, overhead: 5n, scalar: 6n, blobBaseFee: 7n, operatorFee: 8n } as const;

@@ -14,6 +14,7 @@ import {
 import { FlashlogError } from '../../errors.ts';
 import { slotKey } from '../../op/l1-cost.ts';
 import { baseForks, ladderOf, type BlockRules, type RollupConfig } from '../../op/rollup-config.ts';
+import { proxyAdminAddress } from '../../op/predeploys.ts';
 
 /**
  * Base's Denim in the stateless executor (base/docs `upgrades/denim/200ms-native-blocks.mdx`;
@@ -33,7 +34,7 @@ import { baseForks, ladderOf, type BlockRules, type RollupConfig } from '../../o
 /** EIP-1967 implementation and admin slots. */
 const IMPLEMENTATION_SLOT: Hex = '0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc';
 const ADMIN_SLOT: Hex = '0xb53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a717850b5d6103';
-const PROXY_ADMIN = 0x4200000000000000000000000000000000000018n;
+const PROXY_ADMIN = BigInt(proxyAdminAddress);
 /** Base mainnet and Sepolia: a config that brings BaseTime code must bring the canonical one. */
 const baseChains = new Set([8453, 84532]);
 
