@@ -1,6 +1,6 @@
 import type { Context } from '../src/context.ts';
 import { createUpstream } from '../src/jsonrpc/upstream.ts';
-import { resumeCandidates, type LoggedBlock } from '../src/chain/resume.ts';
+import { resumeCandidates, resumeDepth, type LoggedBlock } from '../src/chain/resume.ts';
 import { readBlocksTail } from '../src/log/log-tail.ts';
 import { createChainGuard } from '../src/log/chain-stamp.ts';
 import { logPlace } from '../src/log/chain-log.ts';
@@ -17,9 +17,6 @@ export interface WriterGuards {
   readonly resume: readonly LoggedBlock[];
   readonly verifyChain?: (() => Promise<void>) | undefined;
 }
-
-/** How many of the log's newest blocks a restarted writer may find its place among (a reorg while it was down). */
-const resumeDepth = 64;
 
 export async function writerGuards(ctx: Context, log: Log, rpcUrl: string | undefined): Promise<WriterGuards> {
   const resume = resumeCandidates(await readBlocksTail(log, resumeDepth), resumeDepth);

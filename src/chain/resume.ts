@@ -15,6 +15,9 @@ export type { LoggedBlock };
  * between `last` and `next`, once, the gap below the backfill: the newest blocks are the ones read.
  */
 
+/** How many of the log's newest blocks a restarted writer may find its place among (a reorg while it was down). */
+export const resumeDepth = 64;
+
 /**
  * The newest blocks the log holds, one per number, newest first, at most `max`: at a number held
  * twice the later record wins (a reorg's replacement is written after the block it replaced).

@@ -89,7 +89,7 @@ describe('ingest --source blocks on the Kafka log: kill -9 and restart', () => {
     const first = spawnFlashlog(args);
     processes.push(first);
     await first.waitFor((line) => line.msg === 'ingest started (blocks source)', 60_000);
-    // More blocks than the restart reads back (64 per partition, streams/log-chain.ts): the read
+    // More blocks than the restart reads back (64 per partition, resumeDepth in src/chain/resume.ts): the read
     // seeks into the topic instead of starting at its first offset.
     await waitForHead(rpc, (await headOf(rpc)) + 90n, 90_000);
     first.child.kill('SIGKILL');
