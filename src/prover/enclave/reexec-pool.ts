@@ -70,7 +70,11 @@ function startWorker(slot: Slot, workerUrl: URL, workerData: unknown, startTimeo
   slot.ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       void worker.terminate();
-      reject(new FlashlogError('WORKER_FAILED', `a re-execution worker did not load the executor within ${startTimeoutMs} ms`, { retryable: true }));
+      reject(
+        new FlashlogError('WORKER_FAILED', `a re-execution worker did not load the executor within ${startTimeoutMs} ms`, {
+          retryable: true,
+        }),
+      );
     }, startTimeoutMs);
     worker.once('message', () => (clearTimeout(timer), resolve()));
     worker.once('error', (error) => (clearTimeout(timer), reject(error)));
@@ -121,7 +125,8 @@ export function createReexecPool(options: ReexecPoolOptions): ReexecPool {
     try {
       worker = slot.worker ?? startWorker(slot, workerUrl, options.workerData, startTimeoutMs);
       await slot.ready;
-      if (slot.worker !== worker) throw new FlashlogError('WORKER_FAILED', 'a re-execution worker exited before its first job', { retryable: true });
+      if (slot.worker !== worker)
+        throw new FlashlogError('WORKER_FAILED', 'a re-execution worker exited before its first job', { retryable: true });
     } catch (error) {
       slot.worker = undefined;
       slot.busy = false;
