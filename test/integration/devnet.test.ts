@@ -129,12 +129,16 @@ describe('devnet with --load', () => {
       const canonical = await rpc<RpcBlock | null>(devnet.rpcUrl, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false]);
       if (!canonical) continue;
       const pre = block.transactions.map((tx) => tx.hash);
-      if (number % 3n === 0n) {
+      // The transaction a K-th block leaves out: its last user (not deposit) transaction. A K-th
+      // block with none (a loaded machine's load generator sent nothing before its tail's hold,
+      // devnet/edr/reorg-hold.ts) is sealed as pre-confirmed, as the devnet logs.
+      const left = block.transactions.filter((tx) => !tx.raw.startsWith('0x7e')).at(-1)?.hash;
+      if (number % 3n === 0n && left) {
         reorged += 1;
-        expect(canonical.transactions).toEqual(pre.slice(0, -1));
+        expect(canonical.transactions).toEqual(pre.filter((hash) => hash !== left));
         expect(canonical.hash).not.toBe(block.header.flashblockHash);
         // The left-out transaction is mined later (in the next block, once that is sealed), not lost.
-        if (number < numbers.at(-1)!) expect(await rpc(devnet.rpcUrl, 'eth_getTransactionReceipt', [pre.at(-1)])).not.toBeNull();
+        if (number < numbers.at(-1)!) expect(await rpc(devnet.rpcUrl, 'eth_getTransactionReceipt', [left])).not.toBeNull();
       } else {
         kept += 1;
         expect(canonical.transactions).toEqual(pre);
