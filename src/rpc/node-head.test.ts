@@ -93,6 +93,61 @@ describe('createNodeHead', () => {
     expect(nodeHead.following).toBe(true);
   });
 
+  it('pushed: true only while the confirmed subscription pushed the known head within pushFreshMs', async () => {
+    const head = { value: 5n };
+    const node = countingNode(head);
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((resolve) => server.once('listening', resolve));
+    closing.push(
+      () =>
+        new Promise((resolve) => {
+          for (const client of server.clients) client.terminate();
+          server.close(resolve);
+        }),
+    );
+    const sockets: WebSocket[] = [];
+    server.on('connection', (socket) => {
+      sockets.push(socket);
+      socket.on('message', () => socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0xsub' })));
+    });
+    const notify = (n: bigint) =>
+      sockets
+        .at(-1)!
+        .send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            method: 'eth_subscription',
+            params: { subscription: '0xsub', result: { number: `0x${n.toString(16)}` } },
+          }),
+        );
+    const nodeHead = follow({
+      upstream: node,
+      wsUrl: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      pollMs: 60_000,
+      pushFreshMs: 400,
+      ws: { pingIntervalMs: 10_000, reconnectMinMs: 20, reconnectMaxMs: 40 },
+    });
+    // Connected and asked (5), but nothing pushed yet: the known head is not the push.
+    await until(() => nodeHead.known() === 5n && sockets.length === 1);
+    expect(nodeHead.pushed()).toBe(false);
+    notify(5n);
+    await until(() => nodeHead.pushed());
+    // A forwarded answer names a higher head than the push said: the push lags, not taken as the head.
+    nodeHead.saw(6n);
+    expect(nodeHead.pushed()).toBe(false);
+    notify(6n);
+    await until(() => nodeHead.pushed());
+    // No push for longer than pushFreshMs: stale (a chain that stopped, or a subscription that went quiet).
+    await until(() => !nodeHead.pushed(), 2000);
+    notify(7n);
+    await until(() => nodeHead.pushed());
+    // The socket drops: not pushed until the new socket's subscription pushes again.
+    sockets[0]!.terminate();
+    await until(() => !nodeHead.pushed() && sockets.length === 2);
+    notify(7n);
+    await until(() => nodeHead.known() === 7n && nodeHead.pushed());
+  });
+
   it('polls without a WebSocket; a forwarded answer naming latest raises it; the sealed count is asked once per height', async () => {
     const head = { value: 3n };
     const node = countingNode(head);
