@@ -92,6 +92,13 @@ export async function handleMessage(message: unknown, dispatch: Dispatch, limits
   }
   const calls = parseMessage(message, limits);
   if (calls instanceof JsonRpcError) return errorResponse(readableId(message), worded(calls, wording));
+  if (!Array.isArray(message)) {
+    // One call (the common case): answered without the batch's list work.
+    const call = calls[0]!;
+    if (call instanceof JsonRpcError) return errorResponse(readableId(message), worded(call, wording));
+    const response = await run(call, dispatch, wording);
+    return call.id === undefined ? null : response;
+  }
   const items = Array.isArray(message) ? message : [message];
   const responses = await Promise.all(
     calls.map(async (call, i) => {

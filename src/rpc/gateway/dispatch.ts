@@ -2,6 +2,7 @@ import type { WebSocket } from 'ws';
 import { errorMessage, JsonRpcError, LimitExceededError, MethodNotFoundError, ResourceUnavailableError } from '../../errors.ts';
 import { errorResponse, handleText, type RpcCall } from '../../jsonrpc/protocol.ts';
 import type { Logger } from '../../obs/logger.ts';
+import type { Counter, Histogram } from 'prom-client';
 import { counter, histogram, type Registry } from '../../obs/metrics.ts';
 import type { TransactionFormatter } from '../format.ts';
 import type { Method, MethodContext, Transport } from '../method.ts';
@@ -87,6 +88,21 @@ export function createDispatch(
     ['method', 'source'],
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   );
+  /** The metrics' label children, kept (prom-client builds labels and a timer closure per call otherwise). */
+  const counted = new Map<string, Counter.Internal>();
+  const count = (method: string, source: string, outcome: string) => {
+    const key = `${method}/${source}/${outcome}`;
+    let child = counted.get(key);
+    if (!child) counted.set(key, (child = requests.labels(method, source, outcome)));
+    child.inc();
+  };
+  const timed = new Map<string, Histogram.Internal<string>>();
+  const observe = (method: string, source: string, startedMs: number) => {
+    const key = `${method}/${source}`;
+    let child = timed.get(key);
+    if (!child) timed.set(key, (child = duration.labels(method, source)));
+    child.observe((performance.now() - startedMs) / 1000);
+  };
   const overBudget = () => new LimitExceededError(`rate limit exceeded: at most ${options.rateLimit} calls per second per client`);
 
   /** What one message's calls met: served, or refused by which policy. */
@@ -125,10 +141,10 @@ export function createDispatch(
     const label = handler ? method : 'other';
     const source = handler && methodSpecs.get(method)?.transports.includes('http') !== false ? 'view' : 'upstream';
     if (refused) {
-      requests.inc({ method: label, source, outcome: String(refused.rpcCode) });
+      count(label, source, String(refused.rpcCode));
       throw refused;
     }
-    const stopTimer = duration.startTimer({ method: label, source });
+    const startedMs = performance.now();
     try {
       let result: unknown;
       const forward = async (params?: readonly unknown[]) => {
@@ -161,12 +177,12 @@ export function createDispatch(
       } else {
         result = await forward();
       }
-      requests.inc({ method: label, source, outcome: 'ok' });
-      stopTimer();
+      count(label, source, 'ok');
+      observe(label, source, startedMs);
       return result;
     } catch (error) {
-      requests.inc({ method: label, source, outcome: error instanceof JsonRpcError ? String(error.rpcCode) : 'internal' });
-      stopTimer();
+      count(label, source, error instanceof JsonRpcError ? String(error.rpcCode) : 'internal');
+      observe(label, source, startedMs);
       if (!(error instanceof JsonRpcError)) logger.warn({ method, err: errorMessage(error) }, 'call failed');
       throw error;
     }
