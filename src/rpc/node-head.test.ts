@@ -111,15 +111,13 @@ describe('createNodeHead', () => {
       socket.on('message', () => socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0xsub' })));
     });
     const notify = (n: bigint) =>
-      sockets
-        .at(-1)!
-        .send(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            method: 'eth_subscription',
-            params: { subscription: '0xsub', result: { number: `0x${n.toString(16)}` } },
-          }),
-        );
+      sockets.at(-1)!.send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'eth_subscription',
+          params: { subscription: '0xsub', result: { number: `0x${n.toString(16)}` } },
+        }),
+      );
     const nodeHead = follow({
       upstream: node,
       wsUrl: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
