@@ -39,3 +39,25 @@ export function pendingBlockAnswer(block: PendingBlock, full: boolean, formatter
   }
   return text;
 }
+
+/** Filters kept per block: the few a dapp's clients repeat, not every address anyone asked for. */
+const keptFilters = 64;
+const logsByBlock = new WeakMap<PendingBlock, Map<string, RawResult>>();
+
+/**
+ * The serialized logs of one held block under one filter (`eth_getLogs` of exactly that block,
+ * `{fromBlock: 'pending', toBlock: 'pending'}`), once per block object and filter text: `logs`
+ * computes them on a miss. Like the pending block, they depend on nothing but that block object.
+ * @example return pendingLogsAnswer(top, JSON.stringify(given[0]), () => matching(top, filter));
+ */
+export function pendingLogsAnswer(block: PendingBlock, filterText: string, logs: () => readonly unknown[]): RawResult {
+  let kept = logsByBlock.get(block);
+  if (!kept) logsByBlock.set(block, (kept = new Map()));
+  let answer = kept.get(filterText);
+  if (!answer) {
+    answer = rawResult(JSON.stringify(logs()));
+    if (kept.size >= keptFilters) kept.clear();
+    kept.set(filterText, answer);
+  }
+  return answer;
+}
