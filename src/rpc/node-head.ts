@@ -57,6 +57,19 @@ export interface NodeHead {
    * new heads as it makes them, and a pending read at the known head asks nothing (pending.ts).
    */
   pushed(): boolean;
+  /**
+   * A forwarded read of the node's `latest` (a block number, a block, or state at `latest`) in
+   * flight: `settle` waits for it.
+   */
+  asking(answer: Promise<unknown>): void;
+  /**
+   * Lets what has already reached the gateway land, asking the node nothing: the reads of one turn
+   * of the event loop share one wait for the next turn (so a `newHeads` frame already received is
+   * read), then for the forwarded `latest` reads in flight at that moment. Resolves whether there
+   * were any: a client reading `latest` and `pending` at once may have seen a head the push has not
+   * told yet, so the caller then asks the node (after those reads were answered).
+   */
+  settle(): Promise<boolean>;
   /** The number of transactions of the node's block at `number` (undefined: it has none there yet): asked once per height, not per read. */
   sealedTransactions(number: bigint): Promise<bigint | undefined>;
   close(): void;
@@ -139,6 +152,15 @@ export function createNodeHead(options: NodeHeadOptions): NodeHead {
   };
 
   const pushFreshMs = options.pushFreshMs ?? 10_000;
+  const latestReads = new Set<Promise<unknown>>();
+  let settling: Promise<boolean> | undefined;
+  const settle = () =>
+    (settling ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      settling = undefined; // reads from now on wait for a turn of their own
+      if (latestReads.size === 0) return false;
+      await Promise.allSettled([...latestReads]);
+      return true;
+    }));
   /** The `newHeads` subscription on the socket now open: confirmed, its newest notification and when it came. */
   let subscribed = false;
   let pushedHead: bigint | undefined;
@@ -186,6 +208,12 @@ export function createNodeHead(options: NodeHeadOptions): NodeHead {
     following: options.pollMs > 0 || options.wsUrl !== undefined,
     heads$: head$.pipe(filter((number): number is bigint => number !== undefined)),
     saw: (number) => raise(number, 'answer'),
+    asking(answer) {
+      const held = answer.finally(() => latestReads.delete(held));
+      held.catch(() => undefined);
+      latestReads.add(held);
+    },
+    settle,
     pushed: () => subscribed && pushedHead !== undefined && head$.value === pushedHead && Date.now() - pushedAt <= pushFreshMs,
     refresh,
     fresh,
@@ -231,4 +259,12 @@ export function latestNamedBy(method: string, params: readonly unknown[], result
     return typeof number === 'string' && /^0x[0-9a-f]+$/i.test(number) ? BigInt(number) : undefined;
   }
   return undefined;
+}
+
+/**
+ * Whether a forwarded call reads the node's `latest`: `eth_blockNumber`, or a call with the tag
+ * `latest` among its params (a block, a header, state at `latest`).
+ */
+export function readsLatest(method: string, params: readonly unknown[]): boolean {
+  return method === 'eth_blockNumber' || params.includes('latest');
 }

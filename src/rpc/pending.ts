@@ -70,7 +70,15 @@ export async function pendingView(ctx: {
   // follower has heard yet): the node may have moved on since, so the reads of this turn share one
   // fresh `eth_blockNumber`; unless the known head is the node's own fresh push (`pushed`): the
   // node notifies a new head as it makes it, so the known head is the node's and nothing is asked.
-  const atPushedHead = head !== undefined && newest.number >= head && heads.pushed?.() === true;
+  // A pushed head is taken once what already reached the gateway has landed (`settle`: a push
+  // frame received); with forwarded `latest` reads in flight beside this read (a client reading
+  // both at once), the node is asked as below, once they are answered.
+  let atPushedHead = false;
+  if (head !== undefined && newest.number >= head && heads.pushed?.() === true && heads.settle) {
+    const latestInFlight = await heads.settle();
+    head = heads.known() ?? head;
+    atPushedHead = !latestInFlight && newest.number >= head && heads.pushed() === true;
+  }
   if (head === undefined || (!atPushedHead && (newest.number === head || (newest.number > head && heldBlockHash(newest) !== undefined)))) {
     try {
       head = await withinMs(head === undefined ? heads.refresh() : heads.fresh(), headCheckTimeoutMs);
@@ -111,7 +119,7 @@ export async function pendingView(ctx: {
 
 /** What `pendingView` needs of the node's head (a `NodeHead`). */
 export type PendingHeads = Pick<NodeHead, 'known' | 'following' | 'refresh' | 'fresh' | 'sealedTransactions'> &
-  Partial<Pick<NodeHead, 'pushed'>>;
+  Partial<Pick<NodeHead, 'pushed' | 'settle'>>;
 
 /** The node's head asked per read (no follower): `eth_blockNumber`, and the count at a block being built's height. */
 function askedPerRead(upstream: Pick<Upstream, 'call'>): PendingHeads {

@@ -164,13 +164,15 @@ async function blocksGateway(
  * The node's WebSocket JSON-RPC as far as `newHeads` goes: confirms the subscription and notifies
  * `head` every 100 ms (a node making blocks).
  */
-async function newHeadsNode(): Promise<{ url: string; close(): Promise<void> }> {
+async function newHeadsNode(): Promise<{ url: string; pause(paused: boolean): void; close(): Promise<void> }> {
+  let paused = false;
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise((resolve) => server.once('listening', resolve));
   server.on('connection', (socket) => {
     socket.on('message', () => socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0xsub' })));
   });
   const notify = () => {
+    if (paused) return;
     const message = JSON.stringify({
       jsonrpc: '2.0',
       method: 'eth_subscription',
@@ -181,6 +183,7 @@ async function newHeadsNode(): Promise<{ url: string; close(): Promise<void> }> 
   const timer = setInterval(notify, 100);
   return {
     url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    pause: (value) => (paused = value),
     close: () =>
       new Promise<void>((resolve) => {
         clearInterval(timer);
@@ -208,6 +211,20 @@ describe('pending at the node head (blocks source)', () => {
       expect(reads).toBe(320);
       expect(new Set(answers)).toEqual(new Set([`0x${'0a'.repeat(32)}`]));
       expect(stub.calls.slice(before)).toEqual([]);
+      // The node makes 11 and has not pushed it yet; a client reads latest and pending at once
+      // through the gateway: pending waits for that latest read and asks the node, never older.
+      heads.pause(true);
+      head = 11n;
+      const latestRead = fetch(gateway.serve.gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['latest', false] }),
+      }).then(async (response) => ((await response.json()) as { result: { number: string } }).result);
+      const pendingRead = new Promise((resolve) => setTimeout(resolve, 2)).then(gateway.read);
+      const [latest, pending] = await Promise.all([latestRead, pendingRead]);
+      expect(latest.number).toBe('0xb');
+      expect(pending.number).toBe('0xb');
+      heads.pause(false);
       // The node pushes 11: the view does not reach it, so pending is latest (never older than the node's head).
       head = 11n;
       await eventually(async () => (gateway.serve.nodeHead.known() === 11n ? true : undefined), 5000, 'head 11 pushed');

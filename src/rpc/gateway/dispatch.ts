@@ -10,7 +10,7 @@ import { paramsArray } from '../params.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { methodSpecs, registry } from '../registry.ts';
 import type { SubscriptionHub } from '../subscriptions/hub.ts';
-import { latestNamedBy } from '../node-head.ts';
+import { latestNamedBy, readsLatest } from '../node-head.ts';
 
 /** The registry's methods that need nothing beyond the view (the executing ones come in `methods`). */
 const builtin: Readonly<Record<string, Method>> = Object.fromEntries(
@@ -149,7 +149,10 @@ export function createDispatch(
       let result: unknown;
       const forward = async (params?: readonly unknown[]) => {
         const sent = (params ?? call.params ?? []) as unknown[];
-        const answer = await upstream.call(method, sent);
+        const asked = upstream.call(method, sent);
+        // Pending reads at a pushed head wait for a `latest` read already on its way (node-head.ts `settle`).
+        if (options.nodeHead && readsLatest(method, sent)) options.nodeHead.asking(asked);
+        const answer = await asked;
         // A client that read the node's `latest` through the gateway never reads an older `pending` after it.
         const latest = options.nodeHead ? latestNamedBy(method, sent, answer) : undefined;
         if (latest !== undefined) options.nodeHead!.saw(latest);
