@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createLogger } from '../obs/logger.ts';
 import { createMetricsRegistry } from '../obs/metrics.ts';
-import { createNodeHead, latestNamedBy, type NodeHead } from './node-head.ts';
+import { createNodeHead, latestNamedBy, readsLatest, type NodeHead } from './node-head.ts';
 
 /**
  * The node's head, followed once per process: newHeads over a real WebSocket (and the head asked
@@ -146,6 +146,23 @@ describe('createNodeHead', () => {
     await until(() => nodeHead.known() === 7n && nodeHead.pushed());
   });
 
+  it('settle: one turn for the reads of a turn; with a latest read in flight, true once it is answered', async () => {
+    const nodeHead = follow({ upstream: countingNode({ value: 1n }) });
+    expect(await nodeHead.settle()).toBe(false);
+    let answer!: () => void;
+    const inFlight = new Promise<void>((resolve) => (answer = resolve));
+    nodeHead.asking(inFlight);
+    let settled = false;
+    const first = nodeHead.settle().then((value) => ((settled = true), value));
+    expect(nodeHead.settle()).toBe(nodeHead.settle()); // the reads of one turn share one wait
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(settled).toBe(false);
+    answer();
+    expect(await first).toBe(true);
+    // Answered: no longer in flight.
+    expect(await nodeHead.settle()).toBe(false);
+  });
+
   it('polls without a WebSocket; a forwarded answer naming latest raises it; the sealed count is asked once per height', async () => {
     const head = { value: 3n };
     const node = countingNode(head);
@@ -169,6 +186,13 @@ describe('createNodeHead', () => {
     expect(nodeHead.known()).toBeUndefined();
     expect(await Promise.all([nodeHead.refresh(), nodeHead.refresh(), nodeHead.refresh()])).toEqual([11n, 11n, 11n]);
     expect(node.calls).toEqual(['eth_blockNumber']);
+  });
+
+  it('readsLatest: eth_blockNumber and any call with the latest tag; not pending, not a number', () => {
+    expect(readsLatest('eth_blockNumber', [])).toBe(true);
+    expect(readsLatest('eth_getTransactionCount', ['0x01', 'latest'])).toBe(true);
+    expect(readsLatest('eth_getTransactionCount', ['0x01', 'pending'])).toBe(false);
+    expect(readsLatest('eth_getBlockByNumber', ['0x5', false])).toBe(false);
   });
 
   it('latestNamedBy: eth_blockNumber, and a block read of latest; nothing else', () => {
