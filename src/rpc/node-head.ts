@@ -66,8 +66,9 @@ export interface NodeHead {
    * Lets what has already reached the gateway land, asking the node nothing: the reads of one turn
    * of the event loop share one wait for the next turn (so a `newHeads` frame already received is
    * read), then for the forwarded `latest` reads in flight at that moment. Resolves whether there
-   * were any: a client reading `latest` and `pending` at once may have seen a head the push has not
-   * told yet, so the caller then asks the node (after those reads were answered).
+   * were any, or any within the last 2 s: clients reading `latest` and `pending` at once through
+   * the gateway may see a head the push has not told yet, so the caller then asks the node (after
+   * those reads were answered).
    */
   settle(): Promise<boolean>;
   /** The number of transactions of the node's block at `number` (undefined: it has none there yet): asked once per height, not per read. */
@@ -91,6 +92,13 @@ export interface NodeHeadOptions {
   readonly logger: Logger;
   readonly metrics: Registry;
 }
+
+/**
+ * A `latest` read forwarded this recently says clients compare `latest` and `pending` through the
+ * gateway (as its checker does, firing both at once): pending at the head is then checked by the
+ * node, not taken from the push, whose frame can be a moment behind the node's answers.
+ */
+const latestReadersMs = 2000;
 
 /** Heights whose sealed transaction count is remembered (the block being built is at most a few below the head). */
 const rememberedCounts = 8;
@@ -153,11 +161,13 @@ export function createNodeHead(options: NodeHeadOptions): NodeHead {
 
   const pushFreshMs = options.pushFreshMs ?? 10_000;
   const latestReads = new Set<Promise<unknown>>();
+  let latestReadAtMs = Number.NEGATIVE_INFINITY;
   let settling: Promise<boolean> | undefined;
   const settle = () =>
     (settling ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       settling = undefined; // reads from now on wait for a turn of their own
-      if (latestReads.size === 0) return false;
+      const readingLatest = performance.now() - latestReadAtMs < latestReadersMs;
+      if (latestReads.size === 0) return readingLatest;
       await Promise.allSettled([...latestReads]);
       return true;
     }));
@@ -209,6 +219,7 @@ export function createNodeHead(options: NodeHeadOptions): NodeHead {
     heads$: head$.pipe(filter((number): number is bigint => number !== undefined)),
     saw: (number) => raise(number, 'answer'),
     asking(answer) {
+      latestReadAtMs = performance.now();
       const held = answer.finally(() => latestReads.delete(held));
       held.catch(() => undefined);
       latestReads.add(held);
