@@ -93,6 +93,48 @@ describe('createNodeHead', () => {
     expect(nodeHead.following).toBe(true);
   });
 
+  it('polls without a WebSocket; a forwarded answer naming latest raises it; the sealed count is asked once per height', async () => {
+    const head = { value: 3n };
+    const node = countingNode(head);
+    const nodeHead = follow({ upstream: node, pollMs: 20 });
+    await until(() => nodeHead.known() === 3n);
+    head.value = 4n;
+    await until(() => nodeHead.known() === 4n);
+    nodeHead.saw(7n);
+    expect(nodeHead.known()).toBe(7n);
+    nodeHead.saw(6n);
+    expect(nodeHead.known()).toBe(7n);
+    const counts = await Promise.all(Array.from({ length: 50 }, () => nodeHead.sealedTransactions(7n)));
+    expect(counts.every((count) => count === 5n)).toBe(true);
+    expect(node.calls.filter((method) => method === 'eth_getBlockTransactionCountByNumber')).toHaveLength(1);
+  });
+
+  it('follows nothing with polling off and no WebSocket: refresh asks, concurrent callers share one call', async () => {
+    const node = countingNode({ value: 11n });
+    const nodeHead = follow({ upstream: node });
+    expect(nodeHead.following).toBe(false);
+    expect(nodeHead.known()).toBeUndefined();
+    expect(await Promise.all([nodeHead.refresh(), nodeHead.refresh(), nodeHead.refresh()])).toEqual([11n, 11n, 11n]);
+    expect(node.calls).toEqual(['eth_blockNumber']);
+  });
+
+  it('readsLatest: eth_blockNumber and any call with the latest tag; not pending, not a number', () => {
+    expect(readsLatest('eth_blockNumber', [])).toBe(true);
+    expect(readsLatest('eth_getTransactionCount', ['0x01', 'latest'])).toBe(true);
+    expect(readsLatest('eth_getTransactionCount', ['0x01', 'pending'])).toBe(false);
+    expect(readsLatest('eth_getBlockByNumber', ['0x5', false])).toBe(false);
+  });
+
+  it('latestNamedBy: eth_blockNumber, and a block read of latest; nothing else', () => {
+    expect(latestNamedBy('eth_blockNumber', [], '0x10')).toBe(16n);
+    expect(latestNamedBy('eth_getBlockByNumber', ['latest', false], { number: '0x11' })).toBe(17n);
+    expect(latestNamedBy('eth_getBlockByNumber', ['0x5', false], { number: '0x5' })).toBeUndefined();
+    expect(latestNamedBy('eth_getBlockByNumber', ['latest', false], null)).toBeUndefined();
+    expect(latestNamedBy('eth_chainId', [], '0x1')).toBeUndefined();
+  });
+});
+
+describe('createNodeHead: the push taken as the head', () => {
   it('pushed: true only while the confirmed subscription pushed the known head within pushFreshMs', async () => {
     const head = { value: 5n };
     const node = countingNode(head);
@@ -163,45 +205,5 @@ describe('createNodeHead', () => {
     expect(await nodeHead.settle()).toBe(true);
     const idle = follow({ upstream: countingNode({ value: 1n }) });
     expect(await idle.settle()).toBe(false);
-  });
-
-  it('polls without a WebSocket; a forwarded answer naming latest raises it; the sealed count is asked once per height', async () => {
-    const head = { value: 3n };
-    const node = countingNode(head);
-    const nodeHead = follow({ upstream: node, pollMs: 20 });
-    await until(() => nodeHead.known() === 3n);
-    head.value = 4n;
-    await until(() => nodeHead.known() === 4n);
-    nodeHead.saw(7n);
-    expect(nodeHead.known()).toBe(7n);
-    nodeHead.saw(6n);
-    expect(nodeHead.known()).toBe(7n);
-    const counts = await Promise.all(Array.from({ length: 50 }, () => nodeHead.sealedTransactions(7n)));
-    expect(counts.every((count) => count === 5n)).toBe(true);
-    expect(node.calls.filter((method) => method === 'eth_getBlockTransactionCountByNumber')).toHaveLength(1);
-  });
-
-  it('follows nothing with polling off and no WebSocket: refresh asks, concurrent callers share one call', async () => {
-    const node = countingNode({ value: 11n });
-    const nodeHead = follow({ upstream: node });
-    expect(nodeHead.following).toBe(false);
-    expect(nodeHead.known()).toBeUndefined();
-    expect(await Promise.all([nodeHead.refresh(), nodeHead.refresh(), nodeHead.refresh()])).toEqual([11n, 11n, 11n]);
-    expect(node.calls).toEqual(['eth_blockNumber']);
-  });
-
-  it('readsLatest: eth_blockNumber and any call with the latest tag; not pending, not a number', () => {
-    expect(readsLatest('eth_blockNumber', [])).toBe(true);
-    expect(readsLatest('eth_getTransactionCount', ['0x01', 'latest'])).toBe(true);
-    expect(readsLatest('eth_getTransactionCount', ['0x01', 'pending'])).toBe(false);
-    expect(readsLatest('eth_getBlockByNumber', ['0x5', false])).toBe(false);
-  });
-
-  it('latestNamedBy: eth_blockNumber, and a block read of latest; nothing else', () => {
-    expect(latestNamedBy('eth_blockNumber', [], '0x10')).toBe(16n);
-    expect(latestNamedBy('eth_getBlockByNumber', ['latest', false], { number: '0x11' })).toBe(17n);
-    expect(latestNamedBy('eth_getBlockByNumber', ['0x5', false], { number: '0x5' })).toBeUndefined();
-    expect(latestNamedBy('eth_getBlockByNumber', ['latest', false], null)).toBeUndefined();
-    expect(latestNamedBy('eth_chainId', [], '0x1')).toBeUndefined();
   });
 });
