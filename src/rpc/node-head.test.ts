@@ -201,7 +201,7 @@ describe('createNodeHead: the push taken as the head', () => {
     expect(settled).toBe(false);
     answer();
     expect(await first).toBe(true);
-    // Answered, but clients read latest through the gateway within the last 2 s: still true.
+    // Answered, but clients read latest through the gateway within the last minute: still true.
     expect(await nodeHead.settle()).toBe(true);
     const idle = follow({ upstream: countingNode({ value: 1n }) });
     expect(await idle.settle()).toBe(false);

@@ -66,7 +66,7 @@ export interface NodeHead {
    * Lets what has already reached the gateway land, asking the node nothing: the reads of one turn
    * of the event loop share one wait for the next turn (so a `newHeads` frame already received is
    * read), then for the forwarded `latest` reads in flight at that moment. Resolves whether there
-   * were any, or any within the last 2 s: clients reading `latest` and `pending` at once through
+   * were any, or any within the last minute: clients reading `latest` and `pending` at once through
    * the gateway may see a head the push has not told yet, so the caller then asks the node (after
    * those reads were answered).
    */
@@ -98,7 +98,7 @@ export interface NodeHeadOptions {
  * gateway (as its checker does, firing both at once): pending at the head is then checked by the
  * node, not taken from the push, whose frame can be a moment behind the node's answers.
  */
-const latestReadersMs = 2000;
+const latestReadersMs = 60_000;
 
 /** Heights whose sealed transaction count is remembered (the block being built is at most a few below the head). */
 const rememberedCounts = 8;
