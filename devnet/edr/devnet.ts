@@ -155,9 +155,7 @@ export async function createDevnet(options: DevnetOptions = {}): Promise<Devnet>
   const blockTimeMs = options.blockTimeMs ?? 2000;
   const flashblockMs = options.flashblockMs ?? 200;
   if (!options.denim && !(flashblockMs > 0 && blockTimeMs >= flashblockMs)) {
-    throw new ConfigError(
-      `--block-time-ms (${blockTimeMs}) must be at least --flashblock-ms (${flashblockMs}), and --flashblock-ms positive`,
-    );
+    throw new ConfigError(`--block-time-ms (${blockTimeMs}) must be at least --flashblock-ms (${flashblockMs}), itself positive`);
   }
   const accounts = devnetAccounts();
   if (options.denim && options.historyBlocks) {

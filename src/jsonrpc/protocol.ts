@@ -45,7 +45,37 @@ export async function handleText(text: string, dispatch: Dispatch, limits: Proto
     return JSON.stringify(errorResponse(null, parseError));
   }
   const response = await handleMessage(message, dispatch, limits);
-  return response === null ? null : JSON.stringify(response);
+  if (response === null) return null;
+  return Array.isArray(response) ? `[${response.map(responseText).join(',')}]` : responseText(response);
+}
+
+/**
+ * A result already serialized: a method that answers the same bytes for many calls (the pending
+ * block of one view version) returns it, and the response is written around it without formatting
+ * or stringifying the result again. `toJSON` keeps it right (if slower) for any other serializer.
+ */
+export interface RawResult {
+  readonly [rawJson]: string;
+  toJSON(): unknown;
+}
+
+const rawJson = Symbol('raw JSON');
+
+/** Wraps a JSON text (the caller's promise: it is valid JSON) as a result written verbatim. */
+export function rawResult(json: string): RawResult {
+  return { [rawJson]: json, toJSON: () => JSON.parse(json) as unknown };
+}
+
+/** The JSON text of a raw result, or undefined for any other value. */
+export function rawText(value: unknown): string | undefined {
+  return typeof value === 'object' && value !== null && rawJson in value ? (value as RawResult)[rawJson] : undefined;
+}
+
+/** One response's text: a raw result is written between the envelope's parts as it is. */
+function responseText(response: object): string {
+  const { id, result } = response as { id?: RpcId; result?: unknown };
+  const raw = rawText(result);
+  return raw === undefined ? JSON.stringify(response) : `{"jsonrpc":"2.0","id":${JSON.stringify(id ?? null)},"result":${raw}}`;
 }
 
 /**
@@ -62,6 +92,13 @@ export async function handleMessage(message: unknown, dispatch: Dispatch, limits
   }
   const calls = parseMessage(message, limits);
   if (calls instanceof JsonRpcError) return errorResponse(readableId(message), worded(calls, wording));
+  if (!Array.isArray(message)) {
+    // One call (the common case): answered without the batch's list work.
+    const call = calls[0]!;
+    if (call instanceof JsonRpcError) return errorResponse(readableId(message), worded(call, wording));
+    const response = await run(call, dispatch, wording);
+    return call.id === undefined ? null : response;
+  }
   const items = Array.isArray(message) ? message : [message];
   const responses = await Promise.all(
     calls.map(async (call, i) => {

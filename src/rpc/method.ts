@@ -111,12 +111,46 @@ export interface MethodDefinition<Schema extends ParamsSchema> {
 /** Declares one method (the only export of its file under `methods/`). */
 export function defineMethod<Schema extends ParamsSchema>(definition: MethodDefinition<Schema>): MethodSpec {
   const { handler, params: schema } = definition;
+  const parsedByText = new Map<string, z.output<Schema>>();
+  /**
+   * The parsed params: params made only of strings, numbers, booleans and nulls (`['pending',
+   * false]`, a hash, an address and a tag) are parsed once and the parse kept, so a read repeated
+   * by many clients runs no schema (the parse of the same primitives is always the same, and
+   * handlers take it read-only); anything else is parsed every call.
+   */
+  const parse = (params: readonly unknown[]): z.output<Schema> => {
+    const text = primitivesKey(params);
+    if (text === undefined) return parseParam(schema, params, 'params');
+    let parsed = parsedByText.get(text);
+    if (parsed === undefined) {
+      parsed = parseParam(schema, params, 'params');
+      if (parsedByText.size >= keptParses) parsedByText.clear();
+      parsedByText.set(text, parsed);
+    }
+    return parsed;
+  };
   return {
     name: definition.name,
     params: schema,
-    call: async (params, ctx) => handler(parseParam(schema, params, 'params'), ctx, params),
+    call: async (params, ctx) => handler(parse(params), ctx, params),
     transports: definition.transports ?? ['http', 'ws'],
     public: definition.public ?? 'allowed',
     executes: definition.executes ?? false,
   };
+}
+
+/** Parses kept per method (then the memo starts over): the few reads clients repeat, not every address asked. */
+const keptParses = 256;
+
+/** A key naming a params list of at most four primitives exactly (type and value), or undefined for anything else. */
+function primitivesKey(params: readonly unknown[]): string | undefined {
+  if (params.length > 4) return undefined;
+  let key = '';
+  for (const value of params) {
+    const type = typeof value;
+    if (value !== null && type !== 'string' && type !== 'number' && type !== 'boolean') return undefined;
+    if (type === 'string' && (value as string).includes('\u0000')) return undefined; // the separator: no two lists share a key
+    key += `${type === 'object' ? 'n' : type[0]}${String(value)}\u0000`;
+  }
+  return key;
 }

@@ -50,6 +50,27 @@ export interface NodeHead {
    * least as new as the node was when its read arrived).
    */
   fresh(): Promise<bigint>;
+  /**
+   * Whether the known head is the node's own push, fresh: the `newHeads` subscription is
+   * confirmed on a live socket, its last notification came within `pushFreshMs`, and nothing else
+   * (a poll, a forwarded answer) has learned a higher head than it pushed. Then the node tells its
+   * new heads as it makes them, and a pending read at the known head asks nothing (pending.ts).
+   */
+  pushed(): boolean;
+  /**
+   * A forwarded read of the node's `latest` (a block number, a block, or state at `latest`) in
+   * flight: `settle` waits for it.
+   */
+  asking(answer: Promise<unknown>): void;
+  /**
+   * Lets what has already reached the gateway land, asking the node nothing: the reads of one turn
+   * of the event loop share one wait for the next turn (so a `newHeads` frame already received is
+   * read), then for the forwarded `latest` reads in flight at that moment. Resolves whether there
+   * were any, or any within the last minute: clients reading `latest` and `pending` at once through
+   * the gateway may see a head the push has not told yet, so the caller then asks the node (after
+   * those reads were answered).
+   */
+  settle(): Promise<boolean>;
   /** The number of transactions of the node's block at `number` (undefined: it has none there yet): asked once per height, not per read. */
   sealedTransactions(number: bigint): Promise<bigint | undefined>;
   close(): void;
@@ -62,9 +83,22 @@ export interface NodeHeadOptions {
   /** How often `eth_blockNumber` is asked (0: never, unless a WebSocket is given). */
   readonly pollMs: number;
   readonly ws?: WebSocketTiming;
+  /**
+   * How long after its last `newHeads` notification the push is still taken as the node's head
+   * (default 10 s: longer than any OP Stack block time, so a chain that stops making blocks, or a
+   * subscription that stops notifying on a socket still answering pings, falls back to asking).
+   */
+  readonly pushFreshMs?: number;
   readonly logger: Logger;
   readonly metrics: Registry;
 }
+
+/**
+ * A `latest` read forwarded this recently says clients compare `latest` and `pending` through the
+ * gateway (as its checker does, firing both at once): pending at the head is then checked by the
+ * node, not taken from the push, whose frame can be a moment behind the node's answers.
+ */
+const latestReadersMs = 60_000;
 
 /** Heights whose sealed transaction count is remembered (the block being built is at most a few below the head). */
 const rememberedCounts = 8;
@@ -125,6 +159,22 @@ export function createNodeHead(options: NodeHeadOptions): NodeHead {
     return count;
   };
 
+  const pushFreshMs = options.pushFreshMs ?? 10_000;
+  const latestReads = new Set<Promise<unknown>>();
+  let latestReadAtMs = Number.NEGATIVE_INFINITY;
+  let settling: Promise<boolean> | undefined;
+  const settle = () =>
+    (settling ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      settling = undefined; // reads from now on wait for a turn of their own
+      const readingLatest = performance.now() - latestReadAtMs < latestReadersMs;
+      if (latestReads.size === 0) return readingLatest;
+      await Promise.allSettled([...latestReads]);
+      return true;
+    }));
+  /** The `newHeads` subscription on the socket now open: confirmed, its newest notification and when it came. */
+  let subscribed = false;
+  let pushedHead: bigint | undefined;
+  let pushedAt = 0;
   const notified$: Observable<bigint> = options.wsUrl
     ? webSocket$(options.wsUrl, {
         pingIntervalMs: options.ws?.pingIntervalMs ?? 10_000,
@@ -134,13 +184,22 @@ export function createNodeHead(options: NodeHeadOptions): NodeHead {
         greeting: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }),
       }).pipe(
         mergeMap((event): Observable<bigint> => {
-          if (event.type === 'connected') return from(refresh()).pipe(catchError(() => EMPTY)); // the head while it was down
+          if (event.type === 'connected') {
+            subscribed = false; // until the node confirms the subscription on this socket
+            return from(refresh()).pipe(catchError(() => EMPTY)); // the head while it was down
+          }
           if (event.type === 'disconnected') {
+            subscribed = false;
             logger.warn({ upstream: options.wsUrl, reason: event.reason, retryInMs: event.retryInMs }, 'node head: newHeads disconnected');
             return EMPTY;
           }
-          const number = notifiedHead(event.data);
-          return number === undefined ? EMPTY : from([number]);
+          const message = notification(event.data);
+          if (message?.confirmed) subscribed = true;
+          const number = message?.head;
+          if (number === undefined) return EMPTY;
+          if (pushedHead === undefined || number > pushedHead) pushedHead = number;
+          pushedAt = event.receivedAt;
+          return from([number]);
         }),
       )
     : EMPTY;
@@ -159,6 +218,14 @@ export function createNodeHead(options: NodeHeadOptions): NodeHead {
     following: options.pollMs > 0 || options.wsUrl !== undefined,
     heads$: head$.pipe(filter((number): number is bigint => number !== undefined)),
     saw: (number) => raise(number, 'answer'),
+    asking(answer) {
+      latestReadAtMs = performance.now();
+      const held = answer.finally(() => latestReads.delete(held));
+      held.catch(() => undefined);
+      latestReads.add(held);
+    },
+    settle,
+    pushed: () => subscribed && pushedHead !== undefined && head$.value === pushedHead && Date.now() - pushedAt <= pushFreshMs,
     refresh,
     fresh,
     sealedTransactions,
@@ -169,13 +236,22 @@ export function createNodeHead(options: NodeHeadOptions): NodeHead {
   };
 }
 
-/** The block number of a `newHeads` notification, or undefined for anything else (the subscription's id answer). */
-function notifiedHead(data: Buffer): bigint | undefined {
+/**
+ * What a frame of the `newHeads` socket says: the subscription confirmed (the answer to the
+ * greeting, id 1, a subscription id), or a notified head's block number; undefined for anything else.
+ */
+function notification(data: Buffer): { readonly confirmed?: true; readonly head?: bigint } | undefined {
   try {
-    const message = JSON.parse(data.toString('utf8')) as { method?: unknown; params?: { result?: { number?: unknown } } };
+    const message = JSON.parse(data.toString('utf8')) as {
+      id?: unknown;
+      result?: unknown;
+      method?: unknown;
+      params?: { result?: { number?: unknown } };
+    };
+    if (message.id === 1 && typeof message.result === 'string') return { confirmed: true };
     const number = message.params?.result?.number;
     return message.method === 'eth_subscription' && typeof number === 'string' && /^0x[0-9a-f]+$/i.test(number)
-      ? BigInt(number)
+      ? { confirmed: true, head: BigInt(number) }
       : undefined;
   } catch {
     return undefined;
@@ -194,4 +270,12 @@ export function latestNamedBy(method: string, params: readonly unknown[], result
     return typeof number === 'string' && /^0x[0-9a-f]+$/i.test(number) ? BigInt(number) : undefined;
   }
   return undefined;
+}
+
+/**
+ * Whether a forwarded call reads the node's `latest`: `eth_blockNumber`, or a call with the tag
+ * `latest` among its params (a block, a header, state at `latest`).
+ */
+export function readsLatest(method: string, params: readonly unknown[]): boolean {
+  return method === 'eth_blockNumber' || params.includes('latest');
 }

@@ -109,6 +109,8 @@ export const isPending = (param: StateBlockParam): boolean => param.kind === 'ta
 /** The JSON-RPC params as a list (absent: none); named params are refused naming the method. */
 export function paramsArray(params: unknown, method: string): readonly unknown[] {
   if (params === undefined) return [];
+  // A list is the answer as it came (the common case: no schema built per call); only a refusal needs zod's message.
+  if (Array.isArray(params)) return params;
   return parseParam(z.array(z.unknown(), { error: `expected an array of parameters for ${method}` }), params, 'params');
 }
 

@@ -46,6 +46,10 @@ export const headCheckTimeoutMs = 500;
  * - otherwise (further behind, or not caught up in time): the view with nothing held, so `pending`
  *   is `latest`.
  * Without a `nodeHead` (or one that follows nothing), the head is asked per read, as before there was one.
+ * At the known head, the head is asked (one call shared by the reads of a turn) unless the node
+ * pushes its heads over a WebSocket and the push is fresh (`NodeHead.pushed`): with polling only,
+ * the known head may be a poll interval old, and only a call sent after the read arrived says the
+ * node has not moved on.
  *
  * @example const state = await pendingView(ctx); const base = pendingStateBase(state);
  */
@@ -64,8 +68,18 @@ export async function pendingView(ctx: {
   // A block being built past the known head: nothing to ask. Behind it: known behind, wait below.
   // At it, or a complete block (a blocks source's, which is a node head itself, whatever the
   // follower has heard yet): the node may have moved on since, so the reads of this turn share one
-  // fresh `eth_blockNumber`.
-  if (head === undefined || newest.number === head || (newest.number > head && heldBlockHash(newest) !== undefined)) {
+  // fresh `eth_blockNumber`; unless the known head is the node's own fresh push (`pushed`): the
+  // node notifies a new head as it makes it, so the known head is the node's and nothing is asked.
+  // A pushed head is taken once what already reached the gateway has landed (`settle`: a push
+  // frame received); with forwarded `latest` reads in flight beside this read (a client reading
+  // both at once), the node is asked as below, once they are answered.
+  let atPushedHead = false;
+  if (head !== undefined && newest.number >= head && heads.pushed?.() === true && heads.settle) {
+    const latestInFlight = await heads.settle();
+    head = heads.known() ?? head;
+    atPushedHead = !latestInFlight && newest.number >= head && heads.pushed() === true;
+  }
+  if (head === undefined || (!atPushedHead && (newest.number === head || (newest.number > head && heldBlockHash(newest) !== undefined)))) {
     try {
       head = await withinMs(head === undefined ? heads.refresh() : heads.fresh(), headCheckTimeoutMs);
     } catch {
@@ -104,7 +118,8 @@ export async function pendingView(ctx: {
 }
 
 /** What `pendingView` needs of the node's head (a `NodeHead`). */
-export type PendingHeads = Pick<NodeHead, 'known' | 'following' | 'refresh' | 'fresh' | 'sealedTransactions'>;
+export type PendingHeads = Pick<NodeHead, 'known' | 'following' | 'refresh' | 'fresh' | 'sealedTransactions'> &
+  Partial<Pick<NodeHead, 'pushed' | 'settle'>>;
 
 /** The node's head asked per read (no follower): `eth_blockNumber`, and the count at a block being built's height. */
 function askedPerRead(upstream: Pick<Upstream, 'call'>): PendingHeads {

@@ -1,4 +1,6 @@
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
 import { createEmbeddedLog } from '../../src/log/embedded/embedded.ts';
 import type { Log } from '../../src/log/port.ts';
 import { allTopics } from '../../src/records/topics.ts';
@@ -13,7 +15,9 @@ import { blockBuilder, sender, signedTransfers } from '../helpers/view-records.t
  * asks the node nothing. A stub node counts the calls it receives while clients read `pending` as
  * fast as they can over a window; the node's own polls (one `eth_blockNumber` every
  * `--head-poll-ms`) are all it may see, however many reads there were. At the head (a blocks
- * source's newest block) the node is asked its head, by one call the reads of a turn share.
+ * source's newest block) the node is asked nothing when it pushes its heads over a WebSocket
+ * (`--rpc-ws`) and the push is fresh; with polling only, it is asked its head, by one call the
+ * reads of a turn share.
  */
 let dir: ReturnType<typeof tempDir>;
 let log: Log;
@@ -113,8 +117,10 @@ describe('pending reads and the node', () => {
   });
 });
 
-/** A blocks source's log holding block 10 complete (its header carries its hash), and a gateway over it that polls the node once a minute. */
-async function blocksGateway(): Promise<{ serve: Serve; read: () => Promise<{ number: string; hash: string }>; close(): Promise<void> }> {
+/** A blocks source's log holding block 10 complete (its header carries its hash), and a gateway over it that polls the node once a minute (and follows `newHeads` at `rpcWsUrl` when given). */
+async function blocksGateway(
+  rpcWsUrl?: string,
+): Promise<{ serve: Serve; read: () => Promise<{ number: string; hash: string }>; close(): Promise<void> }> {
   const blocksDir = tempDir();
   const blocksLog = createEmbeddedLog({ path: `${blocksDir.path}/flashlog.db` });
   await blocksLog.ensureTopics(allTopics.map((name) => ({ name })));
@@ -132,6 +138,7 @@ async function blocksGateway(): Promise<{ serve: Serve; read: () => Promise<{ nu
     log: blocksLog,
     rpcUrl: stub.url,
     source: 'blocks',
+    rpcWsUrl,
   });
   const read = async () => {
     const response = await fetch(blocksServe.gateway.url, {
@@ -153,8 +160,82 @@ async function blocksGateway(): Promise<{ serve: Serve; read: () => Promise<{ nu
   };
 }
 
+/**
+ * The node's WebSocket JSON-RPC as far as `newHeads` goes: confirms the subscription and notifies
+ * `head` every 100 ms (a node making blocks).
+ */
+async function newHeadsNode(): Promise<{ url: string; pause(paused: boolean): void; close(): Promise<void> }> {
+  let paused = false;
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise((resolve) => server.once('listening', resolve));
+  server.on('connection', (socket) => {
+    socket.on('message', () => socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, result: '0xsub' })));
+  });
+  const notify = () => {
+    if (paused) return;
+    const message = JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'eth_subscription',
+      params: { subscription: '0xsub', result: { number: `0x${head.toString(16)}` } },
+    });
+    for (const socket of server.clients) socket.send(message);
+  };
+  const timer = setInterval(notify, 100);
+  return {
+    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    pause: (value) => (paused = value),
+    close: () =>
+      new Promise<void>((resolve) => {
+        clearInterval(timer);
+        for (const socket of server.clients) socket.terminate();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 describe('pending at the node head (blocks source)', () => {
-  it('the view at the node head: the node is asked only its head, one eth_blockNumber shared by the reads of a turn', async () => {
+  it('the view at the node head, heads pushed over the WebSocket: hundreds of pending reads, the node receives no call', async () => {
+    head = 10n;
+    const heads = await newHeadsNode();
+    const gateway = await blocksGateway(heads.url);
+    try {
+      await eventually(async () => gateway.serve.nodeHead.pushed() || undefined, 5000, 'the node head pushed');
+      const before = stub.calls.length;
+      let reads = 0;
+      const answers: string[] = [];
+      for (let round = 0; round < 40; round++) {
+        const batch = await Promise.all(Array.from({ length: 8 }, gateway.read));
+        reads += batch.length;
+        answers.push(...batch.map((block) => block.hash));
+      }
+      expect(reads).toBe(320);
+      expect(new Set(answers)).toEqual(new Set([`0x${'0a'.repeat(32)}`]));
+      expect(stub.calls.slice(before)).toEqual([]);
+      // The node makes 11 and has not pushed it yet; a client reads latest and pending at once
+      // through the gateway: pending waits for that latest read and asks the node, never older.
+      heads.pause(true);
+      head = 11n;
+      const latestRead = fetch(gateway.serve.gateway.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['latest', false] }),
+      }).then(async (response) => ((await response.json()) as { result: { number: string } }).result);
+      const pendingRead = new Promise((resolve) => setTimeout(resolve, 2)).then(gateway.read);
+      const [latest, pending] = await Promise.all([latestRead, pendingRead]);
+      expect(latest.number).toBe('0xb');
+      expect(pending.number).toBe('0xb');
+      heads.pause(false);
+      // The node pushes 11: the view does not reach it, so pending is latest (never older than the node's head).
+      head = 11n;
+      await eventually(async () => (gateway.serve.nodeHead.known() === 11n ? true : undefined), 5000, 'head 11 pushed');
+      expect((await gateway.read()).number).toBe('0xb');
+    } finally {
+      await gateway.close();
+      await heads.close();
+    }
+  });
+
+  it('the view at the node head, polling only: the node is asked only its head, one eth_blockNumber shared by the reads of a turn', async () => {
     head = 10n;
     const gateway = await blocksGateway();
     try {

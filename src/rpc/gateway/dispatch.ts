@@ -2,6 +2,7 @@ import type { WebSocket } from 'ws';
 import { errorMessage, JsonRpcError, LimitExceededError, MethodNotFoundError, ResourceUnavailableError } from '../../errors.ts';
 import { errorResponse, handleText, type RpcCall } from '../../jsonrpc/protocol.ts';
 import type { Logger } from '../../obs/logger.ts';
+import type { Counter, Histogram } from 'prom-client';
 import { counter, histogram, type Registry } from '../../obs/metrics.ts';
 import type { TransactionFormatter } from '../format.ts';
 import type { Method, MethodContext, Transport } from '../method.ts';
@@ -9,7 +10,7 @@ import { paramsArray } from '../params.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { methodSpecs, registry } from '../registry.ts';
 import type { SubscriptionHub } from '../subscriptions/hub.ts';
-import { latestNamedBy } from '../node-head.ts';
+import { latestNamedBy, readsLatest } from '../node-head.ts';
 
 /** The registry's methods that need nothing beyond the view (the executing ones come in `methods`). */
 const builtin: Readonly<Record<string, Method>> = Object.fromEntries(
@@ -87,6 +88,21 @@ export function createDispatch(
     ['method', 'source'],
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   );
+  /** The metrics' label children, kept (prom-client builds labels and a timer closure per call otherwise). */
+  const counted = new Map<string, Counter.Internal>();
+  const count = (method: string, source: string, outcome: string) => {
+    const key = `${method}/${source}/${outcome}`;
+    let child = counted.get(key);
+    if (!child) counted.set(key, (child = requests.labels(method, source, outcome)));
+    child.inc();
+  };
+  const timed = new Map<string, Histogram.Internal<string>>();
+  const observe = (method: string, source: string, startedMs: number) => {
+    const key = `${method}/${source}`;
+    let child = timed.get(key);
+    if (!child) timed.set(key, (child = duration.labels(method, source)));
+    child.observe((performance.now() - startedMs) / 1000);
+  };
   const overBudget = () => new LimitExceededError(`rate limit exceeded: at most ${options.rateLimit} calls per second per client`);
 
   /** What one message's calls met: served, or refused by which policy. */
@@ -125,15 +141,18 @@ export function createDispatch(
     const label = handler ? method : 'other';
     const source = handler && methodSpecs.get(method)?.transports.includes('http') !== false ? 'view' : 'upstream';
     if (refused) {
-      requests.inc({ method: label, source, outcome: String(refused.rpcCode) });
+      count(label, source, String(refused.rpcCode));
       throw refused;
     }
-    const stopTimer = duration.startTimer({ method: label, source });
+    const startedMs = performance.now();
     try {
       let result: unknown;
       const forward = async (params?: readonly unknown[]) => {
         const sent = (params ?? call.params ?? []) as unknown[];
-        const answer = await upstream.call(method, sent);
+        const asked = upstream.call(method, sent);
+        // Pending reads at a pushed head wait for a `latest` read already on its way (node-head.ts `settle`).
+        if (options.nodeHead && readsLatest(method, sent)) options.nodeHead.asking(asked);
+        const answer = await asked;
         // A client that read the node's `latest` through the gateway never reads an older `pending` after it.
         const latest = options.nodeHead ? latestNamedBy(method, sent, answer) : undefined;
         if (latest !== undefined) options.nodeHead!.saw(latest);
@@ -161,12 +180,12 @@ export function createDispatch(
       } else {
         result = await forward();
       }
-      requests.inc({ method: label, source, outcome: 'ok' });
-      stopTimer();
+      count(label, source, 'ok');
+      observe(label, source, startedMs);
       return result;
     } catch (error) {
-      requests.inc({ method: label, source, outcome: error instanceof JsonRpcError ? String(error.rpcCode) : 'internal' });
-      stopTimer();
+      count(label, source, error instanceof JsonRpcError ? String(error.rpcCode) : 'internal');
+      observe(label, source, startedMs);
       if (!(error instanceof JsonRpcError)) logger.warn({ method, err: errorMessage(error) }, 'call failed');
       throw error;
     }

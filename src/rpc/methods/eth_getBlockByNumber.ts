@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { blockParam, boolParam, isPending, orDefault, required } from '../params.ts';
-import { formatPendingBlock } from '../format.ts';
+import { pendingBlockAnswer } from '../answer-cache.ts';
 import { defineMethod } from '../method.ts';
 import { asLatest, newestHeld, pendingView } from '../pending.ts';
 
-/** eth_getBlockByNumber(block, full): `pending` is the pre-confirmed block with hash 0x00..00. */
+/**
+ * eth_getBlockByNumber(block, full): `pending` is the pre-confirmed block with hash 0x00..00 (its
+ * serialized bytes kept per view version: answer-cache.ts).
+ */
 export const eth_getBlockByNumber = defineMethod({
   name: 'eth_getBlockByNumber',
   params: z.tuple([required('a block number or tag', blockParam), orDefault(boolParam, false)]).rest(z.unknown()),
@@ -12,6 +15,6 @@ export const eth_getBlockByNumber = defineMethod({
     if (!isPending(block)) return ctx.forward();
     const pending = newestHeld(await pendingView(ctx));
     if (!pending) return ctx.forward(asLatest(given, 0));
-    return formatPendingBlock(pending, full, ctx.formatter);
+    return pendingBlockAnswer(pending, full, ctx.formatter);
   },
 });

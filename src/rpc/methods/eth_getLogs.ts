@@ -16,6 +16,7 @@ import {
 } from '../params.ts';
 import type { PendingBlock } from '../../view/state.ts';
 import { defineMethod, type Handler, type MethodContext } from '../method.ts';
+import { pendingLogsAnswer } from '../answer-cache.ts';
 import { pendingView } from '../pending.ts';
 
 type Log = Record<string, unknown> & { blockNumber?: string; logIndex?: string; blockTimestamp?: string };
@@ -86,6 +87,13 @@ const handler: Handler<z.output<typeof params>> = async ([{ filter, blockHash, f
   if (toNumber - fromNumber + 1n > BigInt(ctx.limits.maxLogsRange)) {
     throw new InvalidParamsError(
       `params[0]: block range of ${toNumber - fromNumber + 1n} blocks (${fromNumber} to ${toNumber}) exceeds the limit of ${ctx.limits.maxLogsRange}`,
+    );
+  }
+  const newest = pendingBlocks[pendingBlocks.length - 1]!;
+  // Exactly the pending block: its logs under this filter depend on nothing but that block object, kept serialized.
+  if (fromNumber === top && toNumber === top) {
+    return pendingLogsAnswer(newest, JSON.stringify(filterIn), () =>
+      candidates(newest, filter).filter((log) => matchesFilter(log, filter)),
     );
   }
   let historical: Log[] = [];
