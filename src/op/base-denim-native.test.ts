@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { fromRlp, slice, zeroAddress, type Hex } from 'viem';
 import { parseTransaction } from 'viem/op-stack';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import {
   timestampMs,
 } from './basetime.ts';
 import { parseRollupConfig } from './rollup-config.ts';
+import { vectors } from '../../test/helpers/base-denim-native-chain.ts';
 
 /**
  * Base's own Denim vectors (test/fixtures/base-denim-native/SOURCE.md): the frozen values of
@@ -22,28 +22,6 @@ import { parseRollupConfig } from './rollup-config.ts';
  * root, BaseTime deposit, receipt encoding and scheduleId, from the values alone. The engine rebuilds
  * the chain to its block hashes and state roots in test/integration/base-denim-native-chain.test.ts.
  */
-interface Vectors {
-  chain: {
-    l2ChainId: number;
-    blockTime: number;
-    denimTime: number;
-    l2Genesis: { timestamp: number; gasLimit: number };
-    claimBlock: number;
-    messagePasserStorageRoot: Hex;
-  };
-  scheduleId: Hex;
-  blocks: {
-    number: number;
-    timestamp: number;
-    timestampMillisPart: number;
-    blockHash: Hex;
-    stateRoot: Hex;
-    outputRoot: Hex;
-    baseTimeTransaction: Hex;
-    baseTimeReceipt: Hex;
-  }[];
-}
-const vectors = JSON.parse(readFileSync(new URL('../../test/fixtures/base-denim-native/vectors.json', import.meta.url), 'utf8')) as Vectors;
 const zeroBloom: Hex = `0x${'00'.repeat(256)}`;
 
 describe('base/base denim_native.rs vectors (chain 999999999, Denim at t = 14)', () => {
